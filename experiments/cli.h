@@ -1,0 +1,24 @@
+// The isim command line: one function per verb. Each returns the process exit code
+// (0 success, 1 a check the user asked for failed, 2 bad input or usage) and lets InputError
+// propagate to main, which prints it and exits 2.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace isim::exp {
+
+using Args = std::vector<std::string>;  // the verb's own arguments (after the verb)
+
+int cmd_run(const Args& args);
+int cmd_list(const Args& args);
+int cmd_trace(const Args& args);
+int cmd_profile(const Args& args);
+
+// Thrown for usage errors (exit 2 with the verb's usage text).
+struct UsageError {
+  std::string message;
+  std::string usage;
+};
+
+}  // namespace isim::exp

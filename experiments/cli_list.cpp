@@ -1,0 +1,36 @@
+#include <fmt/format.h>
+
+#include "experiments/cli.h"
+#include "experiments/experiment.h"
+#include "policies/builtin.h"
+#include "sim/engine.h"
+#include "sim/executor.h"
+
+namespace isim::exp {
+
+namespace {
+template <class R>
+void section(const char* title, const R& reg) {
+  fmt::print("{}:\n", title);
+  for (const auto* e : reg.entries()) fmt::print("  {:<18} {}\n", e->name, e->description);
+}
+}  // namespace
+
+int cmd_list(const Args& args) {
+  if (!args.empty()) throw UsageError{"takes no arguments", "usage: isim list\n"};
+  section("policies", policy::policy_registry());
+  section("schedulers", sim::scheduler_registry());
+  section("executors", sim::executor_registry());
+  fmt::print("trace sources:\n");
+  for (const auto& [name, desc] : trace_sources()) fmt::print("  {:<18} {}\n", name, desc);
+  fmt::print("arrival processes:\n");
+  fmt::print("  {:<18} {}\n", "poisson", "exponential gaps at arrival.rate, seeded");
+  fmt::print("  {:<18} {}\n", "replay", "the trace's own arrival_s times");
+  fmt::print("profile forms:\n");
+  fmt::print("  {:<18} {}\n", "linear", "T(x) = base + slope * batched tokens (InferCept's form)");
+  fmt::print("  {:<18} {}\n", "tables",
+             "per-layer dense, decode/prefill attention, lm_head and overhead tables");
+  return 0;
+}
+
+}  // namespace isim::exp

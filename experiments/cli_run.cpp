@@ -1,0 +1,103 @@
+#include <filesystem>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "experiments/cli.h"
+#include "experiments/outputs.h"
+
+namespace isim::exp {
+
+namespace po = boost::program_options;
+
+int cmd_run(const Args& args) {
+  po::options_description opts(
+      "usage: isim run EXPERIMENT.yaml [-p key=value ...] [--out DIR]\n"
+      "       isim run --trace T --profile P --policy NAME [options]\noptions");
+  std::vector<std::string> overrides;
+  std::string out, trace_path, trace_from = "jsonl", profile, policy, scheduler, executor;
+  double rate = 0;
+  uint64_t seed = 1;
+  opts.add_options()("help,h", "show this help")(
+      "set,p", po::value(&overrides)->composing(), "override a spec key: -p arrival.rate=2")(
+      "out,o", po::value(&out), "output folder (default results/<name>)")(
+      "check-invariants", "check engine invariants after every iteration (slow)")(
+      "trace", po::value(&trace_path), "trace file (flag form)")(
+      "from", po::value(&trace_from), "trace format: jsonl (default) or infercept")(
+      "profile", po::value(&profile), "profile YAML (flag form)")(
+      "policy", po::value(&policy), "policy name (flag form)")(
+      "scheduler", po::value(&scheduler), "vllm-v0 (default) or chunked")(
+      "rate", po::value(&rate), "Poisson arrival rate, sessions/s (default: replay trace times)")(
+      "seed", po::value(&seed), "random seed (default 1)")(
+      "executor", po::value(&executor), "executor (default sim)")(
+      "experiment", po::value<std::string>(), "experiment YAML");
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+
+  Experiment e;
+  if (vm.count("experiment")) {
+    if (!trace_path.empty() || !profile.empty() || !policy.empty())
+      throw UsageError{"give an experiment file or --trace/--profile/--policy, not both", ""};
+    e = load_experiment(vm["experiment"].as<std::string>(), overrides);
+  } else {
+    if (trace_path.empty() || profile.empty() || policy.empty())
+      throw UsageError{"needs EXPERIMENT.yaml, or all of --trace, --profile and --policy",
+                       "(see isim run --help)\n"};
+    YAML::Node y;
+    y["name"] = std::filesystem::path(trace_path).stem().string();
+    y["seed"] = seed;
+    y["trace"]["from"] = trace_from;
+    y["trace"]["path"] = trace_path;
+    if (rate > 0) {
+      y["arrival"]["process"] = "poisson";
+      y["arrival"]["rate"] = rate;
+    } else {
+      y["arrival"]["process"] = "replay";
+    }
+    y["profile"] = profile;
+    y["policy"] = policy;
+    if (!scheduler.empty()) y["engine"]["scheduler"] = scheduler;
+    if (!executor.empty()) y["executor"] = executor;
+    for (const auto& o : overrides) apply_override(y, o);
+    e = parse_experiment(y, "command line", ".");
+  }
+  if (out.empty()) out = "results/" + e.name;
+
+  Inputs in = prepare(e);
+  for (const auto& n : in.notes) fmt::print(stderr, "note: {}\n", n);
+  std::vector<TableRow> rows;
+  size_t skipped = 0;
+  for (const auto& p : e.policies) {
+    auto r = run_policy(e, in, p, vm.count("check-invariants") > 0);
+    std::string dir = (std::filesystem::path(out) / p.name).string();
+    write_run(dir, e, in, p, r);
+    fmt::print(stderr, "{}: {} sessions, {} iterations -> {}\n", p.name, r.summary.finished,
+               r.summary.counters.iterations, dir);
+    if (r.summary.extrapolations > 0)
+      fmt::print(stderr, "warning: {}: profile extrapolated beyond its grid {} times\n", p.name,
+                 r.summary.extrapolations);
+    if (!r.skipped.empty() && rows.empty())
+      for (const auto& s : r.skipped) fmt::print(stderr, "error: {}\n", s);
+    skipped = r.skipped.size();
+    rows.push_back({p.name, r.summary});
+  }
+  fmt::print("{}", summary_table(rows));
+  if (skipped > 0) {
+    fmt::print(stderr,
+               "isim: error: {} session(s) can never fit and were skipped (listed above and in "
+               "summary.json); the other results were written\n",
+               skipped);
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace isim::exp

@@ -1,0 +1,102 @@
+#include <iostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "experiments/cli.h"
+#include "traces/arrival.h"
+#include "traces/generator.h"
+#include "traces/infercept.h"
+#include "traces/jsonl.h"
+#include "traces/stats.h"
+
+namespace isim::exp {
+
+namespace po = boost::program_options;
+
+namespace {
+
+const char* kTraceUsage =
+    "usage: isim trace convert --from jsonl|infercept IN OUT\n"
+    "       isim trace gen GENERATOR.yaml|default OUT [--sessions N] [--seed S] [--rate R]\n"
+    "       isim trace stats TRACE [--from jsonl|infercept]\n";
+
+trace::Trace read_any(const std::string& from, const std::string& path) {
+  if (from == "jsonl") return trace::read_jsonl(path);
+  if (from == "infercept") {
+    trace::ImportReport rep;
+    auto t = trace::import_infercept(path, &rep);
+    fmt::print(stderr, "imported {} sessions, {} segments, {} intercepts from {}\n", rep.sessions,
+               rep.segments, rep.intercepts, path);
+    if (rep.dropped_trailing_intercepts > 0)
+      fmt::print(stderr,
+                 "note: {} trailing intercepts (after a session's last segment) dropped: nothing "
+                 "resumes after them\n",
+                 rep.dropped_trailing_intercepts);
+    return t;
+  }
+  throw UsageError{"unknown --from '" + from + "'; valid: infercept, jsonl", kTraceUsage};
+}
+
+po::variables_map parse(const Args& args, po::options_description& opts,
+                        const po::positional_options_description& pos) {
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  po::notify(vm);
+  return vm;
+}
+
+}  // namespace
+
+int cmd_trace(const Args& all) {
+  if (all.empty()) throw UsageError{"missing sub-command", kTraceUsage};
+  const std::string sub = all[0];
+  Args args(all.begin() + 1, all.end());
+  std::string from = "jsonl";
+  po::positional_options_description pos;
+  pos.add("in", 1).add("out", 1);
+  po::options_description opts("options");
+  opts.add_options()("help,h", "help")("from", po::value(&from), "input format")(
+      "in", po::value<std::string>(), "input")("out", po::value<std::string>(), "output");
+  if (sub == "convert") {
+    auto vm = parse(args, opts, pos);
+    if (vm.count("help")) return std::cout << kTraceUsage, 0;
+    if (!vm.count("in") || !vm.count("out")) throw UsageError{"needs IN and OUT", kTraceUsage};
+    auto t = read_any(from, vm["in"].as<std::string>());
+    trace::write_jsonl_file(vm["out"].as<std::string>(), t);
+    fmt::print(stderr, "wrote {} sessions to {}\n", t.size(), vm["out"].as<std::string>());
+    return 0;
+  }
+  if (sub == "gen") {
+    int64_t sessions = 1000;
+    uint64_t seed = 1;
+    double rate = 0;
+    opts.add_options()("sessions", po::value(&sessions), "sessions to generate (default 1000)")(
+        "seed", po::value(&seed), "seed (default 1)")(
+        "rate", po::value(&rate), "Poisson arrival rate (default: all arrive at 0)");
+    auto vm = parse(args, opts, pos);
+    if (vm.count("help")) return std::cout << kTraceUsage << opts, 0;
+    if (!vm.count("in") || !vm.count("out"))
+      throw UsageError{"needs GENERATOR.yaml (or 'default') and OUT", kTraceUsage};
+    if (sessions <= 0) throw UsageError{"--sessions must be > 0", kTraceUsage};
+    std::string g = vm["in"].as<std::string>();
+    auto cfg = g == "default" ? trace::default_generator_config() : trace::load_generator_config(g);
+    auto t = trace::generate(cfg, sessions, seed);
+    if (rate > 0) trace::apply_arrivals(t, trace::ArrivalSpec{"poisson", rate, seed});
+    trace::write_jsonl_file(vm["out"].as<std::string>(), t);
+    fmt::print(stderr, "wrote {} sessions to {}\n", t.size(), vm["out"].as<std::string>());
+    return 0;
+  }
+  if (sub == "stats") {
+    po::positional_options_description p1;
+    p1.add("in", 1);
+    auto vm = parse(args, opts, p1);
+    if (vm.count("help")) return std::cout << kTraceUsage, 0;
+    if (!vm.count("in")) throw UsageError{"needs TRACE", kTraceUsage};
+    std::cout << trace::trace_stats(read_any(from, vm["in"].as<std::string>()));
+    return 0;
+  }
+  throw UsageError{"unknown sub-command '" + sub + "'", kTraceUsage};
+}
+
+}  // namespace isim::exp

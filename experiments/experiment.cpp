@@ -1,0 +1,239 @@
+#include "experiments/experiment.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "experiments/yaml_util.h"
+#include "traces/input_error.h"
+
+namespace isim::exp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string resolve(const std::string& base_dir, const std::string& p) {
+  if (p.empty() || fs::path(p).is_absolute()) return p;
+  return (fs::path(base_dir) / p).lexically_normal().string();
+}
+
+PolicySpec parse_policy(const YAML::Node& n, const std::string& file, const std::string& key) {
+  PolicySpec ps;
+  ps.params.where = key;
+  if (n.IsScalar()) {
+    ps.name = read_as<std::string>(n, file, key, "a policy name");
+  } else if (n.IsMap()) {
+    if (!n["name"]) throw InputError(where(file, n, key + ".name") + ": missing policy name");
+    for (const auto& kv : n) {
+      auto k = kv.first.as<std::string>();
+      if (k == "name") {
+        ps.name = read_as<std::string>(kv.second, file, key + ".name", "a policy name");
+      } else {
+        ps.params.values[k] =
+            read_as<std::string>(kv.second, file, key + "." + k, "a scalar parameter");
+      }
+    }
+  } else {
+    throw InputError(where(file, n, key) + ": expected a policy name or {name: ..., params}");
+  }
+  // Fail now, with the file's position, rather than when the run starts.
+  policy::policy_registry().get(ps.name, where(file, n, key));
+  policy::policy_registry().create(ps.name, where(file, n, key), ps.params);
+  return ps;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& trace_sources() {
+  static const std::vector<std::pair<std::string, std::string>> v = {
+      {"generator", "synthetic InferCept-style sessions from a generator YAML (or the defaults)"},
+      {"infercept", "InferCept's workload JSON (cumulative prompt_tokens, text or counts)"},
+      {"jsonl", "the native trace format, one session per line"},
+  };
+  return v;
+}
+
+Experiment parse_experiment(const YAML::Node& root, const std::string& file,
+                            const std::string& base_dir) {
+  Experiment e;
+  e.origin = file;
+  if (!root || !root.IsMap()) throw InputError(file + ": expected a YAML map of experiment keys");
+  check_keys(root, file, "",
+             {"name", "seed", "trace", "arrival", "profile", "engine", "executor", "policy",
+              "policies", "metrics"});
+  if (auto n = root["name"]) e.name = read_as<std::string>(n, file, "name", "a string");
+  if (auto n = root["seed"]) e.seed = read_as<uint64_t>(n, file, "seed", "a non-negative integer");
+
+  auto tr = root["trace"];
+  if (!tr) throw InputError(file + ": trace: missing (expected {from, path, ...})");
+  check_keys(tr, file, "trace", {"from", "path", "limit", "draw", "sessions"});
+  if (auto n = tr["from"]) e.trace.from = read_as<std::string>(n, file, "trace.from", "a string");
+  bool known = false;
+  std::string valid;
+  for (const auto& [name, desc] : trace_sources()) {
+    known = known || name == e.trace.from;
+    valid += (valid.empty() ? "" : ", ") + name;
+  }
+  if (!known)
+    throw InputError(where(file, tr["from"], "trace.from") + ": unknown trace source '" +
+                     e.trace.from + "'; valid: " + valid);
+  if (auto n = tr["path"])
+    e.trace.path = resolve(base_dir, read_as<std::string>(n, file, "trace.path", "a path"));
+  if (e.trace.path.empty() && e.trace.from != "generator")
+    throw InputError(where(file, tr, "trace.path") + ": missing (expected a trace file)");
+  auto count = [&](const char* k, int64_t& out) {
+    if (auto n = tr[k]) {
+      out = read_as<int64_t>(n, file, std::string("trace.") + k, "an integer");
+      if (out < 0) throw InputError(where(file, n, std::string("trace.") + k) + ": must be >= 0");
+    }
+  };
+  count("limit", e.trace.limit);
+  count("draw", e.trace.draw);
+  count("sessions", e.trace.sessions);
+  if (e.trace.from == "generator" && e.trace.sessions <= 0)
+    throw InputError(where(file, tr, "trace.sessions") +
+                     ": a generator needs sessions > 0 (how many to generate)");
+
+  if (auto ar = root["arrival"]) {
+    check_keys(ar, file, "arrival", {"process", "rate"});
+    if (auto n = ar["process"])
+      e.arrival.process = read_as<std::string>(n, file, "arrival.process", "poisson or replay");
+    if (e.arrival.process != "poisson" && e.arrival.process != "replay")
+      throw InputError(where(file, ar["process"], "arrival.process") + ": unknown process '" +
+                       e.arrival.process + "'; valid: poisson, replay");
+    if (auto n = ar["rate"]) {
+      e.arrival.rate = read_as<double>(n, file, "arrival.rate", "sessions per second");
+      if (!(e.arrival.rate > 0))
+        throw InputError(where(file, n, "arrival.rate") + ": must be > 0 sessions per second");
+    }
+  }
+  e.arrival.seed = e.seed;
+
+  if (!root["profile"]) throw InputError(file + ": profile: missing (expected a profile YAML path)");
+  e.profile = resolve(base_dir, read_as<std::string>(root["profile"], file, "profile", "a path"));
+
+  if (auto en = root["engine"]) {
+    check_keys(en, file, "engine",
+               {"scheduler", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
+                "activation_reserve_gib", "swap_space_gib", "gpu_blocks", "cpu_blocks"});
+    auto& c = e.engine;
+    if (auto n = en["scheduler"]) {
+      c.scheduler = read_as<std::string>(n, file, "engine.scheduler", "a scheduler name");
+      sim::scheduler_registry().get(c.scheduler, where(file, n, "engine.scheduler"));
+    }
+    auto positive = [&](const char* k, auto& out, const char* what) {
+      if (auto n = en[k]) {
+        out = read_as<std::decay_t<decltype(out)>>(n, file, std::string("engine.") + k, what);
+        if (!(out > 0)) throw InputError(where(file, n, std::string("engine.") + k) + ": must be > 0");
+      }
+    };
+    positive("max_num_seqs", c.max_num_seqs, "an integer");
+    positive("max_num_batched_tokens", c.max_num_batched_tokens, "an integer");
+    positive("gpu_memory_utilization", c.gpu_memory_utilization, "a fraction in (0, 1]");
+    if (c.gpu_memory_utilization > 1)
+      throw InputError(where(file, en["gpu_memory_utilization"], "engine.gpu_memory_utilization") +
+                       ": must be <= 1");
+    auto non_negative = [&](const char* k, auto& out, const char* what) {
+      if (auto n = en[k]) {
+        out = read_as<std::decay_t<decltype(out)>>(n, file, std::string("engine.") + k, what);
+        if (out < 0) throw InputError(where(file, n, std::string("engine.") + k) + ": must be >= 0");
+      }
+    };
+    non_negative("activation_reserve_gib", c.activation_reserve_gib, "GiB");
+    non_negative("swap_space_gib", c.swap_space_gib, "GiB");
+    non_negative("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)");
+    if (auto n = en["cpu_blocks"])
+      c.cpu_blocks = read_as<int64_t>(n, file, "engine.cpu_blocks",
+                                      "an integer (-1 = derive from swap_space_gib)");
+  }
+
+  if (auto n = root["executor"]) {
+    e.executor = read_as<std::string>(n, file, "executor", "an executor name");
+    sim::executor_registry().get(e.executor, where(file, n, "executor"));
+  }
+
+  if (root["policy"] && root["policies"])
+    throw InputError(where(file, root["policies"], "policies") +
+                     ": give either policy or policies, not both");
+  if (auto n = root["policy"]) e.policies.push_back(parse_policy(n, file, "policy"));
+  if (auto n = root["policies"]) {
+    if (!n.IsSequence() || n.size() == 0)
+      throw InputError(where(file, n, "policies") + ": expected a non-empty list of policies");
+    for (size_t i = 0; i < n.size(); ++i)
+      e.policies.push_back(parse_policy(n[i], file, "policies[" + std::to_string(i) + "]"));
+  }
+  if (e.policies.empty())
+    throw InputError(file + ": policy: missing; valid: " + policy::policy_registry().names_joined());
+
+  if (auto m = root["metrics"]) {
+    check_keys(m, file, "metrics", {"timeseries_interval_s"});
+    if (auto n = m["timeseries_interval_s"]) {
+      e.engine.timeseries_interval_s =
+          read_as<double>(n, file, "metrics.timeseries_interval_s", "seconds");
+      if (!(e.engine.timeseries_interval_s > 0))
+        throw InputError(where(file, n, "metrics.timeseries_interval_s") + ": must be > 0");
+    }
+  }
+  return e;
+}
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open experiment file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(ss.str());
+  } catch (const YAML::Exception& ex) {
+    throw InputError(path + ":" + std::to_string(ex.mark.line + 1) + ": YAML: " + ex.msg);
+  }
+  if (!root || root.IsNull()) throw InputError(path + ": empty experiment file");
+  for (const auto& o : overrides) apply_override(root, o);
+  std::string base = fs::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  return parse_experiment(root, path, base);
+}
+
+YAML::Node Experiment::resolved() const {
+  YAML::Node r;
+  r["name"] = name;
+  r["seed"] = seed;
+  YAML::Node t;
+  t["from"] = trace.from;
+  t["path"] = trace.path;
+  if (trace.limit > 0) t["limit"] = trace.limit;
+  if (trace.draw > 0) t["draw"] = trace.draw;
+  if (trace.sessions > 0) t["sessions"] = trace.sessions;
+  r["trace"] = t;
+  r["arrival"]["process"] = arrival.process;
+  r["arrival"]["rate"] = arrival.rate;
+  r["profile"] = profile;
+  auto& c = engine;
+  r["engine"]["scheduler"] = c.scheduler;
+  r["engine"]["max_num_seqs"] = c.max_num_seqs;
+  r["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
+  r["engine"]["gpu_memory_utilization"] = c.gpu_memory_utilization;
+  r["engine"]["activation_reserve_gib"] = c.activation_reserve_gib;
+  r["engine"]["swap_space_gib"] = c.swap_space_gib;
+  r["engine"]["gpu_blocks"] = c.gpu_blocks;
+  r["engine"]["cpu_blocks"] = c.cpu_blocks;
+  r["executor"] = executor;
+  YAML::Node ps(YAML::NodeType::Sequence);
+  for (const auto& p : policies) {
+    if (p.params.values.empty()) {
+      ps.push_back(p.name);
+    } else {
+      YAML::Node m;
+      m["name"] = p.name;
+      for (const auto& [k, v] : p.params.values) m[k] = v;
+      ps.push_back(m);
+    }
+  }
+  r["policies"] = ps;
+  r["metrics"]["timeseries_interval_s"] = c.timeseries_interval_s;
+  return r;
+}
+
+}  // namespace isim::exp

@@ -1,0 +1,65 @@
+// Experiment: one YAML file that says what to run: a trace and its arrivals, a profile, the
+// engine's settings, an executor and one or more policies.
+//
+// Contract:
+// - Every key is checked; unknown keys and bad values are InputError("FILE:LINE: key: reason").
+// - Relative paths are resolved against the experiment file's folder, so a spec runs the same
+//   from any working directory.
+// - `-p key=value` overrides are applied to the YAML before it is checked, so an override is
+//   validated exactly like the file (dotted keys: `arrival.rate=3`, `engine.scheduler=chunked`,
+//   `policy=swap`, `policy.estimator=history`).
+// - `resolved()` is the complete spec with every default filled in; it is what
+//   config.resolved.yaml records, and loading it back gives the same experiment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "policies/builtin.h"
+#include "sim/engine.h"
+#include "traces/arrival.h"
+
+namespace isim::exp {
+
+struct TraceSpec {
+  std::string from = "jsonl";  // jsonl | infercept | generator
+  std::string path;            // the trace, or the generator's YAML ("" = built-in defaults)
+  int64_t limit = 0;           // > 0: keep only the first N sessions
+  int64_t draw = 0;            // > 0: draw N sessions with replacement (seeded)
+  int64_t sessions = 0;        // generator: how many sessions
+};
+
+struct PolicySpec {
+  std::string name;
+  policy::PolicyParams params;
+};
+
+struct Experiment {
+  std::string name = "experiment";
+  std::string origin;  // the file it came from (for messages)
+  uint64_t seed = 1;
+  TraceSpec trace;
+  trace::ArrivalSpec arrival;
+  std::string profile;
+  sim::EngineConfig engine;
+  std::string executor = "sim";
+  std::vector<PolicySpec> policies;
+
+  YAML::Node resolved() const;
+};
+
+// Trace sources (`trace.from`), each with a one-line description, in name order.
+const std::vector<std::pair<std::string, std::string>>& trace_sources();
+
+// Parses a spec node. `base_dir` resolves relative paths.
+Experiment parse_experiment(const YAML::Node& root, const std::string& origin,
+                            const std::string& base_dir);
+// Loads a file and applies overrides ("key=value") first.
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
+// Sets a dotted key in a YAML map; InputError on a malformed override.
+void apply_override(YAML::Node& root, const std::string& kv);
+
+}  // namespace isim::exp

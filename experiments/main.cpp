@@ -1,0 +1,62 @@
+// isim: the simulator's command line.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <boost/program_options/errors.hpp>
+#include <fmt/format.h>
+
+#include "experiments/cli.h"
+#include "experiments/version.h"
+#include "traces/input_error.h"
+
+namespace {
+const char* kUsage =
+    "usage: isim VERB [ARGS]\n"
+    "  run EXPERIMENT.yaml [-p key=value ...] [--out DIR]   run an experiment (every policy in it)\n"
+    "  run --trace T --profile P --policy NAME [...]        run from flags (isim run --help)\n"
+    "  list                                                  every registered component\n"
+    "  trace convert --from FORMAT IN OUT                    import a trace to native JSONL\n"
+    "  trace gen GENERATOR.yaml OUT [--sessions N]           synthesize a trace\n"
+    "  trace stats TRACE [--from FORMAT]                     per-kind counts, durations, contexts\n"
+    "  profile show PROFILE                                  summarize a profile\n"
+    "  --version                                             print the version\n";
+}
+
+int main(int argc, char** argv) {
+  using namespace isim::exp;
+  if (argc < 2) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::string verb = argv[1];
+  Args args(argv + 2, argv + argc);
+  try {
+    if (verb == "run") return cmd_run(args);
+    if (verb == "list") return cmd_list(args);
+    if (verb == "trace") return cmd_trace(args);
+    if (verb == "profile") return cmd_profile(args);
+    if (verb == "--version" || verb == "version") {
+      fmt::print("isim {} ({})\n", ISIM_VERSION, ISIM_GIT_SHA);
+      return 0;
+    }
+    if (verb == "--help" || verb == "-h" || verb == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    fmt::print(stderr, "isim: unknown verb '{}'\n{}", verb, kUsage);
+    return 2;
+  } catch (const isim::InputError& e) {
+    fmt::print(stderr, "isim: error: {}\n", e.what());
+    return 2;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "isim {}: {}\n{}", verb, e.message, e.usage);
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    fmt::print(stderr, "isim {}: {}\n(see isim {} --help)\n", verb, e.what(), verb);
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "isim: internal error: {}\n", e.what());
+    return 3;
+  }
+}

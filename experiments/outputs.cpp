@@ -1,0 +1,155 @@
+#include "experiments/outputs.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/version.h"
+#include "traces/input_error.h"
+
+namespace isim::exp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::ordered_json stat_json(const sim::Stat& s) {
+  nlohmann::ordered_json j;
+  j["n"] = s.n;
+  j["mean"] = s.mean;
+  j["p50"] = s.p50;
+  j["p90"] = s.p90;
+  j["p99"] = s.p99;
+  j["max"] = s.max;
+  return j;
+}
+
+std::ofstream open_out(const fs::path& p) {
+  std::ofstream f(p, std::ios::binary);
+  if (!f) throw InputError(p.string() + ": cannot write");
+  return f;
+}
+
+double share(double part, double total) { return total > 0 ? part / total : 0; }
+
+}  // namespace
+
+nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy) {
+  nlohmann::ordered_json j;
+  j["policy"] = policy;
+  j["sessions"] = s.sessions;
+  j["finished"] = s.finished;
+  j["skipped"] = s.skipped;
+  j["makespan_s"] = s.makespan_s;
+  j["throughput_sessions_per_s"] = s.throughput_sessions_s;
+  j["throughput_tokens_per_s"] = s.throughput_tokens_s;
+  j["normalized_latency_s"] = stat_json(s.normalized_latency);
+  j["ttft_s"] = stat_json(s.ttft);
+  j["resume_ttft_s"] = stat_json(s.resume_ttft);
+  j["tpot_s"] = stat_json(s.tpot);
+  j["e2e_s"] = stat_json(s.e2e);
+  const auto& c = s.counters;
+  j["iterations"] = c.iterations;
+  j["prefill_tokens"] = c.prefill_tokens;
+  j["decode_tokens"] = c.decode_tokens;
+  j["recomputed_tokens"] = c.recomputed_tokens;
+  j["swapped_out_bytes"] = c.swapped_out_bytes;
+  j["swapped_in_bytes"] = c.swapped_in_bytes;
+  j["pauses"] = c.pauses;
+  j["decisions"] = {{"preserve", c.preserves}, {"discard", c.discards}, {"swap", c.swaps}};
+  j["preemptions"] = c.preemptions;
+  j["idle_evictions"] = c.idle_evictions;
+  j["swap_fallback_discards"] = c.swap_fallback_discards;
+  j["busy_s"] = sim::to_seconds(c.busy_time);
+  j["swap_stall_s"] = sim::to_seconds(c.stall_time);
+  const auto& w = s.waste;
+  double tot = w.total();
+  j["waste_block_seconds"] = {{"active", w.active},       {"recompute", w.recompute},
+                              {"preserved", w.preserved}, {"swap_stall", w.swap_stall},
+                              {"free", w.free},           {"total", tot}};
+  j["waste_share"] = {{"active", share(w.active, tot)},
+                      {"recompute", share(w.recompute, tot)},
+                      {"preserved", share(w.preserved, tot)},
+                      {"swap_stall", share(w.swap_stall, tot)},
+                      {"free", share(w.free, tot)}};
+  j["gpu_blocks"] = s.gpu_blocks;
+  j["cpu_blocks"] = s.cpu_blocks;
+  j["profile_extrapolations"] = s.extrapolations;
+  return j;
+}
+
+void write_run(const std::string& dir, const Experiment& e, const Inputs& in,
+               const PolicySpec& p, const sim::RunResult& r) {
+  fs::create_directories(dir);
+  {
+    auto j = summary_json(r.summary, p.name);
+    j["skipped_sessions"] = r.skipped;
+    open_out(fs::path(dir) / "summary.json") << j.dump(2) << "\n";
+  }
+  {
+    auto f = open_out(fs::path(dir) / "sessions.csv");
+    f << "id,status,arrival_s,first_token_s,finish_s,ttft_s,resume_ttft_s,tpot_s,e2e_s,"
+         "intercept_s,normalized_latency_s,output_tokens,returned_tokens,segments,"
+         "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions\n";
+    for (const auto& s : r.sessions)
+      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id, s.status,
+                       s.arrival_s, s.first_token_s, s.finish_s, s.ttft_s, s.resume_ttft_s,
+                       s.tpot_s, s.e2e_s, s.intercept_s, s.normalized_latency_s, s.output_tokens,
+                       s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
+                       s.swapped_in_bytes, s.preemptions);
+  }
+  {
+    auto f = open_out(fs::path(dir) / "timeseries.csv");
+    f << "t_s,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used\n";
+    for (const auto& t : r.timeseries)
+      f << fmt::format("{},{},{},{},{},{},{}\n", t.t_s, t.running, t.waiting, t.paused, t.swapped,
+                       t.gpu_blocks_used, t.cpu_blocks_used);
+  }
+  {
+    Experiment one = e;
+    one.policies = {p};
+    YAML::Node y = one.resolved();
+    YAML::Node prov;
+    prov["isim_version"] = ISIM_VERSION;
+    prov["git_sha"] = ISIM_GIT_SHA;
+    prov["seed"] = e.seed;
+    prov["trace_sessions"] = in.trace.size();
+    prov["trace_fingerprint"] = in.trace_fingerprint;
+    prov["profile_path"] = e.profile;
+    for (const auto& [k, v] : in.profile.provenance) prov["profile_provenance"][k] = v;
+    prov["policy"] = p.name;
+    for (const auto& note : in.notes) prov["notes"].push_back(note);
+    y["provenance"] = prov;
+    YAML::Emitter em;
+    em << y;
+    open_out(fs::path(dir) / "config.resolved.yaml") << em.c_str() << "\n";
+  }
+}
+
+std::string summary_table(const std::vector<TableRow>& rows) {
+  std::string out = fmt::format(
+      "{:<17} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8}  {:>6} {:>6} {:>6} {:>6} {:>6}\n",
+      "policy", "norm.mean", "norm.p99", "ttft.avg", "ttft.p99", "sess/s", "tok/s", "recompute",
+      "swapGiB", "active", "presv", "recomp", "stall", "free");
+  out += fmt::format("{:<17} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8}  {:>34}\n", "",
+                     "s/token", "s/token", "s", "s", "", "", "tokens", "", "waste share (%)");
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  for (const auto& r : rows) {
+    const auto& s = r.summary;
+    const auto& w = s.waste;
+    double tot = w.total();
+    out += fmt::format(
+        "{:<17} {:>9.4f} {:>9.4f} {:>8.3f} {:>8.3f} {:>9.3f} {:>9.1f} {:>10} {:>8.2f}  {:>6.1f} "
+        "{:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f}\n",
+        r.policy, s.normalized_latency.mean, s.normalized_latency.p99, s.ttft.mean, s.ttft.p99,
+        s.throughput_sessions_s, s.throughput_tokens_s, s.counters.recomputed_tokens,
+        static_cast<double>(s.counters.swapped_out_bytes + s.counters.swapped_in_bytes) / gib,
+        100 * share(w.active, tot), 100 * share(w.preserved, tot), 100 * share(w.recompute, tot),
+        100 * share(w.swap_stall, tot), 100 * share(w.free, tot));
+  }
+  return out;
+}
+
+}  // namespace isim::exp

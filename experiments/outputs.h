@@ -1,0 +1,32 @@
+// Output files of a run and the terminal summary table.
+//
+// Contract: every writer is deterministic (no clocks, no hostnames, fixed key order, shortest
+// round-trip number formatting), so the same experiment and seed give byte-identical files:
+// summary.json, sessions.csv, timeseries.csv and config.resolved.yaml (with provenance: the
+// profile's source, the git sha, the seed and the trace's fingerprint).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/run.h"
+
+namespace isim::exp {
+
+nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy);
+
+// Writes the four files into `dir` (created if missing).
+void write_run(const std::string& dir, const Experiment& e, const Inputs& in,
+               const PolicySpec& p, const sim::RunResult& r);
+
+struct TableRow {
+  std::string policy;
+  sim::Summary summary;
+};
+// One row per policy: normalized latency (mean, p99), TTFT (mean, p99), throughput,
+// recomputed tokens, swapped GiB, and waste shares.
+std::string summary_table(const std::vector<TableRow>& rows);
+
+}  // namespace isim::exp

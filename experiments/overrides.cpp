@@ -1,0 +1,43 @@
+#include <string>
+
+#include "experiments/experiment.h"
+#include "traces/input_error.h"
+
+namespace isim::exp {
+
+void apply_override(YAML::Node& root, const std::string& kv) {
+  auto eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError("-p " + kv + ": expected key=value (e.g. arrival.rate=2)");
+  std::string key = kv.substr(0, eq);
+  YAML::Node value = YAML::Load(kv.substr(eq + 1));
+  // One policy named on the command line replaces the list of policies.
+  if (key == "policy") root.remove("policies");
+  if (key.rfind("policy.", 0) == 0 && root["policy"] && root["policy"].IsScalar()) {
+    YAML::Node m(YAML::NodeType::Map);
+    m["name"] = root["policy"].as<std::string>();
+    root["policy"] = m;
+  }
+  YAML::Node cur = root;
+  size_t start = 0;
+  while (true) {
+    auto dot = key.find('.', start);
+    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) throw InputError("-p " + kv + ": empty key component");
+    if (dot == std::string::npos) {
+      cur[part] = value;
+      return;
+    }
+    YAML::Node next = cur[part];
+    if (!next || next.IsNull()) {
+      cur[part] = YAML::Node(YAML::NodeType::Map);
+      next = cur[part];
+    }
+    if (!next.IsMap())
+      throw InputError("-p " + kv + ": '" + key.substr(0, dot) + "' is not a map");
+    cur.reset(next);
+    start = dot + 1;
+  }
+}
+
+}  // namespace isim::exp

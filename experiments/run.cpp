@@ -1,0 +1,62 @@
+#include "experiments/run.h"
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "traces/generator.h"
+#include "traces/infercept.h"
+#include "traces/jsonl.h"
+
+namespace isim::exp {
+
+namespace {
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+}  // namespace
+
+Inputs prepare(const Experiment& e) {
+  Inputs in;
+  const auto& ts = e.trace;
+  if (ts.from == "jsonl") {
+    in.trace = trace::read_jsonl(ts.path);
+  } else if (ts.from == "infercept") {
+    trace::ImportReport rep;
+    in.trace = trace::import_infercept(ts.path, &rep);
+    if (rep.dropped_trailing_intercepts > 0)
+      in.notes.push_back(fmt::format(
+          "{}: {} trailing intercepts (after a session's last segment) dropped: nothing resumes "
+          "after them",
+          ts.path, rep.dropped_trailing_intercepts));
+  } else {
+    auto cfg = ts.path.empty() ? trace::default_generator_config()
+                               : trace::load_generator_config(ts.path);
+    in.trace = trace::generate(cfg, ts.sessions, e.seed);
+  }
+  if (ts.limit > 0 && static_cast<size_t>(ts.limit) < in.trace.size())
+    in.trace.resize(static_cast<size_t>(ts.limit));
+  if (ts.draw > 0) in.trace = trace::bootstrap(in.trace, ts.draw, e.seed);
+  trace::apply_arrivals(in.trace, e.arrival);
+  std::ostringstream os;
+  trace::write_jsonl(os, in.trace);
+  in.trace_fingerprint = fmt::format("{:016x}", fnv1a(os.str()));
+  in.profile = sim::load_profile(e.profile);
+  return in;
+}
+
+sim::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
+                          bool check_invariants) {
+  auto policy = policy::policy_registry().create(p.name, p.params.where, p.params);
+  auto executor = sim::executor_registry().create(e.executor, "executor", in.profile);
+  sim::EngineConfig cfg = e.engine;
+  cfg.check_invariants = check_invariants;
+  return sim::simulate(in.trace, cfg, *executor, *policy);
+}
+
+}  // namespace isim::exp

@@ -1,0 +1,28 @@
+#include "policies/builtin.h"
+
+#include "traces/input_error.h"
+
+namespace isim::policy {
+
+void expect_no_params(const std::string& policy, const PolicyParams& p) {
+  if (p.values.empty()) return;
+  throw InputError(p.where + "." + p.values.begin()->first + ": unknown parameter; policy '" +
+                   policy + "' takes no parameters");
+}
+
+const PolicyRegistry& policy_registry() {
+  static const PolicyRegistry r = [] {
+    PolicyRegistry reg("policy");
+    reg.add("discard", "free all KV on pause; recompute on resume at the back of the queue (vLLM)",
+            make_discard);
+    reg.add("improved-discard",
+            "free all KV on pause; recompute on resume in original arrival order", make_improved_discard);
+    reg.add("preserve", "keep all KV on the GPU through the intercept", make_preserve);
+    reg.add("swap", "copy all KV to CPU synchronously on pause and back on resume (iteration stalls)",
+            make_swap);
+    return reg;
+  }();
+  return r;
+}
+
+}  // namespace isim::policy

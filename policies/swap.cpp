@@ -1,0 +1,25 @@
+// Swap (InferCept's baseline): copy the KV to CPU at the pause and back at the resume, each
+// synchronously: the engine stalls the next iteration for the transfer time from the profile's
+// PCIe curve. When the CPU pool is full the engine discards instead and counts it.
+#include "policies/builtin.h"
+
+namespace isim::policy {
+
+namespace {
+
+class Swap final : public sim::Policy {
+ public:
+  std::string name() const override { return "swap"; }
+  sim::PauseAction on_pause(const sim::SessionState&, const sim::Engine&) override {
+    return sim::PauseAction::kSwap;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<sim::Policy> make_swap(const PolicyParams& p) {
+  expect_no_params("swap", p);
+  return std::make_unique<Swap>();
+}
+
+}  // namespace isim::policy

@@ -1,0 +1,84 @@
+#include "sim/cost_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace isim::sim {
+
+// Tables and curves are checked when used (Curve1D/Grid2D::eval throw std::logic_error on an
+// empty one), so an in-memory linear profile without swap curves still prices forward passes.
+CostModel::CostModel(const Profile& p) : profile_(p) {}
+
+Nanos CostModel::forward(const BatchShape& b) const {
+  if (b.total_tokens == 0 && b.prefills.empty()) return 0;
+  if (profile_.form == ForwardForm::kLinear) {
+    const LinearForward& l = profile_.linear;
+    return from_ms(l.base_ms + l.slope_ms_per_token * static_cast<double>(b.total_tokens));
+  }
+  const TablesForward& t = profile_.tables;
+  bool outside = false;
+  const auto count = [&] {
+    if (outside) ++extrapolations_;
+  };
+  double per_layer_us = 0;
+  if (b.total_tokens > 0) {
+    per_layer_us += t.dense_us.eval(static_cast<double>(b.total_tokens), &outside);
+    count();
+  }
+  if (b.num_decode > 0) {
+    per_layer_us += t.decode_attention_us.eval(static_cast<double>(b.num_decode),
+                                               static_cast<double>(b.decode_kv_tokens), &outside);
+    count();
+  }
+  for (const BatchShape::Chunk& c : b.prefills) {
+    if (c.tokens <= 0) continue;
+    per_layer_us += t.prefill_attention_us.eval(static_cast<double>(c.tokens),
+                                                static_cast<double>(c.kv_before), &outside);
+    count();
+  }
+  double us = static_cast<double>(profile_.model.layers) * per_layer_us;
+  if (b.num_logits > 0) {
+    us += t.lm_head_us.eval(static_cast<double>(b.num_logits), &outside);
+    count();
+  }
+  return from_us(us + t.overhead_us);
+}
+
+Nanos CostModel::transfer(int64_t bytes, int64_t copies, Direction dir, bool duplex) const {
+  if (bytes < 0) throw std::invalid_argument(fmt::format("transfer: negative bytes {}", bytes));
+  if (bytes == 0) return 0;
+  if (copies < 1) throw std::invalid_argument(fmt::format("transfer: {} copies", copies));
+  const Curve1D& curve =
+      dir == Direction::kHostToDevice ? profile_.swap.h2d_gbps : profile_.swap.d2h_gbps;
+  const double per_copy = static_cast<double>(bytes) / static_cast<double>(copies);
+  bool outside = false;
+  double gbps = curve.eval(per_copy, &outside);  // GB/s == bytes per ns; throws if no curve
+  // Extrapolating a falling curve can reach 0; never go below the slowest measured bandwidth.
+  gbps = std::max(gbps, *std::min_element(curve.y.begin(), curve.y.end()));
+  if (outside) ++extrapolations_;
+  if (duplex) gbps *= profile_.swap.duplex_factor;
+  const double ns = static_cast<double>(copies) * profile_.swap.per_copy_overhead_us * 1e3 +
+                    static_cast<double>(bytes) / gbps;
+  return static_cast<Nanos>(std::llround(ns));
+}
+
+Nanos CostModel::T(int64_t tokens) const {
+  if (tokens < 0) throw std::invalid_argument(fmt::format("T: negative tokens {}", tokens));
+  BatchShape b;
+  b.total_tokens = tokens;
+  b.num_logits = 1;
+  b.prefills.push_back({tokens, 0});
+  return forward(b);
+}
+
+double CostModel::marginal_ns_per_token() const {
+  if (profile_.form == ForwardForm::kLinear) return profile_.linear.slope_ms_per_token * 1e6;
+  const int64_t s = profile_.saturation_tokens;
+  if (s <= 0) throw std::invalid_argument("marginal_ns_per_token: saturation_tokens must be > 0");
+  return static_cast<double>(T(2 * s) - T(s)) / static_cast<double>(s);
+}
+
+}  // namespace isim::sim

@@ -1,0 +1,63 @@
+// CostModel: turns a Profile into durations of batches and transfers.
+//
+// Contract:
+// - `forward(batch)` is the iteration's forward time. Linear form: base + slope * total_tokens
+//   (empty batch: 0). Tables form: layers * (dense(total_tokens) + decode_attention(num_decode,
+//   decode_kv_tokens) + sum over prefill chunks of prefill_attention(chunk, kv_before))
+//   + lm_head(num_logits) + overhead; terms with zero count are skipped.
+// - `transfer(bytes, copies, dir, duplex)`: copies * per_copy_overhead + bytes / bw(bytes per
+//   copy), with bw from the direction's curve, times duplex_factor when `duplex`.
+// - `T(x)`: iteration time for x batched prefill tokens (kv 0), as min-waste uses it;
+//   `marginal_ns_per_token()`: the slope a of T around saturation.
+// - Every evaluation outside a measured grid increments `extrapolations()`.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/profile.h"
+#include "sim/time.h"
+
+namespace isim::sim {
+
+// What the cost model needs to know about one iteration's batch.
+struct BatchShape {
+  int64_t total_tokens = 0;      // decode tokens + prefill chunk tokens
+  int32_t num_decode = 0;        // sequences decoding one token
+  int64_t decode_kv_tokens = 0;  // sum of KV tokens those decodes attend to
+  int32_t num_logits = 0;        // sequences that produce a token this iteration
+  struct Chunk {
+    int64_t tokens = 0;     // new tokens prefilled
+    int64_t kv_before = 0;  // KV tokens of the same sequence already cached
+  };
+  std::vector<Chunk> prefills;
+
+  void clear() {
+    total_tokens = 0;
+    num_decode = 0;
+    decode_kv_tokens = 0;
+    num_logits = 0;
+    prefills.clear();
+  }
+};
+
+enum class Direction { kDeviceToHost, kHostToDevice };
+
+class CostModel {
+ public:
+  explicit CostModel(const Profile& p);
+
+  Nanos forward(const BatchShape& b) const;
+  Nanos transfer(int64_t bytes, int64_t copies, Direction dir, bool duplex = false) const;
+  Nanos T(int64_t tokens) const;
+  double marginal_ns_per_token() const;
+  int64_t saturation_tokens() const { return profile_.saturation_tokens; }
+  const Profile& profile() const { return profile_; }
+  int64_t extrapolations() const { return extrapolations_; }
+
+ private:
+  Profile profile_;
+  mutable int64_t extrapolations_ = 0;
+};
+
+}  // namespace isim::sim

@@ -1,0 +1,550 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "traces/input_error.h"
+
+namespace isim::sim {
+
+BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c) {
+  BlockCounts b;
+  b.block_bytes = p.model.kv_bytes_per_token() * p.block_tokens;
+  if (b.block_bytes <= 0) throw InputError(p.path + ": model: KV bytes per block must be > 0");
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  if (c.gpu_blocks > 0) {
+    b.gpu = c.gpu_blocks;
+  } else {
+    double avail = p.device.memory_gib * gib * c.gpu_memory_utilization -
+                   p.model.weight_bytes_per_gpu() - c.activation_reserve_gib * gib;
+    b.gpu = avail > 0 ? static_cast<int64_t>(std::floor(avail / static_cast<double>(b.block_bytes)))
+                      : 0;
+  }
+  if (b.gpu <= 0)
+    throw InputError(fmt::format(
+        "{}: no KV block fits on the GPU: {} GiB x {} utilisation - {:.2f} GiB weights - {} GiB "
+        "activation reserve leaves nothing for {} B blocks",
+        p.path.empty() ? "profile" : p.path, p.device.memory_gib, c.gpu_memory_utilization,
+        p.model.weight_bytes_per_gpu() / gib, c.activation_reserve_gib, b.block_bytes));
+  b.cpu = c.cpu_blocks >= 0 ? c.cpu_blocks
+                            : static_cast<int64_t>(std::floor(c.swap_space_gib * gib /
+                                                              static_cast<double>(b.block_bytes)));
+  return b;
+}
+
+Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, Executor& executor,
+               Policy& policy, const trace::Trace& trace)
+    : replica_(replica),
+      queue_(queue),
+      config_(config),
+      executor_(executor),
+      policy_(policy),
+      scheduler_(scheduler_registry().create(config.scheduler, "engine.scheduler")),
+      trace_(trace),
+      block_counts_(derive_block_counts(executor.cost_model().profile(), config)),
+      block_tokens_(executor.cost_model().profile().block_tokens),
+      gpu_("gpu", block_counts_.gpu),
+      cpu_("cpu", block_counts_.cpu) {
+  if (config_.max_num_seqs < 1) throw InputError("engine.max_num_seqs: must be >= 1");
+  if (config_.max_num_batched_tokens < 1)
+    throw InputError("engine.max_num_batched_tokens: must be >= 1");
+}
+
+void Engine::load() {
+  sessions_.resize(trace_.size());
+  const int64_t gpu_tokens = gpu_.total() * block_tokens_;
+  for (size_t i = 0; i < trace_.size(); ++i) {
+    const trace::Session& src = trace_[i];
+    SessionState& s = sessions_[i];
+    s.src = &src;
+    s.idx = static_cast<int32_t>(i);
+    s.arrival = from_seconds(src.arrival_s);
+    for (size_t k = 0; k < src.segments.size(); ++k)
+      if (src.segments[k].output < 1)
+        throw InputError(fmt::format("session {}: segments[{}].output: must be >= 1 (every "
+                                     "segment decodes at least one token)",
+                                     src.id, k));
+    const int64_t need = src.max_context();
+    std::string why;
+    if (need > gpu_tokens)
+      why = fmt::format("its context reaches {} tokens but the GPU holds {} ({} blocks of {})",
+                        need, gpu_tokens, gpu_.total(), block_tokens_);
+    else if (config_.scheduler == "vllm-v0" && need > config_.max_num_batched_tokens)
+      why = fmt::format(
+          "its context reaches {} tokens, more than max_num_batched_tokens={}, so vllm-v0 "
+          "could never prefill it whole after a discard",
+          need, config_.max_num_batched_tokens);
+    if (!why.empty()) {
+      s.phase = Phase::kSkipped;
+      skipped_.push_back(fmt::format("session {} skipped: {}", src.id, why));
+      continue;
+    }
+    queue_.schedule(s.arrival, kPrioArrival, replica_, kEvArrival, s.idx);
+  }
+}
+
+void Engine::handle(const Event& ev) {
+  switch (ev.type) {
+    case kEvArrival:
+      on_arrival(static_cast<int32_t>(ev.arg));
+      break;
+    case kEvInterceptEnd:
+      on_intercept_end(static_cast<int32_t>(ev.arg));
+      break;
+    case kEvIterationEnd:
+      on_iteration_end();
+      break;
+    default:
+      throw std::logic_error("Engine: unknown event type");
+  }
+}
+
+bool Engine::has_work() const {
+  return !running_.empty() || !waiting_.empty() || !swapped_.empty() ||
+         !swap_out_pending_.empty();
+}
+
+void Engine::on_arrival(int32_t idx) {
+  SessionState& s = sessions_[static_cast<size_t>(idx)];
+  if (accounted_until_ < 0) accounted_until_ = now();
+  s.phase = Phase::kWaiting;
+  s.context = s.segment().input;
+  s.queue_key = s.arrival;
+  waiting_.insert({s.queue_key, idx});
+}
+
+void Engine::on_intercept_end(int32_t idx) {
+  SessionState& s = sessions_[static_cast<size_t>(idx)];
+  --n_paused_;
+  s.seg += 1;
+  s.context += s.segment().input;
+  s.decoded_in_seg = 0;
+  s.intercept_end = now();
+  if (s.swap_out_pending) {
+    // The intercept ended before the copy started: the KV never left the GPU.
+    s.swap_out_pending = false;
+    swap_out_pending_.erase(std::find(swap_out_pending_.begin(), swap_out_pending_.end(), idx));
+  }
+  if (s.tier == KvTier::kCpu) {
+    s.phase = Phase::kSwapped;
+    swapped_.insert({s.arrival, idx});
+    return;
+  }
+  s.phase = Phase::kWaiting;
+  s.queue_key = (s.discarded && policy_.resume_at_back()) ? now() : s.arrival;
+  s.discarded = false;
+  waiting_.insert({s.queue_key, idx});
+}
+
+void Engine::add_to_running(int32_t idx) {
+  SessionState& s = sessions_[static_cast<size_t>(idx)];
+  s.phase = Phase::kRunning;
+  auto less = [this](int32_t a, int32_t b) {
+    const auto& sa = sessions_[static_cast<size_t>(a)];
+    const auto& sb = sessions_[static_cast<size_t>(b)];
+    return sa.arrival != sb.arrival ? sa.arrival < sb.arrival : a < b;
+  };
+  running_.insert(std::upper_bound(running_.begin(), running_.end(), idx, less), idx);
+}
+
+void Engine::remove_from_running(int32_t idx) {
+  running_.erase(std::find(running_.begin(), running_.end(), idx));
+}
+
+bool Engine::grow_gpu(SessionState& s, int64_t tokens) {
+  int64_t need = blocks_for(tokens, block_tokens_) - static_cast<int64_t>(s.gpu_blocks.size());
+  if (need <= 0) return true;
+  return gpu_.allocate(s.idx, need, s.gpu_blocks);
+}
+
+void Engine::drop_kv(SessionState& s) {
+  gpu_.release(s.idx, s.gpu_blocks);
+  s.recompute_left += s.kv;
+  s.kv = 0;
+}
+
+void Engine::preempt(int32_t idx) {
+  SessionState& s = sessions_[static_cast<size_t>(idx)];
+  remove_from_running(idx);
+  drop_kv(s);
+  ++s.preemptions;
+  ++counters_.preemptions;
+  s.phase = Phase::kWaiting;
+  s.queue_key = s.arrival;
+  waiting_.insert({s.queue_key, idx});
+}
+
+bool Engine::schedule_decodes() {
+  bool clean = true;
+  // Index loop: preemption removes later entries (the most recent arrivals) from running_.
+  for (size_t i = 0; i < running_.size(); ++i) {
+    int32_t idx = running_[i];
+    SessionState& s = sessions_[static_cast<size_t>(idx)];
+    if (s.decoded_in_seg == 0) continue;  // still prefilling
+    if (batch_tokens_ + 1 > config_.max_num_batched_tokens) break;
+    bool self_preempted = false;
+    while (!grow_gpu(s, s.kv + 1)) {
+      clean = false;
+      int32_t victim = running_.back();
+      preempt(victim);
+      if (victim == idx) {
+        self_preempted = true;
+        break;
+      }
+    }
+    if (self_preempted) break;  // it was the last running session in order
+    batch_.push_back({idx, 1, true, false});
+    ++batch_tokens_;
+    ++shape_.num_decode;
+    shape_.decode_kv_tokens += s.kv;
+    ++shape_.num_logits;
+  }
+  return clean;
+}
+
+void Engine::continue_prefills() {
+  for (int32_t idx : running_) {
+    SessionState& s = sessions_[static_cast<size_t>(idx)];
+    if (s.decoded_in_seg != 0 || s.pending_prefill() == 0) continue;
+    int64_t room = config_.max_num_batched_tokens - batch_tokens_;
+    if (room <= 0) break;
+    int64_t chunk = std::min(room, s.pending_prefill());
+    if (!grow_gpu(s, s.kv + chunk)) continue;
+    batch_.push_back({idx, chunk, false, s.recompute_left > 0});
+    batch_tokens_ += chunk;
+    ++batch_prefills_;
+    shape_.prefills.push_back({chunk, s.kv});
+    if (chunk == s.pending_prefill()) ++shape_.num_logits;
+  }
+}
+
+void Engine::admit_waiting(bool whole) {
+  while (!waiting_.empty()) {
+    int32_t idx = waiting_.begin()->idx;
+    SessionState& s = sessions_[static_cast<size_t>(idx)];
+    if (static_cast<int64_t>(running_.size()) + 1 > config_.max_num_seqs) break;
+    int64_t room = config_.max_num_batched_tokens - batch_tokens_;
+    int64_t need = s.pending_prefill();
+    int64_t chunk = whole ? need : std::min(need, room);
+    if (chunk > room || chunk <= 0) break;
+    if (!grow_gpu(s, s.kv + chunk)) break;
+    waiting_.erase(waiting_.begin());
+    add_to_running(idx);
+    batch_.push_back({idx, chunk, false, s.recompute_left > 0});
+    batch_tokens_ += chunk;
+    ++batch_prefills_;
+    shape_.prefills.push_back({chunk, s.kv});
+    if (chunk == need) ++shape_.num_logits;
+  }
+}
+
+void Engine::swap_in() {
+  while (!swapped_.empty()) {
+    int32_t idx = swapped_.begin()->idx;
+    SessionState& s = sessions_[static_cast<size_t>(idx)];
+    auto n = static_cast<int64_t>(s.cpu_blocks.size());
+    if (!gpu_.allocate(idx, n, s.gpu_blocks)) break;
+    cpu_.release(idx, s.cpu_blocks);
+    int64_t bytes = n * block_bytes();
+    stall_ += executor_.transfer(bytes, n, Direction::kHostToDevice, false);
+    s.swapped_in_bytes += bytes;
+    counters_.swapped_in_bytes += bytes;
+    s.tier = KvTier::kGpu;
+    swapped_.erase(swapped_.begin());
+    s.phase = Phase::kWaiting;
+    s.queue_key = s.arrival;
+    waiting_.insert({s.queue_key, idx});
+  }
+}
+
+void Engine::do_swap_outs() {
+  for (int32_t idx : swap_out_pending_) {
+    SessionState& s = sessions_[static_cast<size_t>(idx)];
+    s.swap_out_pending = false;
+    auto n = static_cast<int64_t>(s.gpu_blocks.size());
+    if (!cpu_.allocate(idx, n, s.cpu_blocks)) {
+      // CPU pool full: the KV cannot be kept anywhere, so it is dropped.
+      ++counters_.swap_fallback_discards;
+      drop_kv(s);
+      s.discarded = true;
+      continue;
+    }
+    gpu_.release(idx, s.gpu_blocks);
+    int64_t bytes = n * block_bytes();
+    stall_ += executor_.transfer(bytes, n, Direction::kDeviceToHost, false);
+    s.swapped_out_bytes += bytes;
+    counters_.swapped_out_bytes += bytes;
+    s.tier = KvTier::kCpu;
+  }
+  swap_out_pending_.clear();
+}
+
+bool Engine::evict_idle_kv() {
+  // The most recently arrived session that holds GPU KV but is not running.
+  int32_t best = -1;
+  for (const auto& s : sessions_) {
+    if (s.gpu_blocks.empty()) continue;
+    if (s.phase != Phase::kPaused && s.phase != Phase::kWaiting) continue;
+    if (best < 0 || s.arrival > sessions_[static_cast<size_t>(best)].arrival ||
+        (s.arrival == sessions_[static_cast<size_t>(best)].arrival && s.idx > best))
+      best = s.idx;
+  }
+  if (best < 0) return false;
+  SessionState& s = sessions_[static_cast<size_t>(best)];
+  drop_kv(s);
+  if (s.phase == Phase::kPaused) s.discarded = true;
+  ++counters_.idle_evictions;
+  return true;
+}
+
+void Engine::form_batch() {
+  batch_.clear();
+  shape_.clear();
+  batch_tokens_ = 0;
+  batch_prefills_ = 0;
+  stall_ = 0;
+  do_swap_outs();
+  policy_.before_iteration(*this);
+  scheduler_->schedule(*this);
+}
+
+void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
+  if (to <= from) return;
+  const double dt = to_seconds(to - from);
+  const auto used = static_cast<double>(gpu_.used());
+  waste_.free += static_cast<double>(gpu_.free()) * dt;
+  if (stall) {
+    waste_.swap_stall += used * dt;
+    return;
+  }
+  if (!in_batch_phase) {
+    waste_.preserved += used * dt;
+    return;
+  }
+  double active = 0, recompute = 0;
+  for (int32_t idx : running_) {
+    const auto& s = sessions_[static_cast<size_t>(idx)];
+    (s.recompute_left > 0 ? recompute : active) += static_cast<double>(s.gpu_blocks.size());
+  }
+  waste_.active += active * dt;
+  waste_.recompute += recompute * dt;
+  waste_.preserved += (used - active - recompute) * dt;
+}
+
+void Engine::maybe_start() {
+  if (busy_ || !has_work()) return;
+  const Nanos t = now();
+  account(accounted_until_, t, false, false);
+  form_batch();
+  accounted_until_ = t;
+  while (batch_.empty() && stall_ == 0) {
+    // Swap-outs that all fell back to discards leave nothing to do.
+    if (!has_work()) return;
+    if (!evict_idle_kv())
+      throw std::logic_error(fmt::format(
+          "Engine: no progress possible at t={} ns with {} waiting, {} swapped and no idle KV "
+          "to evict (a session larger than the pool should have been skipped at load)",
+          t, waiting_.size(), swapped_.size()));
+    form_batch();
+  }
+  shape_.total_tokens = batch_tokens_;
+  Nanos forward = batch_.empty() ? 0 : executor_.run(shape_);
+  // Each recomputing session's blocks count as recompute for the whole forward.
+  account(t, t + stall_, false, true);
+  account(t + stall_, t + stall_ + forward, true, false);
+  accounted_until_ = t + stall_ + forward;
+  counters_.stall_time += stall_;
+  counters_.busy_time += stall_ + forward;
+  ++counters_.iterations;
+  busy_ = true;
+  iter_start_ = t;
+  queue_.schedule(t + stall_ + forward, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
+}
+
+void Engine::emit_token(SessionState& s) {
+  const Nanos t = now();
+  s.decoded_in_seg += 1;
+  s.context += 1;
+  if (s.decoded_in_seg == 1) {
+    s.seg_first_token = t;
+    if (s.seg == 0) {
+      s.first_token = t;
+    } else {
+      s.resume_ttft_sum += t - s.intercept_end;
+      ++s.resumes_with_token;
+    }
+  }
+  if (s.decoded_in_seg == s.segment().output) {
+    s.decode_time += t - s.seg_first_token;
+    s.decode_steps += s.segment().output - 1;
+    complete_segment(s);
+  }
+}
+
+void Engine::complete_segment(SessionState& s) {
+  remove_from_running(s.idx);
+  const Nanos t = now();
+  if (s.last_segment()) {
+    gpu_.release(s.idx, s.gpu_blocks);
+    cpu_.release(s.idx, s.cpu_blocks);
+    s.phase = Phase::kFinished;
+    s.finish = t;
+    return;
+  }
+  const auto& ic = *s.segment().intercept;
+  const Nanos dur = from_seconds(ic.duration_s);
+  s.phase = Phase::kPaused;
+  ++n_paused_;
+  s.pause_start = t;
+  s.intercept_time += dur;
+  ++counters_.pauses;
+  queue_.schedule(t + dur, kPrioInterceptEnd, replica_, kEvInterceptEnd, s.idx);
+  switch (policy_.on_pause(s, *this)) {
+    case PauseAction::kPreserve:
+      ++counters_.preserves;
+      break;
+    case PauseAction::kDiscard:
+      ++counters_.discards;
+      drop_kv(s);
+      s.discarded = true;
+      break;
+    case PauseAction::kSwap:
+      ++counters_.swaps;
+      s.swap_out_pending = true;
+      swap_out_pending_.push_back(s.idx);
+      break;
+  }
+}
+
+void Engine::on_iteration_end() {
+  busy_ = false;
+  for (const Entry& e : batch_) {
+    SessionState& s = sessions_[static_cast<size_t>(e.idx)];
+    if (e.decode) {
+      s.kv += 1;
+      ++counters_.decode_tokens;
+      emit_token(s);
+      continue;
+    }
+    int64_t rc = std::min(e.tokens, s.recompute_left);
+    s.recompute_left -= rc;
+    s.recomputed_tokens += rc;
+    counters_.recomputed_tokens += rc;
+    counters_.prefill_tokens += e.tokens;
+    s.kv += e.tokens;
+    if (s.pending_prefill() == 0) emit_token(s);
+  }
+  batch_.clear();
+  if (config_.check_invariants) check_invariants();
+}
+
+void Engine::close(Nanos end) {
+  if (accounted_until_ >= 0) account(accounted_until_, end, false, false);
+  accounted_until_ = std::max(accounted_until_, end);
+}
+
+void Engine::sample(Nanos t) {
+  TimeSample ts;
+  ts.t_s = to_seconds(t);
+  ts.running = static_cast<int64_t>(running_.size());
+  ts.waiting = static_cast<int64_t>(waiting_.size());
+  ts.paused = n_paused_;
+  ts.swapped = static_cast<int64_t>(swapped_.size());
+  ts.gpu_blocks_used = gpu_.used();
+  ts.cpu_blocks_used = cpu_.used();
+  timeseries_.push_back(ts);
+}
+
+std::vector<SessionRecord> Engine::records() const {
+  std::vector<SessionRecord> out;
+  out.reserve(sessions_.size());
+  for (const auto& s : sessions_) {
+    SessionRecord r;
+    r.id = s.src->id;
+    r.arrival_s = s.src->arrival_s;
+    r.segments = static_cast<int64_t>(s.src->segments.size());
+    r.output_tokens = s.src->total_output();
+    r.returned_tokens = s.src->returned_tokens();
+    r.recomputed_tokens = s.recomputed_tokens;
+    r.swapped_out_bytes = s.swapped_out_bytes;
+    r.swapped_in_bytes = s.swapped_in_bytes;
+    r.preemptions = s.preemptions;
+    r.intercept_s = to_seconds(s.intercept_time);
+    if (s.phase != Phase::kFinished) {
+      r.status = s.phase == Phase::kSkipped ? "skipped" : "unfinished";
+      out.push_back(std::move(r));
+      continue;
+    }
+    r.status = "finished";
+    r.first_token_s = to_seconds(s.first_token);
+    r.finish_s = to_seconds(s.finish);
+    r.ttft_s = to_seconds(s.first_token - s.arrival);
+    r.e2e_s = to_seconds(s.finish - s.arrival);
+    if (s.decode_steps > 0)
+      r.tpot_s = to_seconds(s.decode_time) / static_cast<double>(s.decode_steps);
+    if (s.resumes_with_token > 0)
+      r.resume_ttft_s =
+          to_seconds(s.resume_ttft_sum) / static_cast<double>(s.resumes_with_token);
+    r.normalized_latency_s = to_seconds(s.finish - s.arrival - s.intercept_time) /
+                             static_cast<double>(r.output_tokens + r.returned_tokens);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void Engine::check_invariants() const {
+  auto fail = [](const std::string& m) { throw std::logic_error("invariant: " + m); };
+  gpu_.check();
+  cpu_.check();
+  if (now() < last_check_) fail("clock went backwards");
+  last_check_ = now();
+  int64_t gpu_owned = 0, cpu_owned = 0;
+  int64_t n_running = 0, n_waiting = 0, n_swapped = 0, n_paused = 0;
+  for (const auto& s : sessions_) {
+    for (BlockId b : s.gpu_blocks)
+      if (gpu_.owner_of(b) != s.idx)
+        fail(fmt::format("gpu block {} listed by session {} but owned by {}", b, s.idx,
+                         gpu_.owner_of(b)));
+    for (BlockId b : s.cpu_blocks)
+      if (cpu_.owner_of(b) != s.idx)
+        fail(fmt::format("cpu block {} listed by session {} but owned by {}", b, s.idx,
+                         cpu_.owner_of(b)));
+    gpu_owned += static_cast<int64_t>(s.gpu_blocks.size());
+    cpu_owned += static_cast<int64_t>(s.cpu_blocks.size());
+    if (s.kv < 0 || s.kv > s.context) fail(fmt::format("session {}: kv {} > context {}", s.idx,
+                                                       s.kv, s.context));
+    const auto& held = s.tier == KvTier::kGpu ? s.gpu_blocks : s.cpu_blocks;
+    if (s.phase != Phase::kFinished &&
+        static_cast<int64_t>(held.size()) < blocks_for(s.kv, block_tokens_))
+      fail(fmt::format("session {}: {} KV tokens in {} blocks", s.idx, s.kv, held.size()));
+    switch (s.phase) {
+      case Phase::kRunning: ++n_running; break;
+      case Phase::kWaiting: ++n_waiting; break;
+      case Phase::kSwapped: ++n_swapped; break;
+      case Phase::kPaused: ++n_paused; break;
+      case Phase::kFinished:
+      case Phase::kSkipped:
+        if (!s.gpu_blocks.empty() || !s.cpu_blocks.empty())
+          fail(fmt::format("session {} ended but holds blocks", s.idx));
+        break;
+      case Phase::kPending: break;
+    }
+  }
+  if (gpu_owned != gpu_.used()) fail("gpu blocks listed by sessions != blocks in use");
+  if (cpu_owned != cpu_.used()) fail("cpu blocks listed by sessions != blocks in use");
+  if (n_running != static_cast<int64_t>(running_.size())) fail("running set lost a session");
+  if (n_waiting != static_cast<int64_t>(waiting_.size())) fail("waiting queue lost a session");
+  if (n_swapped != static_cast<int64_t>(swapped_.size())) fail("swapped queue lost a session");
+  if (n_paused != n_paused_) fail("paused count drifted");
+  for (int32_t idx : running_)
+    if (sessions_[static_cast<size_t>(idx)].phase != Phase::kRunning)
+      fail("running set holds a session that is not running");
+  for (const auto& q : waiting_)
+    if (sessions_[static_cast<size_t>(q.idx)].phase != Phase::kWaiting)
+      fail("waiting queue holds a session that is not waiting");
+}
+
+}  // namespace isim::sim

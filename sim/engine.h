@@ -1,0 +1,186 @@
+// Engine: one replica's iteration-level scheduler (continuous batching over paged KV).
+//
+// Contract:
+// - The engine reacts to three events on a shared EventQueue (arrival, intercept end,
+//   iteration end) and starts an iteration whenever it is idle and has work. Each iteration
+//   forms a batch within `max_num_seqs` and `max_num_batched_tokens` through its Scheduler,
+//   asks the Executor for the forward time, and adds the stall of any synchronous swaps.
+// - Queues are FCFS by original arrival; a policy may send discarded sessions to the back.
+// - Out of GPU blocks while decoding, the most recently arrived running session is preempted
+//   by recompute. If nothing can run because idle KV (paused or waiting sessions) fills the
+//   GPU, the most recently arrived idle holder's KV is dropped (counted as idle_evictions).
+// - A session that can never fit (its largest context needs more GPU blocks than exist, or,
+//   under vllm-v0, more tokens than one batch holds) is skipped and reported, never looped on.
+// - `check_invariants()` (run after every iteration when EngineConfig::check_invariants) throws
+//   std::logic_error if blocks are not conserved per tier, a block is owned twice or by the
+//   wrong session, a session is lost from its queue, or the clock went backwards.
+// - The engine has no globals: a cluster can hold N engines on one queue.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/block_manager.h"
+#include "sim/cost_model.h"
+#include "sim/event_queue.h"
+#include "sim/executor.h"
+#include "sim/metrics.h"
+#include "sim/policy.h"
+#include "sim/session_state.h"
+#include "traces/session.h"
+
+namespace isim::sim {
+
+struct EngineConfig {
+  std::string scheduler = "vllm-v0";
+  int32_t max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 4096;
+  double gpu_memory_utilization = 0.9;
+  double activation_reserve_gib = 2.0;  // activations, CUDA graphs, workspace
+  double swap_space_gib = 64.0;         // CPU swap pool
+  int64_t gpu_blocks = 0;               // > 0 overrides the derived count
+  int64_t cpu_blocks = -1;              // >= 0 overrides the derived count
+  double timeseries_interval_s = 1.0;
+  bool check_invariants = false;
+};
+
+struct BlockCounts {
+  int64_t gpu = 0, cpu = 0;
+  int64_t block_bytes = 0;
+};
+// GPU blocks = (memory x utilisation - weights - activation reserve) / block bytes;
+// CPU blocks = swap space / block bytes. Throws InputError when no GPU block fits.
+BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c);
+
+class Engine;
+
+// Scheduler: composes the engine's batch-forming steps into one policy of admission.
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual std::string name() const = 0;
+  virtual void schedule(Engine& e) = 0;
+};
+using SchedulerRegistry = Registry<Scheduler>;
+const SchedulerRegistry& scheduler_registry();
+
+enum EventType : int32_t { kEvArrival = 0, kEvInterceptEnd = 1, kEvIterationEnd = 2 };
+
+class Engine {
+ public:
+  Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, Executor& executor,
+         Policy& policy, const trace::Trace& trace);
+
+  // Schedules every session's arrival; skips (and reports) those that can never fit.
+  void load();
+  void handle(const Event& ev);
+  // Starts an iteration if idle and there is work.
+  void maybe_start();
+  bool busy() const { return busy_; }
+  bool has_work() const;
+  // Closes the waste accounting at `end` (the time of the last event).
+  void close(Nanos end);
+  // Appends a time-series sample of the current state at time t.
+  void sample(Nanos t);
+
+  // Results.
+  std::vector<SessionRecord> records() const;
+  const Counters& counters() const { return counters_; }
+  const WasteBreakdown& waste() const { return waste_; }
+  const std::vector<TimeSample>& timeseries() const { return timeseries_; }
+  const std::vector<std::string>& skipped() const { return skipped_; }
+  const BlockCounts& blocks() const { return block_counts_; }
+
+  // Batch-forming steps, for Scheduler implementations.
+  // Gives every decoding session its next token, preempting when out of blocks. Returns false
+  // if it had to preempt.
+  bool schedule_decodes();
+  // Continues running sessions that are part-way through a chunked prefill.
+  void continue_prefills();
+  // Admits waiting sessions in queue order; `whole` admits only whole prefills.
+  void admit_waiting(bool whole);
+  // Swaps in swapped sessions (FCFS) while GPU blocks allow; the iteration stalls for it.
+  void swap_in();
+  bool has_swapped() const { return !swapped_.empty(); }
+  bool batch_has_prefill() const { return batch_prefills_ > 0; }
+
+  // Read access for policies.
+  Nanos now() const { return queue_.now(); }
+  const SessionState& session(int32_t idx) const { return sessions_[static_cast<size_t>(idx)]; }
+  const BlockPool& gpu() const { return gpu_; }
+  const BlockPool& cpu() const { return cpu_; }
+  const CostModel& cost_model() const { return executor_.cost_model(); }
+  const EngineConfig& config() const { return config_; }
+
+  void check_invariants() const;
+
+ private:
+  struct Entry {
+    int32_t idx;
+    int64_t tokens;
+    bool decode;
+    bool recompute;
+  };
+  struct QueueKey {
+    Nanos key;
+    int32_t idx;
+    bool operator<(const QueueKey& o) const { return key != o.key ? key < o.key : idx < o.idx; }
+  };
+
+  void on_arrival(int32_t idx);
+  void on_intercept_end(int32_t idx);
+  void on_iteration_end();
+  void form_batch();
+  void do_swap_outs();
+  bool evict_idle_kv();
+  void emit_token(SessionState& s);
+  void complete_segment(SessionState& s);
+  void drop_kv(SessionState& s);
+  void preempt(int32_t idx);
+  void add_to_running(int32_t idx);
+  void remove_from_running(int32_t idx);
+  bool grow_gpu(SessionState& s, int64_t tokens);
+  void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
+  int64_t block_bytes() const { return block_counts_.block_bytes; }
+
+  int32_t replica_;
+  EventQueue& queue_;
+  EngineConfig config_;
+  Executor& executor_;
+  Policy& policy_;
+  std::unique_ptr<Scheduler> scheduler_;
+  const trace::Trace& trace_;
+  BlockCounts block_counts_;
+  int64_t block_tokens_;
+  BlockPool gpu_;
+  BlockPool cpu_;
+
+  std::vector<SessionState> sessions_;
+  std::vector<int32_t> running_;  // sorted by (arrival, idx)
+  std::set<QueueKey> waiting_;
+  std::set<QueueKey> swapped_;
+  std::vector<int32_t> swap_out_pending_;
+
+  // The batch in flight.
+  bool busy_ = false;
+  std::vector<Entry> batch_;
+  BatchShape shape_;
+  int64_t batch_tokens_ = 0;
+  int32_t batch_prefills_ = 0;
+  Nanos stall_ = 0;
+  Nanos iter_start_ = 0;
+
+  // Accounting.
+  Counters counters_;
+  WasteBreakdown waste_;
+  Nanos accounted_until_ = -1;  // -1: nothing arrived yet
+  std::vector<TimeSample> timeseries_;
+  std::vector<std::string> skipped_;
+  int64_t n_paused_ = 0;
+  mutable Nanos last_check_ = 0;
+};
+
+}  // namespace isim::sim

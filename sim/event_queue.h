@@ -1,0 +1,76 @@
+// EventQueue: the discrete-event core. Events are ordered by (time, priority, insertion
+// sequence), so equal-time events resolve the same way on every run.
+//
+// Contract:
+// - Time is int64 nanoseconds. Scheduling before `now()` throws std::logic_error: time never
+//   goes backwards.
+// - `pop` advances `now()` to the event's time.
+// - An Event is plain data (target replica, type, argument); the owner dispatches it. No
+//   callbacks, so a cluster can route events for N engines through one queue.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace isim::sim {
+
+// Same-time order. Lower runs first.
+enum EventPriority : int32_t {
+  // An iteration's results (tokens, finished segments) land before anything else at that time,
+  // so a session that pauses at t sees intercept ends and arrivals at t in a settled state.
+  kPrioIterationEnd = 0,
+  // A resuming session is queued before new arrivals at the same time: it arrived earlier.
+  kPrioInterceptEnd = 1,
+  kPrioArrival = 2,
+};
+
+struct Event {
+  Nanos time = 0;
+  int32_t priority = 0;
+  uint64_t seq = 0;
+  int32_t target = 0;  // replica index
+  int32_t type = 0;    // meaning is the target's
+  int64_t arg = 0;     // e.g. a session index
+};
+
+class EventQueue {
+ public:
+  void schedule(Nanos time, int32_t priority, int32_t target, int32_t type, int64_t arg) {
+    if (time < now_)
+      throw std::logic_error("EventQueue: event scheduled in the past (" + std::to_string(time) +
+                             " < now " + std::to_string(now_) + ")");
+    heap_.push(Event{time, priority, next_seq_++, target, type, arg});
+  }
+
+  bool empty() const { return heap_.empty(); }
+  size_t size() const { return heap_.size(); }
+  const Event& top() const { return heap_.top(); }
+
+  Event pop() {
+    Event e = heap_.top();
+    heap_.pop();
+    now_ = e.time;
+    return e;
+  }
+
+  Nanos now() const { return now_; }
+
+ private:
+  struct Later {
+    bool operator()(const Event& a, const Event& b) const {
+      if (a.time != b.time) return a.time > b.time;
+      if (a.priority != b.priority) return a.priority > b.priority;
+      return a.seq > b.seq;
+    }
+  };
+  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  Nanos now_ = 0;
+  uint64_t next_seq_ = 0;
+};
+
+}  // namespace isim::sim

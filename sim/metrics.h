@@ -1,0 +1,86 @@
+// Metrics: per-session latencies, the run summary, the GPU waste breakdown and the time series,
+// exactly as the design's Metrics section defines them.
+//
+// Definitions (all times in seconds in the outputs):
+// - TTFT: first output token of the session - arrival.
+// - Resume TTFT: first token of a segment k>0 - the end of the intercept before it (mean per
+//   session).
+// - TPOT: sum over segments of (last token - first token) / sum of (outputs - 1); undefined
+//   (absent from the summary) for a session that never decodes twice in a segment.
+// - E2E: finish - arrival. Intercept time: sum of the trace's intercept durations.
+// - Normalized latency (InferCept): (finish - arrival - intercept time)
+//   / (decoded tokens + returned tokens).
+// - Percentiles use the nearest-rank rule over finished sessions: p-th = sorted[ceil(p/100·n)-1].
+// - Waste: GPU block-seconds in five classes summed over the run (see WasteBreakdown).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace isim::sim {
+
+struct SessionRecord {
+  std::string id;
+  std::string status;  // finished | skipped
+  double arrival_s = 0, first_token_s = -1, finish_s = -1;
+  double ttft_s = -1, tpot_s = -1, resume_ttft_s = -1, e2e_s = -1, intercept_s = 0;
+  double normalized_latency_s = -1;
+  int64_t output_tokens = 0, returned_tokens = 0, segments = 0;
+  int64_t recomputed_tokens = 0, swapped_out_bytes = 0, swapped_in_bytes = 0;
+  int32_t preemptions = 0;
+};
+
+// GPU block-seconds by what the memory was doing.
+// - active: held by a running session whose batch entry computes new tokens;
+// - recompute: held by a running session that is rebuilding KV it once had;
+// - preserved: held by a session that is not in the batch (paused, or waiting with KV);
+// - swap_stall: every held block while the GPU stalls on a synchronous swap;
+// - free: not held.
+struct WasteBreakdown {
+  double active = 0, recompute = 0, preserved = 0, swap_stall = 0, free = 0;
+  double total() const { return active + recompute + preserved + swap_stall + free; }
+};
+
+struct TimeSample {
+  double t_s = 0;
+  int64_t running = 0, waiting = 0, paused = 0, swapped = 0;
+  int64_t gpu_blocks_used = 0, cpu_blocks_used = 0;
+};
+
+struct Stat {
+  int64_t n = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+Stat make_stat(std::vector<double> values);
+
+struct Counters {
+  int64_t iterations = 0;
+  int64_t recomputed_tokens = 0;
+  int64_t swapped_out_bytes = 0, swapped_in_bytes = 0;
+  int64_t preemptions = 0;         // engine preemptions (out of blocks while running)
+  int64_t idle_evictions = 0;      // idle KV dropped because nothing could run otherwise
+  int64_t swap_fallback_discards = 0;  // swap asked for, CPU pool full: discarded instead
+  int64_t pauses = 0, discards = 0, swaps = 0, preserves = 0;
+  int64_t prefill_tokens = 0, decode_tokens = 0;
+  Nanos busy_time = 0, stall_time = 0;
+};
+
+struct Summary {
+  int64_t sessions = 0, finished = 0, skipped = 0;
+  double makespan_s = 0;
+  double throughput_sessions_s = 0, throughput_tokens_s = 0;
+  Stat ttft, tpot, e2e, normalized_latency, resume_ttft;
+  Counters counters;
+  WasteBreakdown waste;
+  int64_t gpu_blocks = 0, cpu_blocks = 0;
+  int64_t extrapolations = 0;
+};
+
+Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
+                  const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
+                  int64_t extrapolations);
+
+}  // namespace isim::sim

@@ -1,0 +1,102 @@
+// Profile: the cost model's data (schema `isim-profile/1`), read from and written to YAML.
+//
+// Contract:
+// - `load_profile` validates everything: the schema tag, every required key, types, positive
+//   values, strictly increasing grid axes, table shapes. Unknown keys are errors (a typo must
+//   never be silently ignored) except under `provenance`, which is free-form text.
+//   Errors are InputError("FILE: key.path: reason").
+// - `write_profile` emits YAML that `load_profile` reads back to an equal Profile.
+// - Units are in the key names: *_ms, *_us, *_gib, *_gbps (GB/s = 1e9 bytes/s), bytes.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/interp.h"
+
+namespace isim::sim {
+
+struct ModelShape {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int ffn = 0;
+  int vocab = 0;
+  std::string dtype = "fp16";  // fp16 | bf16 | fp32 | fp8
+  double params = 0;           // parameter count
+  int tp = 1;                  // tensor-parallel degree
+
+  int dtype_bytes() const;
+  // KV bytes per token on one GPU: 2 (K and V) x layers x kv_heads x head_dim x dtype / tp.
+  int64_t kv_bytes_per_token() const;
+  // Weight bytes on one GPU: params x dtype / tp.
+  double weight_bytes_per_gpu() const;
+  bool operator==(const ModelShape&) const = default;
+};
+
+struct DeviceSpec {
+  std::string name;
+  double memory_gib = 0;  // per GPU
+  bool operator==(const DeviceSpec&) const = default;
+};
+
+struct LinearForward {
+  double base_ms = 0;             // T(x) = base + slope * x
+  double slope_ms_per_token = 0;
+  bool operator==(const LinearForward&) const = default;
+};
+
+// Every attention/dense time is for ONE decoder layer; the cost model multiplies by layers.
+struct TablesForward {
+  Curve1D dense_us;             // x: batched tokens
+  Grid2D decode_attention_us;   // x: decode sequences, y: their total KV tokens
+  Grid2D prefill_attention_us;  // x: chunk tokens, y: KV tokens already cached (per sequence)
+  Curve1D lm_head_us;           // x: sequences producing logits
+  double overhead_us = 0;       // CPU overhead per iteration
+  bool operator==(const TablesForward&) const = default;
+};
+
+struct SwapSpec {
+  Curve1D h2d_gbps;  // x: bytes per copy, y: GB/s
+  Curve1D d2h_gbps;
+  double duplex_factor = 1.0;      // bandwidth multiplier when both directions run at once
+  double per_copy_overhead_us = 0; // fixed cost of each copy call
+  bool operator==(const SwapSpec&) const = default;
+};
+
+enum class ForwardForm { kLinear, kTables };
+
+struct Profile {
+  // Free-form provenance, in file order: source, device, driver, cuda, date, tool_version,
+  // git_sha, ... Required key: `source`.
+  std::vector<std::pair<std::string, std::string>> provenance;
+  DeviceSpec device;
+  ModelShape model;
+  int block_tokens = 16;
+  int64_t saturation_tokens = 0;
+  ForwardForm form = ForwardForm::kLinear;
+  LinearForward linear;
+  TablesForward tables;
+  SwapSpec swap;
+
+  std::string path;  // where it was loaded from ("" if built in memory); not serialised
+
+  std::string provenance_value(const std::string& key) const;  // "" when absent
+  bool operator==(const Profile& o) const;  // ignores `path`
+};
+
+Profile load_profile(const std::string& path);
+// Parses YAML text; `origin` names the source in error messages.
+Profile parse_profile(const std::string& yaml_text, const std::string& origin);
+void write_profile(std::ostream& os, const Profile& p);
+void write_profile_file(const std::string& path, const Profile& p);
+// Human-readable summary for `isim profile show`.
+std::string describe_profile(const Profile& p);
+
+}  // namespace isim::sim

@@ -1,0 +1,48 @@
+// The two iteration schedulers. Each is a few lines over the engine's batch-forming steps.
+#include "sim/engine.h"
+
+namespace isim::sim {
+
+namespace {
+
+// vLLM v0 (InferCept's baselines): whole prefills first and alone; otherwise decode everyone,
+// and swap in only when nobody had to be preempted. Swapped sessions block new admissions.
+class VllmV0 final : public Scheduler {
+ public:
+  std::string name() const override { return "vllm-v0"; }
+  void schedule(Engine& e) override {
+    if (!e.has_swapped()) e.admit_waiting(/*whole=*/true);
+    if (e.batch_has_prefill()) return;
+    bool clean = e.schedule_decodes();
+    if (clean) e.swap_in();
+  }
+};
+
+// Sarathi-Serve / vLLM v1: decodes first, then chunked prefills fill the token budget:
+// sessions part-way through a prefill, then swap-ins, then new admissions.
+class Chunked final : public Scheduler {
+ public:
+  std::string name() const override { return "chunked"; }
+  void schedule(Engine& e) override {
+    e.schedule_decodes();
+    e.continue_prefills();
+    e.swap_in();
+    e.admit_waiting(/*whole=*/false);
+  }
+};
+
+}  // namespace
+
+const SchedulerRegistry& scheduler_registry() {
+  static const SchedulerRegistry r = [] {
+    SchedulerRegistry reg("scheduler");
+    reg.add("vllm-v0", "prefill-first, whole prompts, no mixing (vLLM v0, InferCept's era)",
+            [] { return std::make_unique<VllmV0>(); });
+    reg.add("chunked", "decode-first, chunked prefill fills the token budget (Sarathi, vLLM v1)",
+            [] { return std::make_unique<Chunked>(); });
+    return reg;
+  }();
+  return r;
+}
+
+}  // namespace isim::sim

@@ -1,0 +1,90 @@
+// Experiment specs: parsing, overrides and every error a user can hit.
+#include <doctest/doctest.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/experiment.h"
+#include "tests/test_paths.h"
+#include "traces/input_error.h"
+
+using namespace isim;
+
+namespace {
+exp::Experiment parse(const std::string& text) {
+  return exp::parse_experiment(YAML::Load(text), "e.yaml", "/base");
+}
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+const char* kMinimal = "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\n";
+}  // namespace
+
+TEST_CASE("a minimal spec gets every default and resolves paths against its folder") {
+  auto e = parse(kMinimal);
+  CHECK(e.trace.path == "/base/t.jsonl");
+  CHECK(e.profile == "/base/p.yaml");
+  REQUIRE(e.policies.size() == 1);
+  CHECK(e.policies[0].name == "swap");
+  CHECK(e.engine.scheduler == "vllm-v0");
+  CHECK(e.engine.max_num_seqs == 256);
+  CHECK(e.arrival.process == "poisson");
+  // The resolved spec parses back to the same experiment.
+  auto again = exp::parse_experiment(e.resolved(), "r.yaml", "/elsewhere");
+  CHECK(again.trace.path == e.trace.path);
+  CHECK(again.engine.max_num_batched_tokens == e.engine.max_num_batched_tokens);
+  CHECK(again.policies[0].name == "swap");
+}
+
+TEST_CASE("overrides are applied before checking") {
+  YAML::Node y = YAML::Load(std::string(kMinimal) + "arrival: {rate: 1}\n");
+  exp::apply_override(y, "arrival.rate=3.5");
+  exp::apply_override(y, "engine.scheduler=chunked");
+  exp::apply_override(y, "policy=preserve");
+  auto e = exp::parse_experiment(y, "e.yaml", ".");
+  CHECK(e.arrival.rate == 3.5);
+  CHECK(e.engine.scheduler == "chunked");
+  CHECK(e.policies[0].name == "preserve");
+
+  YAML::Node bad = YAML::Load(kMinimal);
+  exp::apply_override(bad, "engine.schedular=chunked");
+  CHECK_THROWS_WITH_AS(exp::parse_experiment(bad, "e.yaml", "."),
+                       doctest::Contains("engine.schedular: unknown key; valid keys: scheduler"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(exp::apply_override(bad, "novalue"),
+                       "-p novalue: expected key=value (e.g. arrival.rate=2)", InputError);
+}
+
+TEST_CASE("spec errors name the file, line and key") {
+  CHECK(error_of(std::string(kMinimal) + "polcy: swap\n") ==
+        "e.yaml:4: polcy: unknown key; valid keys: name, seed, trace, arrival, profile, engine, "
+        "executor, policy, policies, metrics");
+  CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\npolicy: swapp\n") ==
+        "e.yaml:3: policy: unknown policy 'swapp'; valid: discard, improved-discard, preserve, "
+        "swap");
+  CHECK(error_of("trace: {from: csv, path: t}\nprofile: p\npolicy: swap\n") ==
+        "e.yaml:1: trace.from: unknown trace source 'csv'; valid: generator, infercept, jsonl");
+  CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
+        "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0");
+  CHECK(error_of(std::string(kMinimal) + "arrival: {rate: -1}\n") ==
+        "e.yaml:4: arrival.rate: must be > 0 sessions per second");
+  CHECK(error_of(std::string(kMinimal) + "engine: {max_num_seqs: many}\n") ==
+        "e.yaml:4: engine.max_num_seqs: expected an integer");
+  CHECK(error_of("trace: {from: jsonl}\nprofile: p\npolicy: swap\n") ==
+        "e.yaml:1: trace.path: missing (expected a trace file)");
+  CHECK(error_of("trace: {from: jsonl, path: t}\npolicy: swap\n") ==
+        "e.yaml: profile: missing (expected a profile YAML path)");
+  CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\n") ==
+        "e.yaml: policy: missing; valid: discard, improved-discard, preserve, swap");
+  CHECK(error_of(std::string(kMinimal) + "executor: gpu\n") ==
+        "e.yaml:4: executor: unknown executor 'gpu'; valid: sim");
+}
+
+TEST_CASE("loading a missing or malformed experiment file") {
+  CHECK_THROWS_WITH_AS(exp::load_experiment("/nonexistent/x.yaml", {}),
+                       "/nonexistent/x.yaml: cannot open experiment file", InputError);
+}

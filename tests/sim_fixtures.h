@@ -1,0 +1,64 @@
+// Small, hand-checkable simulation set-ups shared by the tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policies/builtin.h"
+#include "sim/executor.h"
+#include "sim/simulation.h"
+#include "traces/session.h"
+
+namespace isim::test {
+
+// Linear profile with round numbers: T(x) = 10 ms + 1 ms/token; 1000 KV bytes per token
+// (layers 1, kv_heads 1, head_dim 250, fp16); 4-token blocks (4000 B); PCIe 1 MB/s both ways,
+// no per-copy overhead, so swapping one block takes exactly 4 ms.
+inline sim::Profile round_profile() {
+  sim::Profile p;
+  p.provenance = {{"source", "published"}, {"description", "hand-checkable test profile"}};
+  p.device = {"test-gpu", 1.0};
+  p.model.name = "test";
+  p.model.layers = 1;
+  p.model.hidden = 250;
+  p.model.heads = 1;
+  p.model.kv_heads = 1;
+  p.model.head_dim = 250;
+  p.model.ffn = 1000;
+  p.model.vocab = 1000;
+  p.model.dtype = "fp16";
+  p.model.params = 1e6;
+  p.model.tp = 1;
+  p.block_tokens = 4;
+  p.saturation_tokens = 16;
+  p.form = sim::ForwardForm::kLinear;
+  p.linear = {10.0, 1.0};
+  p.swap.h2d_gbps = {{1.0, 1e12}, {0.001, 0.001}};
+  p.swap.d2h_gbps = {{1.0, 1e12}, {0.001, 0.001}};
+  p.swap.duplex_factor = 1.0;
+  p.swap.per_copy_overhead_us = 0;
+  return p;
+}
+
+inline trace::Segment seg(int64_t in, int64_t out, const std::string& kind = "",
+                          double dur = 0) {
+  trace::Segment s{in, out, std::nullopt};
+  if (!kind.empty()) s.intercept = trace::Intercept{kind, dur};
+  return s;
+}
+
+inline sim::RunResult run(const trace::Trace& t, const std::string& policy,
+                          sim::EngineConfig cfg, const sim::Profile& p = round_profile()) {
+  cfg.check_invariants = true;
+  sim::SimExecutor ex(p);
+  auto pol = policy::policy_registry().create(policy, "test", policy::PolicyParams{});
+  return sim::simulate(t, cfg, ex, *pol);
+}
+
+inline const sim::SessionRecord& rec(const sim::RunResult& r, const std::string& id) {
+  for (const auto& s : r.sessions)
+    if (s.id == id) return s;
+  throw std::runtime_error("no session " + id);
+}
+
+}  // namespace isim::test

@@ -1,0 +1,84 @@
+// Synthetic session generator (the six InferCept intercept kinds by default) and bootstrap
+// resampling of a real trace.
+//
+// Contract:
+// - A GeneratorConfig is a weighted mix of session kinds. Each generated session picks a kind by
+//   share, draws `calls` intercepts, a prompt, and per segment an output; each intercept draws a
+//   duration and the tokens it returns (the next segment's input). With `human_turn` set, the
+//   intercepts alternate tool call, human turn, tool call, ... (as in InferCept's tts/image
+//   sessions).
+// - Distributions (Dist): normal or lognormal with the given mean and sd of the values, clamped
+//   to [min, max]; token counts and calls are then rounded to the nearest integer. Clamping moves
+//   the realised mean when the bounds cut into the distribution (e.g. the 60 s human-turn cap).
+// - Every session is truncated to max_context (truncate_to_context), so none exceeds it.
+// - generate(): ids "g0", "g1", ...; arrival_s = 0 (an arrival process assigns times). The same
+//   config and seed give the same trace on every platform; the first n sessions do not depend on
+//   how many are generated.
+// - bootstrap(): n sessions drawn uniformly with replacement; the k-th draw of session <id> gets
+//   id "<id>#<k>" (k = draw index, so ids are unique) and arrival_s = 0.
+// - The defaults, traces/generators/infercept-mix.yaml, equal default_generator_config().
+// - Bad config: InputError `FILE: KEY: reason` (FILE:LINE where the YAML gives a line), unknown
+//   keys list the valid ones.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/session.h"
+
+namespace isim::trace {
+
+struct Dist {
+  std::string dist = "normal";  // normal | lognormal
+  double mean = 0;
+  double sd = 0;
+  double min = 0;
+  double max = std::numeric_limits<double>::infinity();
+
+  bool operator==(const Dist&) const = default;
+};
+
+struct InterceptSpec {
+  std::string kind;
+  Dist duration_s;
+  Dist returned;  // tokens returned into the context
+
+  bool operator==(const InterceptSpec&) const = default;
+};
+
+struct SessionKind {
+  std::string name;
+  double share = 1;  // relative weight in the mix
+  Dist calls;        // intercepts per session
+  Dist prompt;       // tokens of segment 0's input
+  Dist output;       // tokens decoded per segment
+  InterceptSpec intercept;
+  std::optional<InterceptSpec> human_turn;
+
+  bool operator==(const SessionKind&) const = default;
+};
+
+struct GeneratorConfig {
+  int64_t max_context = 2048;
+  std::vector<SessionKind> mix;
+
+  bool operator==(const GeneratorConfig&) const = default;
+};
+
+GeneratorConfig default_generator_config();
+GeneratorConfig load_generator_config(const std::string& path);
+// Semantic checks (shares, sds, bounds, names); `where` prefixes messages.
+void validate_generator_config(const GeneratorConfig& c, const std::string& where);
+
+Trace generate(const GeneratorConfig& c, int64_t sessions, uint64_t seed);
+Trace bootstrap(const Trace& source, int64_t n, uint64_t seed);
+
+// Cuts a session so that its context never exceeds max_context (>= 2): the prompt is capped at
+// max_context - 1, a segment's output is shortened to fit, segments without room to decode one
+// token are dropped, and the (new) last segment loses its intercept.
+void truncate_to_context(Session& s, int64_t max_context);
+
+}  // namespace isim::trace

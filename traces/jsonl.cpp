@@ -1,0 +1,199 @@
+#include "traces/jsonl.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+#include <istream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <unordered_map>
+
+#include "traces/input_error.h"
+
+namespace isim::trace {
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void fail(const std::string& where, const std::string& field,
+                       const std::string& reason) {
+  throw InputError(where + ": " + field + ": " + reason);
+}
+
+// A value as it appeared, shortened so one bad field cannot flood the terminal.
+std::string shown(const json& v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+void reject_unknown_keys(const json& obj, std::initializer_list<const char*> valid,
+                         const std::string& where, const std::string& prefix) {
+  for (const auto& [key, value] : obj.items()) {
+    bool known = false;
+    for (const char* v : valid) known = known || key == v;
+    if (known) continue;
+    std::string list;
+    for (const char* v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
+    fail(where, prefix + key, "unknown field; valid: " + list);
+  }
+}
+
+const json& require(const json& obj, const char* key, const std::string& where,
+                    const std::string& field, const char* expected) {
+  auto it = obj.find(key);
+  if (it == obj.end()) fail(where, field, std::string("missing; expected ") + expected);
+  return *it;
+}
+
+int64_t tokens_field(const json& obj, const char* key, const std::string& where,
+                     const std::string& prefix) {
+  const std::string field = prefix + key;
+  const json& v = require(obj, key, where, field, "a non-negative integer");
+  // nlohmann stores every non-negative JSON integer as unsigned, so this one test rejects
+  // negatives, fractions, and 3.0 alike (a float token count means the producer went wrong).
+  if (!v.is_number_unsigned())
+    fail(where, field, "expected a non-negative integer, got " + shown(v));
+  if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail(where, field, "expected a non-negative integer below 2^63, got " + shown(v));
+  return static_cast<int64_t>(v.get<uint64_t>());
+}
+
+double seconds_field(const json& obj, const char* key, const std::string& where,
+                     const std::string& field) {
+  const json& v = require(obj, key, where, field, "a number of seconds >= 0");
+  if (!v.is_number()) fail(where, field, "expected a number of seconds >= 0, got " + shown(v));
+  return v.get<double>();
+}
+
+std::string string_field(const json& obj, const char* key, const std::string& where,
+                         const std::string& field) {
+  const json& v = require(obj, key, where, field, "a non-empty string");
+  if (!v.is_string()) fail(where, field, "expected a non-empty string, got " + shown(v));
+  return v.get<std::string>();
+}
+
+Segment segment_from_json(const json& j, const std::string& where, const std::string& prefix) {
+  if (!j.is_object()) fail(where, prefix, "expected an object, got " + shown(j));
+  const std::string p = prefix + ".";
+  reject_unknown_keys(j, {"input", "output", "intercept"}, where, p);
+  Segment seg;
+  seg.input = tokens_field(j, "input", where, p);
+  seg.output = tokens_field(j, "output", where, p);
+  if (auto it = j.find("intercept"); it != j.end()) {
+    const std::string ip = p + "intercept";
+    if (!it->is_object())
+      fail(where, ip, "expected an object {kind, duration_s}, got " + shown(*it));
+    reject_unknown_keys(*it, {"kind", "duration_s"}, where, ip + ".");
+    Intercept ic;
+    ic.kind = string_field(*it, "kind", where, ip + ".kind");
+    ic.duration_s = seconds_field(*it, "duration_s", where, ip + ".duration_s");
+    seg.intercept = std::move(ic);
+  }
+  return seg;
+}
+
+Session session_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) fail(where, "<json>", "expected an object, got " + shown(j));
+  reject_unknown_keys(j, {"id", "arrival_s", "segments"}, where, "");
+  Session s;
+  s.id = string_field(j, "id", where, "id");
+  s.arrival_s = seconds_field(j, "arrival_s", where, "arrival_s");
+  const json& segs = require(j, "segments", where, "segments", "a non-empty array of segments");
+  if (!segs.is_array())
+    fail(where, "segments", "expected a non-empty array of segments, got " + shown(segs));
+  for (size_t k = 0; k < segs.size(); ++k)
+    s.segments.push_back(segment_from_json(segs[k], where, fmt::format("segments[{}]", k)));
+  return s;
+}
+
+bool finite_non_negative(double x) {
+  return std::isfinite(x) && x >= 0;
+}
+
+}  // namespace
+
+void validate_session(const Session& s, const std::string& where) {
+  if (s.id.empty()) fail(where, "id", "must be a non-empty string");
+  if (!finite_non_negative(s.arrival_s))
+    fail(where, "arrival_s", fmt::format("must be finite and >= 0, got {}", s.arrival_s));
+  if (s.segments.empty()) fail(where, "segments", "must have at least one segment");
+  for (size_t k = 0; k < s.segments.size(); ++k) {
+    const Segment& seg = s.segments[k];
+    const std::string p = fmt::format("segments[{}].", k);
+    if (seg.input < 0) fail(where, p + "input", fmt::format("must be >= 0, got {}", seg.input));
+    if (seg.output < 0) fail(where, p + "output", fmt::format("must be >= 0, got {}", seg.output));
+    if (!seg.intercept) continue;
+    if (k + 1 == s.segments.size()) fail(where, p + "intercept", "the last segment cannot pause");
+    if (seg.intercept->kind.empty())
+      fail(where, p + "intercept.kind", "must be a non-empty string");
+    if (!finite_non_negative(seg.intercept->duration_s))
+      fail(where, p + "intercept.duration_s",
+           fmt::format("must be finite and >= 0, got {}", seg.intercept->duration_s));
+  }
+}
+
+Trace parse_jsonl(std::istream& in, const std::string& origin) {
+  Trace t;
+  std::unordered_map<std::string, int64_t> first_line;  // id -> line it was first seen on
+  std::string line;
+  for (int64_t n = 1; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // tolerate CRLF files
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const std::string where = fmt::format("{}:{}", origin, n);
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const json::exception& e) {
+      fail(where, "<json>", e.what());
+    }
+    Session s = session_from_json(j, where);
+    validate_session(s, where);
+    auto [it, fresh] = first_line.emplace(s.id, n);
+    if (!fresh)
+      fail(where, "id", fmt::format("duplicate id '{}' (first on line {})", s.id, it->second));
+    t.push_back(std::move(s));
+  }
+  return t;
+}
+
+Trace read_jsonl(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  return parse_jsonl(in, path);
+}
+
+void write_jsonl(std::ostream& os, const Trace& t) {
+  for (size_t i = 0; i < t.size(); ++i) {
+    const Session& s = t[i];
+    // A session the reader would reject must not reach a file (inf would not even be JSON).
+    validate_session(s, fmt::format("write_jsonl: session {}", i));
+    // json::dump only for strings: it owns escaping; fmt "{}" gives the shortest exact double.
+    std::string out =
+        fmt::format(R"({{"id":{},"arrival_s":{},"segments":[)", json(s.id).dump(), s.arrival_s);
+    for (size_t k = 0; k < s.segments.size(); ++k) {
+      const Segment& seg = s.segments[k];
+      out += fmt::format(R"({}{{"input":{},"output":{})", k ? "," : "", seg.input, seg.output);
+      if (seg.intercept)
+        out += fmt::format(R"(,"intercept":{{"kind":{},"duration_s":{}}})",
+                           json(seg.intercept->kind).dump(), seg.intercept->duration_s);
+      out += '}';
+    }
+    out += "]}\n";
+    os << out;
+  }
+}
+
+void write_jsonl_file(const std::string& path, const Trace& t) {
+  std::ofstream os(path, std::ios::binary);
+  if (!os) throw InputError(path + ": cannot open for writing: " + std::strerror(errno));
+  write_jsonl(os, t);
+  os.flush();
+  if (!os) throw InputError(path + ": write failed: " + std::strerror(errno));
+}
+
+}  // namespace isim::trace

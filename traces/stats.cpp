@@ -1,0 +1,124 @@
+#include "traces/stats.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace isim::trace {
+namespace {
+
+std::string num(double x) {
+  return fmt::format("{:.6g}", x);
+}
+
+double mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// Rows of cells; the first column is left-aligned, the others right-aligned.
+std::string table(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
+  std::vector<size_t> width;
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) {
+      if (width.size() <= c) width.push_back(0);
+      width[c] = std::max(width[c], r[c].size());
+    }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line = indent;
+    for (size_t c = 0; c < r.size(); ++c)
+      line +=
+          c == 0 ? fmt::format("{:<{}}", r[c], width[c]) : fmt::format("  {:>{}}", r[c], width[c]);
+    // Trailing blanks come from padding an empty last cell; strip them for clean diffs.
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  return out;
+}
+
+// mean, p50, p99, max of `v` (sorted here).
+std::vector<std::string> summary(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {num(mean(v)), num(percentile_nearest_rank(v, 50)), num(percentile_nearest_rank(v, 99)),
+          num(v.back())};
+}
+
+struct KindStats {
+  std::vector<double> durations;
+  std::vector<double> returned;
+  int64_t sessions = 0;  // sessions with at least one intercept of this kind
+};
+
+}  // namespace
+
+double percentile_nearest_rank(const std::vector<double>& sorted, double p) {
+  const double n = static_cast<double>(sorted.size());
+  // p * n before dividing keeps e.g. p99 of 100 values exact (0.99 * 100 is not 99 in binary).
+  const auto rank = static_cast<size_t>(std::clamp(std::ceil(p * n / 100.0), 1.0, n));
+  return sorted[rank - 1];
+}
+
+std::string trace_stats(const Trace& t) {
+  if (t.empty()) return "sessions      0\n";
+  std::map<std::string, KindStats> kinds;  // sorted by name
+  std::vector<double> prompts, finals, arrivals;
+  double outputs = 0;
+  int64_t segments = 0;
+  for (const Session& s : t) {
+    std::set<std::string> seen;
+    for (size_t k = 0; k < s.segments.size(); ++k) {
+      const auto& ic = s.segments[k].intercept;
+      if (!ic || k + 1 == s.segments.size()) continue;
+      KindStats& ks = kinds[ic->kind];
+      ks.durations.push_back(ic->duration_s);
+      ks.returned.push_back(static_cast<double>(s.segments[k + 1].input));
+      if (seen.insert(ic->kind).second) ++ks.sessions;
+    }
+    segments += static_cast<int64_t>(s.segments.size());
+    prompts.push_back(s.segments.empty() ? 0.0 : static_cast<double>(s.segments[0].input));
+    finals.push_back(static_cast<double>(s.max_context()));
+    arrivals.push_back(s.arrival_s);
+    outputs += static_cast<double>(s.total_output());
+  }
+
+  const auto [first, last] = std::minmax_element(arrivals.begin(), arrivals.end());
+  const double span = *last - *first;
+  const std::string rate =
+      span > 0 ? num(static_cast<double>(t.size() - 1) / span) + " sessions/s" : "n/a";
+  std::string out;
+  out += fmt::format("{:<14}{}\n", "sessions", t.size());
+  out += fmt::format("{:<14}{}\n", "segments", segments);
+  out += fmt::format("{:<14}{} s ({} .. {})\n", "arrival span", num(span), num(*first), num(*last));
+  out += fmt::format("{:<14}{}\n", "mean rate", rate);
+
+  out += "intercepts\n";
+  if (kinds.empty()) {
+    out += "  none\n";
+  } else {
+    std::vector<std::vector<std::string>> rows = {
+        {"kind", "count", "calls/session", "mean_s", "p50_s", "p99_s", "max_s", "returned"}};
+    for (const auto& [name, ks] : kinds) {
+      std::vector<std::string> row = {
+          name, std::to_string(ks.durations.size()),
+          num(static_cast<double>(ks.durations.size()) / static_cast<double>(ks.sessions))};
+      for (auto& cell : summary(ks.durations)) row.push_back(std::move(cell));
+      row.push_back(num(mean(ks.returned)));
+      rows.push_back(std::move(row));
+    }
+    out += table(rows, "  ");
+  }
+
+  out += "context (tokens)\n";
+  std::vector<std::string> prompt_row = {"prompt"}, final_row = {"final"};
+  for (auto& cell : summary(prompts)) prompt_row.push_back(std::move(cell));
+  for (auto& cell : summary(finals)) final_row.push_back(std::move(cell));
+  out += table({{"", "mean", "p50", "p99", "max"}, prompt_row, final_row}, "  ");
+  out += "output tokens per session: mean " + num(outputs / static_cast<double>(t.size())) + "\n";
+  return out;
+}
+
+}  // namespace isim::trace
