@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "experiments/yaml_util.h"
 #include "traces/input_error.h"
 
@@ -13,10 +15,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Absolute, so that config.resolved.yaml reloads from wherever it was written.
 std::string resolve(const std::string& base_dir, const std::string& p) {
-  if (p.empty() || fs::path(p).is_absolute()) return p;
-  return (fs::path(base_dir) / p).lexically_normal().string();
+  if (p.empty()) return p;
+  fs::path q = fs::path(p).is_absolute() ? fs::path(p) : fs::path(base_dir) / p;
+  return fs::absolute(q).lexically_normal().string();
 }
+
+// Shortest round-trip text, so resolved specs read 0.9 rather than 0.90000000000000002.
+std::string num(double v) { return fmt::format("{}", v); }
 
 PolicySpec parse_policy(const YAML::Node& n, const std::string& file, const std::string& key) {
   PolicySpec ps;
@@ -208,15 +215,15 @@ YAML::Node Experiment::resolved() const {
   if (trace.sessions > 0) t["sessions"] = trace.sessions;
   r["trace"] = t;
   r["arrival"]["process"] = arrival.process;
-  r["arrival"]["rate"] = arrival.rate;
+  r["arrival"]["rate"] = num(arrival.rate);
   r["profile"] = profile;
   auto& c = engine;
   r["engine"]["scheduler"] = c.scheduler;
   r["engine"]["max_num_seqs"] = c.max_num_seqs;
   r["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
-  r["engine"]["gpu_memory_utilization"] = c.gpu_memory_utilization;
-  r["engine"]["activation_reserve_gib"] = c.activation_reserve_gib;
-  r["engine"]["swap_space_gib"] = c.swap_space_gib;
+  r["engine"]["gpu_memory_utilization"] = num(c.gpu_memory_utilization);
+  r["engine"]["activation_reserve_gib"] = num(c.activation_reserve_gib);
+  r["engine"]["swap_space_gib"] = num(c.swap_space_gib);
   r["engine"]["gpu_blocks"] = c.gpu_blocks;
   r["engine"]["cpu_blocks"] = c.cpu_blocks;
   r["executor"] = executor;
@@ -232,7 +239,7 @@ YAML::Node Experiment::resolved() const {
     }
   }
   r["policies"] = ps;
-  r["metrics"]["timeseries_interval_s"] = c.timeseries_interval_s;
+  r["metrics"]["timeseries_interval_s"] = num(c.timeseries_interval_s);
   return r;
 }
 
