@@ -14,6 +14,7 @@ int cmd_run(const Args& args);
 int cmd_list(const Args& args);
 int cmd_trace(const Args& args);
 int cmd_profile(const Args& args);
+int cmd_sweep(const Args& args);
 
 // Thrown for usage errors (exit 2 with the verb's usage text).
 struct UsageError {

@@ -50,6 +50,60 @@ PolicySpec parse_policy(const YAML::Node& n, const std::string& file, const std:
   return ps;
 }
 
+// `sweep:` is a map from dotted override paths to non-empty lists of scalars. Whether each path
+// and value is valid is checked when the sweep is expanded (experiments/sweep.h), by applying it
+// like `-p` and parsing the result.
+void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
+  if (sw.IsNull()) return;
+  if (!sw.IsMap())
+    throw InputError(where(file, sw, "sweep") +
+                     ": expected a map of dotted keys to lists, e.g. arrival.rate: [1, 2]");
+  for (const auto& kv : sw) {
+    SweepAxis ax;
+    ax.key = read_as<std::string>(kv.first, file, "sweep", "a dotted key such as arrival.rate");
+    ax.line = kv.first.Mark().line >= 0 ? kv.first.Mark().line + 1 : 0;
+    std::string key = "sweep.";
+    key += ax.key;
+    if (ax.key.empty() || ax.key.front() == '.' || ax.key.back() == '.' ||
+        ax.key.find("..") != std::string::npos)
+      throw InputError(where(file, kv.first, key) + ": expected a dotted key such as arrival.rate");
+    auto head = ax.key.substr(0, ax.key.find('.'));
+    if (head == "policy" || head == "policies")
+      throw InputError(where(file, kv.first, key) +
+                       ": policies are swept by listing them under policies:, each with its "
+                       "parameters (e.g. {name: min-waste, estimator: history})");
+    if (head == "sweep" || head == "plot" || head == "name")
+      throw InputError(where(file, kv.first, key) + ": '" + head + "' cannot be swept");
+    for (const auto& other : e.sweep)
+      if (other.key == ax.key) throw InputError(where(file, kv.first, key) + ": listed twice");
+    const auto& vs = kv.second;
+    if (!vs.IsSequence() || vs.size() == 0)
+      throw InputError(where(file, vs, key) + ": expected a non-empty list of values, e.g. [1, 2]");
+    for (size_t i = 0; i < vs.size(); ++i) {
+      std::string vkey = key + "[" + std::to_string(i) + "]";
+      auto v = read_as<std::string>(vs[i], file, vkey, "a scalar value");
+      if (v.find_first_of("\r\n\"") != std::string::npos)
+        throw InputError(where(file, vs[i], vkey) + ": a swept value cannot hold quotes or newlines");
+      for (const auto& seen : ax.values)
+        if (seen == v) throw InputError(where(file, vs[i], vkey) + ": '" + v + "' listed twice");
+      ax.values.push_back(v);
+    }
+    e.sweep.push_back(std::move(ax));
+  }
+}
+
+void parse_plot(const YAML::Node& pl, const std::string& file, Experiment& e) {
+  e.has_plot = true;
+  if (pl.IsNull()) return;
+  check_keys(pl, file, "plot", {"latency_target_s"});
+  if (auto n = pl["latency_target_s"]) {
+    e.plot.latency_target_s =
+        read_as<double>(n, file, "plot.latency_target_s", "seconds per token");
+    if (!(e.plot.latency_target_s > 0))
+      throw InputError(where(file, n, "plot.latency_target_s") + ": must be > 0 seconds per token");
+  }
+}
+
 }  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& trace_sources() {
@@ -68,7 +122,7 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   if (!root || !root.IsMap()) throw InputError(file + ": expected a YAML map of experiment keys");
   check_keys(root, file, "",
              {"name", "seed", "trace", "arrival", "profile", "engine", "executor", "policy",
-              "policies", "metrics"});
+              "policies", "metrics", "sweep", "plot"});
   if (auto n = root["name"]) e.name = read_as<std::string>(n, file, "name", "a string");
   if (auto n = root["seed"]) e.seed = read_as<uint64_t>(n, file, "seed", "a non-negative integer");
 
@@ -173,6 +227,9 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   if (e.policies.empty())
     throw InputError(file + ": policy: missing; valid: " + policy::policy_registry().names_joined());
 
+  if (auto sw = root["sweep"]) parse_sweep(sw, file, e);
+  if (auto pl = root["plot"]) parse_plot(pl, file, e);
+
   if (auto m = root["metrics"]) {
     check_keys(m, file, "metrics", {"timeseries_interval_s"});
     if (auto n = m["timeseries_interval_s"]) {
@@ -185,7 +242,7 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   return e;
 }
 
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+YAML::Node load_spec_yaml(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open experiment file");
   std::stringstream ss;
@@ -197,10 +254,29 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
     throw InputError(path + ":" + std::to_string(ex.mark.line + 1) + ": YAML: " + ex.msg);
   }
   if (!root || root.IsNull()) throw InputError(path + ": empty experiment file");
-  for (const auto& o : overrides) apply_override(root, o);
+  return root;
+}
+
+std::string spec_base_dir(const std::string& path) {
   std::string base = fs::path(path).parent_path().string();
-  if (base.empty()) base = ".";
-  return parse_experiment(root, path, base);
+  return base.empty() ? "." : base;
+}
+
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node root = load_spec_yaml(path);
+  for (const auto& o : overrides) apply_override(root, o);
+  auto e = parse_experiment(root, path, spec_base_dir(path));
+  for (const auto& kv : root) {
+    auto k = kv.first.as<std::string>();
+    if (k == "sweep" || k == "plot") {
+      std::string msg = where(path, kv.first, k);
+      msg += ": this spec is a sweep; run it with `isim sweep ";
+      msg += path;
+      msg += "`";
+      throw InputError(msg);
+    }
+  }
+  return e;
 }
 
 YAML::Node Experiment::resolved() const {
@@ -240,6 +316,13 @@ YAML::Node Experiment::resolved() const {
   }
   r["policies"] = ps;
   r["metrics"]["timeseries_interval_s"] = num(c.timeseries_interval_s);
+  for (const auto& ax : sweep)
+    for (const auto& v : ax.values) r["sweep"][ax.key].push_back(v);
+  if (has_plot) {
+    YAML::Node pl(YAML::NodeType::Map);
+    if (plot.latency_target_s > 0) pl["latency_target_s"] = num(plot.latency_target_s);
+    r["plot"] = pl;
+  }
   return r;
 }
 

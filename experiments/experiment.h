@@ -10,6 +10,9 @@
 //   `policy=swap`, `policy.estimator=history`).
 // - `resolved()` is the complete spec with every default filled in; it is what
 //   config.resolved.yaml records, and loading it back gives the same experiment.
+// - A spec may carry `sweep:` (dotted override path -> list of scalar values) and `plot:`; those
+//   are read here but run only by `isim sweep` (experiments/sweep.h). `load_experiment`, which
+//   `isim run` uses, rejects a spec that has either.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +40,18 @@ struct PolicySpec {
   policy::PolicyParams params;
 };
 
+// One `sweep:` entry: a dotted override path and the values it takes, as their YAML text.
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+  int line = 0;  // 1-based line of the key in the spec (0 = unknown)
+};
+
+// `plot:` of a sweep.
+struct PlotSpec {
+  double latency_target_s = 0;  // > 0: normalized-latency target of the throughput plot
+};
+
 struct Experiment {
   std::string name = "experiment";
   std::string origin;  // the file it came from (for messages)
@@ -47,6 +62,9 @@ struct Experiment {
   sim::EngineConfig engine;
   std::string executor = "sim";
   std::vector<PolicySpec> policies;
+  std::vector<SweepAxis> sweep;  // in file order; empty = not a sweep
+  bool has_plot = false;
+  PlotSpec plot;
 
   YAML::Node resolved() const;
 };
@@ -57,7 +75,12 @@ const std::vector<std::pair<std::string, std::string>>& trace_sources();
 // Parses a spec node. `base_dir` resolves relative paths.
 Experiment parse_experiment(const YAML::Node& root, const std::string& origin,
                             const std::string& base_dir);
-// Loads a file and applies overrides ("key=value") first.
+// Reads a spec file as YAML (InputError naming the file and line when it is not YAML).
+YAML::Node load_spec_yaml(const std::string& path);
+// The folder that relative paths in the spec file `path` resolve against.
+std::string spec_base_dir(const std::string& path);
+// Loads a single experiment and applies overrides ("key=value") first. A spec with `sweep:` or
+// `plot:` is an InputError telling the user to run it with `isim sweep`.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
 // Sets a dotted key in a YAML map; InputError on a malformed override.
 void apply_override(YAML::Node& root, const std::string& kv);

@@ -15,6 +15,9 @@ const char* kUsage =
     "usage: isim VERB [ARGS]\n"
     "  run EXPERIMENT.yaml [-p key=value ...] [--out DIR]   run an experiment (every policy in it)\n"
     "  run --trace T --profile P --policy NAME [...]        run from flags (isim run --help)\n"
+    "  sweep EXPERIMENT.yaml [--jobs N] [--shard K/N] [--out DIR] [-p key=value ...]\n"
+    "                                                        run a sweep, write results.csv (+ plots)\n"
+    "  sweep merge OUT.csv IN1.csv IN2.csv ...               join the results.csv of shards\n"
     "  list                                                  every registered component\n"
     "  trace convert --from FORMAT IN OUT                    import a trace to native JSONL\n"
     "  trace gen GENERATOR.yaml OUT [--sessions N]           synthesize a trace\n"
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
   Args args(argv + 2, argv + argc);
   try {
     if (verb == "run") return cmd_run(args);
+    if (verb == "sweep") return cmd_sweep(args);
     if (verb == "list") return cmd_list(args);
     if (verb == "trace") return cmd_trace(args);
     if (verb == "profile") return cmd_profile(args);

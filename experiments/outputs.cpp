@@ -85,6 +85,7 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in,
   fs::create_directories(dir);
   {
     auto j = summary_json(r.summary, p.name);
+    for (const auto& [k, v] : r.policy_facts) j["policy_" + k] = v;
     j["skipped_sessions"] = r.skipped;
     open_out(fs::path(dir) / "summary.json") << j.dump(2) << "\n";
   }
@@ -120,6 +121,7 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in,
     prov["profile_path"] = e.profile;
     for (const auto& [k, v] : in.profile.provenance) prov["profile_provenance"][k] = v;
     prov["policy"] = p.name;
+    for (const auto& [k, v] : r.policy_facts) prov["policy_" + k] = v;
     for (const auto& note : in.notes) prov["notes"].push_back(note);
     y["provenance"] = prov;
     YAML::Emitter em;

@@ -20,6 +20,10 @@ const PolicyRegistry& policy_registry() {
     reg.add("preserve", "keep all KV on the GPU through the intercept", make_preserve);
     reg.add("swap", "copy all KV to CPU synchronously on pause and back on resume (iteration stalls)",
             make_swap);
+    reg.add("min-waste",
+            "InferCept: per iteration preserve, pipelined swap or chunked discard by least GPU "
+            "memory waste (estimator=oracle|elapsed|history)",
+            make_min_waste);
     return reg;
   }();
   return r;

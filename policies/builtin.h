@@ -35,5 +35,6 @@ std::unique_ptr<sim::Policy> make_discard(const PolicyParams& p);
 std::unique_ptr<sim::Policy> make_improved_discard(const PolicyParams& p);
 std::unique_ptr<sim::Policy> make_preserve(const PolicyParams& p);
 std::unique_ptr<sim::Policy> make_swap(const PolicyParams& p);
+std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p);
 
 }  // namespace isim::policy

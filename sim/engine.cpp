@@ -47,7 +47,9 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
       block_counts_(derive_block_counts(executor.cost_model().profile(), config)),
       block_tokens_(executor.cost_model().profile().block_tokens),
       gpu_("gpu", block_counts_.gpu),
-      cpu_("cpu", block_counts_.cpu) {
+      cpu_("cpu", block_counts_.cpu),
+      pipelined_(policy.pipelined_swap()),
+      chunked_recompute_(policy.chunked_recompute()) {
   if (config_.max_num_seqs < 1) throw InputError("engine.max_num_seqs: must be >= 1");
   if (config_.max_num_batched_tokens < 1)
     throw InputError("engine.max_num_batched_tokens: must be >= 1");
@@ -118,7 +120,8 @@ void Engine::on_arrival(int32_t idx) {
 
 void Engine::on_intercept_end(int32_t idx) {
   SessionState& s = sessions_[static_cast<size_t>(idx)];
-  --n_paused_;
+  paused_.erase(std::find(paused_.begin(), paused_.end(), idx));
+  policy_.on_resume(s, *this);
   s.seg += 1;
   s.context += s.segment().input;
   s.decoded_in_seg = 0;
@@ -128,7 +131,8 @@ void Engine::on_intercept_end(int32_t idx) {
     s.swap_out_pending = false;
     swap_out_pending_.erase(std::find(swap_out_pending_.begin(), swap_out_pending_.end(), idx));
   }
-  if (s.tier == KvTier::kCpu) {
+  if (!s.cpu_blocks.empty()) {
+    // Fully or partly on CPU: it may run only once all of its KV is back.
     s.phase = Phase::kSwapped;
     swapped_.insert({s.arrival, idx});
     return;
@@ -162,6 +166,7 @@ bool Engine::grow_gpu(SessionState& s, int64_t tokens) {
 
 void Engine::drop_kv(SessionState& s) {
   gpu_.release(s.idx, s.gpu_blocks);
+  cpu_.release(s.idx, s.cpu_blocks);
   s.recompute_left += s.kv;
   s.kv = 0;
 }
@@ -208,7 +213,7 @@ bool Engine::schedule_decodes() {
 void Engine::continue_prefills() {
   for (int32_t idx : running_) {
     SessionState& s = sessions_[static_cast<size_t>(idx)];
-    if (s.decoded_in_seg != 0 || s.pending_prefill() == 0) continue;
+    if (s.decoded_in_seg != 0 || s.pending_prefill() == 0 || recompute_lane(s)) continue;
     int64_t room = config_.max_num_batched_tokens - batch_tokens_;
     if (room <= 0) break;
     int64_t chunk = std::min(room, s.pending_prefill());
@@ -221,17 +226,25 @@ void Engine::continue_prefills() {
   }
 }
 
+bool Engine::recompute_lane(const SessionState& s) const {
+  return chunked_recompute_ && (s.recompute_left > 0 || s.chunked);
+}
+
 void Engine::admit_waiting(bool whole) {
-  while (!waiting_.empty()) {
-    int32_t idx = waiting_.begin()->idx;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    int32_t idx = it->idx;
     SessionState& s = sessions_[static_cast<size_t>(idx)];
+    if (recompute_lane(s)) {  // rebuilt in S - R chunks by schedule_recompute_chunks
+      ++it;
+      continue;
+    }
     if (static_cast<int64_t>(running_.size()) + 1 > config_.max_num_seqs) break;
     int64_t room = config_.max_num_batched_tokens - batch_tokens_;
     int64_t need = s.pending_prefill();
     int64_t chunk = whole ? need : std::min(need, room);
     if (chunk > room || chunk <= 0) break;
     if (!grow_gpu(s, s.kv + chunk)) break;
-    waiting_.erase(waiting_.begin());
+    it = waiting_.erase(it);
     add_to_running(idx);
     batch_.push_back({idx, chunk, false, s.recompute_left > 0});
     batch_tokens_ += chunk;
@@ -242,6 +255,7 @@ void Engine::admit_waiting(bool whole) {
 }
 
 void Engine::swap_in() {
+  if (pipelined_) return;  // moved within budgets by progress_swaps
   while (!swapped_.empty()) {
     int32_t idx = swapped_.begin()->idx;
     SessionState& s = sessions_[static_cast<size_t>(idx)];
@@ -252,12 +266,15 @@ void Engine::swap_in() {
     stall_ += executor_.transfer(bytes, n, Direction::kHostToDevice, false);
     s.swapped_in_bytes += bytes;
     counters_.swapped_in_bytes += bytes;
-    s.tier = KvTier::kGpu;
-    swapped_.erase(swapped_.begin());
-    s.phase = Phase::kWaiting;
-    s.queue_key = s.arrival;
-    waiting_.insert({s.queue_key, idx});
+    finish_swap_in(s);
   }
+}
+
+void Engine::finish_swap_in(SessionState& s) {
+  swapped_.erase({s.arrival, s.idx});
+  s.phase = Phase::kWaiting;
+  s.queue_key = s.arrival;
+  waiting_.insert({s.queue_key, s.idx});
 }
 
 void Engine::do_swap_outs() {
@@ -277,9 +294,150 @@ void Engine::do_swap_outs() {
     stall_ += executor_.transfer(bytes, n, Direction::kDeviceToHost, false);
     s.swapped_out_bytes += bytes;
     counters_.swapped_out_bytes += bytes;
-    s.tier = KvTier::kCpu;
   }
   swap_out_pending_.clear();
+}
+
+void Engine::schedule_recompute_chunks() {
+  if (!chunked_recompute_) return;
+  const int64_t S = cost_model().saturation_tokens();
+  int64_t left = std::max<int64_t>(S - shape_.num_decode, 1);
+  left = std::min(left, config_.max_num_batched_tokens - batch_tokens_);
+  auto take = [&](SessionState& s) {
+    int64_t chunk = std::min(left, s.pending_prefill());
+    if (chunk <= 0 || !grow_gpu(s, s.kv + chunk)) return false;
+    s.chunked = true;
+    batch_.push_back({s.idx, chunk, false, s.recompute_left > 0});
+    batch_tokens_ += chunk;
+    ++batch_prefills_;
+    shape_.prefills.push_back({chunk, s.kv});
+    if (chunk == s.pending_prefill()) ++shape_.num_logits;
+    left -= chunk;
+    return true;
+  };
+  // Sessions part-way through their rebuild first, then new ones in queue order.
+  for (int32_t idx : running_) {
+    if (left <= 0) return;
+    SessionState& s = sessions_[static_cast<size_t>(idx)];
+    if (s.decoded_in_seg == 0 && s.pending_prefill() > 0 && recompute_lane(s)) take(s);
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end() && left > 0;) {
+    SessionState& s = sessions_[static_cast<size_t>(it->idx)];
+    if (!recompute_lane(s)) {
+      ++it;
+      continue;
+    }
+    if (static_cast<int64_t>(running_.size()) + 1 > config_.max_num_seqs) return;
+    if (!take(s)) return;
+    it = waiting_.erase(it);
+    add_to_running(s.idx);
+  }
+}
+
+int64_t Engine::running_kv_tokens() const {
+  int64_t m = 0;
+  for (int32_t idx : running_) m += sessions_[static_cast<size_t>(idx)].kv;
+  return m;
+}
+
+int32_t Engine::decoding_sessions() const {
+  int32_t r = 0;
+  for (int32_t idx : running_) r += sessions_[static_cast<size_t>(idx)].decoded_in_seg > 0;
+  return r;
+}
+
+int64_t Engine::swap_budget_blocks(Nanos window, Direction dir, bool duplex) const {
+  if (window <= 0) return 0;
+  Nanos per_block = executor_.cost_model().transfer(block_bytes(), 1, dir, duplex);
+  if (per_block <= 0) return gpu_.total() + cpu_.total();  // free transfers: no limit
+  return window / per_block;
+}
+
+void Engine::discard_paused(int32_t idx) {
+  SessionState& s = sessions_[static_cast<size_t>(idx)];
+  if (s.phase != Phase::kPaused) throw std::logic_error("discard_paused: session not paused");
+  if (s.kv == 0 && s.gpu_blocks.empty() && s.cpu_blocks.empty()) return;
+  if (s.swap_out_pending) {
+    s.swap_out_pending = false;
+    swap_out_pending_.erase(std::find(swap_out_pending_.begin(), swap_out_pending_.end(), idx));
+  }
+  drop_kv(s);
+  s.discarded = true;
+  ++counters_.discards;
+}
+
+void Engine::request_swap_out(int32_t idx) {
+  const SessionState& s = sessions_[static_cast<size_t>(idx)];
+  if (s.phase != Phase::kPaused) throw std::logic_error("request_swap_out: session not paused");
+  if (!pipelined_) throw std::logic_error("request_swap_out: policy does not pipeline swaps");
+  swap_out_requests_.push_back(idx);
+}
+
+void Engine::move_blocks(SessionState& s, bool to_cpu, int64_t n) {
+  // gpu_blocks holds the leading tokens and cpu_blocks the rest, in order: a swap-out moves the
+  // GPU list's tail to the CPU list's head, a swap-in the CPU list's head to the GPU list's tail.
+  BlockPool& src = to_cpu ? gpu_ : cpu_;
+  BlockPool& dst = to_cpu ? cpu_ : gpu_;
+  std::vector<BlockId> moved;
+  if (!dst.allocate(s.idx, n, moved)) throw std::logic_error("move_blocks: destination full");
+  if (to_cpu && s.cpu_blocks.empty()) ++counters_.swaps;  // a swap-out starts
+  std::vector<BlockId> released;
+  if (to_cpu) {
+    released.assign(s.gpu_blocks.end() - n, s.gpu_blocks.end());
+    s.gpu_blocks.resize(s.gpu_blocks.size() - static_cast<size_t>(n));
+    s.cpu_blocks.insert(s.cpu_blocks.begin(), moved.begin(), moved.end());
+  } else {
+    released.assign(s.cpu_blocks.begin(), s.cpu_blocks.begin() + n);
+    s.cpu_blocks.erase(s.cpu_blocks.begin(), s.cpu_blocks.begin() + n);
+    s.gpu_blocks.insert(s.gpu_blocks.end(), moved.begin(), moved.end());
+  }
+  src.release(s.idx, released);
+  int64_t bytes = n * block_bytes();
+  (to_cpu ? s.swapped_out_bytes : s.swapped_in_bytes) += bytes;
+  (to_cpu ? counters_.swapped_out_bytes : counters_.swapped_in_bytes) += bytes;
+}
+
+Nanos Engine::progress_swaps(Nanos window, bool transfer_only) {
+  if (!pipelined_) return 0;
+  const bool want_out = !swap_out_requests_.empty();
+  const bool want_in = !swapped_.empty();
+  if (!want_out && !want_in) return 0;
+  const bool duplex = want_out && want_in;
+  int64_t out_budget = swap_budget_blocks(window, Direction::kDeviceToHost, duplex);
+  int64_t in_budget = swap_budget_blocks(window, Direction::kHostToDevice, duplex);
+  record_.swap_out_budget_tokens = out_budget * block_tokens_;
+  record_.swap_in_budget_tokens = in_budget * block_tokens_;
+  int64_t moved_out = 0, moved_in = 0;
+  for (int32_t idx : swap_out_requests_) {
+    SessionState& s = sessions_[static_cast<size_t>(idx)];
+    if (s.phase != Phase::kPaused) continue;
+    int64_t n = std::min({out_budget - moved_out, static_cast<int64_t>(s.gpu_blocks.size()),
+                          cpu_.free()});
+    if (n <= 0) continue;
+    move_blocks(s, /*to_cpu=*/true, n);
+    moved_out += n;
+  }
+  // Swap-ins in FCFS order; a session runs again only when all of its KV is back.
+  for (auto it = swapped_.begin(); it != swapped_.end() && moved_in < in_budget;) {
+    SessionState& s = sessions_[static_cast<size_t>(it->idx)];
+    ++it;
+    int64_t n = std::min({in_budget - moved_in, static_cast<int64_t>(s.cpu_blocks.size()),
+                          gpu_.free()});
+    if (n > 0) {
+      move_blocks(s, /*to_cpu=*/false, n);
+      moved_in += n;
+    }
+    if (s.cpu_blocks.empty()) finish_swap_in(s);
+    if (gpu_.free() == 0) break;
+  }
+  record_.swap_out_tokens = moved_out * block_tokens_;
+  record_.swap_in_tokens = moved_in * block_tokens_;
+  if (!transfer_only) return 0;
+  Nanos t_out = executor_.transfer(moved_out * block_bytes(), moved_out,
+                                   Direction::kDeviceToHost, duplex);
+  Nanos t_in = executor_.transfer(moved_in * block_bytes(), moved_in, Direction::kHostToDevice,
+                                  duplex);
+  return std::max(t_out, t_in);
 }
 
 bool Engine::evict_idle_kv() {
@@ -306,6 +464,8 @@ void Engine::form_batch() {
   batch_tokens_ = 0;
   batch_prefills_ = 0;
   stall_ = 0;
+  swap_out_requests_.clear();
+  record_ = IterationRecord{};
   do_swap_outs();
   policy_.before_iteration(*this);
   scheduler_->schedule(*this);
@@ -338,9 +498,17 @@ void Engine::maybe_start() {
   if (busy_ || !has_work()) return;
   const Nanos t = now();
   account(accounted_until_, t, false, false);
-  form_batch();
   accounted_until_ = t;
-  while (batch_.empty() && stall_ == 0) {
+  Nanos forward = 0, transfer = 0;
+  while (true) {
+    form_batch();
+    shape_.total_tokens = batch_tokens_;
+    forward = batch_.empty() ? 0 : executor_.run(shape_);
+    // With nothing to compute, pending swaps run alone for up to one saturated iteration.
+    const bool alone = batch_.empty();
+    transfer = progress_swaps(alone ? cost_model().T(cost_model().saturation_tokens()) : forward,
+                              alone);
+    if (!batch_.empty() || stall_ > 0 || transfer > 0) break;
     // Swap-outs that all fell back to discards leave nothing to do.
     if (!has_work()) return;
     if (!evict_idle_kv())
@@ -348,26 +516,35 @@ void Engine::maybe_start() {
           "Engine: no progress possible at t={} ns with {} waiting, {} swapped and no idle KV "
           "to evict (a session larger than the pool should have been skipped at load)",
           t, waiting_.size(), swapped_.size()));
-    form_batch();
   }
-  shape_.total_tokens = batch_tokens_;
-  Nanos forward = batch_.empty() ? 0 : executor_.run(shape_);
-  // Each recomputing session's blocks count as recompute for the whole forward.
+  const Nanos busy = std::max(forward, transfer);
   account(t, t + stall_, false, true);
-  account(t + stall_, t + stall_ + forward, true, false);
-  accounted_until_ = t + stall_ + forward;
+  account(t + stall_, t + stall_ + busy, true, false);
+  accounted_until_ = t + stall_ + busy;
   counters_.stall_time += stall_;
-  counters_.busy_time += stall_ + forward;
+  counters_.busy_time += stall_ + busy;
   ++counters_.iterations;
+  if (forward > 0) last_forward_ = forward;
   busy_ = true;
   iter_start_ = t;
-  queue_.schedule(t + stall_ + forward, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
+  record_.start = t;
+  record_.stall = stall_;
+  record_.forward = forward;
+  record_.duration = stall_ + busy;
+  record_.batch_tokens = batch_tokens_;
+  record_.decodes = shape_.num_decode;
+  record_.prefills = batch_prefills_;
+  for (const Entry& e : batch_)
+    if (e.recompute) record_.recompute_tokens += e.tokens;
+  if (observer_) observer_(record_);
+  queue_.schedule(t + stall_ + busy, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
 }
 
 void Engine::emit_token(SessionState& s) {
   const Nanos t = now();
   s.decoded_in_seg += 1;
   s.context += 1;
+  s.chunked = false;
   if (s.decoded_in_seg == 1) {
     s.seg_first_token = t;
     if (s.seg == 0) {
@@ -397,7 +574,7 @@ void Engine::complete_segment(SessionState& s) {
   const auto& ic = *s.segment().intercept;
   const Nanos dur = from_seconds(ic.duration_s);
   s.phase = Phase::kPaused;
-  ++n_paused_;
+  paused_.push_back(s.idx);
   s.pause_start = t;
   s.intercept_time += dur;
   ++counters_.pauses;
@@ -451,7 +628,7 @@ void Engine::sample(Nanos t) {
   ts.t_s = to_seconds(t);
   ts.running = static_cast<int64_t>(running_.size());
   ts.waiting = static_cast<int64_t>(waiting_.size());
-  ts.paused = n_paused_;
+  ts.paused = static_cast<int64_t>(paused_.size());
   ts.swapped = static_cast<int64_t>(swapped_.size());
   ts.gpu_blocks_used = gpu_.used();
   ts.cpu_blocks_used = cpu_.used();
@@ -516,10 +693,11 @@ void Engine::check_invariants() const {
     cpu_owned += static_cast<int64_t>(s.cpu_blocks.size());
     if (s.kv < 0 || s.kv > s.context) fail(fmt::format("session {}: kv {} > context {}", s.idx,
                                                        s.kv, s.context));
-    const auto& held = s.tier == KvTier::kGpu ? s.gpu_blocks : s.cpu_blocks;
-    if (s.phase != Phase::kFinished &&
-        static_cast<int64_t>(held.size()) < blocks_for(s.kv, block_tokens_))
-      fail(fmt::format("session {}: {} KV tokens in {} blocks", s.idx, s.kv, held.size()));
+    const auto held = static_cast<int64_t>(s.gpu_blocks.size() + s.cpu_blocks.size());
+    if (s.phase != Phase::kFinished && held < blocks_for(s.kv, block_tokens_))
+      fail(fmt::format("session {}: {} KV tokens in {} blocks", s.idx, s.kv, held));
+    if (s.phase == Phase::kRunning && !s.cpu_blocks.empty())
+      fail(fmt::format("session {} runs with KV still on CPU", s.idx));
     switch (s.phase) {
       case Phase::kRunning: ++n_running; break;
       case Phase::kWaiting: ++n_waiting; break;
@@ -538,7 +716,7 @@ void Engine::check_invariants() const {
   if (n_running != static_cast<int64_t>(running_.size())) fail("running set lost a session");
   if (n_waiting != static_cast<int64_t>(waiting_.size())) fail("waiting queue lost a session");
   if (n_swapped != static_cast<int64_t>(swapped_.size())) fail("swapped queue lost a session");
-  if (n_paused != n_paused_) fail("paused count drifted");
+  if (n_paused != static_cast<int64_t>(paused_.size())) fail("paused list lost a session");
   for (int32_t idx : running_)
     if (sessions_[static_cast<size_t>(idx)].phase != Phase::kRunning)
       fail("running set holds a session that is not running");

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -69,6 +70,22 @@ const SchedulerRegistry& scheduler_registry();
 
 enum EventType : int32_t { kEvArrival = 0, kEvInterceptEnd = 1, kEvIterationEnd = 2 };
 
+// What one iteration did; handed to an observer (tests, traces of a run).
+struct IterationRecord {
+  Nanos start = 0;
+  Nanos stall = 0;     // synchronous swap time before the forward
+  Nanos forward = 0;   // executor time of the batch (0 for a transfer-only iteration)
+  Nanos duration = 0;  // stall + max(forward, transfer-only time)
+  int64_t batch_tokens = 0;
+  int32_t decodes = 0;
+  int32_t prefills = 0;
+  int64_t recompute_tokens = 0;    // chunk tokens of sessions rebuilding discarded KV
+  int64_t swap_out_tokens = 0;     // pipelined, moved this iteration (whole blocks)
+  int64_t swap_in_tokens = 0;
+  int64_t swap_out_budget_tokens = 0;
+  int64_t swap_in_budget_tokens = 0;
+};
+
 class Engine {
  public:
   Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, Executor& executor,
@@ -79,6 +96,7 @@ class Engine {
   void handle(const Event& ev);
   // Starts an iteration if idle and there is work.
   void maybe_start();
+  void set_observer(std::function<void(const IterationRecord&)> f) { observer_ = std::move(f); }
   bool busy() const { return busy_; }
   bool has_work() const;
   // Closes the waste accounting at `end` (the time of the last event).
@@ -104,7 +122,11 @@ class Engine {
   void admit_waiting(bool whole);
   // Swaps in swapped sessions (FCFS) while GPU blocks allow; the iteration stalls for it.
   void swap_in();
-  bool has_swapped() const { return !swapped_.empty(); }
+  // Sessions with pending pipelined recompute get chunks of at most max(S - R, 1) tokens in
+  // total, R being the decodes already in the batch.
+  void schedule_recompute_chunks();
+  // Synchronous swap-ins waiting (vLLM v0 admits no new prompts while there are any).
+  bool has_swapped() const { return !pipelined_ && !swapped_.empty(); }
   bool batch_has_prefill() const { return batch_prefills_ > 0; }
 
   // Read access for policies.
@@ -114,6 +136,23 @@ class Engine {
   const BlockPool& cpu() const { return cpu_; }
   const CostModel& cost_model() const { return executor_.cost_model(); }
   const EngineConfig& config() const { return config_; }
+  int32_t num_sessions() const { return static_cast<int32_t>(sessions_.size()); }
+  const std::vector<int32_t>& running() const { return running_; }
+  const std::vector<int32_t>& paused() const { return paused_; }
+  int64_t running_kv_tokens() const;  // M: KV tokens held by running sessions
+  int32_t decoding_sessions() const;  // R estimate: running sessions past their prefill
+  Nanos last_forward() const { return last_forward_; }
+  int64_t block_tokens() const { return block_tokens_; }
+  // Blocks that cross PCIe in one direction within `window` (whole blocks, per-copy overhead
+  // included); `duplex` when both directions are busy.
+  int64_t swap_budget_blocks(Nanos window, Direction dir, bool duplex) const;
+
+  // Decisions for policies, valid on paused sessions only (std::logic_error otherwise).
+  void discard_paused(int32_t idx);
+  // Queues a pipelined swap-out for this iteration; earlier requests get the budget first.
+  void request_swap_out(int32_t idx);
+  const Counters& counters_view() const { return counters_; }
+  void count_swap_fallback() { ++counters_.swap_fallback_discards; }
 
   void check_invariants() const;
 
@@ -135,6 +174,11 @@ class Engine {
   void on_iteration_end();
   void form_batch();
   void do_swap_outs();
+  // Moves pipelined swaps within the budgets of a `window`-long iteration; returns the time a
+  // transfer-only iteration needs (0 when there was compute to hide behind).
+  Nanos progress_swaps(Nanos window, bool transfer_only);
+  void move_blocks(SessionState& s, bool to_cpu, int64_t n);
+  void finish_swap_in(SessionState& s);
   bool evict_idle_kv();
   void emit_token(SessionState& s);
   void complete_segment(SessionState& s);
@@ -143,6 +187,7 @@ class Engine {
   void add_to_running(int32_t idx);
   void remove_from_running(int32_t idx);
   bool grow_gpu(SessionState& s, int64_t tokens);
+  bool recompute_lane(const SessionState& s) const;
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
   int64_t block_bytes() const { return block_counts_.block_bytes; }
 
@@ -162,7 +207,14 @@ class Engine {
   std::vector<int32_t> running_;  // sorted by (arrival, idx)
   std::set<QueueKey> waiting_;
   std::set<QueueKey> swapped_;
-  std::vector<int32_t> swap_out_pending_;
+  std::vector<int32_t> swap_out_pending_;  // synchronous (policy `swap`)
+  std::vector<int32_t> swap_out_requests_;  // pipelined, this iteration, in priority order
+  std::vector<int32_t> paused_;             // paused sessions, in pause order
+  bool pipelined_ = false;
+  bool chunked_recompute_ = false;
+  Nanos last_forward_ = 0;
+  IterationRecord record_;
+  std::function<void(const IterationRecord&)> observer_;
 
   // The batch in flight.
   bool busy_ = false;
@@ -179,7 +231,6 @@ class Engine {
   Nanos accounted_until_ = -1;  // -1: nothing arrived yet
   std::vector<TimeSample> timeseries_;
   std::vector<std::string> skipped_;
-  int64_t n_paused_ = 0;
   mutable Nanos last_check_ = 0;
 };
 

@@ -7,12 +7,21 @@
 // - `resume_at_back()` true means a resumed session whose KV was discarded joins the waiting
 //   queue as if it had just arrived (vLLM's discard); false keeps its original arrival order.
 // - `before_iteration` runs before each iteration's batch is formed, for policies that
-//   re-decide every iteration (min-waste). The baselines do nothing there.
+//   re-decide every iteration (min-waste): they may drop a paused session's KV
+//   (Engine::discard_paused) or ask for it to be swapped out within this iteration's PCIe
+//   budget (Engine::request_swap_out, in priority order). The baselines do nothing there.
+// - `on_resume` is told when an intercept ends (estimators learn durations from it).
+// - `pipelined_swap()`: swaps move within per-iteration budgets beside compute, never
+//   stalling; swapped sessions are brought back within the swap-in budget.
+// - `chunked_recompute()`: sessions rebuilding discarded KV do so in chunks of at most
+//   max(S - R, 1) tokens per iteration, mixed with the running decodes.
 // - A policy is deterministic: equal inputs give equal decisions.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/session_state.h"
 #include "traces/registry.h"
@@ -30,6 +39,11 @@ class Policy {
   virtual PauseAction on_pause(const SessionState& s, const Engine& e) = 0;
   virtual bool resume_at_back() const { return false; }
   virtual void before_iteration(Engine&) {}
+  virtual void on_resume(const SessionState&, const Engine&) {}
+  virtual bool pipelined_swap() const { return false; }
+  virtual bool chunked_recompute() const { return false; }
+  // Extra facts for the run's provenance (e.g. {"estimator", "history"}).
+  virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
 };
 
 }  // namespace isim::sim

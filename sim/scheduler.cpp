@@ -6,7 +6,8 @@ namespace isim::sim {
 namespace {
 
 // vLLM v0 (InferCept's baselines): whole prefills first and alone; otherwise decode everyone,
-// and swap in only when nobody had to be preempted. Swapped sessions block new admissions.
+// and swap in only when nobody had to be preempted. Synchronously swapped sessions block new
+// admissions. Chunked recompute (min-waste) rides along with the decodes.
 class VllmV0 final : public Scheduler {
  public:
   std::string name() const override { return "vllm-v0"; }
@@ -14,6 +15,7 @@ class VllmV0 final : public Scheduler {
     if (!e.has_swapped()) e.admit_waiting(/*whole=*/true);
     if (e.batch_has_prefill()) return;
     bool clean = e.schedule_decodes();
+    e.schedule_recompute_chunks();  // policies that rebuild KV in chunks mix them with decodes
     if (clean) e.swap_in();
   }
 };
@@ -25,6 +27,7 @@ class Chunked final : public Scheduler {
   std::string name() const override { return "chunked"; }
   void schedule(Engine& e) override {
     e.schedule_decodes();
+    e.schedule_recompute_chunks();
     e.continue_prefills();
     e.swap_in();
     e.admit_waiting(/*whole=*/false);

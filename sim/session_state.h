@@ -8,6 +8,9 @@
 //   the last token and emits the next one. So while decoding, context == kv + 1, and after a
 //   discard the whole context is recomputed.
 // - `recompute_left` is the part of that prefill that recomputes KV the session once held.
+// - The `kv` tokens live in gpu_blocks followed by cpu_blocks: a swap moves blocks from the
+//   end of one list to the other, so a pipelined swap can stop part-way. The KV is usable only
+//   when cpu_blocks is empty.
 #pragma once
 
 #include <cstdint>
@@ -29,19 +32,17 @@ enum class Phase : uint8_t {
   kSkipped,   // can never fit; reported, never run
 };
 
-enum class KvTier : uint8_t { kGpu, kCpu };
-
 struct SessionState {
   const trace::Session* src = nullptr;
   int32_t idx = 0;
   Phase phase = Phase::kPending;
-  KvTier tier = KvTier::kGpu;
   int32_t seg = 0;                 // current segment
   int64_t context = 0;
   int64_t kv = 0;
   int64_t decoded_in_seg = 0;      // outputs emitted in the current segment
   int64_t recompute_left = 0;
   bool swap_out_pending = false;   // paused under `swap`; copied out at the next iteration
+  bool chunked = false;            // rebuilding its context in S - R chunks (min-waste)
   bool discarded = false;          // KV dropped at its last pause
   Nanos arrival = 0;
   Nanos queue_key = 0;             // order in the waiting queue

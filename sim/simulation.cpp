@@ -5,9 +5,10 @@
 namespace isim::sim {
 
 RunResult simulate(const trace::Trace& trace, const EngineConfig& config, Executor& executor,
-                   Policy& policy) {
+                   Policy& policy, std::function<void(const IterationRecord&)> observer) {
   EventQueue queue;
   Engine engine(0, queue, config, executor, policy, trace);
+  if (observer) engine.set_observer(std::move(observer));
   engine.load();
   const Nanos dt = config.timeseries_interval_s > 0 ? from_seconds(config.timeseries_interval_s)
                                                     : 0;
@@ -32,6 +33,7 @@ RunResult simulate(const trace::Trace& trace, const EngineConfig& config, Execut
                         engine.blocks().cpu, executor.cost_model().extrapolations());
   r.timeseries = engine.timeseries();
   r.skipped = engine.skipped();
+  r.policy_facts = policy.describe();
   return r;
 }
 

@@ -22,9 +22,12 @@ struct RunResult {
   Summary summary;
   std::vector<TimeSample> timeseries;
   std::vector<std::string> skipped;
+  std::vector<std::pair<std::string, std::string>> policy_facts;  // e.g. the estimator
 };
 
+// `observer`, when set, sees every iteration as it starts.
 RunResult simulate(const trace::Trace& trace, const EngineConfig& config, Executor& executor,
-                   Policy& policy);
+                   Policy& policy,
+                   std::function<void(const IterationRecord&)> observer = nullptr);
 
 }  // namespace isim::sim

@@ -62,10 +62,10 @@ TEST_CASE("overrides are applied before checking") {
 TEST_CASE("spec errors name the file, line and key") {
   CHECK(error_of(std::string(kMinimal) + "polcy: swap\n") ==
         "e.yaml:4: polcy: unknown key; valid keys: name, seed, trace, arrival, profile, engine, "
-        "executor, policy, policies, metrics");
+        "executor, policy, policies, metrics, sweep, plot");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\npolicy: swapp\n") ==
-        "e.yaml:3: policy: unknown policy 'swapp'; valid: discard, improved-discard, preserve, "
-        "swap");
+        "e.yaml:3: policy: unknown policy 'swapp'; valid: discard, improved-discard, min-waste, "
+        "preserve, swap");
   CHECK(error_of("trace: {from: csv, path: t}\nprofile: p\npolicy: swap\n") ==
         "e.yaml:1: trace.from: unknown trace source 'csv'; valid: generator, infercept, jsonl");
   CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
@@ -79,7 +79,7 @@ TEST_CASE("spec errors name the file, line and key") {
   CHECK(error_of("trace: {from: jsonl, path: t}\npolicy: swap\n") ==
         "e.yaml: profile: missing (expected a profile YAML path)");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\n") ==
-        "e.yaml: policy: missing; valid: discard, improved-discard, preserve, swap");
+        "e.yaml: policy: missing; valid: discard, improved-discard, min-waste, preserve, swap");
   CHECK(error_of(std::string(kMinimal) + "executor: gpu\n") ==
         "e.yaml:4: executor: unknown executor 'gpu'; valid: sim");
 }

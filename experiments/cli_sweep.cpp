@@ -1,0 +1,198 @@
+// isim sweep: run a spec's cross product of policies and swept values; isim sweep merge: join
+// the results.csv files of shards.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "experiments/cli.h"
+#include "experiments/sweep.h"
+#include "traces/input_error.h"
+
+namespace isim::exp {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kSweepUsage =
+    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--shard K/N] [--out DIR] [--keep-runs]\n"
+    "                  [--list] [-p key=value ...]\n"
+    "       isim sweep merge OUT.csv IN1.csv IN2.csv ...\n";
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  if (!f) throw InputError(p.string() + ": cannot write");
+  f << text;
+  if (!f) throw InputError(p.string() + ": write failed");
+}
+
+int cmd_sweep_merge(const Args& args) {
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
+    std::cout << kSweepUsage
+              << "Joins the results.csv files of a sweep's shards into OUT.csv, sorted by "
+                 "run_index:\nthe same file an unsharded run writes.\n";
+    return 0;
+  }
+  if (args.size() < 2) throw UsageError{"merge needs OUT.csv and at least one input", kSweepUsage};
+  std::vector<std::string> inputs(args.begin() + 1, args.end());
+  for (const auto& in : inputs)
+    if (fs::exists(args[0]) && fs::exists(in) && fs::equivalent(args[0], in))
+      throw UsageError{"OUT.csv " + args[0] + " is also an input", kSweepUsage};
+  std::vector<size_t> missing;
+  std::string text = merge_results(inputs, &missing);
+  write_file(args[0], text);
+  size_t rows = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 20; ++i) {
+      if (i) list += ", ";
+      list += std::to_string(missing[i]);
+    }
+    if (missing.size() > 20) list += ", ...";
+    fmt::print(stderr, "warning: {} run index(es) missing: {} (a shard not merged?)\n",
+               missing.size(), list);
+  }
+  fmt::print("merged {} file(s), {} run(s) -> {}\n", inputs.size(), rows, args[0]);
+  return 0;
+}
+
+// One line redrawn in place: [#####.....] 12/24 runs, 3.2 s
+void draw_bar(size_t done, size_t total, double elapsed) {
+  const size_t width = 30;
+  size_t fill = total ? done * width / total : width;
+  fmt::print(stderr, "\r[{}{}] {}/{} runs, {:.1f} s", std::string(fill, '#'),
+             std::string(width - fill, '.'), done, total, elapsed);
+  if (done == total) fmt::print(stderr, "\n");
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int cmd_sweep(const Args& args) {
+  if (!args.empty() && args[0] == "merge") return cmd_sweep_merge(Args(args.begin() + 1, args.end()));
+
+  po::options_description opts(std::string(kSweepUsage) + "options");
+  std::vector<std::string> overrides;
+  std::string out, shard_text = "1/1";
+  size_t jobs = 0;
+  opts.add_options()("help,h", "show this help")(
+      "jobs,j", po::value(&jobs), "worker threads (default: the number of cores)")(
+      "shard", po::value(&shard_text), "run only the runs with index % N == K-1 (1-based K)")(
+      "out,o", po::value(&out), "output folder (default results/<name>)")(
+      "keep-runs", "also write each run's files (summary.json, ...) to DIR/runs/<index>/")(
+      "list", "print the runs (of the shard) with their indices and exit")(
+      "set,p", po::value(&overrides)->composing(),
+      "override a spec key: -p trace.limit=50; a swept list: -p 'sweep.seed=[1,2]'")(
+      "experiment", po::value<std::string>(), "sweep spec YAML");
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\n"
+              << "results.csv: one row per run: run_index, policy, each swept key, estimator,\n"
+                 "then every summary metric (nested ones as dotted names).\n"
+                 "With plot: in the spec, experiments/plot.py draws latency.png, throughput.png\n"
+                 "and waste.png beside it, using $ISIM_PYTHON or the first python3 with\n"
+                 "matplotlib; the script is "
+              << plot_script_path() << " ($ISIM_PLOT_SCRIPT overrides).\n";
+    return 0;
+  }
+  if (!vm.count("experiment")) throw UsageError{"needs EXPERIMENT.yaml", kSweepUsage};
+  if (vm.count("jobs") && jobs == 0) throw UsageError{"--jobs must be >= 1", kSweepUsage};
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  const std::string spec = vm["experiment"].as<std::string>();
+  Shard shard = parse_shard(shard_text);
+
+  Sweep sweep = load_sweep(spec, overrides);
+  if (vm.count("list")) {
+    for (const auto& r : sweep.runs)
+      if (shard.contains(r.index)) fmt::print("{:>5}  {}\n", r.index, r.label());
+    return 0;
+  }
+  if (out.empty()) out = "results/" + sweep.base.name;
+  fs::create_directories(out);
+
+  size_t todo = 0;
+  for (const auto& r : sweep.runs) todo += shard.contains(r.index) ? 1 : 0;
+  fmt::print(stderr, "sweep {}: {} run(s){}, {} job(s)\n", sweep.base.name, todo,
+             shard.whole() ? std::string()
+                           : fmt::format(" (shard {}/{} of {})", shard.k, shard.n,
+                                         sweep.runs.size()),
+             std::min(jobs, std::max<size_t>(todo, 1)));
+
+  SweepOptions o;
+  o.jobs = jobs;
+  o.shard = shard;
+  if (vm.count("keep-runs")) o.keep_runs_dir = (fs::path(out) / "runs").string();
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  o.on_done = [&](const SweepProgress& p) {
+    if (tty) {
+      draw_bar(p.done, p.total,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    } else {
+      fmt::print(stderr, "[{}/{}] {}: {:.2f} s\n", p.done, p.total, p.run.label(), p.seconds);
+    }
+  };
+  if (tty && todo > 0) draw_bar(0, todo, 0);
+  SweepResults res = run_sweep(sweep, o);
+
+  for (const auto& n : res.notes) fmt::print(stderr, "note: {}\n", n);
+  for (const auto& w : res.warnings) fmt::print(stderr, "warning: {}\n", w);
+  fs::path csv = fs::path(out) / "results.csv";
+  write_file(csv, res.csv());
+  fmt::print("results: {} ({} run(s), {} columns)\n", csv.string(), res.rows.size(),
+             res.header.size());
+  if (!o.keep_runs_dir.empty()) fmt::print("runs: {}/<index>/\n", o.keep_runs_dir);
+
+  int rc = 0;
+  if (sweep.base.has_plot) {
+    if (!shard.whole()) {
+      fmt::print(stderr,
+                 "note: plot: skipped for a shard; after `isim sweep merge MERGED.csv ...` run "
+                 "python3 {} MERGED.csv DIR\n",
+                 plot_script_path());
+    } else if (!fs::exists(plot_script_path())) {
+      fmt::print(stderr,
+                 "isim: error: plot: {} not found (set ISIM_PLOT_SCRIPT to experiments/plot.py "
+                 "of a checkout); results.csv was written\n",
+                 plot_script_path());
+      rc = 2;
+    } else if (std::string tried, py = find_plot_python(&tried); py.empty()) {
+      fmt::print(stderr,
+                 "isim: error: plot: no python3 with matplotlib (tried {}; install Debian's "
+                 "python3-matplotlib or set ISIM_PYTHON); results.csv was written\n",
+                 tried);
+      rc = 2;
+    } else if (int prc = run_plot(py, csv.string(), out, sweep.base.plot.latency_target_s);
+               prc != 0) {
+      fmt::print(stderr, "isim: error: plot: {} {} exited with {}; results.csv was written\n", py,
+                 plot_script_path(), prc);
+      rc = 2;
+    } else {
+      for (const char* png : {"latency.png", "throughput.png", "waste.png"})
+        fmt::print("plot: {}\n", (fs::path(out) / png).string());
+    }
+  }
+  if (res.runs_with_skipped_sessions > 0) {
+    fmt::print(stderr,
+               "isim: error: {} run(s) skipped sessions that can never fit (warnings above); the "
+               "other results were written\n",
+               res.runs_with_skipped_sessions);
+    rc = 2;
+  }
+  return rc;
+}
+
+}  // namespace isim::exp

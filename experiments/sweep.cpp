@@ -1,0 +1,611 @@
+#include "experiments/sweep.h"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "experiments/outputs.h"
+#include "experiments/run.h"
+#include "traces/input_error.h"
+
+extern char** environ;
+
+namespace isim::exp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "FILE:LINE: " or "FILE: " (line 0 = unknown).
+std::string at(const std::string& file, int line) {
+  std::string s = file;
+  if (line > 0) {
+    s += ':';
+    s += std::to_string(line);
+  }
+  s += ": ";
+  return s;
+}
+
+// An error from parsing a run's spec names the spec file and a line of the rewritten YAML, which
+// means nothing to the user; keep only the key and the reason.
+std::string strip_origin(const std::string& msg, const std::string& file, const std::string& kv) {
+  std::string rest = msg;
+  std::string p = "-p " + kv;
+  p += ": ";
+  if (rest.rfind(p, 0) == 0) return rest.substr(p.size());
+  if (rest.rfind(file, 0) == 0) {
+    size_t i = file.size();
+    if (i < rest.size() && rest[i] == ':') {
+      size_t j = i + 1;
+      while (j < rest.size() && std::isdigit(static_cast<unsigned char>(rest[j]))) ++j;
+      if (j > i + 1 && j < rest.size() && rest[j] == ':') i = j;
+      if (i + 1 < rest.size() && rest[i] == ':' && rest[i + 1] == ' ') return rest.substr(i + 2);
+    }
+  }
+  return rest;
+}
+
+std::string kv_text(const std::string& key, const std::string& value) {
+  std::string s = key;
+  s += '=';
+  s += value;
+  return s;
+}
+
+// The YAML a run is parsed from: the spec without its sweep, plot and policy list, with one
+// policy and the run's values applied as overrides.
+YAML::Node run_yaml(const YAML::Node& base, const YAML::Node& policy,
+                    const std::vector<std::pair<std::string, std::string>>& point) {
+  YAML::Node y = YAML::Clone(base);
+  y["policy"] = YAML::Clone(policy);
+  for (const auto& [k, v] : point) apply_override(y, kv_text(k, v));
+  return y;
+}
+
+void flatten(const nlohmann::ordered_json& j, const std::string& prefix,
+             std::vector<std::pair<std::string, std::string>>& out) {
+  for (const auto& [k, v] : j.items()) {
+    std::string name = prefix;
+    if (!name.empty()) name += '.';
+    name += k;
+    if (v.is_object()) {
+      flatten(v, name, out);
+    } else if (v.is_number_float()) {
+      out.emplace_back(name, fmt::format("{}", v.get<double>()));
+    } else if (v.is_number_unsigned()) {
+      out.emplace_back(name, fmt::format("{}", v.get<uint64_t>()));
+    } else if (v.is_number_integer()) {
+      out.emplace_back(name, fmt::format("{}", v.get<int64_t>()));
+    } else if (v.is_string()) {
+      out.emplace_back(name, v.get<std::string>());
+    } else if (v.is_boolean()) {
+      out.emplace_back(name, v.get<bool>() ? "true" : "false");
+    } else {
+      out.emplace_back(name, v.dump());
+    }
+  }
+}
+
+// summary.json flattened, without its "policy" (results.csv has its own policy column).
+std::vector<std::pair<std::string, std::string>> metric_fields(const sim::Summary& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto j = summary_json(s, "");
+  j.erase("policy");
+  flatten(j, "", out);
+  return out;
+}
+
+// Runs with equal keys share their prepared Inputs (trace, arrivals, profile).
+std::string inputs_key(const Experiment& e) {
+  const auto& t = e.trace;
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", t.from, t.path, t.limit,
+                     t.draw, t.sessions, e.arrival.process, e.arrival.rate, e.seed, e.profile);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path + ": cannot open");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string join_csv(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line += ',';
+    line += csv_field(fields[i]);
+  }
+  line += '\n';
+  return line;
+}
+
+}  // namespace
+
+std::string SweepRun::label() const {
+  std::string s = "policy=";
+  s += policy().name;
+  if (!estimator.empty()) {
+    s += " estimator=";
+    s += estimator;
+  }
+  for (const auto& [k, v] : point) {
+    s += ' ';
+    s += kv_text(k, v);
+  }
+  return s;
+}
+
+Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::string& base_dir) {
+  Sweep s;
+  s.base = parse_experiment(root, file, base_dir);
+
+  std::vector<YAML::Node> policy_nodes;
+  if (auto ps = root["policies"]) {
+    for (size_t i = 0; i < ps.size(); ++i) policy_nodes.push_back(ps[i]);
+  } else {
+    policy_nodes.push_back(root["policy"]);
+  }
+  YAML::Node base = YAML::Clone(root);
+  for (const char* k : {"sweep", "plot", "policies", "policy"}) base.remove(k);
+
+  const auto& axes = s.base.sweep;
+  // Each value alone first, so that an error names the one key and value at fault.
+  for (const auto& ax : axes)
+    for (const auto& v : ax.values) {
+      try {
+        parse_experiment(run_yaml(base, policy_nodes.front(), {{ax.key, v}}), file, base_dir);
+      } catch (const InputError& ex) {
+        std::string msg = at(file, ax.line);
+        msg += "sweep.";
+        msg += ax.key;
+        msg += " = ";
+        msg += v;
+        msg += ": ";
+        msg += strip_origin(ex.what(), file, kv_text(ax.key, v));
+        throw InputError(msg);
+      }
+    }
+
+  std::vector<size_t> pick(axes.size(), 0);
+  for (size_t pi = 0; pi < policy_nodes.size(); ++pi) {
+    const auto& params = s.base.policies[pi].params.values;
+    auto est = params.find("estimator");
+    std::fill(pick.begin(), pick.end(), 0);
+    while (true) {
+      SweepRun r;
+      r.index = s.runs.size();
+      r.estimator = est == params.end() ? "" : est->second;
+      for (size_t a = 0; a < axes.size(); ++a)
+        r.point.emplace_back(axes[a].key, axes[a].values[pick[a]]);
+      YAML::Node y = run_yaml(base, policy_nodes[pi], r.point);
+      try {
+        r.experiment = parse_experiment(y, file, base_dir);
+      } catch (const InputError& ex) {
+        std::string msg = at(file, 0);
+        msg += fmt::format("sweep run {} ({}): ", r.index, r.label());
+        msg += strip_origin(ex.what(), file, "");
+        throw InputError(msg);
+      }
+      s.runs.push_back(std::move(r));
+      // Odometer: the last key varies fastest.
+      bool more = false;
+      for (size_t a = axes.size(); a-- > 0;) {
+        if (++pick[a] < axes[a].values.size()) {
+          more = true;
+          break;
+        }
+        pick[a] = 0;
+      }
+      if (!more) break;
+    }
+  }
+  if (s.base.has_plot) {
+    bool rate = false;
+    for (const auto& ax : axes) rate = rate || ax.key == "arrival.rate";
+    if (!rate)
+      throw InputError(file +
+                       ": plot: the plots are against arrival rate; add arrival.rate to sweep: "
+                       "(e.g. arrival.rate: [1, 2, 4])");
+  }
+  return s;
+}
+
+Sweep load_sweep(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node root = load_spec_yaml(path);
+  std::vector<std::string> plain_keys;
+  for (const auto& o : overrides) {
+    auto eq = o.find('=');
+    std::string key = eq == std::string::npos ? o : o.substr(0, eq);
+    if (key.rfind("sweep.", 0) == 0 && key.size() > 6) {
+      // Sweep keys are dotted paths themselves: `-p sweep.arrival.rate=[1,2]` sets that one list.
+      YAML::Node value;
+      try {
+        value = YAML::Load(o.substr(eq + 1));
+      } catch (const YAML::Exception& ex) {
+        throw InputError("-p " + o + ": YAML: " + ex.msg);
+      }
+      if (!root["sweep"] || !root["sweep"].IsMap()) root["sweep"] = YAML::Node(YAML::NodeType::Map);
+      root["sweep"][key.substr(6)] = value;
+    } else {
+      apply_override(root, o);
+      plain_keys.push_back(key);
+    }
+  }
+  if (auto sw = root["sweep"]; sw && sw.IsMap())
+    for (const auto& key : plain_keys)
+      if (sw[key]) {
+        std::string msg = "-p ";
+        msg += key;
+        msg += ": this key is swept (sweep.";
+        msg += key;
+        msg += "); override its list instead, e.g. -p 'sweep.";
+        msg += key;
+        msg += "=[1, 2]'";
+        throw InputError(msg);
+      }
+  return expand_sweep(root, path, spec_base_dir(path));
+}
+
+Shard parse_shard(const std::string& text) {
+  auto bad = [&]() {
+    return InputError("--shard " + text + ": expected K/N with 1 <= K <= N (e.g. 2/4)");
+  };
+  auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 >= text.size()) throw bad();
+  auto number = [&](const std::string& s) {
+    if (s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    return static_cast<size_t>(std::stoul(s));
+  };
+  Shard sh;
+  sh.k = number(text.substr(0, slash));
+  sh.n = number(text.substr(slash + 1));
+  if (sh.k < 1 || sh.n < 1 || sh.k > sh.n) throw bad();
+  return sh;
+}
+
+std::vector<std::string> results_header(const Sweep& s) {
+  std::vector<std::string> h = {"run_index", "policy"};
+  for (const auto& ax : s.base.sweep) h.push_back(ax.key);
+  h.push_back("estimator");
+  for (const auto& [k, v] : metric_fields(sim::Summary{})) h.push_back(k);
+  return h;
+}
+
+std::string SweepResults::csv() const {
+  std::string out = join_csv(header);
+  for (const auto& r : rows) out += join_csv(r);
+  return out;
+}
+
+SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
+  SweepResults res;
+  res.header = results_header(s);
+  std::vector<const SweepRun*> todo;
+  for (const auto& r : s.runs)
+    if (o.shard.contains(r.index)) todo.push_back(&r);
+  res.rows.resize(todo.size());
+  res.indices.resize(todo.size());
+  std::vector<std::string> warnings(todo.size());
+  std::vector<char> skipped(todo.size(), 0);
+  if (!o.keep_runs_dir.empty()) fs::create_directories(o.keep_runs_dir);
+
+  // Prepared inputs, shared by the runs that need the same ones and dropped after the last.
+  struct Cached {
+    std::shared_future<std::shared_ptr<const Inputs>> inputs;
+    size_t users = 0;
+  };
+  std::map<std::string, Cached> cache;
+  for (const auto* r : todo) ++cache[inputs_key(r->experiment)].users;
+
+  std::mutex mu;  // guards cache, notes, progress and the error
+  std::set<std::string> notes;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  size_t done = 0;
+  size_t error_at = todo.size();
+  std::exception_ptr error;
+
+  auto work = [&]() {
+    while (!failed.load()) {
+      size_t i = next.fetch_add(1);
+      if (i >= todo.size()) return;
+      const SweepRun& run = *todo[i];
+      const Experiment& e = run.experiment;
+      auto t0 = std::chrono::steady_clock::now();
+      std::string key = inputs_key(e);
+      try {
+        std::shared_future<std::shared_ptr<const Inputs>> fut;
+        std::promise<std::shared_ptr<const Inputs>> mine;
+        bool preparer = false;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          auto& c = cache[key];
+          if (!c.inputs.valid()) {
+            c.inputs = mine.get_future().share();
+            preparer = true;
+          }
+          fut = c.inputs;
+        }
+        if (preparer) {
+          try {
+            mine.set_value(std::make_shared<const Inputs>(prepare(e)));
+          } catch (...) {
+            mine.set_exception(std::current_exception());
+          }
+        }
+        std::shared_ptr<const Inputs> in = fut.get();
+        auto r = run_policy(e, *in, run.policy());
+        if (!o.keep_runs_dir.empty())
+          write_run((fs::path(o.keep_runs_dir) / std::to_string(run.index)).string(), e, *in,
+                    run.policy(), r);
+
+        std::vector<std::string> row = {std::to_string(run.index), run.policy().name};
+        for (const auto& [k, v] : run.point) row.push_back(v);
+        row.push_back(run.estimator);
+        for (auto& [k, v] : metric_fields(r.summary)) row.push_back(std::move(v));
+        res.rows[i] = std::move(row);
+        res.indices[i] = run.index;
+        std::string w;
+        skipped[i] = !r.skipped.empty();
+        if (!r.skipped.empty())
+          w = fmt::format("run {} ({}): {} session(s) can never fit and were skipped, e.g. {}",
+                          run.index, run.label(), r.skipped.size(), r.skipped.front());
+        else if (r.summary.extrapolations > 0)
+          w = fmt::format("run {} ({}): profile extrapolated beyond its grid {} times", run.index,
+                          run.label(), r.summary.extrapolations);
+        warnings[i] = w;
+        double secs =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& n : in->notes) notes.insert(n);
+        in.reset();
+        if (--cache[key].users == 0) cache.erase(key);
+        ++done;
+        if (o.on_done) o.on_done(SweepProgress{run, done, todo.size(), secs});
+      } catch (...) {
+        std::exception_ptr ex = std::current_exception();
+        try {
+          std::rethrow_exception(ex);
+        } catch (const InputError& ie) {
+          ex = std::make_exception_ptr(InputError(
+              fmt::format("sweep run {} ({}): {}", run.index, run.label(), ie.what())));
+        } catch (...) {
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        if (i < error_at) {
+          error_at = i;
+          error = ex;
+        }
+        failed.store(true);
+        return;
+      }
+    }
+  };
+
+  size_t jobs = std::max<size_t>(1, std::min(o.jobs, todo.size()));
+  // Live executors measure wall time: runs side by side would slow each other down.
+  for (const auto* r : todo)
+    if (r->experiment.executor != "sim") jobs = 1;
+  std::vector<std::thread> pool;
+  for (size_t j = 1; j < jobs; ++j) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+
+  for (auto& w : warnings)
+    if (!w.empty()) res.warnings.push_back(std::move(w));
+  res.runs_with_skipped_sessions =
+      static_cast<size_t>(std::count(skipped.begin(), skipped.end(), 1));
+  res.notes.assign(notes.begin(), notes.end());
+  return res;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  q += '"';
+  return q;
+}
+
+std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file) {
+  std::vector<CsvRecord> out;
+  CsvRecord rec;
+  std::string field;
+  size_t line = 1;
+  size_t i = 0;
+  bool in_record = false;
+  rec.line = 1;
+  while (i < text.size()) {
+    char c = text[i];
+    if (!in_record) {
+      rec.line = line;
+      in_record = true;
+    }
+    if (c == '"' && field.empty()) {
+      // A quoted field: up to the closing quote, "" is a quote.
+      size_t start_line = line;
+      ++i;
+      while (true) {
+        if (i >= text.size())
+          throw InputError(at(file, static_cast<int>(start_line)) + "unterminated quoted field");
+        if (text[i] == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        if (text[i] == '\n') ++line;
+        field += text[i++];
+      }
+      if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
+        throw InputError(at(file, static_cast<int>(line)) +
+                         "unexpected text after a quoted field");
+      continue;
+    }
+    if (c == ',') {
+      rec.fields.push_back(std::move(field));
+      field.clear();
+      ++i;
+    } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
+      rec.fields.push_back(std::move(field));
+      field.clear();
+      out.push_back(std::move(rec));
+      rec = CsvRecord{};
+      in_record = false;
+      i += c == '\r' ? 2 : 1;
+      ++line;
+    } else {
+      field += c;
+      ++i;
+    }
+  }
+  if (in_record) {
+    rec.fields.push_back(std::move(field));
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+std::string merge_results(const std::vector<std::string>& paths, std::vector<size_t>* missing) {
+  if (paths.empty()) throw InputError("sweep merge: no input files");
+  std::vector<std::string> header;
+  std::string header_from;
+  // run index -> (file, line, fields)
+  struct Row {
+    std::string file;
+    size_t line;
+    std::vector<std::string> fields;
+  };
+  std::map<size_t, Row> rows;
+  for (const auto& p : paths) {
+    auto recs = read_csv(slurp(p), p);
+    if (recs.empty() || recs.front().fields.empty() || recs.front().fields[0] != "run_index")
+      throw InputError(p + ":1: expected a results.csv header starting with run_index");
+    if (header_from.empty()) {
+      header = recs.front().fields;
+      header_from = p;
+    } else if (recs.front().fields != header) {
+      const auto& h = recs.front().fields;
+      size_t c = 0;
+      while (c < h.size() && c < header.size() && h[c] == header[c]) ++c;
+      std::string mine = c < h.size() ? "'" + h[c] + "'" : std::string("(none)");
+      std::string theirs = c < header.size() ? "'" + header[c] + "'" : std::string("(none)");
+      throw InputError(fmt::format(
+          "{}:1: header differs from {}'s at column {}: {} vs {} (shards of one sweep have "
+          "identical headers)",
+          p, header_from, c + 1, mine, theirs));
+    }
+    for (size_t r = 1; r < recs.size(); ++r) {
+      auto& rec = recs[r];
+      if (rec.fields.size() != header.size())
+        throw InputError(fmt::format("{}:{}: expected {} fields, found {}", p, rec.line,
+                                     header.size(), rec.fields.size()));
+      const auto& ix = rec.fields[0];
+      if (ix.empty() || ix.size() > 18 || ix.find_first_not_of("0123456789") != std::string::npos)
+        throw InputError(fmt::format("{}:{}: run_index: expected a non-negative integer, got '{}'",
+                                     p, rec.line, ix));
+      size_t index = std::stoull(ix);
+      auto [it, fresh] = rows.try_emplace(index, Row{p, rec.line, std::move(rec.fields)});
+      if (!fresh)
+        throw InputError(fmt::format("{}:{}: run_index {} is also at {}:{}", p, rec.line, index,
+                                     it->second.file, it->second.line));
+    }
+  }
+  if (missing) {
+    missing->clear();
+    size_t expect = 0;
+    for (const auto& [index, row] : rows) {
+      for (; expect < index; ++expect) missing->push_back(expect);
+      expect = index + 1;
+    }
+  }
+  std::string out = join_csv(header);
+  for (const auto& [index, row] : rows) out += join_csv(row.fields);
+  return out;
+}
+
+std::string plot_script_path() {
+  if (const char* p = std::getenv("ISIM_PLOT_SCRIPT"); p && *p) return p;
+  return ISIM_PLOT_SCRIPT_DEFAULT;
+}
+
+namespace {
+
+// Runs argv[0] (looked up on PATH) and returns its exit status; 127 when it cannot start.
+int spawn(const std::vector<std::string>& args, bool quiet_stdout, bool quiet_stderr) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (quiet_stdout) posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  if (quiet_stderr) posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return 127;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+std::string find_plot_python(std::string* tried) {
+  std::vector<std::string> candidates = {"python3", "/usr/bin/python3"};
+  if (const char* p = std::getenv("ISIM_PYTHON"); p && *p) candidates = {p};
+  if (tried) tried->clear();
+  for (const auto& py : candidates) {
+    if (spawn({py, "-c", "import matplotlib"}, true, true) == 0) return py;
+    if (tried) {
+      if (!tried->empty()) *tried += ", ";
+      *tried += py;
+    }
+  }
+  return "";
+}
+
+int run_plot(const std::string& python, const std::string& csv, const std::string& outdir,
+             double latency_target_s) {
+  std::vector<std::string> args = {python, plot_script_path(), csv, outdir};
+  if (latency_target_s > 0) {
+    args.emplace_back("--latency-target");
+    args.push_back(fmt::format("{}", latency_target_s));
+  }
+  return spawn(args, /*quiet_stdout=*/true, /*quiet_stderr=*/false);  // isim names the PNGs
+}
+
+}  // namespace isim::exp

@@ -1,0 +1,121 @@
+// Sweeps: one experiment spec expanded into many runs, run on a thread pool, one row per run in
+// results.csv.
+//
+// Contract:
+// - A sweep spec is an experiment spec plus `sweep:` (dotted override path -> list of values)
+//   and optionally `plot:`. Its `policies:` list is itself a dimension: each entry, with its
+//   parameters, is one value.
+// - Run order (and so the run index, from 0): policies outermost, then the sweep keys in file
+//   order, each key's values in list order; the last key varies fastest.
+// - Each run's Experiment is the spec with that run's values applied exactly like `-p key=value`
+//   (apply_override) and parsed again, with its one policy; so every value is validated like a
+//   `-p`. A bad key or value is an InputError naming `sweep.<key>` and the value.
+// - `run_sweep` gives the same rows, in run-index order, for any number of jobs; results.csv is
+//   byte-identical for any --jobs, and merging the shards of a sweep gives the file an unsharded
+//   run writes.
+// - results.csv: run_index, policy, one column per swept key (named by its dotted path),
+//   estimator (the policy's `estimator` parameter or empty), then every metric of summary.json
+//   flattened (nested objects become dotted names: normalized_latency_s.p99, waste_share.free).
+//   Numbers use the shortest representation that reads back to the same value.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/experiment.h"
+
+namespace isim::exp {
+
+struct SweepRun {
+  size_t index = 0;
+  Experiment experiment;  // exactly one policy; this run's values applied
+  std::vector<std::pair<std::string, std::string>> point;  // swept key -> value, file order
+  std::string estimator;  // the policy's `estimator` parameter, or ""
+
+  const PolicySpec& policy() const { return experiment.policies.front(); }
+  // "policy=swap arrival.rate=2 seed=1" (with estimator=... when the policy has one).
+  std::string label() const;
+};
+
+struct Sweep {
+  Experiment base;             // the spec as written (every policy, its sweep and plot)
+  std::vector<SweepRun> runs;  // in run-index order
+};
+
+// Expands a spec's YAML (with any -p overrides already applied). `file` names the spec in
+// messages; `base_dir` resolves its relative paths.
+Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::string& base_dir);
+// Loads a spec file, applies `-p` overrides, expands it. An override of a key the spec sweeps is
+// an InputError (override the list instead: -p 'sweep.arrival.rate=[1, 2]').
+Sweep load_sweep(const std::string& path, const std::vector<std::string>& overrides);
+
+// `--shard K/N` (1-based K): the runs whose index % N == K - 1.
+struct Shard {
+  size_t k = 1, n = 1;
+  bool contains(size_t index) const { return index % n == k - 1; }
+  bool whole() const { return n == 1; }
+};
+Shard parse_shard(const std::string& text);  // InputError unless "K/N" with 1 <= K <= N
+
+struct SweepProgress {
+  const SweepRun& run;
+  size_t done, total;  // runs finished so far (this one included), runs to do
+  double seconds;      // this run's wall time
+};
+
+struct SweepOptions {
+  size_t jobs = 1;  // worker threads (0 = 1); 1 whenever a run uses a live (measuring) executor
+  Shard shard;
+  std::string keep_runs_dir;  // non-empty: each run's four files go to DIR/<index>/
+  // Called once per finished run, one call at a time, in completion order.
+  std::function<void(const SweepProgress&)> on_done;
+};
+
+struct SweepResults {
+  std::vector<std::string> header;
+  std::vector<size_t> indices;                 // run index of each row
+  std::vector<std::vector<std::string>> rows;  // fields, in run-index order
+  std::vector<std::string> warnings;           // sessions skipped, profile extrapolated
+  size_t runs_with_skipped_sessions = 0;       // runs where a session could never fit
+  std::vector<std::string> notes;              // what the trace importers reported (deduplicated)
+
+  std::string csv() const;  // header and rows, comma-separated, "\n" line ends
+};
+
+// The columns of results.csv for a sweep.
+std::vector<std::string> results_header(const Sweep& s);
+// Runs the sweep's runs in `o.shard`. The first error (by run index) is rethrown after the
+// running runs end; no later run starts once one has failed.
+SweepResults run_sweep(const Sweep& s, const SweepOptions& o);
+
+// Joins results.csv files of shards: identical headers, no run index twice, rows sorted by run
+// index. InputError otherwise. `missing` receives the indices absent below the largest one.
+std::string merge_results(const std::vector<std::string>& paths, std::vector<size_t>* missing);
+
+// CSV field quoting (RFC 4180: quoted only when it holds a comma, a quote or a line break) and
+// reading of one file's text into records; `file` names it in messages.
+std::string csv_field(const std::string& s);
+struct CsvRecord {
+  size_t line = 0;  // 1-based line where the record starts
+  std::vector<std::string> fields;
+};
+std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file);
+
+// The plot script and an interpreter that can run it.
+// plot.py is found at <source dir>/experiments/plot.py, the source folder this isim was built
+// from (recorded at compile time), or at $ISIM_PLOT_SCRIPT when set.
+std::string plot_script_path();
+// The first of `python3` (on PATH) and /usr/bin/python3 (or only $ISIM_PYTHON, when set) that
+// imports matplotlib; "" when none does, with the ones tried in `tried`.
+std::string find_plot_python(std::string* tried = nullptr);
+// Runs `python plot.py CSV OUTDIR [--latency-target S]` (its stdout silenced, its stderr
+// passed on); returns its exit status (127 when it could not start).
+int run_plot(const std::string& python, const std::string& csv, const std::string& outdir,
+             double latency_target_s);
+
+}  // namespace isim::exp

@@ -1,0 +1,157 @@
+// InferCept's min-waste policy (ICML 2024), re-deciding every iteration as the design says:
+//   1. for every paused session holding GPU KV, m_i = min(W_p, W_dc);
+//   2. visit sessions by m_i, largest first, and swap each out (pipelined, within this
+//      iteration's swap-out budget and the CPU pool) while budget remains;
+//   3. every other paused session is discarded if W_dc < W_p, otherwise preserved.
+// Swaps never stall: the engine moves them beside compute within per-iteration PCIe budgets,
+// swaps resumed sessions back in within the swap-in budget, and rebuilds discarded contexts in
+// chunks of max(S - R, 1) tokens mixed with the decodes.
+//
+// Two refinements, both stated in the README: a session is swapped only when its estimated
+// remaining intercept is longer than its swap-in would take (otherwise the swap would delay its
+// resume, which W_p does not see); and when the CPU pool cannot take a chosen session, it is
+// discarded instead and counted (swap_fallback_discards).
+//
+// Parameters: estimator = oracle | elapsed | history (default oracle);
+//             history_min_samples = N (default 8).
+#include <algorithm>
+#include <cstdlib>
+
+#include "policies/builtin.h"
+#include "policies/estimator.h"
+#include "policies/waste.h"
+#include "sim/engine.h"
+#include "traces/input_error.h"
+
+namespace isim::policy {
+
+namespace {
+
+class MinWaste final : public sim::Policy {
+ public:
+  MinWaste(std::unique_ptr<DurationEstimator> est, int64_t min_samples)
+      : est_(std::move(est)), min_samples_(min_samples) {}
+
+  std::string name() const override { return "min-waste"; }
+  bool pipelined_swap() const override { return true; }
+  bool chunked_recompute() const override { return true; }
+  std::vector<std::pair<std::string, std::string>> describe() const override {
+    return {{"estimator", est_->name()},
+            {"history_min_samples", std::to_string(min_samples_)}};
+  }
+
+  // Decisions are made every iteration; at the pause itself the KV simply stays.
+  sim::PauseAction on_pause(const sim::SessionState&, const sim::Engine&) override {
+    return sim::PauseAction::kPreserve;
+  }
+
+  void on_resume(const sim::SessionState& s, const sim::Engine&) override {
+    const auto& ic = *s.segment().intercept;
+    est_->observe(ic.kind, ic.duration_s);
+  }
+
+  void before_iteration(sim::Engine& e) override {
+    if (!prepared_) prepare(e);
+    if (e.paused().empty()) return;
+    const auto& cm = e.cost_model();
+    const double S = static_cast<double>(cm.saturation_tokens());
+    const double T_S = sim::to_seconds(cm.T(cm.saturation_tokens()));
+    const double a = cm.marginal_ns_per_token() * 1e-9;
+    const double M = static_cast<double>(e.running_kv_tokens());
+    const double R = e.decoding_sessions();
+    const double now = sim::to_seconds(e.now());
+    const int64_t bt = e.block_tokens();
+    const int64_t bytes_per_block = e.blocks().block_bytes;
+
+    cands_.clear();
+    for (int32_t idx : e.paused()) {
+      const auto& s = e.session(idx);
+      if (s.gpu_blocks.empty()) continue;
+      const auto& ic = *s.segment().intercept;
+      Cand c;
+      c.idx = idx;
+      c.t_hat = est_->remaining_s(ic.kind, now - sim::to_seconds(s.pause_start), ic.duration_s);
+      const double on_gpu =
+          std::min<double>(static_cast<double>(s.kv), static_cast<double>(s.gpu_blocks.size() * bt));
+      c.w_p = waste_preserve(c.t_hat, on_gpu);
+      c.w_dc = waste_discard_chunked(static_cast<double>(s.kv), S, R, M, T_S, a);
+      c.m = std::min(c.w_p, c.w_dc);
+      cands_.push_back(c);
+    }
+    std::stable_sort(cands_.begin(), cands_.end(),
+                     [](const Cand& x, const Cand& y) { return x.m > y.m; });
+
+    const sim::Nanos window = e.last_forward() > 0 ? e.last_forward() : cm.T(cm.saturation_tokens());
+    int64_t budget = e.swap_budget_blocks(window, sim::Direction::kDeviceToHost, false);
+    int64_t cpu_free = e.cpu().free();
+    for (const Cand& c : cands_) {
+      const auto& s = e.session(c.idx);
+      const auto blocks = static_cast<int64_t>(s.gpu_blocks.size());
+      if (budget > 0) {
+        const double t_in = sim::to_seconds(cm.transfer(
+            (blocks + static_cast<int64_t>(s.cpu_blocks.size())) * bytes_per_block,
+            blocks + static_cast<int64_t>(s.cpu_blocks.size()), sim::Direction::kHostToDevice,
+            false));
+        if (c.t_hat > t_in && c.m > 0) {
+          if (cpu_free >= blocks) {
+            e.request_swap_out(c.idx);
+            budget -= std::min(budget, blocks);
+            cpu_free -= blocks;
+          } else {
+            e.discard_paused(c.idx);
+            e.count_swap_fallback();
+          }
+          continue;
+        }
+      }
+      if (c.w_dc < c.w_p) e.discard_paused(c.idx);
+    }
+  }
+
+ private:
+  struct Cand {
+    int32_t idx;
+    double t_hat, w_p, w_dc, m;
+  };
+
+  void prepare(const sim::Engine& e) {
+    std::vector<trace::Intercept> all;
+    for (int32_t i = 0; i < e.num_sessions(); ++i)
+      for (const auto& seg : e.session(i).src->segments)
+        if (seg.intercept) all.push_back(*seg.intercept);
+    est_->prepare(all);
+    prepared_ = true;
+  }
+
+  std::unique_ptr<DurationEstimator> est_;
+  int64_t min_samples_;
+  bool prepared_ = false;
+  std::vector<Cand> cands_;
+};
+
+}  // namespace
+
+std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p) {
+  std::string est = "oracle";
+  EstimatorOptions opt;
+  for (const auto& [k, v] : p.values) {
+    if (k == "estimator") {
+      est = v;
+    } else if (k == "history_min_samples") {
+      char* end = nullptr;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1)
+        throw InputError(p.where + ".history_min_samples: expected an integer >= 1, got '" + v +
+                         "'");
+      opt.history_min_samples = n;
+    } else {
+      throw InputError(p.where + "." + k +
+                       ": unknown parameter; policy 'min-waste' takes estimator, "
+                       "history_min_samples");
+    }
+  }
+  auto e = estimator_registry().create(est, p.where + ".estimator", opt);
+  return std::make_unique<MinWaste>(std::move(e), opt.history_min_samples);
+}
+
+}  // namespace isim::policy
