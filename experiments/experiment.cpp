@@ -128,7 +128,7 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
 
   auto tr = root["trace"];
   if (!tr) throw InputError(file + ": trace: missing (expected {from, path, ...})");
-  check_keys(tr, file, "trace", {"from", "path", "limit", "draw", "sessions"});
+  check_keys(tr, file, "trace", {"from", "path", "limit", "draw", "sessions", "max_context"});
   if (auto n = tr["from"]) e.trace.from = read_as<std::string>(n, file, "trace.from", "a string");
   bool known = false;
   std::string valid;
@@ -152,6 +152,10 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   count("limit", e.trace.limit);
   count("draw", e.trace.draw);
   count("sessions", e.trace.sessions);
+  count("max_context", e.trace.max_context);
+  if (e.trace.max_context == 1)
+    throw InputError(where(file, tr["max_context"], "trace.max_context") +
+                     ": must be >= 2 (a prompt token and one output)");
   if (e.trace.from == "generator" && e.trace.sessions <= 0)
     throw InputError(where(file, tr, "trace.sessions") +
                      ": a generator needs sessions > 0 (how many to generate)");
@@ -289,6 +293,7 @@ YAML::Node Experiment::resolved() const {
   if (trace.limit > 0) t["limit"] = trace.limit;
   if (trace.draw > 0) t["draw"] = trace.draw;
   if (trace.sessions > 0) t["sessions"] = trace.sessions;
+  if (trace.max_context > 0) t["max_context"] = trace.max_context;
   r["trace"] = t;
   r["arrival"]["process"] = arrival.process;
   r["arrival"]["rate"] = num(arrival.rate);

@@ -33,6 +33,7 @@ struct TraceSpec {
   int64_t limit = 0;           // > 0: keep only the first N sessions
   int64_t draw = 0;            // > 0: draw N sessions with replacement (seeded)
   int64_t sessions = 0;        // generator: how many sessions
+  int64_t max_context = 0;     // > 0: cut sessions so no context exceeds it (reported)
 };
 
 struct PolicySpec {

@@ -41,6 +41,17 @@ Inputs prepare(const Experiment& e) {
   }
   if (ts.limit > 0 && static_cast<size_t>(ts.limit) < in.trace.size())
     in.trace.resize(static_cast<size_t>(ts.limit));
+  if (ts.max_context > 0) {
+    int64_t cut = 0;
+    for (auto& s : in.trace) {
+      if (s.max_context() <= ts.max_context) continue;
+      trace::truncate_to_context(s, ts.max_context);
+      ++cut;
+    }
+    if (cut > 0)
+      in.notes.push_back(fmt::format("trace.max_context={}: {} of {} sessions were cut to fit",
+                                     ts.max_context, cut, in.trace.size()));
+  }
   if (ts.draw > 0) in.trace = trace::bootstrap(in.trace, ts.draw, e.seed);
   trace::apply_arrivals(in.trace, e.arrival);
   std::ostringstream os;

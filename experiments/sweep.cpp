@@ -365,7 +365,11 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
 
         std::vector<std::string> row = {std::to_string(run.index), run.policy().name};
         for (const auto& [k, v] : run.point) row.push_back(v);
-        row.push_back(run.estimator);
+        // The estimator the policy actually used (its default when the spec names none).
+        std::string est = run.estimator;
+        for (const auto& [k, v] : r.policy_facts)
+          if (k == "estimator") est = v;
+        row.push_back(est);
         for (auto& [k, v] : metric_fields(r.summary)) row.push_back(std::move(v));
         res.rows[i] = std::move(row);
         res.indices[i] = run.index;
