@@ -3,6 +3,7 @@
 #include "experiments/cli.h"
 #include "experiments/experiment.h"
 #include "policies/builtin.h"
+#include "policies/estimator.h"
 #include "sim/engine.h"
 #include "sim/executor.h"
 
@@ -19,6 +20,7 @@ void section(const char* title, const R& reg) {
 int cmd_list(const Args& args) {
   if (!args.empty()) throw UsageError{"takes no arguments", "usage: isim list\n"};
   section("policies", policy::policy_registry());
+  section("estimators (min-waste: -p policy.estimator=NAME)", policy::estimator_registry());
   section("schedulers", sim::scheduler_registry());
   section("executors", sim::executor_registry());
   fmt::print("trace sources:\n");

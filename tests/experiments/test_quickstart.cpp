@@ -164,6 +164,7 @@ TEST_CASE("isim list names every component") {
   REQUIRE(rc == 0);
   out = slurp(d / "l.txt");
   for (const char* name : {"discard", "improved-discard", "preserve", "swap", "vllm-v0", "chunked",
-                           "sim", "infercept", "jsonl", "generator", "poisson", "replay"})
+                           "sim", "infercept", "jsonl", "generator", "poisson", "replay",
+                           "min-waste", "oracle", "elapsed", "history"})
     CHECK(out.find(std::string("  ") + name + " ") != std::string::npos);
 }
