@@ -1,8 +1,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "experiments/cli.h"
 #include "experiments/outputs.h"
@@ -19,18 +19,18 @@ int cmd_run(const Args& args) {
   std::string out, trace_path, trace_from = "jsonl", profile, policy, scheduler, executor;
   double rate = 0;
   uint64_t seed = 1;
-  opts.add_options()("help,h", "show this help")(
-      "set,p", po::value(&overrides)->composing(), "override a spec key: -p arrival.rate=2")(
+  opts.add_options()("help,h", "show this help")("set,p", po::value(&overrides)->composing(),
+                                                 "override a spec key: -p arrival.rate=2")(
       "out,o", po::value(&out), "output folder (default results/<name>)")(
       "check-invariants", "check engine invariants after every iteration (slow)")(
       "trace", po::value(&trace_path), "trace file (flag form)")(
       "from", po::value(&trace_from), "trace format: jsonl (default) or infercept")(
       "profile", po::value(&profile), "profile YAML (flag form)")(
-      "policy", po::value(&policy), "policy name (flag form)")(
-      "scheduler", po::value(&scheduler), "vllm-v0 (default) or chunked")(
+      "policy", po::value(&policy), "policy name (flag form)")("scheduler", po::value(&scheduler),
+                                                               "vllm-v0 (default) or chunked")(
       "rate", po::value(&rate), "Poisson arrival rate, sessions/s (default: replay trace times)")(
-      "seed", po::value(&seed), "random seed (default 1)")(
-      "executor", po::value(&executor), "executor (default sim)")(
+      "seed", po::value(&seed), "random seed (default 1)")("executor", po::value(&executor),
+                                                           "executor (default sim)")(
       "experiment", po::value<std::string>(), "experiment YAML");
   po::positional_options_description pos;
   pos.add("experiment", 1);

@@ -1,7 +1,7 @@
 #include <iostream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "experiments/cli.h"
 #include "traces/arrival.h"

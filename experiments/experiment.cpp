@@ -23,7 +23,9 @@ std::string resolve(const std::string& base_dir, const std::string& p) {
 }
 
 // Shortest round-trip text, so resolved specs read 0.9 rather than 0.90000000000000002.
-std::string num(double v) { return fmt::format("{}", v); }
+std::string num(double v) {
+  return fmt::format("{}", v);
+}
 
 PolicySpec parse_policy(const YAML::Node& n, const std::string& file, const std::string& key) {
   PolicySpec ps;
@@ -83,7 +85,8 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
       std::string vkey = key + "[" + std::to_string(i) + "]";
       auto v = read_as<std::string>(vs[i], file, vkey, "a scalar value");
       if (v.find_first_of("\r\n\"") != std::string::npos)
-        throw InputError(where(file, vs[i], vkey) + ": a swept value cannot hold quotes or newlines");
+        throw InputError(where(file, vs[i], vkey) +
+                         ": a swept value cannot hold quotes or newlines");
       for (const auto& seen : ax.values)
         if (seen == v) throw InputError(where(file, vs[i], vkey) + ": '" + v + "' listed twice");
       ax.values.push_back(v);
@@ -175,7 +178,8 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   }
   e.arrival.seed = e.seed;
 
-  if (!root["profile"]) throw InputError(file + ": profile: missing (expected a profile YAML path)");
+  if (!root["profile"])
+    throw InputError(file + ": profile: missing (expected a profile YAML path)");
   e.profile = resolve(base_dir, read_as<std::string>(root["profile"], file, "profile", "a path"));
 
   if (auto en = root["engine"]) {
@@ -190,7 +194,8 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
     auto positive = [&](const char* k, auto& out, const char* what) {
       if (auto n = en[k]) {
         out = read_as<std::decay_t<decltype(out)>>(n, file, std::string("engine.") + k, what);
-        if (!(out > 0)) throw InputError(where(file, n, std::string("engine.") + k) + ": must be > 0");
+        if (!(out > 0))
+          throw InputError(where(file, n, std::string("engine.") + k) + ": must be > 0");
       }
     };
     positive("max_num_seqs", c.max_num_seqs, "an integer");
@@ -202,7 +207,8 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
     auto non_negative = [&](const char* k, auto& out, const char* what) {
       if (auto n = en[k]) {
         out = read_as<std::decay_t<decltype(out)>>(n, file, std::string("engine.") + k, what);
-        if (out < 0) throw InputError(where(file, n, std::string("engine.") + k) + ": must be >= 0");
+        if (out < 0)
+          throw InputError(where(file, n, std::string("engine.") + k) + ": must be >= 0");
       }
     };
     non_negative("activation_reserve_gib", c.activation_reserve_gib, "GiB");
@@ -229,7 +235,8 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
       e.policies.push_back(parse_policy(n[i], file, "policies[" + std::to_string(i) + "]"));
   }
   if (e.policies.empty())
-    throw InputError(file + ": policy: missing; valid: " + policy::policy_registry().names_joined());
+    throw InputError(file +
+                     ": policy: missing; valid: " + policy::policy_registry().names_joined());
 
   if (auto sw = root["sweep"]) parse_sweep(sw, file, e);
   if (auto pl = root["plot"]) parse_plot(pl, file, e);

@@ -3,8 +3,8 @@
 #include <exception>
 #include <string>
 
-#include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
+#include <boost/program_options/errors.hpp>
 
 #include "experiments/cli.h"
 #include "experiments/version.h"
@@ -13,10 +13,12 @@
 namespace {
 const char* kUsage =
     "usage: isim VERB [ARGS]\n"
-    "  run EXPERIMENT.yaml [-p key=value ...] [--out DIR]   run an experiment (every policy in it)\n"
+    "  run EXPERIMENT.yaml [-p key=value ...] [--out DIR]   run an experiment (every policy in "
+    "it)\n"
     "  run --trace T --profile P --policy NAME [...]        run from flags (isim run --help)\n"
     "  sweep EXPERIMENT.yaml [--jobs N] [--shard K/N] [--out DIR] [-p key=value ...]\n"
-    "                                                        run a sweep, write results.csv (+ plots)\n"
+    "                                                        run a sweep, write results.csv (+ "
+    "plots)\n"
     "  sweep merge OUT.csv IN1.csv IN2.csv ...               join the results.csv of shards\n"
     "  list                                                  every registered component\n"
     "  trace convert --from FORMAT IN OUT                    import a trace to native JSONL\n"

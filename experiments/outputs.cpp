@@ -32,7 +32,9 @@ std::ofstream open_out(const fs::path& p) {
   return f;
 }
 
-double share(double part, double total) { return total > 0 ? part / total : 0; }
+double share(double part, double total) {
+  return total > 0 ? part / total : 0;
+}
 
 }  // namespace
 
@@ -80,8 +82,8 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   return j;
 }
 
-void write_run(const std::string& dir, const Experiment& e, const Inputs& in,
-               const PolicySpec& p, const sim::RunResult& r) {
+void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
+               const sim::RunResult& r) {
   fs::create_directories(dir);
   {
     auto j = summary_json(r.summary, p.name);

@@ -18,8 +18,8 @@ namespace isim::exp {
 nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy);
 
 // Writes the four files into `dir` (created if missing).
-void write_run(const std::string& dir, const Experiment& e, const Inputs& in,
-               const PolicySpec& p, const sim::RunResult& r);
+void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
+               const sim::RunResult& r);
 
 struct TableRow {
   std::string policy;

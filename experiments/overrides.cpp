@@ -22,7 +22,8 @@ void apply_override(YAML::Node& root, const std::string& kv) {
   size_t start = 0;
   while (true) {
     auto dot = key.find('.', start);
-    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (part.empty()) throw InputError("-p " + kv + ": empty key component");
     if (dot == std::string::npos) {
       cur[part] = value;
@@ -33,8 +34,7 @@ void apply_override(YAML::Node& root, const std::string& kv) {
       cur[part] = YAML::Node(YAML::NodeType::Map);
       next = cur[part];
     }
-    if (!next.IsMap())
-      throw InputError("-p " + kv + ": '" + key.substr(0, dot) + "' is not a map");
+    if (!next.IsMap()) throw InputError("-p " + kv + ": '" + key.substr(0, dot) + "' is not a map");
     cur.reset(next);
     start = dot + 1;
   }

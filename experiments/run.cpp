@@ -35,8 +35,8 @@ Inputs prepare(const Experiment& e) {
           "after them",
           ts.path, rep.dropped_trailing_intercepts));
   } else {
-    auto cfg = ts.path.empty() ? trace::default_generator_config()
-                               : trace::load_generator_config(ts.path);
+    auto cfg =
+        ts.path.empty() ? trace::default_generator_config() : trace::load_generator_config(ts.path);
     in.trace = trace::generate(cfg, ts.sessions, e.seed);
   }
   if (ts.limit > 0 && static_cast<size_t>(ts.limit) < in.trace.size())

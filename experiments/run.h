@@ -20,8 +20,8 @@ namespace isim::exp {
 struct Inputs {
   trace::Trace trace;
   sim::Profile profile;
-  std::string trace_fingerprint;  // FNV-1a 64 of the trace as native JSONL (after arrivals)
-  std::vector<std::string> notes; // what importers reported (dropped intercepts, ...)
+  std::string trace_fingerprint;   // FNV-1a 64 of the trace as native JSONL (after arrivals)
+  std::vector<std::string> notes;  // what importers reported (dropped intercepts, ...)
 };
 
 Inputs prepare(const Experiment& e);

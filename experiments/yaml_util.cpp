@@ -43,8 +43,8 @@ T read_as(const YAML::Node& n, const std::string& file, const std::string& key,
   }
 }
 
-template std::string read_as<std::string>(const YAML::Node&, const std::string&,
-                                          const std::string&, const char*);
+template std::string read_as<std::string>(const YAML::Node&, const std::string&, const std::string&,
+                                          const char*);
 template double read_as<double>(const YAML::Node&, const std::string&, const std::string&,
                                 const char*);
 template int64_t read_as<int64_t>(const YAML::Node&, const std::string&, const std::string&,
@@ -53,7 +53,6 @@ template uint64_t read_as<uint64_t>(const YAML::Node&, const std::string&, const
                                     const char*);
 template int32_t read_as<int32_t>(const YAML::Node&, const std::string&, const std::string&,
                                   const char*);
-template bool read_as<bool>(const YAML::Node&, const std::string&, const std::string&,
-                            const char*);
+template bool read_as<bool>(const YAML::Node&, const std::string&, const std::string&, const char*);
 
 }  // namespace isim::exp

@@ -16,9 +16,11 @@ const PolicyRegistry& policy_registry() {
     reg.add("discard", "free all KV on pause; recompute on resume at the back of the queue (vLLM)",
             make_discard);
     reg.add("improved-discard",
-            "free all KV on pause; recompute on resume in original arrival order", make_improved_discard);
+            "free all KV on pause; recompute on resume in original arrival order",
+            make_improved_discard);
     reg.add("preserve", "keep all KV on the GPU through the intercept", make_preserve);
-    reg.add("swap", "copy all KV to CPU synchronously on pause and back on resume (iteration stalls)",
+    reg.add("swap",
+            "copy all KV to CPU synchronously on pause and back on resume (iteration stalls)",
             make_swap);
     reg.add("min-waste",
             "InferCept: per iteration preserve, pipelined swap or chunked discard by least GPU "

@@ -109,10 +109,11 @@ const EstimatorRegistry& estimator_registry() {
             [](const EstimatorOptions&) { return std::make_unique<Oracle>(); });
     reg.add("elapsed", "remaining time = time already elapsed (needs no knowledge)",
             [](const EstimatorOptions&) { return std::make_unique<Elapsed>(); });
-    reg.add("history",
-            "mean residual life per intercept kind from completed intercepts; elapsed until "
-            "enough history",
-            [](const EstimatorOptions& o) { return std::make_unique<History>(o.history_min_samples); });
+    reg.add(
+        "history",
+        "mean residual life per intercept kind from completed intercepts; elapsed until "
+        "enough history",
+        [](const EstimatorOptions& o) { return std::make_unique<History>(o.history_min_samples); });
     return reg;
   }();
   return r;

@@ -36,8 +36,7 @@ class MinWaste final : public sim::Policy {
   bool pipelined_swap() const override { return true; }
   bool chunked_recompute() const override { return true; }
   std::vector<std::pair<std::string, std::string>> describe() const override {
-    return {{"estimator", est_->name()},
-            {"history_min_samples", std::to_string(min_samples_)}};
+    return {{"estimator", est_->name()}, {"history_min_samples", std::to_string(min_samples_)}};
   }
 
   // Decisions are made every iteration; at the pause itself the KV simply stays.
@@ -71,8 +70,8 @@ class MinWaste final : public sim::Policy {
       Cand c;
       c.idx = idx;
       c.t_hat = est_->remaining_s(ic.kind, now - sim::to_seconds(s.pause_start), ic.duration_s);
-      const double on_gpu =
-          std::min<double>(static_cast<double>(s.kv), static_cast<double>(s.gpu_blocks.size() * bt));
+      const double on_gpu = std::min<double>(static_cast<double>(s.kv),
+                                             static_cast<double>(s.gpu_blocks.size() * bt));
       c.w_p = waste_preserve(c.t_hat, on_gpu);
       c.w_dc = waste_discard_chunked(static_cast<double>(s.kv), S, R, M, T_S, a);
       c.m = std::min(c.w_p, c.w_dc);
@@ -81,17 +80,18 @@ class MinWaste final : public sim::Policy {
     std::stable_sort(cands_.begin(), cands_.end(),
                      [](const Cand& x, const Cand& y) { return x.m > y.m; });
 
-    const sim::Nanos window = e.last_forward() > 0 ? e.last_forward() : cm.T(cm.saturation_tokens());
+    const sim::Nanos window =
+        e.last_forward() > 0 ? e.last_forward() : cm.T(cm.saturation_tokens());
     int64_t budget = e.swap_budget_blocks(window, sim::Direction::kDeviceToHost, false);
     int64_t cpu_free = e.cpu().free();
     for (const Cand& c : cands_) {
       const auto& s = e.session(c.idx);
       const auto blocks = static_cast<int64_t>(s.gpu_blocks.size());
       if (budget > 0) {
-        const double t_in = sim::to_seconds(cm.transfer(
-            (blocks + static_cast<int64_t>(s.cpu_blocks.size())) * bytes_per_block,
-            blocks + static_cast<int64_t>(s.cpu_blocks.size()), sim::Direction::kHostToDevice,
-            false));
+        const double t_in = sim::to_seconds(
+            cm.transfer((blocks + static_cast<int64_t>(s.cpu_blocks.size())) * bytes_per_block,
+                        blocks + static_cast<int64_t>(s.cpu_blocks.size()),
+                        sim::Direction::kHostToDevice, false));
         if (c.t_hat > t_in && c.m > 0) {
           if (cpu_free >= blocks) {
             e.request_swap_out(c.idx);

@@ -66,9 +66,10 @@ void Engine::load() {
     s.arrival = from_seconds(src.arrival_s);
     for (size_t k = 0; k < src.segments.size(); ++k)
       if (src.segments[k].output < 1)
-        throw InputError(fmt::format("session {}: segments[{}].output: must be >= 1 (every "
-                                     "segment decodes at least one token)",
-                                     src.id, k));
+        throw InputError(
+            fmt::format("session {}: segments[{}].output: must be >= 1 (every "
+                        "segment decodes at least one token)",
+                        src.id, k));
     const int64_t need = src.max_context();
     std::string why;
     if (need > gpu_tokens)
@@ -105,8 +106,7 @@ void Engine::handle(const Event& ev) {
 }
 
 bool Engine::has_work() const {
-  return !running_.empty() || !waiting_.empty() || !swapped_.empty() ||
-         !swap_out_pending_.empty();
+  return !running_.empty() || !waiting_.empty() || !swapped_.empty() || !swap_out_pending_.empty();
 }
 
 void Engine::on_arrival(int32_t idx) {
@@ -411,8 +411,8 @@ Nanos Engine::progress_swaps(Nanos window, bool transfer_only) {
   for (int32_t idx : swap_out_requests_) {
     SessionState& s = sessions_[static_cast<size_t>(idx)];
     if (s.phase != Phase::kPaused) continue;
-    int64_t n = std::min({out_budget - moved_out, static_cast<int64_t>(s.gpu_blocks.size()),
-                          cpu_.free()});
+    int64_t n =
+        std::min({out_budget - moved_out, static_cast<int64_t>(s.gpu_blocks.size()), cpu_.free()});
     if (n <= 0) continue;
     move_blocks(s, /*to_cpu=*/true, n);
     moved_out += n;
@@ -421,8 +421,8 @@ Nanos Engine::progress_swaps(Nanos window, bool transfer_only) {
   for (auto it = swapped_.begin(); it != swapped_.end() && moved_in < in_budget;) {
     SessionState& s = sessions_[static_cast<size_t>(it->idx)];
     ++it;
-    int64_t n = std::min({in_budget - moved_in, static_cast<int64_t>(s.cpu_blocks.size()),
-                          gpu_.free()});
+    int64_t n =
+        std::min({in_budget - moved_in, static_cast<int64_t>(s.cpu_blocks.size()), gpu_.free()});
     if (n > 0) {
       move_blocks(s, /*to_cpu=*/false, n);
       moved_in += n;
@@ -433,10 +433,10 @@ Nanos Engine::progress_swaps(Nanos window, bool transfer_only) {
   record_.swap_out_tokens = moved_out * block_tokens_;
   record_.swap_in_tokens = moved_in * block_tokens_;
   if (!transfer_only) return 0;
-  Nanos t_out = executor_.transfer(moved_out * block_bytes(), moved_out,
-                                   Direction::kDeviceToHost, duplex);
-  Nanos t_in = executor_.transfer(moved_in * block_bytes(), moved_in, Direction::kHostToDevice,
-                                  duplex);
+  Nanos t_out =
+      executor_.transfer(moved_out * block_bytes(), moved_out, Direction::kDeviceToHost, duplex);
+  Nanos t_in =
+      executor_.transfer(moved_in * block_bytes(), moved_in, Direction::kHostToDevice, duplex);
   return std::max(t_out, t_in);
 }
 
@@ -506,8 +506,8 @@ void Engine::maybe_start() {
     forward = batch_.empty() ? 0 : executor_.run(shape_);
     // With nothing to compute, pending swaps run alone for up to one saturated iteration.
     const bool alone = batch_.empty();
-    transfer = progress_swaps(alone ? cost_model().T(cost_model().saturation_tokens()) : forward,
-                              alone);
+    transfer =
+        progress_swaps(alone ? cost_model().T(cost_model().saturation_tokens()) : forward, alone);
     if (!batch_.empty() || stall_ > 0 || transfer > 0) break;
     // Swap-outs that all fell back to discards leave nothing to do.
     if (!has_work()) return;
@@ -663,8 +663,7 @@ std::vector<SessionRecord> Engine::records() const {
     if (s.decode_steps > 0)
       r.tpot_s = to_seconds(s.decode_time) / static_cast<double>(s.decode_steps);
     if (s.resumes_with_token > 0)
-      r.resume_ttft_s =
-          to_seconds(s.resume_ttft_sum) / static_cast<double>(s.resumes_with_token);
+      r.resume_ttft_s = to_seconds(s.resume_ttft_sum) / static_cast<double>(s.resumes_with_token);
     r.normalized_latency_s = to_seconds(s.finish - s.arrival - s.intercept_time) /
                              static_cast<double>(r.output_tokens + r.returned_tokens);
     out.push_back(std::move(r));
@@ -691,24 +690,33 @@ void Engine::check_invariants() const {
                          cpu_.owner_of(b)));
     gpu_owned += static_cast<int64_t>(s.gpu_blocks.size());
     cpu_owned += static_cast<int64_t>(s.cpu_blocks.size());
-    if (s.kv < 0 || s.kv > s.context) fail(fmt::format("session {}: kv {} > context {}", s.idx,
-                                                       s.kv, s.context));
+    if (s.kv < 0 || s.kv > s.context)
+      fail(fmt::format("session {}: kv {} > context {}", s.idx, s.kv, s.context));
     const auto held = static_cast<int64_t>(s.gpu_blocks.size() + s.cpu_blocks.size());
     if (s.phase != Phase::kFinished && held < blocks_for(s.kv, block_tokens_))
       fail(fmt::format("session {}: {} KV tokens in {} blocks", s.idx, s.kv, held));
     if (s.phase == Phase::kRunning && !s.cpu_blocks.empty())
       fail(fmt::format("session {} runs with KV still on CPU", s.idx));
     switch (s.phase) {
-      case Phase::kRunning: ++n_running; break;
-      case Phase::kWaiting: ++n_waiting; break;
-      case Phase::kSwapped: ++n_swapped; break;
-      case Phase::kPaused: ++n_paused; break;
+      case Phase::kRunning:
+        ++n_running;
+        break;
+      case Phase::kWaiting:
+        ++n_waiting;
+        break;
+      case Phase::kSwapped:
+        ++n_swapped;
+        break;
+      case Phase::kPaused:
+        ++n_paused;
+        break;
       case Phase::kFinished:
       case Phase::kSkipped:
         if (!s.gpu_blocks.empty() || !s.cpu_blocks.empty())
           fail(fmt::format("session {} ended but holds blocks", s.idx));
         break;
-      case Phase::kPending: break;
+      case Phase::kPending:
+        break;
     }
   }
   if (gpu_owned != gpu_.used()) fail("gpu blocks listed by sessions != blocks in use");

@@ -79,8 +79,8 @@ struct IterationRecord {
   int64_t batch_tokens = 0;
   int32_t decodes = 0;
   int32_t prefills = 0;
-  int64_t recompute_tokens = 0;    // chunk tokens of sessions rebuilding discarded KV
-  int64_t swap_out_tokens = 0;     // pipelined, moved this iteration (whole blocks)
+  int64_t recompute_tokens = 0;  // chunk tokens of sessions rebuilding discarded KV
+  int64_t swap_out_tokens = 0;   // pipelined, moved this iteration (whole blocks)
   int64_t swap_in_tokens = 0;
   int64_t swap_out_budget_tokens = 0;
   int64_t swap_in_budget_tokens = 0;
@@ -207,7 +207,7 @@ class Engine {
   std::vector<int32_t> running_;  // sorted by (arrival, idx)
   std::set<QueueKey> waiting_;
   std::set<QueueKey> swapped_;
-  std::vector<int32_t> swap_out_pending_;  // synchronous (policy `swap`)
+  std::vector<int32_t> swap_out_pending_;   // synchronous (policy `swap`)
   std::vector<int32_t> swap_out_requests_;  // pipelined, this iteration, in priority order
   std::vector<int32_t> paused_;             // paused sessions, in pause order
   bool pipelined_ = false;

@@ -60,8 +60,8 @@ struct Counters {
   int64_t iterations = 0;
   int64_t recomputed_tokens = 0;
   int64_t swapped_out_bytes = 0, swapped_in_bytes = 0;
-  int64_t preemptions = 0;         // engine preemptions (out of blocks while running)
-  int64_t idle_evictions = 0;      // idle KV dropped because nothing could run otherwise
+  int64_t preemptions = 0;             // engine preemptions (out of blocks while running)
+  int64_t idle_evictions = 0;          // idle KV dropped because nothing could run otherwise
   int64_t swap_fallback_discards = 0;  // swap asked for, CPU pool full: discarded instead
   int64_t pauses = 0, discards = 0, swaps = 0, preserves = 0;
   int64_t prefill_tokens = 0, decode_tokens = 0;

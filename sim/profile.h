@@ -47,7 +47,7 @@ struct DeviceSpec {
 };
 
 struct LinearForward {
-  double base_ms = 0;             // T(x) = base + slope * x
+  double base_ms = 0;  // T(x) = base + slope * x
   double slope_ms_per_token = 0;
   bool operator==(const LinearForward&) const = default;
 };
@@ -65,8 +65,8 @@ struct TablesForward {
 struct SwapSpec {
   Curve1D h2d_gbps;  // x: bytes per copy, y: GB/s
   Curve1D d2h_gbps;
-  double duplex_factor = 1.0;      // bandwidth multiplier when both directions run at once
-  double per_copy_overhead_us = 0; // fixed cost of each copy call
+  double duplex_factor = 1.0;       // bandwidth multiplier when both directions run at once
+  double per_copy_overhead_us = 0;  // fixed cost of each copy call
   bool operator==(const SwapSpec&) const = default;
 };
 
@@ -88,7 +88,7 @@ struct Profile {
   std::string path;  // where it was loaded from ("" if built in memory); not serialised
 
   std::string provenance_value(const std::string& key) const;  // "" when absent
-  bool operator==(const Profile& o) const;  // ignores `path`
+  bool operator==(const Profile& o) const;                     // ignores `path`
 };
 
 Profile load_profile(const std::string& path);

@@ -23,29 +23,29 @@
 namespace isim::sim {
 
 enum class Phase : uint8_t {
-  kPending,   // not arrived yet
-  kWaiting,   // in the waiting queue (new, resumed, or preempted)
-  kRunning,   // in the running set: prefilling or decoding
-  kPaused,    // in an intercept
-  kSwapped,   // intercept over, KV on CPU, waiting for swap-in
+  kPending,  // not arrived yet
+  kWaiting,  // in the waiting queue (new, resumed, or preempted)
+  kRunning,  // in the running set: prefilling or decoding
+  kPaused,   // in an intercept
+  kSwapped,  // intercept over, KV on CPU, waiting for swap-in
   kFinished,
-  kSkipped,   // can never fit; reported, never run
+  kSkipped,  // can never fit; reported, never run
 };
 
 struct SessionState {
   const trace::Session* src = nullptr;
   int32_t idx = 0;
   Phase phase = Phase::kPending;
-  int32_t seg = 0;                 // current segment
+  int32_t seg = 0;  // current segment
   int64_t context = 0;
   int64_t kv = 0;
-  int64_t decoded_in_seg = 0;      // outputs emitted in the current segment
+  int64_t decoded_in_seg = 0;  // outputs emitted in the current segment
   int64_t recompute_left = 0;
-  bool swap_out_pending = false;   // paused under `swap`; copied out at the next iteration
-  bool chunked = false;            // rebuilding its context in S - R chunks (min-waste)
-  bool discarded = false;          // KV dropped at its last pause
+  bool swap_out_pending = false;  // paused under `swap`; copied out at the next iteration
+  bool chunked = false;           // rebuilding its context in S - R chunks (min-waste)
+  bool discarded = false;         // KV dropped at its last pause
   Nanos arrival = 0;
-  Nanos queue_key = 0;             // order in the waiting queue
+  Nanos queue_key = 0;  // order in the waiting queue
   std::vector<BlockId> gpu_blocks;
   std::vector<BlockId> cpu_blocks;
 
@@ -54,12 +54,12 @@ struct SessionState {
   Nanos finish = -1;
   Nanos pause_start = -1;
   Nanos intercept_end = -1;
-  Nanos seg_first_token = -1;      // first token of the current segment
-  Nanos decode_time = 0;           // sum over segments of last - first token time
-  int64_t decode_steps = 0;        // sum over segments of (outputs - 1)
-  Nanos resume_ttft_sum = 0;       // sum over resumes of first token - intercept end
+  Nanos seg_first_token = -1;  // first token of the current segment
+  Nanos decode_time = 0;       // sum over segments of last - first token time
+  int64_t decode_steps = 0;    // sum over segments of (outputs - 1)
+  Nanos resume_ttft_sum = 0;   // sum over resumes of first token - intercept end
   int64_t resumes_with_token = 0;
-  Nanos intercept_time = 0;        // sum of intercept durations
+  Nanos intercept_time = 0;  // sum of intercept durations
   int64_t recomputed_tokens = 0;
   int64_t swapped_out_bytes = 0;
   int64_t swapped_in_bytes = 0;

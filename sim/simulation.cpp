@@ -10,8 +10,8 @@ RunResult simulate(const trace::Trace& trace, const EngineConfig& config, Execut
   Engine engine(0, queue, config, executor, policy, trace);
   if (observer) engine.set_observer(std::move(observer));
   engine.load();
-  const Nanos dt = config.timeseries_interval_s > 0 ? from_seconds(config.timeseries_interval_s)
-                                                    : 0;
+  const Nanos dt =
+      config.timeseries_interval_s > 0 ? from_seconds(config.timeseries_interval_s) : 0;
   Nanos next_sample = 0;
   Nanos end = 0;
   while (!queue.empty()) {

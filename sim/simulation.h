@@ -27,7 +27,6 @@ struct RunResult {
 
 // `observer`, when set, sees every iteration as it starts.
 RunResult simulate(const trace::Trace& trace, const EngineConfig& config, Executor& executor,
-                   Policy& policy,
-                   std::function<void(const IterationRecord&)> observer = nullptr);
+                   Policy& policy, std::function<void(const IterationRecord&)> observer = nullptr);
 
 }  // namespace isim::sim

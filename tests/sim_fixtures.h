@@ -40,15 +40,14 @@ inline sim::Profile round_profile() {
   return p;
 }
 
-inline trace::Segment seg(int64_t in, int64_t out, const std::string& kind = "",
-                          double dur = 0) {
+inline trace::Segment seg(int64_t in, int64_t out, const std::string& kind = "", double dur = 0) {
   trace::Segment s{in, out, std::nullopt};
   if (!kind.empty()) s.intercept = trace::Intercept{kind, dur};
   return s;
 }
 
-inline sim::RunResult run(const trace::Trace& t, const std::string& policy,
-                          sim::EngineConfig cfg, const sim::Profile& p = round_profile()) {
+inline sim::RunResult run(const trace::Trace& t, const std::string& policy, sim::EngineConfig cfg,
+                          const sim::Profile& p = round_profile()) {
   cfg.check_invariants = true;
   sim::SimExecutor ex(p);
   auto pol = policy::policy_registry().create(policy, "test", policy::PolicyParams{});

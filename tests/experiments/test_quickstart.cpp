@@ -69,8 +69,9 @@ TEST_CASE("the quickstart experiment runs every policy under the invariant check
     // Every GPU block-second from the first arrival to the last event is accounted for once.
     double first = in.trace.front().arrival_s, last = 0;
     for (const auto& s : r.sessions) last = std::max(last, s.finish_s);
-    CHECK(w.total() == doctest::Approx(static_cast<double>(r.summary.gpu_blocks) * (last - first))
-                           .epsilon(1e-9));
+    CHECK(
+        w.total() ==
+        doctest::Approx(static_cast<double>(r.summary.gpu_blocks) * (last - first)).epsilon(1e-9));
     if (p.name == "preserve") CHECK(r.summary.counters.recomputed_tokens == 0);
     if (p.name == "swap") CHECK(r.summary.counters.swapped_out_bytes > 0);
     if (p.name == "discard") CHECK(r.summary.counters.recomputed_tokens > 0);
@@ -87,7 +88,8 @@ TEST_CASE("the same experiment and seed give byte-identical output files") {
   REQUIRE(run_isim("run " + spec + " -p trace.limit=120 --out " + (d / "a").string()) == 0);
   REQUIRE(run_isim("run " + spec + " -p trace.limit=120 --out " + (d / "b").string()) == 0);
   for (const char* pol : {"discard", "improved-discard", "preserve", "swap"})
-    for (const char* f : {"summary.json", "sessions.csv", "timeseries.csv", "config.resolved.yaml"}) {
+    for (const char* f :
+         {"summary.json", "sessions.csv", "timeseries.csv", "config.resolved.yaml"}) {
       CAPTURE(pol);
       CAPTURE(f);
       auto a = slurp(d / "a" / pol / f);
@@ -95,7 +97,8 @@ TEST_CASE("the same experiment and seed give byte-identical output files") {
       CHECK(a == slurp(d / "b" / pol / f));
     }
   // A different seed changes the arrivals and so the results.
-  REQUIRE(run_isim("run " + spec + " -p trace.limit=120 -p seed=2 --out " + (d / "c").string()) == 0);
+  REQUIRE(run_isim("run " + spec + " -p trace.limit=120 -p seed=2 --out " + (d / "c").string()) ==
+          0);
   CHECK(slurp(d / "a/swap/sessions.csv") != slurp(d / "c/swap/sessions.csv"));
 }
 
@@ -105,7 +108,9 @@ TEST_CASE("bad input exits 2 with a message naming the place") {
   std::string err;
 
   SUBCASE("malformed JSON line") {
-    auto t = write(d / "t.jsonl", "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n{oops\n");
+    auto t =
+        write(d / "t.jsonl",
+              "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n{oops\n");
     CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy swap", &err) == 2);
     CHECK(err.find(t + ":2: <json>:") != std::string::npos);
   }
@@ -121,13 +126,17 @@ TEST_CASE("bad input exits 2 with a message naming the place") {
     CHECK(err.find(t + ":1: segments[0].input:") != std::string::npos);
   }
   SUBCASE("unknown policy name") {
-    auto t = write(d / "t.jsonl", "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
+    auto t = write(d / "t.jsonl",
+                   "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
     CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy lru", &err) == 2);
-    CHECK(err.find("unknown policy 'lru'; valid: discard, improved-discard, min-waste, preserve, swap") !=
-          std::string::npos);
+    CHECK(
+        err.find(
+            "unknown policy 'lru'; valid: discard, improved-discard, min-waste, preserve, swap") !=
+        std::string::npos);
   }
   SUBCASE("unknown YAML key") {
-    auto e = write(d / "e.yaml", "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\nrate: 3\n");
+    auto e = write(d / "e.yaml",
+                   "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\nrate: 3\n");
     CHECK(run_isim("run " + e, &err) == 2);
     CHECK(err.find(e + ":4: rate: unknown key") != std::string::npos);
   }
@@ -140,18 +149,21 @@ TEST_CASE("bad input exits 2 with a message naming the place") {
     auto next = text.find("prefill_attention_us");
     REQUIRE(next != std::string::npos);
     write(d / "p.yaml", text.substr(0, at) + text.substr(next));
-    auto t = write(d / "t.jsonl", "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
+    auto t = write(d / "t.jsonl",
+                   "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
     CHECK(run_isim("run --trace " + t + " --profile " + p + " --policy swap", &err) == 2);
     CHECK(err.find("forward.tables.decode_attention_us: missing") != std::string::npos);
   }
   SUBCASE("a session whose context can never fit is reported and skipped") {
-    auto t = write(d / "t.jsonl",
-                   "{\"id\":\"huge\",\"arrival_s\":0,\"segments\":[{\"input\":9000000,\"output\":1}]}\n"
-                   "{\"id\":\"ok\",\"arrival_s\":0,\"segments\":[{\"input\":30,\"output\":2}]}\n");
-    CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy preserve --scheduler chunked --out " +
-                   (d / "o").string(),
-               &err) == 2);
-    CHECK(err.find("session huge skipped: its context reaches 9000001 tokens") != std::string::npos);
+    auto t =
+        write(d / "t.jsonl",
+              "{\"id\":\"huge\",\"arrival_s\":0,\"segments\":[{\"input\":9000000,\"output\":1}]}\n"
+              "{\"id\":\"ok\",\"arrival_s\":0,\"segments\":[{\"input\":30,\"output\":2}]}\n");
+    CHECK(run_isim("run --trace " + t + " --profile " + prof +
+                       " --policy preserve --scheduler chunked --out " + (d / "o").string(),
+                   &err) == 2);
+    CHECK(err.find("session huge skipped: its context reaches 9000001 tokens") !=
+          std::string::npos);
     // The rest still ran and was written.
     CHECK(slurp(d / "o/preserve/sessions.csv").find("ok,finished") != std::string::npos);
   }
@@ -163,8 +175,8 @@ TEST_CASE("isim list names every component") {
   int rc = std::system((test::bin_dir() + "/isim list > " + (d / "l.txt").string()).c_str());
   REQUIRE(rc == 0);
   out = slurp(d / "l.txt");
-  for (const char* name : {"discard", "improved-discard", "preserve", "swap", "vllm-v0", "chunked",
-                           "sim", "infercept", "jsonl", "generator", "poisson", "replay",
-                           "min-waste", "oracle", "elapsed", "history"})
+  for (const char* name :
+       {"discard", "improved-discard", "preserve", "swap", "vllm-v0", "chunked", "sim", "infercept",
+        "jsonl", "generator", "poisson", "replay", "min-waste", "oracle", "elapsed", "history"})
     CHECK(out.find(std::string("  ") + name + " ") != std::string::npos);
 }

@@ -30,9 +30,9 @@ TEST_CASE("history: mean residual life from completed intercepts of the same kin
   CHECK(h->remaining_s("tool", 0.5, 99) == doctest::Approx(0.5));
   h->observe("tool", 3.0);
   // E[D - t | D > t] over {1, 2, 3}:
-  CHECK(h->remaining_s("tool", 0.0, 99) == doctest::Approx(2.0));   // mean 2 - 0
-  CHECK(h->remaining_s("tool", 1.5, 99) == doctest::Approx(1.0));   // mean(2, 3) - 1.5
-  CHECK(h->remaining_s("tool", 2.0, 99) == doctest::Approx(1.0));   // only 3 is longer
+  CHECK(h->remaining_s("tool", 0.0, 99) == doctest::Approx(2.0));  // mean 2 - 0
+  CHECK(h->remaining_s("tool", 1.5, 99) == doctest::Approx(1.0));  // mean(2, 3) - 1.5
+  CHECK(h->remaining_s("tool", 2.0, 99) == doctest::Approx(1.0));  // only 3 is longer
   // Nothing observed lasted longer than 3 s: fall back to elapsed.
   CHECK(h->remaining_s("tool", 3.0, 99) == doctest::Approx(3.0));
   h->observe("tool", 10.0);

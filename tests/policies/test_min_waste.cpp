@@ -132,7 +132,7 @@ TEST_CASE("min-waste runs the InferCept mix under the invariant checks, every es
     p.params.values["estimator"] = est;
     auto r = exp::run_policy(e, in, p, /*check_invariants=*/true);
     CHECK(r.summary.finished == 397);
-    CHECK(r.summary.counters.swapped_out_bytes == r.summary.counters.swapped_in_bytes +
-                                                      0 * r.summary.counters.swap_fallback_discards);
+    CHECK(r.summary.counters.swapped_out_bytes ==
+          r.summary.counters.swapped_in_bytes + 0 * r.summary.counters.swap_fallback_discards);
   }
 }

@@ -30,7 +30,8 @@ TEST_CASE("an unknown policy name lists the valid ones") {
     FAIL("expected InputError");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
-          "exp.yaml:3: policy: unknown policy 'presrve'; valid: discard, improved-discard, min-waste, "
+          "exp.yaml:3: policy: unknown policy 'presrve'; valid: discard, improved-discard, "
+          "min-waste, "
           "preserve, swap");
   }
 }
@@ -39,7 +40,7 @@ TEST_CASE("a baseline policy rejects parameters") {
   policy::PolicyParams p;
   p.values["estimator"] = "oracle";
   p.where = "policies[0]";
-  CHECK_THROWS_WITH_AS(policy::policy_registry().create("swap", "x", p),
-                       "policies[0].estimator: unknown parameter; policy 'swap' takes no parameters",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      policy::policy_registry().create("swap", "x", p),
+      "policies[0].estimator: unknown parameter; policy 'swap' takes no parameters", InputError);
 }

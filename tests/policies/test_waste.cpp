@@ -39,8 +39,10 @@ TEST_CASE("crossover on the published GPT-J profile: short preserves, long disca
   CHECK(waste_preserve(10.0, C) > w_dc);
   // A synchronous swap of 1000 tokens (448 MB) stalls ~18 ms each way at 25 GB/s.
   const int64_t bytes = 1000 * p.model.kv_bytes_per_token();
-  const double t_out = isim::sim::to_seconds(cm.transfer(bytes, 63, isim::sim::Direction::kDeviceToHost));
-  const double t_in = isim::sim::to_seconds(cm.transfer(bytes, 63, isim::sim::Direction::kHostToDevice));
+  const double t_out =
+      isim::sim::to_seconds(cm.transfer(bytes, 63, isim::sim::Direction::kDeviceToHost));
+  const double t_in =
+      isim::sim::to_seconds(cm.transfer(bytes, 63, isim::sim::Direction::kHostToDevice));
   CHECK(t_out == doctest::Approx(0.01835).epsilon(1e-3));
   CHECK(waste_swap_sync(t_out, t_in, C, M) > waste_preserve(0.1, C));
   CHECK(waste_swap_sync(t_out, t_in, C, M) < waste_preserve(10.0, C));
