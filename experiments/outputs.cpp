@@ -62,6 +62,11 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   j["pauses"] = c.pauses;
   j["decisions"] = {{"preserve", c.preserves}, {"discard", c.discards}, {"swap", c.swaps}};
   j["preemptions"] = c.preemptions;
+  j["prefix_lookup_tokens"] = c.prefix_lookup_tokens;
+  j["prefix_hit_tokens"] = c.prefix_hit_tokens;
+  j["prefix_hit_rate"] = c.prefix_lookup_tokens > 0 ? static_cast<double>(c.prefix_hit_tokens) /
+                                                          static_cast<double>(c.prefix_lookup_tokens)
+                                                    : 0.0;
   j["idle_evictions"] = c.idle_evictions;
   j["swap_fallback_discards"] = c.swap_fallback_discards;
   j["busy_s"] = sim::to_seconds(c.busy_time);
@@ -95,13 +100,13 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     auto f = open_out(fs::path(dir) / "sessions.csv");
     f << "id,status,arrival_s,first_token_s,finish_s,ttft_s,resume_ttft_s,tpot_s,e2e_s,"
          "intercept_s,normalized_latency_s,output_tokens,returned_tokens,segments,"
-         "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions\n";
+         "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens\n";
     for (const auto& s : r.sessions)
-      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id, s.status,
+      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id, s.status,
                        s.arrival_s, s.first_token_s, s.finish_s, s.ttft_s, s.resume_ttft_s,
                        s.tpot_s, s.e2e_s, s.intercept_s, s.normalized_latency_s, s.output_tokens,
                        s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
-                       s.swapped_in_bytes, s.preemptions);
+                       s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens);
   }
   {
     auto f = open_out(fs::path(dir) / "timeseries.csv");

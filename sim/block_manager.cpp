@@ -6,54 +6,102 @@ namespace isim::sim {
 
 BlockPool::BlockPool(std::string name, int64_t total) : name_(std::move(name)) {
   if (total < 0 || total > INT32_MAX) throw std::logic_error(name_ + ": bad pool size");
-  owner_.assign(static_cast<size_t>(total), kNoOwner);
+  refcount_.assign(static_cast<size_t>(total), 0);
+  hash_.assign(static_cast<size_t>(total), 0);
+  cached_since_.assign(static_cast<size_t>(total), 0);
   free_list_.reserve(static_cast<size_t>(total));
   // Highest id at the bottom so that the first allocation hands out block 0, 1, 2, ...
   for (int64_t b = total - 1; b >= 0; --b) free_list_.push_back(static_cast<BlockId>(b));
 }
 
-bool BlockPool::allocate(int32_t owner, int64_t n, std::vector<BlockId>& out) {
+void BlockPool::evict_one() {
+  auto [seq, b] = *cached_.begin();
+  cached_.erase(cached_.begin());
+  by_hash_.erase(hash_[static_cast<size_t>(b)]);
+  hash_[static_cast<size_t>(b)] = 0;
+  free_list_.push_back(b);
+  ++evictions_;
+}
+
+bool BlockPool::allocate(int64_t n, std::vector<BlockId>& out) {
   if (n < 0) throw std::logic_error(name_ + ": negative allocation");
   if (n > free()) return false;
   for (int64_t i = 0; i < n; ++i) {
+    if (free_list_.empty()) evict_one();
     BlockId b = free_list_.back();
     free_list_.pop_back();
-    owner_[static_cast<size_t>(b)] = owner;
+    refcount_[static_cast<size_t>(b)] = 1;
     out.push_back(b);
   }
   return true;
 }
 
-void BlockPool::release(int32_t owner, std::vector<BlockId>& blocks) {
+void BlockPool::release(std::vector<BlockId>& blocks) {
   // Released in reverse so that a release followed by an allocation of the same size returns
   // the same ids in the same order.
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     BlockId b = *it;
-    if (b < 0 || b >= total() || owner_[static_cast<size_t>(b)] != owner)
-      throw std::logic_error(name_ + ": block " + std::to_string(b) + " released by " +
-                             std::to_string(owner) + " which does not own it");
-    owner_[static_cast<size_t>(b)] = kNoOwner;
-    free_list_.push_back(b);
+    if (b < 0 || b >= total() || refcount_[static_cast<size_t>(b)] <= 0)
+      throw std::logic_error(name_ + ": block " + std::to_string(b) + " released but not held");
+    if (--refcount_[static_cast<size_t>(b)] > 0) continue;
+    if (hash_[static_cast<size_t>(b)] != 0) {
+      cached_since_[static_cast<size_t>(b)] = ++release_seq_;
+      cached_.insert({release_seq_, b});
+    } else {
+      free_list_.push_back(b);
+    }
   }
   blocks.clear();
 }
 
+BlockId BlockPool::acquire_cached(uint64_t hash) {
+  auto it = by_hash_.find(hash);
+  if (it == by_hash_.end()) return -1;
+  BlockId b = it->second;
+  auto& rc = refcount_[static_cast<size_t>(b)];
+  if (rc == 0) cached_.erase({cached_since_[static_cast<size_t>(b)], b});
+  ++rc;
+  return b;
+}
+
+bool BlockPool::publish(BlockId b, uint64_t hash) {
+  if (hash == 0) throw std::logic_error(name_ + ": hash 0 is reserved");
+  if (refcount_[static_cast<size_t>(b)] <= 0)
+    throw std::logic_error(name_ + ": publishing a block that is not held");
+  if (hash_[static_cast<size_t>(b)] != 0 || by_hash_.count(hash)) return false;
+  hash_[static_cast<size_t>(b)] = hash;
+  by_hash_.emplace(hash, b);
+  return true;
+}
+
 void BlockPool::check() const {
-  std::vector<char> seen(owner_.size(), 0);
+  std::vector<char> seen(refcount_.size(), 0);
+  auto bad = [&](const std::string& m) { throw std::logic_error(name_ + ": " + m); };
   for (BlockId b : free_list_) {
-    if (b < 0 || b >= total()) throw std::logic_error(name_ + ": free list holds a bad id");
-    if (seen[static_cast<size_t>(b)]++)
-      throw std::logic_error(name_ + ": block " + std::to_string(b) + " free twice");
-    if (owner_[static_cast<size_t>(b)] != kNoOwner)
-      throw std::logic_error(name_ + ": block " + std::to_string(b) + " both free and owned");
+    if (b < 0 || b >= total()) bad("free list holds a bad id");
+    if (seen[static_cast<size_t>(b)]++) bad("block " + std::to_string(b) + " listed twice");
+    if (refcount_[static_cast<size_t>(b)] != 0 || hash_[static_cast<size_t>(b)] != 0)
+      bad("block " + std::to_string(b) + " is free but held or hashed");
   }
-  int64_t owned = 0;
-  for (int32_t o : owner_)
-    if (o != kNoOwner) ++owned;
-  if (owned + free() != total())
-    throw std::logic_error(name_ + ": blocks not conserved: free " + std::to_string(free()) +
-                           " + owned " + std::to_string(owned) + " != total " +
-                           std::to_string(total()));
+  for (const auto& [seq, b] : cached_) {
+    if (seen[static_cast<size_t>(b)]++) bad("block " + std::to_string(b) + " listed twice");
+    if (refcount_[static_cast<size_t>(b)] != 0 || hash_[static_cast<size_t>(b)] == 0)
+      bad("cached block " + std::to_string(b) + " is held or has no hash");
+  }
+  int64_t held = 0;
+  for (size_t b = 0; b < refcount_.size(); ++b) {
+    if (refcount_[b] < 0) bad("negative refcount");
+    if (refcount_[b] > 0) ++held;
+    if (refcount_[b] == 0 && !seen[b]) bad("block " + std::to_string(b) + " lost");
+    if (hash_[b] != 0) {
+      auto it = by_hash_.find(hash_[b]);
+      if (it == by_hash_.end() || it->second != static_cast<BlockId>(b))
+        bad("hash index disagrees with block " + std::to_string(b));
+    }
+  }
+  if (held + free() != total())
+    bad("blocks not conserved: free " + std::to_string(free()) + " + held " + std::to_string(held) +
+        " != total " + std::to_string(total()));
 }
 
 }  // namespace isim::sim

@@ -1,45 +1,67 @@
-// BlockPool / BlockManager: paged KV memory in fixed-size blocks, on a GPU tier and a CPU tier.
+// BlockPool: paged KV memory in fixed-size blocks (one pool per tier: GPU, CPU), with
+// reference counts and a content-hash cache for prefix sharing.
 //
 // Contract:
-// - A block is free or owned by exactly one session; `owner_of` answers which.
-// - Allocation is all-or-nothing and deterministic (LIFO free list): the same call sequence
-//   gives the same block ids, so a live executor can map ids onto real KV slots one-to-one.
-// - Releasing a block the caller does not own throws std::logic_error (a bookkeeping bug).
-// - `check` verifies free + owned == total and that every block is listed once.
+// - A block is held by `refcount` sessions (0: not held). A block that is not held is either
+//   free, or cached: it keeps the content hash it was published under and can be acquired again
+//   by hash until allocation needs the room and evicts it (least recently released first).
+// - `free()` counts every block an allocation may take: free plus cached.
+// - Allocation is all-or-nothing and deterministic (LIFO free list, then oldest cached), so a
+//   live executor can map ids onto real KV slots one-to-one.
+// - Releasing a block that is not held throws std::logic_error (a bookkeeping bug).
+// - `check` verifies that free, cached and held blocks partition the pool and that the hash
+//   index agrees with the blocks; the engine checks refcounts against its sessions.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace isim::sim {
 
 using BlockId = int32_t;
-constexpr int32_t kNoOwner = -1;
 
 class BlockPool {
  public:
   BlockPool(std::string name, int64_t total);
 
-  int64_t total() const { return static_cast<int64_t>(owner_.size()); }
-  int64_t free() const { return static_cast<int64_t>(free_list_.size()); }
+  int64_t total() const { return static_cast<int64_t>(refcount_.size()); }
+  int64_t free() const { return static_cast<int64_t>(free_list_.size() + cached_.size()); }
   int64_t used() const { return total() - free(); }
+  int64_t cached() const { return static_cast<int64_t>(cached_.size()); }
 
-  // Appends n blocks owned by `owner` to `out`; returns false (and changes nothing) if fewer
-  // than n are free.
-  bool allocate(int32_t owner, int64_t n, std::vector<BlockId>& out);
-  // Releases every block in `blocks` (owned by `owner`) and clears the vector.
-  void release(int32_t owner, std::vector<BlockId>& blocks);
-  int32_t owner_of(BlockId b) const { return owner_[static_cast<size_t>(b)]; }
+  // Appends n newly held blocks to `out`; returns false (changing nothing) if fewer than n are
+  // free. Cached blocks are evicted, oldest first, once the free list is empty.
+  bool allocate(int64_t n, std::vector<BlockId>& out);
+  // Drops one hold on every block in `blocks` and clears the vector.
+  void release(std::vector<BlockId>& blocks);
+  int32_t refcount(BlockId b) const { return refcount_[static_cast<size_t>(b)]; }
+
+  // Prefix cache. `acquire_cached` takes a hold on the block published under `hash`, or
+  // returns -1. `publish` names a held block's content; false if another block already has it.
+  BlockId acquire_cached(uint64_t hash);
+  bool publish(BlockId b, uint64_t hash);
+  int64_t evictions() const { return evictions_; }
 
   // Throws std::logic_error describing the first inconsistency.
   void check() const;
   const std::string& name() const { return name_; }
 
  private:
+  void evict_one();
+
   std::string name_;
-  std::vector<int32_t> owner_;
+  std::vector<int32_t> refcount_;
+  std::vector<uint64_t> hash_;          // 0: no content hash
+  std::vector<uint64_t> cached_since_;  // release order of a cached block
   std::vector<BlockId> free_list_;
+  std::set<std::pair<uint64_t, BlockId>> cached_;  // (released at, block), oldest first
+  std::unordered_map<uint64_t, BlockId> by_hash_;
+  uint64_t release_seq_ = 0;
+  int64_t evictions_ = 0;
 };
 
 // Blocks needed to hold `tokens` tokens.

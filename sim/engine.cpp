@@ -85,8 +85,67 @@ void Engine::load() {
       skipped_.push_back(fmt::format("session {} skipped: {}", src.id, why));
       continue;
     }
+    s.chain = prefix_chain(src, block_tokens_);
     queue_.schedule(s.arrival, kPrioArrival, replica_, kEvArrival, s.idx);
   }
+}
+
+std::vector<uint64_t> prefix_chain(const trace::Session& src, int64_t block_tokens) {
+  std::vector<uint64_t> chain;
+  const auto& p = src.prefix;
+  if (p.empty()) return chain;
+  if (p.block_tokens % block_tokens != 0)
+    throw InputError(
+        fmt::format("session {}: prefix.block_tokens {} is not a multiple of the "
+                    "profile's kv.block_tokens {}",
+                    src.id, p.block_tokens, block_tokens));
+  const int64_t covered =
+      std::min(src.segments.front().input, static_cast<int64_t>(p.hashes.size()) * p.block_tokens);
+  const int64_t sub = p.block_tokens / block_tokens;
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (int64_t j = 0; (j + 1) * block_tokens <= covered; ++j) {
+    // splitmix64 over (parent, the trace's block id, the position inside it): equal chains
+    // give equal hashes, and a diverging block changes every hash after it.
+    uint64_t x =
+        h ^ (p.hashes[static_cast<size_t>(j / sub)] + 0x632be59bd9b4e019ull * (j % sub + 1));
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    h = x == 0 ? 1 : x;  // 0 means "no hash" in the pool
+    chain.push_back(h);
+  }
+  return chain;
+}
+
+void Engine::match_prefix(SessionState& s) {
+  // Only a session rebuilding from nothing can start from cached blocks; one token is always
+  // left to compute so that the prefill produces the next token's logits.
+  if (s.chain.empty() || s.kv != 0 || !s.gpu_blocks.empty() || !s.cpu_blocks.empty()) return;
+  const auto lookup = std::min<int64_t>(s.context, s.src->segments.front().input);
+  s.prefix_lookup_tokens += lookup;
+  counters_.prefix_lookup_tokens += lookup;
+  int64_t j = 0;
+  while (j < static_cast<int64_t>(s.chain.size()) && (j + 1) * block_tokens_ < s.context) {
+    BlockId b = gpu_.acquire_cached(s.chain[static_cast<size_t>(j)]);
+    if (b < 0) break;
+    s.gpu_blocks.push_back(b);
+    ++j;
+  }
+  s.published = j;
+  const int64_t hit = j * block_tokens_;
+  s.kv = hit;
+  s.recompute_left = std::max<int64_t>(s.recompute_left - hit, 0);
+  s.prefix_hit_tokens += hit;
+  counters_.prefix_hit_tokens += hit;
+}
+
+void Engine::publish_prefix(SessionState& s) {
+  const auto full = std::min<int64_t>(s.kv / block_tokens_, static_cast<int64_t>(s.chain.size()));
+  for (; s.published < full && s.published < static_cast<int64_t>(s.gpu_blocks.size());
+       ++s.published)
+    gpu_.publish(s.gpu_blocks[static_cast<size_t>(s.published)],
+                 s.chain[static_cast<size_t>(s.published)]);
 }
 
 void Engine::handle(const Event& ev) {
@@ -161,12 +220,13 @@ void Engine::remove_from_running(int32_t idx) {
 bool Engine::grow_gpu(SessionState& s, int64_t tokens) {
   int64_t need = blocks_for(tokens, block_tokens_) - static_cast<int64_t>(s.gpu_blocks.size());
   if (need <= 0) return true;
-  return gpu_.allocate(s.idx, need, s.gpu_blocks);
+  return gpu_.allocate(need, s.gpu_blocks);
 }
 
 void Engine::drop_kv(SessionState& s) {
-  gpu_.release(s.idx, s.gpu_blocks);
-  cpu_.release(s.idx, s.cpu_blocks);
+  gpu_.release(s.gpu_blocks);
+  cpu_.release(s.cpu_blocks);
+  s.published = 0;
   s.recompute_left += s.kv;
   s.kv = 0;
 }
@@ -239,6 +299,7 @@ void Engine::admit_waiting(bool whole) {
       continue;
     }
     if (static_cast<int64_t>(running_.size()) + 1 > config_.max_num_seqs) break;
+    match_prefix(s);
     int64_t room = config_.max_num_batched_tokens - batch_tokens_;
     int64_t need = s.pending_prefill();
     int64_t chunk = whole ? need : std::min(need, room);
@@ -260,8 +321,8 @@ void Engine::swap_in() {
     int32_t idx = swapped_.begin()->idx;
     SessionState& s = sessions_[static_cast<size_t>(idx)];
     auto n = static_cast<int64_t>(s.cpu_blocks.size());
-    if (!gpu_.allocate(idx, n, s.gpu_blocks)) break;
-    cpu_.release(idx, s.cpu_blocks);
+    if (!gpu_.allocate(n, s.gpu_blocks)) break;
+    cpu_.release(s.cpu_blocks);
     int64_t bytes = n * block_bytes();
     stall_ += executor_.transfer(bytes, n, Direction::kHostToDevice, false);
     s.swapped_in_bytes += bytes;
@@ -282,14 +343,14 @@ void Engine::do_swap_outs() {
     SessionState& s = sessions_[static_cast<size_t>(idx)];
     s.swap_out_pending = false;
     auto n = static_cast<int64_t>(s.gpu_blocks.size());
-    if (!cpu_.allocate(idx, n, s.cpu_blocks)) {
+    if (!cpu_.allocate(n, s.cpu_blocks)) {
       // CPU pool full: the KV cannot be kept anywhere, so it is dropped.
       ++counters_.swap_fallback_discards;
       drop_kv(s);
       s.discarded = true;
       continue;
     }
-    gpu_.release(idx, s.gpu_blocks);
+    gpu_.release(s.gpu_blocks);
     int64_t bytes = n * block_bytes();
     stall_ += executor_.transfer(bytes, n, Direction::kDeviceToHost, false);
     s.swapped_out_bytes += bytes;
@@ -304,6 +365,7 @@ void Engine::schedule_recompute_chunks() {
   int64_t left = std::max<int64_t>(S - shape_.num_decode, 1);
   left = std::min(left, config_.max_num_batched_tokens - batch_tokens_);
   auto take = [&](SessionState& s) {
+    match_prefix(s);
     int64_t chunk = std::min(left, s.pending_prefill());
     if (chunk <= 0 || !grow_gpu(s, s.kv + chunk)) return false;
     s.chunked = true;
@@ -379,7 +441,7 @@ void Engine::move_blocks(SessionState& s, bool to_cpu, int64_t n) {
   BlockPool& src = to_cpu ? gpu_ : cpu_;
   BlockPool& dst = to_cpu ? cpu_ : gpu_;
   std::vector<BlockId> moved;
-  if (!dst.allocate(s.idx, n, moved)) throw std::logic_error("move_blocks: destination full");
+  if (!dst.allocate(n, moved)) throw std::logic_error("move_blocks: destination full");
   if (to_cpu && s.cpu_blocks.empty()) ++counters_.swaps;  // a swap-out starts
   std::vector<BlockId> released;
   if (to_cpu) {
@@ -391,7 +453,7 @@ void Engine::move_blocks(SessionState& s, bool to_cpu, int64_t n) {
     s.cpu_blocks.erase(s.cpu_blocks.begin(), s.cpu_blocks.begin() + n);
     s.gpu_blocks.insert(s.gpu_blocks.end(), moved.begin(), moved.end());
   }
-  src.release(s.idx, released);
+  src.release(released);
   int64_t bytes = n * block_bytes();
   (to_cpu ? s.swapped_out_bytes : s.swapped_in_bytes) += bytes;
   (to_cpu ? counters_.swapped_out_bytes : counters_.swapped_in_bytes) += bytes;
@@ -484,10 +546,22 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
     waste_.preserved += used * dt;
     return;
   }
+  // Blocks shared by several running sessions (a common prefix) count once.
   double active = 0, recompute = 0;
+  ++account_stamp_;
+  if (block_stamp_.size() != static_cast<size_t>(gpu_.total()))
+    block_stamp_.assign(static_cast<size_t>(gpu_.total()), 0);
   for (int32_t idx : running_) {
     const auto& s = sessions_[static_cast<size_t>(idx)];
-    (s.recompute_left > 0 ? recompute : active) += static_cast<double>(s.gpu_blocks.size());
+    double n = 0;
+    for (BlockId b : s.gpu_blocks) {
+      auto& st = block_stamp_[static_cast<size_t>(b)];
+      if (st != account_stamp_) {
+        st = account_stamp_;
+        n += 1;
+      }
+    }
+    (s.recompute_left > 0 ? recompute : active) += n;
   }
   waste_.active += active * dt;
   waste_.recompute += recompute * dt;
@@ -612,6 +686,7 @@ void Engine::on_iteration_end() {
     counters_.recomputed_tokens += rc;
     counters_.prefill_tokens += e.tokens;
     s.kv += e.tokens;
+    if (!s.chain.empty()) publish_prefix(s);
     if (s.pending_prefill() == 0) emit_token(s);
   }
   batch_.clear();
@@ -649,6 +724,7 @@ std::vector<SessionRecord> Engine::records() const {
     r.swapped_out_bytes = s.swapped_out_bytes;
     r.swapped_in_bytes = s.swapped_in_bytes;
     r.preemptions = s.preemptions;
+    r.prefix_hit_tokens = s.prefix_hit_tokens;
     r.intercept_s = to_seconds(s.intercept_time);
     if (s.phase != Phase::kFinished) {
       r.status = s.phase == Phase::kSkipped ? "skipped" : "unfinished";
@@ -677,19 +753,13 @@ void Engine::check_invariants() const {
   cpu_.check();
   if (now() < last_check_) fail("clock went backwards");
   last_check_ = now();
-  int64_t gpu_owned = 0, cpu_owned = 0;
+  // Every hold on a block is one listing in one session.
+  std::vector<int32_t> gpu_refs(static_cast<size_t>(gpu_.total()), 0);
+  std::vector<int32_t> cpu_refs(static_cast<size_t>(cpu_.total()), 0);
   int64_t n_running = 0, n_waiting = 0, n_swapped = 0, n_paused = 0;
   for (const auto& s : sessions_) {
-    for (BlockId b : s.gpu_blocks)
-      if (gpu_.owner_of(b) != s.idx)
-        fail(fmt::format("gpu block {} listed by session {} but owned by {}", b, s.idx,
-                         gpu_.owner_of(b)));
-    for (BlockId b : s.cpu_blocks)
-      if (cpu_.owner_of(b) != s.idx)
-        fail(fmt::format("cpu block {} listed by session {} but owned by {}", b, s.idx,
-                         cpu_.owner_of(b)));
-    gpu_owned += static_cast<int64_t>(s.gpu_blocks.size());
-    cpu_owned += static_cast<int64_t>(s.cpu_blocks.size());
+    for (BlockId b : s.gpu_blocks) ++gpu_refs[static_cast<size_t>(b)];
+    for (BlockId b : s.cpu_blocks) ++cpu_refs[static_cast<size_t>(b)];
     if (s.kv < 0 || s.kv > s.context)
       fail(fmt::format("session {}: kv {} > context {}", s.idx, s.kv, s.context));
     const auto held = static_cast<int64_t>(s.gpu_blocks.size() + s.cpu_blocks.size());
@@ -719,8 +789,14 @@ void Engine::check_invariants() const {
         break;
     }
   }
-  if (gpu_owned != gpu_.used()) fail("gpu blocks listed by sessions != blocks in use");
-  if (cpu_owned != cpu_.used()) fail("cpu blocks listed by sessions != blocks in use");
+  for (size_t b = 0; b < gpu_refs.size(); ++b)
+    if (gpu_refs[b] != gpu_.refcount(static_cast<BlockId>(b)))
+      fail(fmt::format("gpu block {} is listed by {} sessions but held {} times", b, gpu_refs[b],
+                       gpu_.refcount(static_cast<BlockId>(b))));
+  for (size_t b = 0; b < cpu_refs.size(); ++b)
+    if (cpu_refs[b] != cpu_.refcount(static_cast<BlockId>(b)))
+      fail(fmt::format("cpu block {} is listed by {} sessions but held {} times", b, cpu_refs[b],
+                       cpu_.refcount(static_cast<BlockId>(b))));
   if (n_running != static_cast<int64_t>(running_.size())) fail("running set lost a session");
   if (n_waiting != static_cast<int64_t>(waiting_.size())) fail("waiting queue lost a session");
   if (n_swapped != static_cast<int64_t>(swapped_.size())) fail("swapped queue lost a session");

@@ -58,6 +58,10 @@ BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c);
 
 class Engine;
 
+// Content hashes of the full engine blocks of a session's prompt, from its trace prefix hashes
+// (empty when it has none). InputError if the trace's block size is not a multiple of ours.
+std::vector<uint64_t> prefix_chain(const trace::Session& s, int64_t block_tokens);
+
 // Scheduler: composes the engine's batch-forming steps into one policy of admission.
 class Scheduler {
  public:
@@ -188,6 +192,8 @@ class Engine {
   void remove_from_running(int32_t idx);
   bool grow_gpu(SessionState& s, int64_t tokens);
   bool recompute_lane(const SessionState& s) const;
+  void match_prefix(SessionState& s);
+  void publish_prefix(SessionState& s);
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
   int64_t block_bytes() const { return block_counts_.block_bytes; }
 
@@ -232,6 +238,8 @@ class Engine {
   std::vector<TimeSample> timeseries_;
   std::vector<std::string> skipped_;
   mutable Nanos last_check_ = 0;
+  std::vector<uint64_t> block_stamp_;  // account(): which blocks were already counted
+  uint64_t account_stamp_ = 0;
 };
 
 }  // namespace isim::sim

@@ -31,6 +31,7 @@ struct SessionRecord {
   int64_t output_tokens = 0, returned_tokens = 0, segments = 0;
   int64_t recomputed_tokens = 0, swapped_out_bytes = 0, swapped_in_bytes = 0;
   int32_t preemptions = 0;
+  int64_t prefix_hit_tokens = 0;
 };
 
 // GPU block-seconds by what the memory was doing.
@@ -65,6 +66,7 @@ struct Counters {
   int64_t swap_fallback_discards = 0;  // swap asked for, CPU pool full: discarded instead
   int64_t pauses = 0, discards = 0, swaps = 0, preserves = 0;
   int64_t prefill_tokens = 0, decode_tokens = 0;
+  int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prefix cache
   Nanos busy_time = 0, stall_time = 0;
 };
 

@@ -48,6 +48,10 @@ struct SessionState {
   Nanos queue_key = 0;  // order in the waiting queue
   std::vector<BlockId> gpu_blocks;
   std::vector<BlockId> cpu_blocks;
+  // Prefix caching: the content hash of each full engine block of the prompt (a chain: each
+  // covers its parent), and how many leading gpu_blocks have been published under them.
+  std::vector<uint64_t> chain;
+  int64_t published = 0;
 
   // Metrics.
   Nanos first_token = -1;
@@ -64,6 +68,8 @@ struct SessionState {
   int64_t swapped_out_bytes = 0;
   int64_t swapped_in_bytes = 0;
   int32_t preemptions = 0;
+  int64_t prefix_lookup_tokens = 0;  // prompt tokens looked up in the prefix cache
+  int64_t prefix_hit_tokens = 0;     // of which were found cached
 
   int64_t pending_prefill() const { return context - kv; }
   const trace::Segment& segment() const { return src->segments[static_cast<size_t>(seg)]; }

@@ -33,10 +33,23 @@ struct Segment {
   bool operator==(const Segment&) const = default;
 };
 
+// Content identity of a session's prompt, for prefix caching across sessions: hashes[i] names
+// tokens [i * block_tokens, (i + 1) * block_tokens) of segment 0's input, and equal chains
+// mean equal content (Mooncake's hash_ids). At most ceil(prompt / block_tokens) hashes; the last
+// may cover a partial block. Empty means the prompt shares nothing with other sessions.
+struct PrefixHashes {
+  int64_t block_tokens = 0;
+  std::vector<uint64_t> hashes;
+
+  bool empty() const { return hashes.empty(); }
+  bool operator==(const PrefixHashes&) const = default;
+};
+
 struct Session {
   std::string id;
   double arrival_s = 0.0;
   std::vector<Segment> segments;
+  PrefixHashes prefix;
 
   bool operator==(const Session&) const = default;
 

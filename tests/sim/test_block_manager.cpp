@@ -9,26 +9,64 @@ using namespace isim::sim;
 TEST_CASE("allocation is all-or-nothing and deterministic") {
   BlockPool p("gpu", 5);
   std::vector<BlockId> a, b;
-  REQUIRE(p.allocate(1, 3, a));
+  REQUIRE(p.allocate(3, a));
   CHECK(a == std::vector<BlockId>{0, 1, 2});
   CHECK(p.free() == 2);
-  CHECK_FALSE(p.allocate(2, 3, b));  // only 2 free
+  CHECK_FALSE(p.allocate(3, b));  // only 2 free
   CHECK(b.empty());
   CHECK(p.free() == 2);
-  CHECK(p.owner_of(1) == 1);
-  p.release(1, a);
+  CHECK(p.refcount(1) == 1);
+  p.release(a);
   CHECK(a.empty());
   CHECK(p.free() == 5);
-  REQUIRE(p.allocate(2, 3, b));
+  REQUIRE(p.allocate(3, b));
   CHECK(b == std::vector<BlockId>{0, 1, 2});  // same ids again after a full release
   CHECK_NOTHROW(p.check());
 }
 
-TEST_CASE("releasing a block one does not own is a bookkeeping bug") {
+TEST_CASE("releasing a block that is not held is a bookkeeping bug") {
   BlockPool p("gpu", 2);
   std::vector<BlockId> a;
-  REQUIRE(p.allocate(1, 1, a));
-  CHECK_THROWS_AS(p.release(2, a), std::logic_error);
+  REQUIRE(p.allocate(1, a));
+  std::vector<BlockId> twice = a;
+  p.release(a);
+  CHECK_THROWS_AS(p.release(twice), std::logic_error);
+}
+
+TEST_CASE("shared blocks are freed only when the last holder lets go, then stay cached") {
+  BlockPool p("gpu", 4);
+  std::vector<BlockId> s1, s2;
+  REQUIRE(p.allocate(2, s1));  // blocks 0, 1
+  CHECK(p.publish(s1[0], 111));
+  CHECK(p.publish(s1[1], 222));
+  CHECK_FALSE(p.publish(s1[1], 333));  // already named
+  // A second session with the same prefix takes holds on the same blocks.
+  CHECK(p.acquire_cached(111) == 0);
+  CHECK(p.acquire_cached(222) == 1);
+  CHECK(p.acquire_cached(999) == -1);
+  s2 = {0, 1};
+  CHECK(p.refcount(0) == 2);
+  CHECK(p.used() == 2);
+  p.release(s1);
+  CHECK(p.refcount(0) == 1);
+  CHECK(p.used() == 2);  // still held by the second session
+  p.release(s2);
+  CHECK(p.refcount(0) == 0);
+  CHECK(p.free() == 4);
+  CHECK(p.cached() == 2);  // not held, but still findable
+  CHECK_NOTHROW(p.check());
+  std::vector<BlockId> s3 = {p.acquire_cached(222)};
+  CHECK(s3[0] == 1);
+  CHECK(p.cached() == 1);
+  p.release(s3);
+  // Allocation takes free blocks first, then evicts cached ones, least recently released first.
+  std::vector<BlockId> big;
+  REQUIRE(p.allocate(3, big));
+  CHECK(big == std::vector<BlockId>{2, 3, 0});  // 0 was released before 1
+  CHECK(p.acquire_cached(111) == -1);
+  CHECK(p.acquire_cached(222) == 1);
+  CHECK(p.evictions() == 1);
+  CHECK_NOTHROW(p.check());
 }
 
 TEST_CASE("blocks_for rounds up") {
