@@ -15,6 +15,11 @@ int cmd_list(const Args& args);
 int cmd_trace(const Args& args);
 int cmd_profile(const Args& args);
 int cmd_sweep(const Args& args);
+// isim profile analytic / diff (args after the sub-verb), and show P --plot OUT.png.
+int cmd_profile_analytic(const Args& args);
+int cmd_profile_diff(const Args& args);
+int cmd_profile_import(const Args& args);
+int cmd_profile_plot(const std::string& profile_path, const std::string& png);
 
 // Thrown for usage errors (exit 2 with the verb's usage text).
 struct UsageError {

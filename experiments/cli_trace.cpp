@@ -8,7 +8,10 @@
 #include "traces/generator.h"
 #include "traces/infercept.h"
 #include "traces/jsonl.h"
+#include "traces/mooncake.h"
+#include "traces/multiturn.h"
 #include "traces/stats.h"
+#include "traces/tracelab.h"
 
 namespace isim::exp {
 
@@ -17,9 +20,10 @@ namespace po = boost::program_options;
 namespace {
 
 const char* kTraceUsage =
-    "usage: isim trace convert --from jsonl|infercept IN OUT\n"
-    "       isim trace gen GENERATOR.yaml|default OUT [--sessions N] [--seed S] [--rate R]\n"
-    "       isim trace stats TRACE [--from jsonl|infercept]\n";
+    "usage: isim trace convert --from jsonl|infercept|mooncake|tracelab IN OUT\n"
+    "       isim trace gen GENERATOR.yaml|default OUT [--multiturn] [--sessions N] [--seed S]\n"
+    "                      [--rate R]\n"
+    "       isim trace stats TRACE [--from jsonl|infercept|mooncake|tracelab]\n";
 
 trace::Trace read_any(const std::string& from, const std::string& path) {
   if (from == "jsonl") return trace::read_jsonl(path);
@@ -35,7 +39,27 @@ trace::Trace read_any(const std::string& from, const std::string& path) {
                  rep.dropped_trailing_intercepts);
     return t;
   }
-  throw UsageError{"unknown --from '" + from + "'; valid: infercept, jsonl", kTraceUsage};
+  if (from == "mooncake") {
+    trace::MooncakeReport rep;
+    auto t = trace::import_mooncake(path, &rep);
+    fmt::print(stderr, "imported {} requests from {}\n", rep.sessions, path);
+    if (rep.zero_outputs_raised > 0)
+      fmt::print(stderr, "note: {} requests with output_length 0 decode 1 token\n",
+                 rep.zero_outputs_raised);
+    return t;
+  }
+  if (from == "tracelab") {
+    trace::TraceLabReport rep;
+    auto t = trace::import_tracelab(path, &rep);
+    fmt::print(stderr, "imported {} sessions, {} rounds, {} intercepts from {}\n", rep.sessions,
+               rep.rounds, rep.intercepts, path);
+    if (rep.inputs_raised + rep.zero_outputs_raised > 0)
+      fmt::print(stderr, "note: {} round inputs and {} outputs below 1 raised to 1\n",
+                 rep.inputs_raised, rep.zero_outputs_raised);
+    return t;
+  }
+  throw UsageError{"unknown --from '" + from + "'; valid: infercept, jsonl, mooncake, tracelab",
+                   kTraceUsage};
 }
 
 po::variables_map parse(const Args& args, po::options_description& opts,
@@ -73,15 +97,24 @@ int cmd_trace(const Args& all) {
     double rate = 0;
     opts.add_options()("sessions", po::value(&sessions), "sessions to generate (default 1000)")(
         "seed", po::value(&seed), "seed (default 1)")(
-        "rate", po::value(&rate), "Poisson arrival rate (default: all arrive at 0)");
+        "rate", po::value(&rate), "Poisson arrival rate (default: all arrive at 0)")(
+        "multiturn", "a Pensieve-style multi-turn generator (default: the InferCept mix)");
     auto vm = parse(args, opts, pos);
     if (vm.count("help")) return std::cout << kTraceUsage << opts, 0;
     if (!vm.count("in") || !vm.count("out"))
       throw UsageError{"needs GENERATOR.yaml (or 'default') and OUT", kTraceUsage};
     if (sessions <= 0) throw UsageError{"--sessions must be > 0", kTraceUsage};
     std::string g = vm["in"].as<std::string>();
-    auto cfg = g == "default" ? trace::default_generator_config() : trace::load_generator_config(g);
-    auto t = trace::generate(cfg, sessions, seed);
+    trace::Trace t;
+    if (vm.count("multiturn")) {
+      auto cfg =
+          g == "default" ? trace::default_multiturn_config() : trace::load_multiturn_config(g);
+      t = trace::generate_multiturn(cfg, sessions, seed);
+    } else {
+      auto cfg =
+          g == "default" ? trace::default_generator_config() : trace::load_generator_config(g);
+      t = trace::generate(cfg, sessions, seed);
+    }
     if (rate > 0) trace::apply_arrivals(t, trace::ArrivalSpec{"poisson", rate, seed});
     trace::write_jsonl_file(vm["out"].as<std::string>(), t);
     fmt::print(stderr, "wrote {} sessions to {}\n", t.size(), vm["out"].as<std::string>());

@@ -114,6 +114,9 @@ const std::vector<std::pair<std::string, std::string>>& trace_sources() {
       {"generator", "synthetic InferCept-style sessions from a generator YAML (or the defaults)"},
       {"infercept", "InferCept's workload JSON (cumulative prompt_tokens, text or counts)"},
       {"jsonl", "the native trace format, one session per line"},
+      {"mooncake", "Mooncake request traces (timestamp, lengths, 512-token prefix hash_ids)"},
+      {"multiturn", "Pensieve-style multi-turn conversations (ShareGPT turns, 60 s think time)"},
+      {"tracelab", "TraceLab coding-agent rounds (appended context, tool waits)"},
   };
   return v;
 }
@@ -144,7 +147,7 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
                      e.trace.from + "'; valid: " + valid);
   if (auto n = tr["path"])
     e.trace.path = resolve(base_dir, read_as<std::string>(n, file, "trace.path", "a path"));
-  if (e.trace.path.empty() && e.trace.from != "generator")
+  if (e.trace.path.empty() && e.trace.from != "generator" && e.trace.from != "multiturn")
     throw InputError(where(file, tr, "trace.path") + ": missing (expected a trace file)");
   auto count = [&](const char* k, int64_t& out) {
     if (auto n = tr[k]) {
@@ -159,7 +162,7 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   if (e.trace.max_context == 1)
     throw InputError(where(file, tr["max_context"], "trace.max_context") +
                      ": must be >= 2 (a prompt token and one output)");
-  if (e.trace.from == "generator" && e.trace.sessions <= 0)
+  if ((e.trace.from == "generator" || e.trace.from == "multiturn") && e.trace.sessions <= 0)
     throw InputError(where(file, tr, "trace.sessions") +
                      ": a generator needs sessions > 0 (how many to generate)");
 
@@ -183,9 +186,10 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   e.profile = resolve(base_dir, read_as<std::string>(root["profile"], file, "profile", "a path"));
 
   if (auto en = root["engine"]) {
-    check_keys(en, file, "engine",
-               {"scheduler", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
-                "activation_reserve_gib", "swap_space_gib", "gpu_blocks", "cpu_blocks"});
+    check_keys(
+        en, file, "engine",
+        {"scheduler", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
+         "activation_reserve_gib", "swap_space_gib", "gpu_blocks", "cpu_blocks", "prefix_caching"});
     auto& c = e.engine;
     if (auto n = en["scheduler"]) {
       c.scheduler = read_as<std::string>(n, file, "engine.scheduler", "a scheduler name");
@@ -214,6 +218,8 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
     non_negative("activation_reserve_gib", c.activation_reserve_gib, "GiB");
     non_negative("swap_space_gib", c.swap_space_gib, "GiB");
     non_negative("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)");
+    if (auto n = en["prefix_caching"])
+      c.prefix_caching = read_as<bool>(n, file, "engine.prefix_caching", "true or false");
     if (auto n = en["cpu_blocks"])
       c.cpu_blocks = read_as<int64_t>(n, file, "engine.cpu_blocks",
                                       "an integer (-1 = derive from swap_space_gib)");
@@ -314,6 +320,7 @@ YAML::Node Experiment::resolved() const {
   r["engine"]["swap_space_gib"] = num(c.swap_space_gib);
   r["engine"]["gpu_blocks"] = c.gpu_blocks;
   r["engine"]["cpu_blocks"] = c.cpu_blocks;
+  r["engine"]["prefix_caching"] = c.prefix_caching;
   r["executor"] = executor;
   YAML::Node ps(YAML::NodeType::Sequence);
   for (const auto& p : policies) {

@@ -28,7 +28,7 @@
 namespace isim::exp {
 
 struct TraceSpec {
-  std::string from = "jsonl";  // jsonl | infercept | generator
+  std::string from = "jsonl";  // a trace source: see trace_sources()
   std::string path;            // the trace, or the generator's YAML ("" = built-in defaults)
   int64_t limit = 0;           // > 0: keep only the first N sessions
   int64_t draw = 0;            // > 0: draw N sessions with replacement (seeded)

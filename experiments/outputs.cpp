@@ -1,5 +1,6 @@
 #include "experiments/outputs.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -50,6 +51,7 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   j["normalized_latency_s"] = stat_json(s.normalized_latency);
   j["ttft_s"] = stat_json(s.ttft);
   j["resume_ttft_s"] = stat_json(s.resume_ttft);
+  j["turn_ttft_s"] = stat_json(s.turn_ttft);
   j["tpot_s"] = stat_json(s.tpot);
   j["e2e_s"] = stat_json(s.e2e);
   const auto& c = s.counters;
@@ -64,9 +66,16 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   j["preemptions"] = c.preemptions;
   j["prefix_lookup_tokens"] = c.prefix_lookup_tokens;
   j["prefix_hit_tokens"] = c.prefix_hit_tokens;
-  j["prefix_hit_rate"] = c.prefix_lookup_tokens > 0 ? static_cast<double>(c.prefix_hit_tokens) /
-                                                          static_cast<double>(c.prefix_lookup_tokens)
-                                                    : 0.0;
+  const double turns = static_cast<double>(std::max<int64_t>(c.turns, 1));
+  j["turns"] = c.turns;
+  j["per_turn"] = {{"gpu_hit_tokens", static_cast<double>(c.turn_gpu_hit_tokens) / turns},
+                   {"cpu_hit_tokens", static_cast<double>(c.turn_cpu_hit_tokens) / turns},
+                   {"recomputed_tokens", static_cast<double>(c.turn_recompute_tokens) / turns}};
+  j["dropped_blocks"] = c.dropped_blocks;
+  j["prefix_hit_rate"] =
+      c.prefix_lookup_tokens > 0
+          ? static_cast<double>(c.prefix_hit_tokens) / static_cast<double>(c.prefix_lookup_tokens)
+          : 0.0;
   j["idle_evictions"] = c.idle_evictions;
   j["swap_fallback_discards"] = c.swap_fallback_discards;
   j["busy_s"] = sim::to_seconds(c.busy_time);

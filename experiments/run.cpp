@@ -7,6 +7,9 @@
 #include "traces/generator.h"
 #include "traces/infercept.h"
 #include "traces/jsonl.h"
+#include "traces/mooncake.h"
+#include "traces/multiturn.h"
+#include "traces/tracelab.h"
 
 namespace isim::exp {
 
@@ -34,6 +37,24 @@ Inputs prepare(const Experiment& e) {
           "{}: {} trailing intercepts (after a session's last segment) dropped: nothing resumes "
           "after them",
           ts.path, rep.dropped_trailing_intercepts));
+  } else if (ts.from == "mooncake") {
+    trace::MooncakeReport rep;
+    in.trace = trace::import_mooncake(ts.path, &rep);
+    if (rep.zero_outputs_raised > 0)
+      in.notes.push_back(
+          fmt::format("{}: {} requests with output_length 0 decode 1 token (first "
+                      "at line {})",
+                      ts.path, rep.zero_outputs_raised, rep.first_zero_output_line));
+  } else if (ts.from == "tracelab") {
+    trace::TraceLabReport rep;
+    in.trace = trace::import_tracelab(ts.path, &rep);
+    if (rep.inputs_raised + rep.zero_outputs_raised > 0)
+      in.notes.push_back(fmt::format("{}: {} round inputs and {} outputs below 1 raised to 1",
+                                     ts.path, rep.inputs_raised, rep.zero_outputs_raised));
+  } else if (ts.from == "multiturn") {
+    auto cfg =
+        ts.path.empty() ? trace::default_multiturn_config() : trace::load_multiturn_config(ts.path);
+    in.trace = trace::generate_multiturn(cfg, ts.sessions, e.seed);
   } else {
     auto cfg =
         ts.path.empty() ? trace::default_generator_config() : trace::load_generator_config(ts.path);

@@ -26,6 +26,13 @@ const PolicyRegistry& policy_registry() {
             "InferCept: per iteration preserve, pipelined swap or chunked discard by least GPU "
             "memory waste (estimator=oracle|elapsed|history)",
             make_min_waste);
+    reg.add("pensieve",
+            "Pensieve: conversation KV cached in GPU/CPU tiers; evict lowest Cost(position) / "
+            "idle-time chunks first, leading chunks recomputed",
+            make_pensieve);
+    reg.add("lru",
+            "the GPU/CPU tiers of pensieve, evicting least recently used conversations first",
+            make_lru);
     return reg;
   }();
   return r;

@@ -36,5 +36,7 @@ std::unique_ptr<sim::Policy> make_improved_discard(const PolicyParams& p);
 std::unique_ptr<sim::Policy> make_preserve(const PolicyParams& p);
 std::unique_ptr<sim::Policy> make_swap(const PolicyParams& p);
 std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p);
+std::unique_ptr<sim::Policy> make_pensieve(const PolicyParams& p);
+std::unique_ptr<sim::Policy> make_lru(const PolicyParams& p);
 
 }  // namespace isim::policy

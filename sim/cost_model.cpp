@@ -47,6 +47,15 @@ Nanos CostModel::forward(const BatchShape& b) const {
   return from_us(us + t.overhead_us);
 }
 
+Nanos CostModel::attention(int64_t chunk, int64_t kv_before) const {
+  if (profile_.form == ForwardForm::kLinear || chunk <= 0) return 0;
+  bool outside = false;
+  double us = profile_.tables.prefill_attention_us.eval(static_cast<double>(chunk),
+                                                        static_cast<double>(kv_before), &outside);
+  if (outside) ++extrapolations_;
+  return from_us(static_cast<double>(profile_.model.layers) * us);
+}
+
 Nanos CostModel::transfer(int64_t bytes, int64_t copies, Direction dir, bool duplex) const {
   if (bytes < 0) throw std::invalid_argument(fmt::format("transfer: negative bytes {}", bytes));
   if (bytes == 0) return 0;

@@ -51,6 +51,10 @@ class CostModel {
   Nanos transfer(int64_t bytes, int64_t copies, Direction dir, bool duplex = false) const;
   Nanos T(int64_t tokens) const;
   double marginal_ns_per_token() const;
+  // Attention time (all layers) of a prefill chunk over `kv_before` cached tokens: what it costs
+  // to recompute KV at that position beyond the per-token dense cost. 0 for the linear form,
+  // which has no attention term.
+  Nanos attention(int64_t chunk, int64_t kv_before) const;
   int64_t saturation_tokens() const { return profile_.saturation_tokens; }
   const Profile& profile() const { return profile_; }
   int64_t extrapolations() const { return extrapolations_; }

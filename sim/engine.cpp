@@ -50,6 +50,8 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
       cpu_("cpu", block_counts_.cpu),
       pipelined_(policy.pipelined_swap()),
       chunked_recompute_(policy.chunked_recompute()) {
+  prefill_reserve_ = static_cast<int64_t>(
+      std::floor(policy.reserved_gpu_fraction() * static_cast<double>(gpu_.total())));
   if (config_.max_num_seqs < 1) throw InputError("engine.max_num_seqs: must be >= 1");
   if (config_.max_num_batched_tokens < 1)
     throw InputError("engine.max_num_batched_tokens: must be >= 1");
@@ -57,7 +59,9 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
 
 void Engine::load() {
   sessions_.resize(trace_.size());
-  const int64_t gpu_tokens = gpu_.total() * block_tokens_;
+  // Prefills may not use the blocks a policy reserves for decodes, and a resumed session may
+  // have to prefill its whole context.
+  const int64_t gpu_tokens = (gpu_.total() - prefill_reserve_) * block_tokens_;
   for (size_t i = 0; i < trace_.size(); ++i) {
     const trace::Session& src = trace_[i];
     SessionState& s = sessions_[i];
@@ -73,8 +77,10 @@ void Engine::load() {
     const int64_t need = src.max_context();
     std::string why;
     if (need > gpu_tokens)
-      why = fmt::format("its context reaches {} tokens but the GPU holds {} ({} blocks of {})",
-                        need, gpu_tokens, gpu_.total(), block_tokens_);
+      why = fmt::format(
+          "its context reaches {} tokens but the GPU holds {} ({} blocks of {}, {} reserved for "
+          "decodes)",
+          need, gpu_tokens, gpu_.total(), block_tokens_, prefill_reserve_);
     else if (config_.scheduler == "vllm-v0" && need > config_.max_num_batched_tokens)
       why = fmt::format(
           "its context reaches {} tokens, more than max_num_batched_tokens={}, so vllm-v0 "
@@ -121,10 +127,17 @@ std::vector<uint64_t> prefix_chain(const trace::Session& src, int64_t block_toke
 void Engine::match_prefix(SessionState& s) {
   // Only a session rebuilding from nothing can start from cached blocks; one token is always
   // left to compute so that the prefill produces the next token's logits.
-  if (s.chain.empty() || s.kv != 0 || !s.gpu_blocks.empty() || !s.cpu_blocks.empty()) return;
+  if (!config_.prefix_caching || s.chain.empty() || s.kv != 0 || !s.gpu_blocks.empty() ||
+      !s.cpu_blocks.empty())
+    return;
+  // The hit rate counts each prompt once; later rebuilds (after a preemption or a discard)
+  // still reuse what is cached.
+  const bool first = s.prefix_lookup_tokens == 0;
   const auto lookup = std::min<int64_t>(s.context, s.src->segments.front().input);
-  s.prefix_lookup_tokens += lookup;
-  counters_.prefix_lookup_tokens += lookup;
+  if (first) {
+    s.prefix_lookup_tokens += lookup;
+    counters_.prefix_lookup_tokens += lookup;
+  }
   int64_t j = 0;
   while (j < static_cast<int64_t>(s.chain.size()) && (j + 1) * block_tokens_ < s.context) {
     BlockId b = gpu_.acquire_cached(s.chain[static_cast<size_t>(j)]);
@@ -136,8 +149,10 @@ void Engine::match_prefix(SessionState& s) {
   const int64_t hit = j * block_tokens_;
   s.kv = hit;
   s.recompute_left = std::max<int64_t>(s.recompute_left - hit, 0);
-  s.prefix_hit_tokens += hit;
-  counters_.prefix_hit_tokens += hit;
+  if (first) {
+    s.prefix_hit_tokens += hit;
+    counters_.prefix_hit_tokens += hit;
+  }
 }
 
 void Engine::publish_prefix(SessionState& s) {
@@ -185,6 +200,17 @@ void Engine::on_intercept_end(int32_t idx) {
   s.context += s.segment().input;
   s.decoded_in_seg = 0;
   s.intercept_end = now();
+  {
+    // Where this turn finds its KV: kept on GPU, kept on CPU, or to be recomputed.
+    const int64_t lead =
+        (s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size())) * block_tokens_;
+    ++counters_.turns;
+    counters_.turn_gpu_hit_tokens += std::max<int64_t>(s.kv - lead, 0);
+    counters_.turn_cpu_hit_tokens +=
+        std::min<int64_t>(static_cast<int64_t>(s.cpu_blocks.size()) * block_tokens_,
+                          std::max<int64_t>(s.kv - s.dropped_blocks * block_tokens_, 0));
+    counters_.turn_recompute_tokens += s.recompute_left;
+  }
   if (s.swap_out_pending) {
     // The intercept ended before the copy started: the KV never left the GPU.
     s.swap_out_pending = false;
@@ -227,7 +253,9 @@ void Engine::drop_kv(SessionState& s) {
   gpu_.release(s.gpu_blocks);
   cpu_.release(s.cpu_blocks);
   s.published = 0;
-  s.recompute_left += s.kv;
+  // Dropped blocks were already counted when they were dropped.
+  s.recompute_left += std::max<int64_t>(s.kv - s.dropped_blocks * block_tokens_, 0);
+  s.dropped_blocks = 0;
   s.kv = 0;
 }
 
@@ -261,7 +289,7 @@ bool Engine::schedule_decodes() {
       }
     }
     if (self_preempted) break;  // it was the last running session in order
-    batch_.push_back({idx, 1, true, false});
+    batch_.push_back({idx, 1, true, false, 0});
     ++batch_tokens_;
     ++shape_.num_decode;
     shape_.decode_kv_tokens += s.kv;
@@ -270,19 +298,41 @@ bool Engine::schedule_decodes() {
   return clean;
 }
 
+bool Engine::add_prefill(SessionState& s, int64_t chunk) {
+  const int64_t pending = s.pending_prefill(block_tokens_);
+  const int64_t restore = s.dropped_blocks * block_tokens_;
+  // Dropped leading blocks are recomputed whole, in the iteration that prefills after them.
+  if (chunk <= 0 || chunk > pending || chunk < restore) return false;
+  const int64_t fresh = chunk - restore;
+  const int64_t need =
+      blocks_for(s.kv + fresh, block_tokens_) - static_cast<int64_t>(s.gpu_blocks.size());
+  if (need > gpu_.free() - prefill_reserve_) return false;
+  if (restore > 0) {
+    std::vector<BlockId> lead;
+    gpu_.allocate(s.dropped_blocks, lead);
+    s.gpu_blocks.insert(s.gpu_blocks.begin(), lead.begin(), lead.end());
+    s.dropped_blocks = 0;
+    s.published = 0;
+  }
+  if (!grow_gpu(s, s.kv + fresh)) throw std::logic_error("add_prefill: blocks vanished");
+  batch_.push_back({s.idx, chunk, false, s.recompute_left > 0, restore});
+  batch_tokens_ += chunk;
+  ++batch_prefills_;
+  // The recomputed lead attends only to itself; the rest attends to everything before it.
+  if (restore > 0) shape_.prefills.push_back({restore, 0});
+  if (fresh > 0) shape_.prefills.push_back({fresh, s.kv});
+  if (chunk == pending) ++shape_.num_logits;
+  return true;
+}
+
 void Engine::continue_prefills() {
   for (int32_t idx : running_) {
     SessionState& s = sessions_[static_cast<size_t>(idx)];
-    if (s.decoded_in_seg != 0 || s.pending_prefill() == 0 || recompute_lane(s)) continue;
+    const int64_t pending = s.pending_prefill(block_tokens_);
+    if (s.decoded_in_seg != 0 || pending == 0 || recompute_lane(s)) continue;
     int64_t room = config_.max_num_batched_tokens - batch_tokens_;
     if (room <= 0) break;
-    int64_t chunk = std::min(room, s.pending_prefill());
-    if (!grow_gpu(s, s.kv + chunk)) continue;
-    batch_.push_back({idx, chunk, false, s.recompute_left > 0});
-    batch_tokens_ += chunk;
-    ++batch_prefills_;
-    shape_.prefills.push_back({chunk, s.kv});
-    if (chunk == s.pending_prefill()) ++shape_.num_logits;
+    add_prefill(s, std::min(room, pending));
   }
 }
 
@@ -301,17 +351,11 @@ void Engine::admit_waiting(bool whole) {
     if (static_cast<int64_t>(running_.size()) + 1 > config_.max_num_seqs) break;
     match_prefix(s);
     int64_t room = config_.max_num_batched_tokens - batch_tokens_;
-    int64_t need = s.pending_prefill();
+    int64_t need = s.pending_prefill(block_tokens_);
     int64_t chunk = whole ? need : std::min(need, room);
-    if (chunk > room || chunk <= 0) break;
-    if (!grow_gpu(s, s.kv + chunk)) break;
+    if (chunk > room || !add_prefill(s, chunk)) break;
     it = waiting_.erase(it);
     add_to_running(idx);
-    batch_.push_back({idx, chunk, false, s.recompute_left > 0});
-    batch_tokens_ += chunk;
-    ++batch_prefills_;
-    shape_.prefills.push_back({chunk, s.kv});
-    if (chunk == need) ++shape_.num_logits;
   }
 }
 
@@ -366,14 +410,9 @@ void Engine::schedule_recompute_chunks() {
   left = std::min(left, config_.max_num_batched_tokens - batch_tokens_);
   auto take = [&](SessionState& s) {
     match_prefix(s);
-    int64_t chunk = std::min(left, s.pending_prefill());
-    if (chunk <= 0 || !grow_gpu(s, s.kv + chunk)) return false;
+    int64_t chunk = std::min(left, s.pending_prefill(block_tokens_));
+    if (!add_prefill(s, chunk)) return false;
     s.chunked = true;
-    batch_.push_back({s.idx, chunk, false, s.recompute_left > 0});
-    batch_tokens_ += chunk;
-    ++batch_prefills_;
-    shape_.prefills.push_back({chunk, s.kv});
-    if (chunk == s.pending_prefill()) ++shape_.num_logits;
     left -= chunk;
     return true;
   };
@@ -381,7 +420,7 @@ void Engine::schedule_recompute_chunks() {
   for (int32_t idx : running_) {
     if (left <= 0) return;
     SessionState& s = sessions_[static_cast<size_t>(idx)];
-    if (s.decoded_in_seg == 0 && s.pending_prefill() > 0 && recompute_lane(s)) take(s);
+    if (s.decoded_in_seg == 0 && s.pending_prefill(block_tokens_) > 0 && recompute_lane(s)) take(s);
   }
   for (auto it = waiting_.begin(); it != waiting_.end() && left > 0;) {
     SessionState& s = sessions_[static_cast<size_t>(it->idx)];
@@ -428,16 +467,16 @@ void Engine::discard_paused(int32_t idx) {
   ++counters_.discards;
 }
 
-void Engine::request_swap_out(int32_t idx) {
+void Engine::request_swap_out(int32_t idx, int64_t max_blocks) {
   const SessionState& s = sessions_[static_cast<size_t>(idx)];
   if (s.phase != Phase::kPaused) throw std::logic_error("request_swap_out: session not paused");
   if (!pipelined_) throw std::logic_error("request_swap_out: policy does not pipeline swaps");
-  swap_out_requests_.push_back(idx);
+  swap_out_requests_.push_back({idx, max_blocks});
 }
 
 void Engine::move_blocks(SessionState& s, bool to_cpu, int64_t n) {
-  // gpu_blocks holds the leading tokens and cpu_blocks the rest, in order: a swap-out moves the
-  // GPU list's tail to the CPU list's head, a swap-in the CPU list's head to the GPU list's tail.
+  // Token order is [dropped][cpu_blocks][gpu_blocks]: a swap-out moves the GPU list's head to
+  // the CPU list's tail, a swap-in the CPU list's tail back to the GPU list's head.
   BlockPool& src = to_cpu ? gpu_ : cpu_;
   BlockPool& dst = to_cpu ? cpu_ : gpu_;
   std::vector<BlockId> moved;
@@ -445,18 +484,39 @@ void Engine::move_blocks(SessionState& s, bool to_cpu, int64_t n) {
   if (to_cpu && s.cpu_blocks.empty()) ++counters_.swaps;  // a swap-out starts
   std::vector<BlockId> released;
   if (to_cpu) {
-    released.assign(s.gpu_blocks.end() - n, s.gpu_blocks.end());
-    s.gpu_blocks.resize(s.gpu_blocks.size() - static_cast<size_t>(n));
-    s.cpu_blocks.insert(s.cpu_blocks.begin(), moved.begin(), moved.end());
+    released.assign(s.gpu_blocks.begin(), s.gpu_blocks.begin() + n);
+    s.gpu_blocks.erase(s.gpu_blocks.begin(), s.gpu_blocks.begin() + n);
+    s.cpu_blocks.insert(s.cpu_blocks.end(), moved.begin(), moved.end());
+    s.published = 0;  // gpu_blocks[j] no longer holds token block j
   } else {
-    released.assign(s.cpu_blocks.begin(), s.cpu_blocks.begin() + n);
-    s.cpu_blocks.erase(s.cpu_blocks.begin(), s.cpu_blocks.begin() + n);
-    s.gpu_blocks.insert(s.gpu_blocks.end(), moved.begin(), moved.end());
+    released.assign(s.cpu_blocks.end() - n, s.cpu_blocks.end());
+    s.cpu_blocks.resize(s.cpu_blocks.size() - static_cast<size_t>(n));
+    s.gpu_blocks.insert(s.gpu_blocks.begin(), moved.begin(), moved.end());
   }
   src.release(released);
   int64_t bytes = n * block_bytes();
   (to_cpu ? s.swapped_out_bytes : s.swapped_in_bytes) += bytes;
   (to_cpu ? counters_.swapped_out_bytes : counters_.swapped_in_bytes) += bytes;
+}
+
+void Engine::drop_leading(int32_t idx, int64_t n) {
+  SessionState& s = sessions_[static_cast<size_t>(idx)];
+  if (s.phase != Phase::kPaused) throw std::logic_error("drop_leading: session not paused");
+  const auto held = static_cast<int64_t>(s.cpu_blocks.size() + s.gpu_blocks.size());
+  // The last block may be partial and holds the newest tokens: it is never a leading chunk.
+  n = std::min(n, held - 1);
+  if (n <= 0) return;
+  const int64_t from_cpu = std::min<int64_t>(n, static_cast<int64_t>(s.cpu_blocks.size()));
+  std::vector<BlockId> c(s.cpu_blocks.begin(), s.cpu_blocks.begin() + from_cpu);
+  s.cpu_blocks.erase(s.cpu_blocks.begin(), s.cpu_blocks.begin() + from_cpu);
+  cpu_.release(c);
+  std::vector<BlockId> g(s.gpu_blocks.begin(), s.gpu_blocks.begin() + (n - from_cpu));
+  s.gpu_blocks.erase(s.gpu_blocks.begin(), s.gpu_blocks.begin() + (n - from_cpu));
+  gpu_.release(g);
+  s.dropped_blocks += n;
+  s.recompute_left += n * block_tokens_;
+  s.published = 0;
+  counters_.dropped_blocks += n;
 }
 
 Nanos Engine::progress_swaps(Nanos window, bool transfer_only) {
@@ -470,11 +530,11 @@ Nanos Engine::progress_swaps(Nanos window, bool transfer_only) {
   record_.swap_out_budget_tokens = out_budget * block_tokens_;
   record_.swap_in_budget_tokens = in_budget * block_tokens_;
   int64_t moved_out = 0, moved_in = 0;
-  for (int32_t idx : swap_out_requests_) {
+  for (const auto& [idx, limit] : swap_out_requests_) {
     SessionState& s = sessions_[static_cast<size_t>(idx)];
     if (s.phase != Phase::kPaused) continue;
-    int64_t n =
-        std::min({out_budget - moved_out, static_cast<int64_t>(s.gpu_blocks.size()), cpu_.free()});
+    int64_t n = std::min(
+        {out_budget - moved_out, static_cast<int64_t>(s.gpu_blocks.size()), cpu_.free(), limit});
     if (n <= 0) continue;
     move_blocks(s, /*to_cpu=*/true, n);
     moved_out += n;
@@ -626,6 +686,7 @@ void Engine::emit_token(SessionState& s) {
     } else {
       s.resume_ttft_sum += t - s.intercept_end;
       ++s.resumes_with_token;
+      turn_ttfts_.push_back(to_seconds(t - s.intercept_end));
     }
   }
   if (s.decoded_in_seg == s.segment().output) {
@@ -639,8 +700,8 @@ void Engine::complete_segment(SessionState& s) {
   remove_from_running(s.idx);
   const Nanos t = now();
   if (s.last_segment()) {
-    gpu_.release(s.idx, s.gpu_blocks);
-    cpu_.release(s.idx, s.cpu_blocks);
+    gpu_.release(s.gpu_blocks);
+    cpu_.release(s.cpu_blocks);
     s.phase = Phase::kFinished;
     s.finish = t;
     return;
@@ -685,9 +746,9 @@ void Engine::on_iteration_end() {
     s.recomputed_tokens += rc;
     counters_.recomputed_tokens += rc;
     counters_.prefill_tokens += e.tokens;
-    s.kv += e.tokens;
+    s.kv += e.tokens - e.restore;
     if (!s.chain.empty()) publish_prefix(s);
-    if (s.pending_prefill() == 0) emit_token(s);
+    if (s.pending_prefill(block_tokens_) == 0) emit_token(s);
   }
   batch_.clear();
   if (config_.check_invariants) check_invariants();
@@ -762,11 +823,12 @@ void Engine::check_invariants() const {
     for (BlockId b : s.cpu_blocks) ++cpu_refs[static_cast<size_t>(b)];
     if (s.kv < 0 || s.kv > s.context)
       fail(fmt::format("session {}: kv {} > context {}", s.idx, s.kv, s.context));
-    const auto held = static_cast<int64_t>(s.gpu_blocks.size() + s.cpu_blocks.size());
+    const auto held =
+        static_cast<int64_t>(s.gpu_blocks.size() + s.cpu_blocks.size()) + s.dropped_blocks;
     if (s.phase != Phase::kFinished && held < blocks_for(s.kv, block_tokens_))
       fail(fmt::format("session {}: {} KV tokens in {} blocks", s.idx, s.kv, held));
-    if (s.phase == Phase::kRunning && !s.cpu_blocks.empty())
-      fail(fmt::format("session {} runs with KV still on CPU", s.idx));
+    if (s.phase == Phase::kRunning && (!s.cpu_blocks.empty() || s.dropped_blocks > 0))
+      fail(fmt::format("session {} runs with KV still on CPU or dropped", s.idx));
     switch (s.phase) {
       case Phase::kRunning:
         ++n_running;

@@ -17,6 +17,7 @@
 // - The engine has no globals: a cluster can hold N engines on one queue.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -45,6 +46,7 @@ struct EngineConfig {
   int64_t gpu_blocks = 0;               // > 0 overrides the derived count
   int64_t cpu_blocks = -1;              // >= 0 overrides the derived count
   double timeseries_interval_s = 1.0;
+  bool prefix_caching = true;  // share cached prompt blocks across sessions (traces with hashes)
   bool check_invariants = false;
 };
 
@@ -114,6 +116,7 @@ class Engine {
   const WasteBreakdown& waste() const { return waste_; }
   const std::vector<TimeSample>& timeseries() const { return timeseries_; }
   const std::vector<std::string>& skipped() const { return skipped_; }
+  const std::vector<double>& turn_ttfts() const { return turn_ttfts_; }
   const BlockCounts& blocks() const { return block_counts_; }
 
   // Batch-forming steps, for Scheduler implementations.
@@ -153,8 +156,12 @@ class Engine {
 
   // Decisions for policies, valid on paused sessions only (std::logic_error otherwise).
   void discard_paused(int32_t idx);
-  // Queues a pipelined swap-out for this iteration; earlier requests get the budget first.
-  void request_swap_out(int32_t idx);
+  // Queues a pipelined swap-out of up to `max_blocks` leading GPU blocks for this iteration;
+  // earlier requests get the budget first.
+  void request_swap_out(int32_t idx, int64_t max_blocks = INT64_MAX);
+  // Drops up to n leading held blocks (CPU first, then GPU) of a paused session; its next
+  // prefill recomputes them. The last block is never dropped.
+  void drop_leading(int32_t idx, int64_t n);
   const Counters& counters_view() const { return counters_; }
   void count_swap_fallback() { ++counters_.swap_fallback_discards; }
 
@@ -166,6 +173,7 @@ class Engine {
     int64_t tokens;
     bool decode;
     bool recompute;
+    int64_t restore;  // leading dropped tokens recomputed within `tokens`
   };
   struct QueueKey {
     Nanos key;
@@ -191,6 +199,8 @@ class Engine {
   void add_to_running(int32_t idx);
   void remove_from_running(int32_t idx);
   bool grow_gpu(SessionState& s, int64_t tokens);
+  // Adds a prefill chunk (recomputing dropped leading blocks first); false if it cannot.
+  bool add_prefill(SessionState& s, int64_t chunk);
   bool recompute_lane(const SessionState& s) const;
   void match_prefix(SessionState& s);
   void publish_prefix(SessionState& s);
@@ -213,9 +223,10 @@ class Engine {
   std::vector<int32_t> running_;  // sorted by (arrival, idx)
   std::set<QueueKey> waiting_;
   std::set<QueueKey> swapped_;
-  std::vector<int32_t> swap_out_pending_;   // synchronous (policy `swap`)
-  std::vector<int32_t> swap_out_requests_;  // pipelined, this iteration, in priority order
-  std::vector<int32_t> paused_;             // paused sessions, in pause order
+  std::vector<int32_t> swap_out_pending_;                       // synchronous (policy `swap`)
+  std::vector<std::pair<int32_t, int64_t>> swap_out_requests_;  // (session, max blocks), in order
+  int64_t prefill_reserve_ = 0;                                 // GPU blocks only decodes may take
+  std::vector<int32_t> paused_;                                 // paused sessions, in pause order
   bool pipelined_ = false;
   bool chunked_recompute_ = false;
   Nanos last_forward_ = 0;
@@ -237,6 +248,7 @@ class Engine {
   Nanos accounted_until_ = -1;  // -1: nothing arrived yet
   std::vector<TimeSample> timeseries_;
   std::vector<std::string> skipped_;
+  std::vector<double> turn_ttfts_;
   mutable Nanos last_check_ = 0;
   std::vector<uint64_t> block_stamp_;  // account(): which blocks were already counted
   uint64_t account_stamp_ = 0;

@@ -31,7 +31,7 @@ Stat make_stat(std::vector<double> v) {
 
 Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
-                  int64_t extrapolations) {
+                  int64_t extrapolations, std::vector<double> turn_ttfts) {
   Summary s;
   s.sessions = static_cast<int64_t>(sessions.size());
   std::vector<double> ttft, tpot, e2e, norm, resume;
@@ -64,6 +64,7 @@ Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
   s.e2e = make_stat(std::move(e2e));
   s.normalized_latency = make_stat(std::move(norm));
   s.resume_ttft = make_stat(std::move(resume));
+  s.turn_ttft = make_stat(std::move(turn_ttfts));
   s.counters = c;
   s.waste = w;
   s.gpu_blocks = gpu_blocks;

@@ -67,6 +67,10 @@ struct Counters {
   int64_t pauses = 0, discards = 0, swaps = 0, preserves = 0;
   int64_t prefill_tokens = 0, decode_tokens = 0;
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prefix cache
+  int64_t dropped_blocks = 0;  // leading blocks dropped from paused sessions (Pensieve)
+  // Per turn (every resume after an intercept): where the session's KV was when it resumed.
+  int64_t turns = 0;
+  int64_t turn_gpu_hit_tokens = 0, turn_cpu_hit_tokens = 0, turn_recompute_tokens = 0;
   Nanos busy_time = 0, stall_time = 0;
 };
 
@@ -75,6 +79,7 @@ struct Summary {
   double makespan_s = 0;
   double throughput_sessions_s = 0, throughput_tokens_s = 0;
   Stat ttft, tpot, e2e, normalized_latency, resume_ttft;
+  Stat turn_ttft;  // every resume's first token - intercept end, over all turns
   Counters counters;
   WasteBreakdown waste;
   int64_t gpu_blocks = 0, cpu_blocks = 0;
@@ -83,6 +88,6 @@ struct Summary {
 
 Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
-                  int64_t extrapolations);
+                  int64_t extrapolations, std::vector<double> turn_ttfts = {});
 
 }  // namespace isim::sim

@@ -42,6 +42,8 @@ class Policy {
   virtual void on_resume(const SessionState&, const Engine&) {}
   virtual bool pipelined_swap() const { return false; }
   virtual bool chunked_recompute() const { return false; }
+  // Share of GPU blocks that prefills may not take, kept for running decodes (Pensieve).
+  virtual double reserved_gpu_fraction() const { return 0.0; }
   // Extra facts for the run's provenance (e.g. {"estimator", "history"}).
   virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
 };

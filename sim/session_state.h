@@ -8,9 +8,12 @@
 //   the last token and emits the next one. So while decoding, context == kv + 1, and after a
 //   discard the whole context is recomputed.
 // - `recompute_left` is the part of that prefill that recomputes KV the session once held.
-// - The `kv` tokens live in gpu_blocks followed by cpu_blocks: a swap moves blocks from the
-//   end of one list to the other, so a pipelined swap can stop part-way. The KV is usable only
-//   when cpu_blocks is empty.
+// - Layout of the `kv` tokens, in token order: `dropped_blocks` leading blocks whose KV is gone
+//   (Pensieve drops the cheapest, leading chunks), then cpu_blocks, then gpu_blocks. A swap-out
+//   moves the GPU list's head to the CPU list's tail; a swap-in moves the CPU list's tail back
+//   to the GPU list's head, so a pipelined swap can stop part-way and both lists stay in token
+//   order. A session runs only with no CPU blocks; its next prefill first recomputes the
+//   dropped blocks (in the same iteration, with attention over the KV it kept).
 #pragma once
 
 #include <cstdint>
@@ -71,7 +74,11 @@ struct SessionState {
   int64_t prefix_lookup_tokens = 0;  // prompt tokens looked up in the prefix cache
   int64_t prefix_hit_tokens = 0;     // of which were found cached
 
-  int64_t pending_prefill() const { return context - kv; }
+  int64_t dropped_blocks = 0;
+
+  int64_t pending_prefill(int64_t block_tokens) const {
+    return dropped_blocks * block_tokens + context - kv;
+  }
   const trace::Segment& segment() const { return src->segments[static_cast<size_t>(seg)]; }
   bool last_segment() const { return static_cast<size_t>(seg) + 1 == src->segments.size(); }
 };

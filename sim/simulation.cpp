@@ -29,8 +29,9 @@ RunResult simulate(const trace::Trace& trace, const EngineConfig& config, Execut
   engine.close(end);
   RunResult r;
   r.sessions = engine.records();
-  r.summary = summarize(r.sessions, engine.counters(), engine.waste(), engine.blocks().gpu,
-                        engine.blocks().cpu, executor.cost_model().extrapolations());
+  r.summary =
+      summarize(r.sessions, engine.counters(), engine.waste(), engine.blocks().gpu,
+                engine.blocks().cpu, executor.cost_model().extrapolations(), engine.turn_ttfts());
   r.timeseries = engine.timeseries();
   r.skipped = engine.skipped();
   r.policy_facts = policy.describe();

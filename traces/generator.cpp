@@ -4,15 +4,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <set>
 
 #include "traces/input_error.h"
 #include "traces/rng.h"
+#include "traces/yaml_reader.h"
 
 namespace isim::trace {
 namespace {
@@ -26,105 +24,31 @@ Dist lognormal(double mean, double sd, double min = 0, double max = kInf) {
   return Dist{"lognormal", mean, sd, min, max};
 }
 
-// ---- YAML ----------------------------------------------------------------------------------
+// ---- YAML (generator-specific parts) ------------------------------------------------------
 
-class YamlReader {
- public:
-  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+InterceptSpec read_intercept(const YamlReader& r, const YAML::Node& n, const std::string& path) {
+  r.expect_map(n, path, {"kind", "duration_s", "returned"});
+  InterceptSpec s;
+  s.kind = r.text(r.required(n, path, "kind"), path + ".kind");
+  s.duration_s = r.dist(r.required(n, path, "duration_s"), path + ".duration_s");
+  s.returned = r.dist(r.required(n, path, "returned"), path + ".returned");
+  return s;
+}
 
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& key,
-                         const std::string& reason) const {
-    const YAML::Mark m = at.Mark();
-    const std::string where = m.is_null() ? file_ : fmt::format("{}:{}", file_, m.line + 1);
-    throw InputError(where + ": " + key + ": " + reason);
-  }
-
-  // `map` must be a map whose keys are all in `valid`.
-  void expect_map(const YAML::Node& map, const std::string& path,
-                  std::initializer_list<const char*> valid) const {
-    if (!map.IsMap()) fail(map, path.empty() ? "<root>" : path, "expected a map");
-    for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
-      if (std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
-      std::string list;
-      for (const char* v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
-      fail(kv.first, join(path, key), "unknown key; valid: " + list);
-    }
-  }
-
-  YAML::Node required(const YAML::Node& map, const std::string& path, const char* key) const {
-    YAML::Node n = map[key];
-    if (!n) fail(map, join(path, key), "missing");
-    return n;
-  }
-
-  double number(const YAML::Node& n, const std::string& path) const {
-    try {
-      if (n.IsScalar()) return n.as<double>();
-    } catch (const YAML::Exception&) {
-    }
-    fail(n, path, "expected a number, got '" + YAML::Dump(n) + "'");
-  }
-
-  std::string text(const YAML::Node& n, const std::string& path) const {
-    if (!n.IsScalar()) fail(n, path, "expected a string");
-    return n.as<std::string>();
-  }
-
-  Dist dist(const YAML::Node& n, const std::string& path) const {
-    expect_map(n, path, {"dist", "mean", "sd", "min", "max"});
-    Dist d;
-    d.mean = number(required(n, path, "mean"), path + ".mean");
-    d.sd = number(required(n, path, "sd"), path + ".sd");
-    if (n["dist"]) d.dist = text(n["dist"], path + ".dist");
-    if (n["min"]) d.min = number(n["min"], path + ".min");
-    if (n["max"]) d.max = number(n["max"], path + ".max");
-    return d;
-  }
-
-  InterceptSpec intercept(const YAML::Node& n, const std::string& path) const {
-    expect_map(n, path, {"kind", "duration_s", "returned"});
-    InterceptSpec s;
-    s.kind = text(required(n, path, "kind"), path + ".kind");
-    s.duration_s = dist(required(n, path, "duration_s"), path + ".duration_s");
-    s.returned = dist(required(n, path, "returned"), path + ".returned");
-    return s;
-  }
-
-  SessionKind kind(const YAML::Node& n, const std::string& path) const {
-    expect_map(n, path, {"name", "share", "calls", "prompt", "output", "intercept", "human_turn"});
-    SessionKind k;
-    k.name = text(required(n, path, "name"), path + ".name");
-    k.share = number(required(n, path, "share"), path + ".share");
-    k.calls = dist(required(n, path, "calls"), path + ".calls");
-    k.prompt = dist(required(n, path, "prompt"), path + ".prompt");
-    k.output = dist(required(n, path, "output"), path + ".output");
-    k.intercept = intercept(required(n, path, "intercept"), path + ".intercept");
-    if (n["human_turn"]) k.human_turn = intercept(n["human_turn"], path + ".human_turn");
-    return k;
-  }
-
- private:
-  static std::string join(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
-  std::string file_;
-};
+SessionKind read_kind(const YamlReader& r, const YAML::Node& n, const std::string& path) {
+  r.expect_map(n, path, {"name", "share", "calls", "prompt", "output", "intercept", "human_turn"});
+  SessionKind k;
+  k.name = r.text(r.required(n, path, "name"), path + ".name");
+  k.share = r.number(r.required(n, path, "share"), path + ".share");
+  k.calls = r.dist(r.required(n, path, "calls"), path + ".calls");
+  k.prompt = r.dist(r.required(n, path, "prompt"), path + ".prompt");
+  k.output = r.dist(r.required(n, path, "output"), path + ".output");
+  k.intercept = read_intercept(r, r.required(n, path, "intercept"), path + ".intercept");
+  if (n["human_turn"]) k.human_turn = read_intercept(r, n["human_turn"], path + ".human_turn");
+  return k;
+}
 
 // ---- validation ------------------------------------------------------------------------------
-
-void check_dist(const Dist& d, const std::string& where, const std::string& key) {
-  auto fail = [&](const std::string& field, const std::string& reason) {
-    throw InputError(where + ": " + key + field + ": " + reason);
-  };
-  if (d.dist != "normal" && d.dist != "lognormal")
-    fail(".dist", "unknown distribution '" + d.dist + "'; valid: normal, lognormal");
-  if (!std::isfinite(d.mean)) fail(".mean", "must be finite");
-  if (d.dist == "lognormal" && d.mean <= 0) fail(".mean", "must be > 0 for a lognormal");
-  if (!std::isfinite(d.sd) || d.sd < 0) fail(".sd", "must be finite and >= 0");
-  if (!std::isfinite(d.min) || d.min < 0) fail(".min", "must be finite and >= 0");
-  if (std::isnan(d.max) || d.max < d.min) fail(".max", "must be >= min");
-}
 
 void check_intercept(const InterceptSpec& s, const std::string& where, const std::string& key) {
   if (s.kind.empty()) throw InputError(where + ": " + key + ".kind: must be a non-empty string");
@@ -133,22 +57,6 @@ void check_intercept(const InterceptSpec& s, const std::string& where, const std
 }
 
 // ---- drawing ---------------------------------------------------------------------------------
-
-double draw(const Dist& d, Rng& rng) {
-  double x = d.mean;
-  if (d.sd > 0 && d.dist == "lognormal") {
-    // Parameters of the underlying normal that give the requested mean and sd of the values.
-    const double s2 = std::log1p((d.sd / d.mean) * (d.sd / d.mean));
-    x = std::exp(rng.normal(std::log(d.mean) - s2 / 2, std::sqrt(s2)));
-  } else if (d.sd > 0) {
-    x = rng.normal(d.mean, d.sd);
-  }
-  return std::clamp(x, d.min, d.max);
-}
-
-int64_t draw_count(const Dist& d, Rng& rng) {
-  return std::llround(std::min(draw(d, rng), 1e15));
-}
 
 const SessionKind& pick(const std::vector<SessionKind>& mix, double total_share, Rng& rng) {
   const double u = rng.uniform01() * total_share;
@@ -238,14 +146,7 @@ GeneratorConfig default_generator_config() {
 }
 
 GeneratorConfig load_generator_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  YAML::Node root;
-  try {
-    root = YAML::Load(in);
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}: <yaml>: {}", path, e.mark.line + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml(path);
   const YamlReader r(path);
   r.expect_map(root, "", {"max_context", "mix"});
   GeneratorConfig c;
@@ -258,7 +159,7 @@ GeneratorConfig load_generator_config(const std::string& path) {
   const YAML::Node mix = r.required(root, "", "mix");
   if (!mix.IsSequence()) r.fail(mix, "mix", "expected a list of session kinds");
   for (size_t i = 0; i < mix.size(); ++i)
-    c.mix.push_back(r.kind(mix[i], fmt::format("mix[{}]", i)));
+    c.mix.push_back(read_kind(r, mix[i], fmt::format("mix[{}]", i)));
   validate_generator_config(c, path);
   return c;
 }
@@ -323,6 +224,12 @@ void truncate_to_context(Session& s, int64_t max_context) {
     throw InputError(fmt::format("max_context: must be >= 2, got {}", max_context));
   if (s.segments.empty()) return;
   s.segments[0].input = std::min(s.segments[0].input, max_context - 1);
+  if (s.prefix.block_tokens > 0) {
+    const int64_t prompt = s.segments[0].input;
+    const auto blocks = static_cast<size_t>(prompt / s.prefix.block_tokens +
+                                            (prompt % s.prefix.block_tokens != 0 ? 1 : 0));
+    if (s.prefix.hashes.size() > blocks) s.prefix.hashes.resize(blocks);
+  }
   int64_t context = 0;
   for (size_t k = 0; k < s.segments.size(); ++k) {
     Segment& seg = s.segments[k];

@@ -7,7 +7,7 @@
 //   duration and the tokens it returns (the next segment's input). With `human_turn` set, the
 //   intercepts alternate tool call, human turn, tool call, ... (as in InferCept's tts/image
 //   sessions).
-// - Distributions (Dist): normal or lognormal with the given mean and sd of the values, clamped
+// - Distributions (Dist, traces/dist.h): normal, lognormal, exponential or geometric, clamped
 //   to [min, max]; token counts and calls are then rounded to the nearest integer. Clamping moves
 //   the realised mean when the bounds cut into the distribution (e.g. the 60 s human-turn cap).
 // - Every session is truncated to max_context (truncate_to_context), so none exceeds it.
@@ -27,19 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "traces/dist.h"
 #include "traces/session.h"
 
 namespace isim::trace {
-
-struct Dist {
-  std::string dist = "normal";  // normal | lognormal
-  double mean = 0;
-  double sd = 0;
-  double min = 0;
-  double max = std::numeric_limits<double>::infinity();
-
-  bool operator==(const Dist&) const = default;
-};
 
 struct InterceptSpec {
   std::string kind;
@@ -78,7 +69,8 @@ Trace bootstrap(const Trace& source, int64_t n, uint64_t seed);
 
 // Cuts a session so that its context never exceeds max_context (>= 2): the prompt is capped at
 // max_context - 1, a segment's output is shortened to fit, segments without room to decode one
-// token are dropped, and the (new) last segment loses its intercept.
+// token are dropped, and the (new) last segment loses its intercept. Prefix hashes beyond the
+// capped prompt's ceil(prompt / block_tokens) blocks are dropped with it.
 void truncate_to_context(Session& s, int64_t max_context);
 
 }  // namespace isim::trace

@@ -97,9 +97,33 @@ Segment segment_from_json(const json& j, const std::string& where, const std::st
   return seg;
 }
 
+PrefixHashes prefix_from_json(const json& j, const std::string& where) {
+  if (!j.is_object())
+    fail(where, "prefix", "expected an object {block_tokens, hashes}, got " + shown(j));
+  reject_unknown_keys(j, {"block_tokens", "hashes"}, where, "prefix.");
+  PrefixHashes p;
+  p.block_tokens = tokens_field(j, "block_tokens", where, "prefix.");
+  // The writer leaves out an absent prefix, so a prefix that is present names a real block size.
+  if (p.block_tokens == 0) fail(where, "prefix.block_tokens", "must be > 0, got 0");
+  const json& hashes =
+      require(j, "hashes", where, "prefix.hashes", "an array of non-negative integers");
+  if (!hashes.is_array())
+    fail(where, "prefix.hashes",
+         "expected an array of non-negative integers, got " + shown(hashes));
+  p.hashes.reserve(hashes.size());
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    // Integers above 2^64 - 1 arrive as floats, and negatives as signed: both fail this test.
+    if (!hashes[i].is_number_unsigned())
+      fail(where, fmt::format("prefix.hashes[{}]", i),
+           "expected a non-negative integer below 2^64, got " + shown(hashes[i]));
+    p.hashes.push_back(hashes[i].get<uint64_t>());
+  }
+  return p;
+}
+
 Session session_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) fail(where, "<json>", "expected an object, got " + shown(j));
-  reject_unknown_keys(j, {"id", "arrival_s", "segments"}, where, "");
+  reject_unknown_keys(j, {"id", "arrival_s", "segments", "prefix"}, where, "");
   Session s;
   s.id = string_field(j, "id", where, "id");
   s.arrival_s = seconds_field(j, "arrival_s", where, "arrival_s");
@@ -108,6 +132,7 @@ Session session_from_json(const json& j, const std::string& where) {
     fail(where, "segments", "expected a non-empty array of segments, got " + shown(segs));
   for (size_t k = 0; k < segs.size(); ++k)
     s.segments.push_back(segment_from_json(segs[k], where, fmt::format("segments[{}]", k)));
+  if (auto it = j.find("prefix"); it != j.end()) s.prefix = prefix_from_json(*it, where);
   return s;
 }
 
@@ -135,6 +160,17 @@ void validate_session(const Session& s, const std::string& where) {
       fail(where, p + "intercept.duration_s",
            fmt::format("must be finite and >= 0, got {}", seg.intercept->duration_s));
   }
+  const PrefixHashes& p = s.prefix;
+  if (p.block_tokens < 0)
+    fail(where, "prefix.block_tokens", fmt::format("must be > 0, got {}", p.block_tokens));
+  if (p.hashes.empty()) return;
+  if (p.block_tokens == 0) fail(where, "prefix.block_tokens", "must be > 0 when there are hashes");
+  const int64_t prompt = s.segments[0].input;
+  const int64_t blocks = prompt / p.block_tokens + (prompt % p.block_tokens != 0 ? 1 : 0);
+  if (static_cast<int64_t>(p.hashes.size()) > blocks)
+    fail(where, fmt::format("prefix.hashes[{}]", blocks),
+         fmt::format("more hashes ({}) than the prompt has blocks: ceil({} / {}) = {}",
+                     p.hashes.size(), prompt, p.block_tokens, blocks));
 }
 
 Trace parse_jsonl(std::istream& in, const std::string& origin) {
@@ -183,7 +219,14 @@ void write_jsonl(std::ostream& os, const Trace& t) {
                            json(seg.intercept->kind).dump(), seg.intercept->duration_s);
       out += '}';
     }
-    out += "]}\n";
+    out += ']';
+    if (s.prefix.block_tokens != 0 || !s.prefix.hashes.empty()) {
+      out += fmt::format(R"(,"prefix":{{"block_tokens":{},"hashes":[)", s.prefix.block_tokens);
+      for (size_t h = 0; h < s.prefix.hashes.size(); ++h)
+        out += fmt::format("{}{}", h ? "," : "", s.prefix.hashes[h]);
+      out += "]}";
+    }
+    out += "}\n";
     os << out;
   }
 }

@@ -1,6 +1,9 @@
 // Native trace format: JSONL, one session per line, keys in this order:
 //   {"id":"s1","arrival_s":0.31,"segments":[{"input":392,"output":127,
 //     "intercept":{"kind":"math","duration_s":8.6e-5}},{"input":21,"output":47}]}
+// and, only for a session whose prefix is set (Session::prefix other than {0, []}), a last key
+//   "prefix":{"block_tokens":512,"hashes":[0,1,2]}
+// so traces without prefixes keep their bytes.
 //
 // Contract:
 // - Reading is strict. Every problem is an InputError `FILE:LINE: FIELD: reason`, where FIELD is
@@ -8,7 +11,9 @@
 //   covers: not an object, missing fields, wrong types, tokens that are negative or not integers,
 //   arrival_s/duration_s negative or not finite, empty segments, empty id, duplicate id (naming
 //   the line of the first), empty intercept kind, an intercept on the last segment, and unknown
-//   fields (listing the valid ones). Blank lines are skipped but still counted.
+//   fields (listing the valid ones). Blank lines are skipped but still counted. For `prefix`:
+//   block_tokens an integer > 0; hashes integers in [0, 2^64) (`prefix.hashes[3]` names the bad
+//   one), at most ceil(segments[0].input / block_tokens) of them.
 // - Writing is deterministic: same Trace, same bytes. Doubles use the shortest representation
 //   that reads back to the same value, so read(write(t)) == t exactly.
 #pragma once

@@ -49,7 +49,7 @@ struct Session {
   std::string id;
   double arrival_s = 0.0;
   std::vector<Segment> segments;
-  PrefixHashes prefix;
+  PrefixHashes prefix = {};  // the initializer keeps `Session{id, arrival, segments}` warning-free
 
   bool operator==(const Session&) const = default;
 

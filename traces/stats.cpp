@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <utility>
 
 namespace isim::trace {
 namespace {
@@ -60,6 +61,24 @@ double percentile_nearest_rank(const std::vector<double>& sorted, double p) {
   // p * n before dividing keeps e.g. p99 of 100 values exact (0.99 * 100 is not 99 in binary).
   const auto rank = static_cast<size_t>(std::clamp(std::ceil(p * n / 100.0), 1.0, n));
   return sorted[rank - 1];
+}
+
+PrefixStats prefix_stats(const Trace& t) {
+  PrefixStats p;
+  std::set<std::pair<int64_t, uint64_t>> seen;
+  std::set<int64_t> sizes;
+  for (const Session& s : t) {
+    if (s.prefix.hashes.empty()) continue;
+    ++p.sessions;
+    sizes.insert(s.prefix.block_tokens);
+    for (uint64_t h : s.prefix.hashes) {
+      ++p.blocks;
+      if (!seen.emplace(s.prefix.block_tokens, h).second) ++p.repeated;
+    }
+  }
+  p.distinct = static_cast<int64_t>(seen.size());
+  p.block_tokens.assign(sizes.begin(), sizes.end());
+  return p;
 }
 
 std::string trace_stats(const Trace& t) {
@@ -118,6 +137,15 @@ std::string trace_stats(const Trace& t) {
   for (auto& cell : summary(finals)) final_row.push_back(std::move(cell));
   out += table({{"", "mean", "p50", "p99", "max"}, prompt_row, final_row}, "  ");
   out += "output tokens per session: mean " + num(outputs / static_cast<double>(t.size())) + "\n";
+  const PrefixStats p = prefix_stats(t);
+  if (p.sessions > 0) {
+    std::string sizes;
+    for (int64_t b : p.block_tokens) sizes += fmt::format("{}{}", sizes.empty() ? "" : ",", b);
+    out += fmt::format(
+        "prefix hashes: {} sessions, block_tokens {}, {} blocks, {} distinct, repeated-block "
+        "fraction {}\n",
+        p.sessions, sizes, p.blocks, p.distinct, num(p.repeated_fraction()));
+  }
   return out;
 }
 

@@ -8,11 +8,14 @@
 //   mean/p50/p99/max in seconds, and the mean tokens it returned (the next segment's input);
 // - context lengths: prompt (segment 0's input) and final context (Session::max_context), each
 //   mean/p50/p99/max;
-// - output tokens per session, mean.
+// - output tokens per session, mean;
+// - only when some session has prefix hashes, one `prefix` line: sessions with hashes, the block
+//   sizes used, blocks (hashes), distinct hashes, and the repeated-block fraction (prefix_stats).
 // Percentiles are nearest-rank: pP of n sorted values is the value at rank ceil(P/100 * n)
 // (1-based, at least 1), so every percentile is a value that occurs in the data.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,24 @@
 namespace isim::trace {
 
 std::string trace_stats(const Trace& t);
+
+// Prefix-hash statistics over a trace in its order. A hash is identified by (block_tokens, value).
+// A block is repeated when its hash already occurred earlier in the trace (in an earlier session,
+// or earlier in the same session's chain). repeated / blocks is an upper bound on the prefix-cache
+// hit rate over hashed blocks: an unbounded cache that never evicts would hit exactly those.
+struct PrefixStats {
+  int64_t sessions = 0;  // sessions with at least one hash
+  int64_t blocks = 0;    // hashes over all sessions
+  int64_t distinct = 0;
+  int64_t repeated = 0;
+  std::vector<int64_t> block_tokens;  // distinct block sizes, ascending
+
+  // repeated / blocks; 0 when there are no blocks.
+  double repeated_fraction() const {
+    return blocks ? static_cast<double>(repeated) / static_cast<double>(blocks) : 0.0;
+  }
+};
+PrefixStats prefix_stats(const Trace& t);
 
 // Nearest-rank percentile of `sorted` (ascending, non-empty), p in [0, 100].
 double percentile_nearest_rank(const std::vector<double>& sorted, double p);

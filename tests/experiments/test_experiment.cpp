@@ -64,10 +64,12 @@ TEST_CASE("spec errors name the file, line and key") {
         "e.yaml:4: polcy: unknown key; valid keys: name, seed, trace, arrival, profile, engine, "
         "executor, policy, policies, metrics, sweep, plot");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\npolicy: swapp\n") ==
-        "e.yaml:3: policy: unknown policy 'swapp'; valid: discard, improved-discard, min-waste, "
+        "e.yaml:3: policy: unknown policy 'swapp'; valid: discard, improved-discard, lru, "
+        "min-waste, pensieve, "
         "preserve, swap");
   CHECK(error_of("trace: {from: csv, path: t}\nprofile: p\npolicy: swap\n") ==
-        "e.yaml:1: trace.from: unknown trace source 'csv'; valid: generator, infercept, jsonl");
+        "e.yaml:1: trace.from: unknown trace source 'csv'; valid: generator, infercept, jsonl, "
+        "mooncake, multiturn, tracelab");
   CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
         "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0");
   CHECK(error_of(std::string(kMinimal) + "arrival: {rate: -1}\n") ==
@@ -79,7 +81,8 @@ TEST_CASE("spec errors name the file, line and key") {
   CHECK(error_of("trace: {from: jsonl, path: t}\npolicy: swap\n") ==
         "e.yaml: profile: missing (expected a profile YAML path)");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\n") ==
-        "e.yaml: policy: missing; valid: discard, improved-discard, min-waste, preserve, swap");
+        "e.yaml: policy: missing; valid: discard, improved-discard, lru, min-waste, pensieve, "
+        "preserve, swap");
   CHECK(error_of(std::string(kMinimal) + "executor: gpu\n") ==
         "e.yaml:4: executor: unknown executor 'gpu'; valid: sim");
 }

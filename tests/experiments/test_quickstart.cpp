@@ -128,10 +128,11 @@ TEST_CASE("bad input exits 2 with a message naming the place") {
   SUBCASE("unknown policy name") {
     auto t = write(d / "t.jsonl",
                    "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
-    CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy lru", &err) == 2);
+    CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy lfu", &err) == 2);
     CHECK(
         err.find(
-            "unknown policy 'lru'; valid: discard, improved-discard, min-waste, preserve, swap") !=
+            "unknown policy 'lfu'; valid: discard, improved-discard, lru, min-waste, pensieve, "
+            "preserve, swap") !=
         std::string::npos);
   }
   SUBCASE("unknown YAML key") {

@@ -17,7 +17,8 @@ TEST_CASE("every policy, scheduler and executor is registered with a description
     CHECK(p->name() == e->name);
   }
   CHECK(policies ==
-        std::vector<std::string>{"discard", "improved-discard", "min-waste", "preserve", "swap"});
+        std::vector<std::string>{"discard", "improved-discard", "lru", "min-waste", "pensieve",
+                                 "preserve", "swap"});
   std::vector<std::string> schedulers;
   for (const auto* e : sim::scheduler_registry().entries()) schedulers.push_back(e->name);
   CHECK(schedulers == std::vector<std::string>{"chunked", "vllm-v0"});
@@ -31,7 +32,7 @@ TEST_CASE("an unknown policy name lists the valid ones") {
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
           "exp.yaml:3: policy: unknown policy 'presrve'; valid: discard, improved-discard, "
-          "min-waste, "
+          "lru, min-waste, pensieve, "
           "preserve, swap");
   }
 }

@@ -97,7 +97,7 @@ TEST_CASE("running sessions share blocks, counted once, and the last holder free
 TEST_CASE("cached blocks are evicted when the pool needs the room") {
   // 4 blocks in all. a caches 2 prefix blocks; d (no prefix) needs all 4 blocks and evicts
   // them; b then finds nothing.
-  trace::Trace t = {with_prefix("a", 0.0, 10, 1, {5}), trace::Session{"d", 1.0, {seg(16, 1)}},
+  trace::Trace t = {with_prefix("a", 0.0, 10, 1, {5}), trace::Session{"d", 1.0, {seg(15, 1)}},
                     with_prefix("b", 2.0, 12, 1, {5})};
   auto r = run(t, 4);
   CHECK(rec(r, "b").prefix_hit_tokens == 0);

@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -10,6 +12,7 @@
 #include "traces/generator.h"
 #include "traces/input_error.h"
 #include "traces/jsonl.h"
+#include "traces/rng.h"
 
 using namespace isim::trace;
 
@@ -190,7 +193,8 @@ TEST_CASE("generator: config errors name file, line and key") {
        ": mix[0].calls.sd: must be finite and >= 0"},
       {head + "    calls: {mean: 1, sd: 0, dist: gamma}\n" +
            dists.substr(dists.find("    prompt")) + icpt,
-       ": mix[0].calls.dist: unknown distribution 'gamma'; valid: normal, lognormal"},
+       ": mix[0].calls.dist: unknown distribution 'gamma'; valid: normal, lognormal, exponential, "
+       "geometric"},
       {"mix: []\n", ": mix: needs at least one session kind"},
       {"mix: [\n", ":2: <yaml>:"},
   };
@@ -203,4 +207,48 @@ TEST_CASE("generator: config errors name file, line and key") {
   CHECK_THROWS_WITH_AS(load_generator_config("/nonexistent-dir/g.yaml"),
                        "/nonexistent-dir/g.yaml: cannot open: No such file or directory",
                        isim::InputError);
+}
+
+TEST_CASE("generator: truncate_to_context drops prefix hashes beyond the capped prompt") {
+  Session s{"x", 0, {{100, 50, {}}}};
+  s.prefix = PrefixHashes{16, {1, 2, 3, 4, 5, 6, 7}};  // ceil(100 / 16) = 7 blocks
+  truncate_to_context(s, 40);                          // prompt 39 -> ceil(39 / 16) = 3 blocks
+  CHECK(s.segments == std::vector<Segment>{{39, 1, {}}});
+  CHECK(s.prefix == PrefixHashes{16, {1, 2, 3}});
+  Session short_chain{"y", 0, {{100, 50, {}}}};
+  short_chain.prefix = PrefixHashes{16, {9}};
+  truncate_to_context(short_chain, 40);  // fewer hashes than blocks: kept as they are
+  CHECK(short_chain.prefix == PrefixHashes{16, {9}});
+}
+
+TEST_CASE("dist: exponential and geometric families") {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  Rng rng(11);
+  const Dist expo{"exponential", 60, 0, 0, kInf};
+  const Dist geo{"geometric", 5.56, 0, 1, kInf};
+  const Dist one{"geometric", 1, 0, 1, kInf};
+  const int n = 200000;
+  double se = 0, sg = 0, sg2 = 0;
+  for (int i = 0; i < n; ++i) {
+    se += draw(expo, rng);
+    const double g = draw(geo, rng);
+    CHECK(g == std::floor(g));
+    CHECK(g >= 1);
+    sg += g;
+    sg2 += g * g;
+    CHECK(draw(one, rng) == 1);
+  }
+  // Standard errors: exponential sd 60 -> 0.134; geometric sd sqrt(1 - p) / p = 5.03 -> 0.0113.
+  CHECK(se / n == doctest::Approx(60).epsilon(0.01));    // ~4.5 standard errors
+  CHECK(sg / n == doctest::Approx(5.56).epsilon(0.01));  // ~5 standard errors
+  const double var = sg2 / n - (sg / n) * (sg / n);
+  CHECK(var == doctest::Approx(5.56 * 5.56 * (1 - 1 / 5.56)).epsilon(0.05));
+
+  CHECK_THROWS_WITH_AS(check_dist(Dist{"exponential", 60, 3, 0, kInf}, "w", "k"),
+                       "w: k.sd: is implied by the mean for dist exponential; leave it out",
+                       isim::InputError);
+  CHECK_THROWS_WITH_AS(check_dist(Dist{"geometric", 0.5, 0, 0, kInf}, "w", "k"),
+                       "w: k.mean: must be >= 1 for dist geometric", isim::InputError);
+  CHECK_THROWS_WITH_AS(check_dist(Dist{"exponential", 0, 0, 0, kInf}, "w", "k"),
+                       "w: k.mean: must be > 0 for dist exponential", isim::InputError);
 }

@@ -154,7 +154,7 @@ TEST_CASE("jsonl: every schema error names file, line and field") {
            R"([{"input":1,"output":2},{"input":1,"output":1,"intercept":{"kind":"k","duration_s":1}}])"),
        "t.jsonl:1: segments[1].intercept: the last segment cannot pause"},
       {R"({"id":"s","arrival_s":0,"segments":[{"input":1,"output":2}],"priority":1})",
-       "t.jsonl:1: priority: unknown field; valid: id, arrival_s, segments"},
+       "t.jsonl:1: priority: unknown field; valid: id, arrival_s, segments, prefix"},
       {line(R"([{"input":1,"output":2,"tokens":3}])"),
        "t.jsonl:1: segments[0].tokens: unknown field; valid: input, output, intercept"},
       {line(
@@ -187,4 +187,84 @@ TEST_CASE("jsonl: validate_session and the writer reject what the reader would")
                        "write_jsonl: session 0: segments[0].intercept.duration_s: must be finite "
                        "and >= 0, got nan",
                        isim::InputError);
+}
+
+TEST_CASE("jsonl: prefix hashes are written last, only when set, and round-trip") {
+  Session s{"p", 2.5, {{1025, 3, {}}}};
+  s.prefix = PrefixHashes{512, {0, 18446744073709551615ULL, 7}};  // ceil(1025 / 512) = 3 blocks
+  Session none{"q", 0, {{5, 1, {}}}};
+  Session empty_hashes{"r", 0, {{5, 1, {}}}};
+  empty_hashes.prefix.block_tokens = 16;
+  const Trace t = {s, none, empty_hashes};
+  std::ostringstream os;
+  write_jsonl(os, t);
+  CHECK(os.str() == R"({"id":"p","arrival_s":2.5,"segments":[{"input":1025,"output":3}],)"
+                    R"("prefix":{"block_tokens":512,"hashes":[0,18446744073709551615,7]}})"
+                    "\n"
+                    R"({"id":"q","arrival_s":0,"segments":[{"input":5,"output":1}]})"
+                    "\n"
+                    R"({"id":"r","arrival_s":0,"segments":[{"input":5,"output":1}],)"
+                    R"("prefix":{"block_tokens":16,"hashes":[]}})"
+                    "\n");
+  CHECK(parse(os.str()) == t);
+  // Without prefixes the bytes are those of the design example, unchanged.
+  std::ostringstream plain;
+  write_jsonl(plain, parse(kExample));
+  CHECK(plain.str() == kExample);
+}
+
+TEST_CASE("jsonl: prefix errors name the field") {
+  auto with_prefix = [](const std::string& prefix) {
+    return R"({"id":"s","arrival_s":0,"segments":[{"input":1500,"output":1}],"prefix":)" + prefix +
+           "}\n";
+  };
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {with_prefix("[1]"), "t.jsonl:1: prefix: expected an object {block_tokens, hashes}, got [1]"},
+      {with_prefix(R"({"hashes":[1]})"),
+       "t.jsonl:1: prefix.block_tokens: missing; expected a non-negative integer"},
+      {with_prefix(R"({"block_tokens":0,"hashes":[]})"),
+       "t.jsonl:1: prefix.block_tokens: must be > 0, got 0"},
+      {with_prefix(R"({"block_tokens":-512,"hashes":[]})"),
+       "t.jsonl:1: prefix.block_tokens: expected a non-negative integer, got -512"},
+      {with_prefix(R"({"block_tokens":512})"),
+       "t.jsonl:1: prefix.hashes: missing; expected an array of non-negative integers"},
+      {with_prefix(R"({"block_tokens":512,"hashes":5})"),
+       "t.jsonl:1: prefix.hashes: expected an array of non-negative integers, got 5"},
+      {with_prefix(R"({"block_tokens":512,"hashes":[1,2,-3]})"),
+       "t.jsonl:1: prefix.hashes[2]: expected a non-negative integer below 2^64, got -3"},
+      {with_prefix(R"({"block_tokens":512,"hashes":[1,2.5]})"),
+       "t.jsonl:1: prefix.hashes[1]: expected a non-negative integer below 2^64, got 2.5"},
+      {with_prefix(R"({"block_tokens":512,"hashes":[18446744073709551616]})"),
+       "t.jsonl:1: prefix.hashes[0]: expected a non-negative integer below 2^64, got "
+       "1.8446744073709552e+19"},
+      {with_prefix(R"({"block_tokens":512,"hashes":["a"]})"),
+       "t.jsonl:1: prefix.hashes[0]: expected a non-negative integer below 2^64, got \"a\""},
+      // 1500 tokens are ceil(1500 / 512) = 3 blocks: a fourth hash is one too many.
+      {with_prefix(R"({"block_tokens":512,"hashes":[1,2,3,4]})"),
+       "t.jsonl:1: prefix.hashes[3]: more hashes (4) than the prompt has blocks: ceil(1500 / 512) "
+       "= 3"},
+      {with_prefix(R"({"block_tokens":512,"hashes":[],"salt":1})"),
+       "t.jsonl:1: prefix.salt: unknown field; valid: block_tokens, hashes"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    CHECK(error_of(c.text) == c.expected);
+  }
+  CHECK(error_of(with_prefix(R"({"block_tokens":512,"hashes":[1,2,3]})")).empty());
+
+  Session s{"x", 0, {{10, 1, {}}}};
+  s.prefix.hashes = {4};
+  CHECK_THROWS_WITH_AS(validate_session(s, "here"),
+                       "here: prefix.block_tokens: must be > 0 when there are hashes",
+                       isim::InputError);
+  s.prefix.block_tokens = 8;
+  s.prefix.hashes = {4, 5, 6};
+  CHECK_THROWS_WITH_AS(
+      validate_session(s, "here"),
+      "here: prefix.hashes[2]: more hashes (3) than the prompt has blocks: ceil(10 / 8) = 2",
+      isim::InputError);
 }

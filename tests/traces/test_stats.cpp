@@ -53,3 +53,34 @@ TEST_CASE("stats: degenerate traces") {
   CHECK(one.find("mean rate     n/a\n") != std::string::npos);
   CHECK(one.find("intercepts\n  none\n") != std::string::npos);
 }
+
+// By hand: 3 + 2 hashes = 5 blocks; 7 repeats within s1's own chain, 1 and 7 repeat in s2 -> 3
+// repeated, 2 distinct; s3 has no prefix and is not counted.
+TEST_CASE("stats: prefix hashes line and prefix_stats") {
+  Session s1{"s1", 0, {{40, 1, {}}}};
+  s1.prefix = PrefixHashes{16, {1, 7, 7}};
+  Session s2{"s2", 1, {{20, 1, {}}}};
+  s2.prefix = PrefixHashes{16, {1, 7}};
+  const Trace t = {s1, s2, Session{"s3", 2, {{5, 1, {}}}}};
+  const PrefixStats p = prefix_stats(t);
+  CHECK(p.sessions == 2);
+  CHECK(p.blocks == 5);
+  CHECK(p.repeated == 3);
+  CHECK(p.distinct == 2);
+  CHECK(p.block_tokens == std::vector<int64_t>{16});
+  CHECK(p.repeated_fraction() == 0.6);
+  const std::string report = trace_stats(t);
+  CHECK(
+      report.ends_with("output tokens per session: mean 1\n"
+                       "prefix hashes: 2 sessions, block_tokens 16, 5 blocks, 2 distinct, "
+                       "repeated-block fraction 0.6\n"));
+  // The same hash value under another block size is another block.
+  Session s4{"s4", 3, {{8, 1, {}}}};
+  s4.prefix = PrefixHashes{8, {1}};
+  const PrefixStats q = prefix_stats({s1, s4});
+  CHECK(q.distinct == 3);
+  CHECK(q.repeated == 1);
+  CHECK(q.block_tokens == std::vector<int64_t>{8, 16});
+  CHECK(prefix_stats({}).repeated_fraction() == 0);
+  CHECK(trace_stats({Session{"x", 2, {{3, 4, {}}}}}).find("prefix") == std::string::npos);
+}

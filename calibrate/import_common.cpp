@@ -1,0 +1,187 @@
+#include "calibrate/import_common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "traces/input_error.h"
+
+namespace isim::calib {
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  for (const char c : line) {
+    if (c == ',') {
+      out.push_back(cell);
+      cell.clear();
+    } else if (c != '\r') {
+      cell += c;
+    }
+  }
+  out.push_back(cell);
+  return out;
+}
+
+}  // namespace
+
+std::size_t CsvTable::column(const std::string& name) const {
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == name) return i;
+  }
+  std::string list;
+  for (const auto& h : header) {
+    if (!list.empty()) list += ", ";
+    list += h;
+  }
+  std::string msg = path;
+  msg += ": ";
+  msg += name;
+  msg += ": missing (columns: ";
+  msg += list;
+  msg += ")";
+  throw InputError(msg);
+}
+
+double CsvTable::number(std::size_t row, std::size_t col) const {
+  const std::string& s = rows[row][col];
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size() || !std::isfinite(v)) {
+    throw InputError(
+        fmt::format("{}: {}: expected a number, got '{}'", where(row), header[col], s));
+  }
+  return v;
+}
+
+std::string CsvTable::where(std::size_t row) const {
+  return fmt::format("{}:{}", path, lines[row]);
+}
+
+CsvTable read_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open");
+  CsvTable t;
+  t.path = path;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line == "\r") continue;
+    std::vector<std::string> cells = split_commas(line);
+    if (t.header.empty()) {
+      t.header = std::move(cells);
+      continue;
+    }
+    if (cells.size() != t.header.size()) {
+      throw InputError(fmt::format("{}:{}: expected {} columns (as the header), got {}", path, n,
+                                   t.header.size(), cells.size()));
+    }
+    t.rows.push_back(std::move(cells));
+    t.lines.push_back(n);
+  }
+  if (t.header.empty()) throw InputError(path + ": empty file (expected a header line)");
+  return t;
+}
+
+std::string GridFill::text() const {
+  return fmt::format("{} measured, {} interpolated, {} extrapolated", measured, interpolated,
+                     extrapolated);
+}
+
+double eval_counted(const sim::Curve1D& c, double x, GridFill* fill) {
+  const double v = c.eval(x);
+  if (fill != nullptr) {
+    const bool exact = std::any_of(c.x.begin(), c.x.end(), [&](double p) {
+      return std::abs(p - x) <= 1e-9 * std::max(1.0, std::abs(p));
+    });
+    if (exact) {
+      ++fill->measured;
+    } else if (x > c.x.front() && x < c.x.back()) {
+      ++fill->interpolated;
+    } else {
+      ++fill->extrapolated;
+    }
+  }
+  return v;
+}
+
+int64_t knee_tokens(const sim::Curve1D& dense, double tolerance) {
+  if (dense.x.size() < 2 || dense.x.back() < 2 * dense.x.front()) {
+    throw std::invalid_argument("knee_tokens: needs at least two points with x_max >= 2 x_min");
+  }
+  const double xmax = dense.x.back();
+  auto marginal = [&](double x) { return (dense.eval(2 * x) - dense.eval(x)) / x; };
+  const double ref = marginal(xmax / 2);
+  if (!(ref > 0)) {
+    throw std::invalid_argument(
+        fmt::format("knee_tokens: time does not grow near the largest size ({})", xmax));
+  }
+  double knee = xmax / 2;
+  for (double x = xmax / 4; x >= dense.x.front(); x /= 2) {
+    if (std::abs(marginal(x) / ref - 1) > tolerance) break;
+    knee = x;
+  }
+  return static_cast<int64_t>(std::llround(knee));
+}
+
+int64_t saturation_from_dense(const sim::Curve1D& dense, const std::string& origin) {
+  try {
+    return knee_tokens(dense);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(fmt::format("{}: cannot derive saturation_tokens from the dense curve: {}",
+                                 origin, e.what()));
+  }
+}
+
+sim::Grid2D decode_grid(const std::map<int64_t, sim::Curve1D>& rows, GridFill* fill) {
+  sim::Grid2D g;
+  std::set<double> totals;
+  for (const auto& [n, row] : rows) {
+    g.x.push_back(static_cast<double>(n));
+    for (const double kv : row.x) totals.insert(static_cast<double>(n) * kv);
+  }
+  g.y.assign(totals.begin(), totals.end());
+  for (const auto& [n, row] : rows) {
+    for (const double total : g.y) {
+      g.z.push_back(round_us(eval_counted(row, total / static_cast<double>(n), fill)));
+    }
+  }
+  return g;
+}
+
+sim::SwapSpec assumed_pcie(double gbps, double duplex_factor, double per_copy_overhead_us) {
+  sim::SwapSpec s;
+  const std::vector<double> bytes = {4096, 1073741824};
+  s.h2d_gbps = {bytes, {gbps, gbps}};
+  s.d2h_gbps = {bytes, {gbps, gbps}};
+  s.duplex_factor = duplex_factor;
+  s.per_copy_overhead_us = per_copy_overhead_us;
+  return s;
+}
+
+double round_us(double us) {
+  return std::round(us * 1000.0) / 1000.0;
+}
+
+std::string join_numbers(const std::vector<double>& v) {
+  std::string out;
+  for (const double x : v) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{}", x);
+  }
+  return out;
+}
+
+}  // namespace isim::calib

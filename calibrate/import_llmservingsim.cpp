@@ -1,0 +1,400 @@
+#include "calibrate/import_llmservingsim.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "calibrate/import_common.h"
+#include "traces/input_error.h"
+
+namespace isim::calib {
+
+namespace {
+
+struct KnownHardware {
+  const char* id;
+  double memory_gib;
+  double pcie_gbps;
+  const char* pcie;
+};
+
+// Assumptions, stated in provenance: nominal memory, and one-way pinned-memory PCIe bandwidth
+// from ../shared/data/README.md ("Gen4 x16 reaches about 25 GB/s one way; Gen5 x16 about 55 GB/s
+// host-to-device with copy engines").
+constexpr KnownHardware kHardware[] = {
+    {"RTX4090", 24, 25, "PCIe Gen4 x16"},
+    {"RTXPRO6000", 96, 55, "PCIe Gen5 x16"},
+};
+
+std::string at(const std::string& file, const YAML::Node& n, const std::string& key) {
+  std::string s = file;
+  if (n && n.Mark().line >= 0) {
+    s += ':';
+    s += std::to_string(n.Mark().line + 1);
+  }
+  s += ": ";
+  s += key;
+  return s;
+}
+
+YAML::Node need(const std::string& file, const YAML::Node& parent, const std::string& key,
+                const std::string& path) {
+  YAML::Node n = parent[key];
+  if (!n) throw InputError(at(file, parent, path) + ": missing");
+  return n;
+}
+
+template <class T>
+T scalar(const std::string& file, const YAML::Node& n, const std::string& path,
+         const char* expected) {
+  try {
+    if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "not a scalar");
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw InputError(at(file, n, path) + ": expected " + expected);
+  }
+}
+
+struct Meta {
+  std::string gpu, hardware, hf_model, vllm, cuda, profiled_at;
+  int block_tokens = 0;
+  std::vector<int> tp_degrees;
+  std::string note;  // about hf_overrides, when it shows another TP degree's shapes
+};
+
+Meta read_meta(const std::string& file, const sim::ModelShape& m) {
+  std::ifstream in(file);
+  if (!in) throw InputError(file + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(ss.str());
+  } catch (const YAML::Exception& e) {
+    throw InputError(file + ":" + std::to_string(e.mark.line + 1) + ": YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw InputError(file + ": expected a map");
+  Meta meta;
+  auto text = [&](const char* key) {
+    return scalar<std::string>(file, need(file, root, key, key), key, "a string");
+  };
+  auto optional_text = [&](const char* key) {
+    return root[key] ? scalar<std::string>(file, root[key], key, "a string") : std::string("?");
+  };
+  meta.gpu = text("gpu");
+  meta.hardware = text("hardware");
+  meta.hf_model = text("model");
+  meta.vllm = optional_text("vllm_version");
+  meta.cuda = optional_text("cuda_version");
+  meta.profiled_at = optional_text("profiled_at");
+  const YAML::Node tps = need(file, root, "tp_degrees", "tp_degrees");
+  if (!tps.IsSequence()) throw InputError(at(file, tps, "tp_degrees") + ": expected a list");
+  for (const auto& t : tps) meta.tp_degrees.push_back(scalar<int>(file, t, "tp_degrees", "an int"));
+  const YAML::Node eng = need(file, root, "engine_effective", "engine_effective");
+  const YAML::Node bs = need(file, eng, "block_size", "engine_effective.block_size");
+  meta.block_tokens = scalar<int>(file, bs, "engine_effective.block_size", "a positive integer");
+  if (meta.block_tokens <= 0) {
+    throw InputError(at(file, bs, "engine_effective.block_size") + ": must be > 0");
+  }
+  // hf_overrides: the shapes the profiler gave its one-layer model. They must be the model's own
+  // shapes, or its per-rank shapes for one of the profiled TP degrees.
+  const YAML::Node hf = eng["hf_overrides"];
+  if (hf) {
+    const std::pair<const char*, int> keys[] = {{"num_attention_heads", m.heads},
+                                                {"num_key_value_heads", m.kv_heads},
+                                                {"intermediate_size", m.ffn},
+                                                {"vocab_size", m.vocab}};
+    int shown_tp = 0;
+    for (const int tp : meta.tp_degrees) {
+      bool all = true;
+      for (const auto& [key, full] : keys) {
+        if (!hf[key]) continue;
+        const int v = scalar<int>(file, hf[key], key, "an int");
+        all = all && tp > 0 && full % tp == 0 && v == full / tp;
+      }
+      if (all) {
+        shown_tp = tp;
+        break;
+      }
+    }
+    if (shown_tp == 0) {
+      for (const auto& [key, full] : keys) {
+        if (!hf[key]) continue;
+        const int v = scalar<int>(file, hf[key], key, "an int");
+        if (v != full) {
+          throw InputError(
+              fmt::format("{}: {} does not match model {} ({}) for any tp in tp_degrees",
+                          at(file, hf[key], std::string("engine_effective.hf_overrides.") + key), v,
+                          m.name, full));
+        }
+      }
+    }
+    if (shown_tp > 1) {
+      meta.note = fmt::format(
+          "meta.yaml engine_effective.hf_overrides shows the per-rank shapes of tp={} (the last "
+          "profiled degree); the top-level CSVs are read as the TP1 tables (the data README says "
+          "TP1, and lm_head at 1 sequence moves the full vocab x hidden weights)",
+          shown_tp);
+    }
+  }
+  return meta;
+}
+
+// op -> (tokens -> time) from a CSV with columns layer, <xcol>, time_us.
+std::map<std::string, std::map<int64_t, double>> read_ops(const std::string& file,
+                                                          const std::string& xcol,
+                                                          const std::set<std::string>& known) {
+  const CsvTable t = read_csv(file);
+  const std::size_t cl = t.column("layer"), cx = t.column(xcol), ct = t.column("time_us");
+  std::map<std::string, std::map<int64_t, double>> ops;
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    const std::string& op = t.text(r, cl);
+    if (!known.count(op)) {
+      std::string list;
+      for (const auto& k : known) {
+        if (!list.empty()) list += ", ";
+        list += k;
+      }
+      throw InputError(fmt::format("{}: layer: unknown op '{}' (known: {})", t.where(r), op, list));
+    }
+    const double x = t.number(r, cx);
+    if (x < 1 || x != std::floor(x)) {
+      throw InputError(fmt::format("{}: {}: expected a positive integer, got {}", t.where(r), xcol,
+                                   t.text(r, cx)));
+    }
+    const double us = t.number(r, ct);
+    if (us < 0) throw InputError(fmt::format("{}: time_us: negative ({})", t.where(r), us));
+    if (!ops[op].emplace(static_cast<int64_t>(x), us).second) {
+      throw InputError(fmt::format("{}: {}: duplicate row for {} = {}", t.where(r), xcol, op, x));
+    }
+  }
+  return ops;
+}
+
+const std::map<int64_t, double>& op_rows(
+    const std::map<std::string, std::map<int64_t, double>>& ops, const std::string& file,
+    const std::string& op) {
+  auto it = ops.find(op);
+  if (it == ops.end()) throw InputError(fmt::format("{}: layer: no rows for '{}'", file, op));
+  return it->second;
+}
+
+sim::Curve1D weighted_sum(const std::map<std::string, std::map<int64_t, double>>& ops,
+                          const std::string& file, const std::string& xcol,
+                          const std::vector<std::pair<std::string, double>>& terms) {
+  const auto& axis = op_rows(ops, file, terms.front().first);
+  sim::Curve1D c;
+  for (const auto& [x, unused] : axis) {
+    (void)unused;
+    double sum = 0;
+    for (const auto& [op, weight] : terms) {
+      const auto& rows = op_rows(ops, file, op);
+      auto it = rows.find(x);
+      if (it == rows.end() || rows.size() != axis.size()) {
+        throw InputError(
+            fmt::format("{}: {}: op '{}' does not list the same {} values as '{}' "
+                        "(first difference near {})",
+                        file, xcol, op, xcol, terms.front().first, x));
+      }
+      sum += weight * it->second;
+    }
+    c.x.push_back(static_cast<double>(x));
+    c.y.push_back(round_us(sum));
+  }
+  return c;
+}
+
+}  // namespace
+
+sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model,
+                                  const LlmServingSimOptions& opt) {
+  const sim::ModelShape& m = model.shape;
+  if (opt.tp != 1) {
+    throw InputError(fmt::format(
+        "{}: tp {}: only tp 1 can be imported (the directory's top-level CSVs are the TP1 "
+        "tables)",
+        dir, opt.tp));
+  }
+  const std::string meta_file = dir + "/meta.yaml";
+  const Meta meta = read_meta(meta_file, m);
+  bool has_tp1 = false;
+  for (const int t : meta.tp_degrees) has_tp1 = has_tp1 || t == 1;
+  if (!has_tp1) throw InputError(meta_file + ": tp_degrees: does not list 1");
+
+  // Dense ops, per decoder layer.
+  const std::string dense_file = dir + "/dense.csv";
+  const auto dense_ops =
+      read_ops(dense_file, "tokens",
+               {"act_fn", "down_proj", "embedding", "final_layernorm", "gate_up_proj", "layernorm",
+                "o_proj", "qkv_proj", "rotary_emb"});
+  const double per_layer = 1.0 / m.layers;
+  sim::Profile p;
+  sim::TablesForward& t = p.tables;
+  t.dense_us = weighted_sum(dense_ops, dense_file, "tokens",
+                            {{"qkv_proj", 1},
+                             {"layernorm", 2},
+                             {"rotary_emb", 1},
+                             {"o_proj", 1},
+                             {"gate_up_proj", 1},
+                             {"act_fn", 1},
+                             {"down_proj", 1},
+                             {"embedding", per_layer},
+                             {"final_layernorm", per_layer}});
+
+  const std::string seq_file = dir + "/per_sequence.csv";
+  const auto seq_ops = read_ops(seq_file, "sequences", {"lm_head", "sampler"});
+  std::vector<std::pair<std::string, double>> head_terms = {{"lm_head", 1}};
+  if (seq_ops.count("sampler")) head_terms.emplace_back("sampler", 1);
+  t.lm_head_us = weighted_sum(seq_ops, seq_file, "sequences", head_terms);
+
+  // Attention.
+  const std::string att_file = dir + "/attention.csv";
+  const CsvTable att = read_csv(att_file);
+  const std::size_t cc = att.column("prefill_chunk"), ckp = att.column("kv_prefill"),
+                    cn = att.column("n_decode"), ckd = att.column("kv_decode"),
+                    ct = att.column("time_us");
+  std::map<int64_t, std::map<double, double>> dec, pre;
+  int64_t mixed = 0, empty = 0;
+  for (std::size_t r = 0; r < att.rows.size(); ++r) {
+    const double chunk = att.number(r, cc), kvp = att.number(r, ckp), n = att.number(r, cn),
+                 kvd = att.number(r, ckd), us = att.number(r, ct);
+    if (chunk < 0 || kvp < 0 || n < 0 || kvd < 0 || us < 0) {
+      throw InputError(att.where(r) + ": negative value");
+    }
+    bool fresh = true;
+    if (chunk == 0 && n > 0) {
+      if (kvp != 0) throw InputError(att.where(r) + ": kv_prefill: nonzero without a chunk");
+      if (kvd <= 0) throw InputError(att.where(r) + ": kv_decode: must be > 0 for decodes");
+      fresh = dec[static_cast<int64_t>(n)].emplace(kvd, us).second;
+    } else if (n == 0 && chunk > 0) {
+      if (kvd != 0) throw InputError(att.where(r) + ": kv_decode: nonzero without decodes");
+      fresh = pre[static_cast<int64_t>(chunk)].emplace(kvp, us).second;
+    } else if (n > 0 && chunk > 0) {
+      ++mixed;
+    } else {
+      ++empty;
+    }
+    if (!fresh) throw InputError(att.where(r) + ": duplicate measurement");
+  }
+  if (dec.empty()) throw InputError(att_file + ": n_decode: no pure-decode rows (prefill_chunk 0)");
+  if (pre.empty())
+    throw InputError(att_file + ": prefill_chunk: no pure-prefill rows (n_decode 0)");
+  std::map<int64_t, sim::Curve1D> dec_rows;
+  for (const auto& [n, pts] : dec) {
+    sim::Curve1D& c = dec_rows[n];
+    for (const auto& [kv, us] : pts) {
+      c.x.push_back(kv);
+      c.y.push_back(us);
+    }
+  }
+  GridFill dec_fill;
+  t.decode_attention_us = decode_grid(dec_rows, &dec_fill);
+
+  GridFill pre_fill;
+  std::set<double> kvs;
+  for (const auto& [chunk, pts] : pre) {
+    t.prefill_attention_us.x.push_back(static_cast<double>(chunk));
+    for (const auto& [kv, us] : pts) kvs.insert(kv);
+  }
+  t.prefill_attention_us.y.assign(kvs.begin(), kvs.end());
+  for (const auto& [chunk, pts] : pre) {
+    sim::Curve1D row;
+    for (const auto& [kv, us] : pts) {
+      row.x.push_back(kv);
+      row.y.push_back(us);
+    }
+    for (const double kv : t.prefill_attention_us.y) {
+      t.prefill_attention_us.z.push_back(round_us(eval_counted(row, kv, &pre_fill)));
+    }
+  }
+  t.overhead_us = 0;
+
+  // Device.
+  double memory = opt.memory_gib, pcie = opt.pcie_gbps;
+  std::string pcie_text = "given on the command line";
+  const KnownHardware* known = nullptr;
+  for (const auto& h : kHardware) {
+    if (meta.hardware == h.id) known = &h;
+  }
+  if ((memory <= 0 || pcie <= 0) && known == nullptr) {
+    std::string list;
+    for (const auto& h : kHardware) {
+      if (!list.empty()) list += ", ";
+      list += h.id;
+    }
+    throw InputError(
+        fmt::format("{}: hardware: unknown '{}' (known: {}); give --memory-gib and "
+                    "--pcie-gbps",
+                    meta_file, meta.hardware, list));
+  }
+  if (memory <= 0) memory = known->memory_gib;
+  if (pcie <= 0) {
+    pcie = known->pcie_gbps;
+    pcie_text = known->pcie;
+    pcie_text += " with pinned host memory (../shared/data/README.md)";
+  }
+
+  p.device.name = meta.gpu;
+  p.device.memory_gib = memory;
+  p.model = m;
+  p.model.tp = 1;
+  p.block_tokens = meta.block_tokens;
+  p.saturation_tokens = saturation_from_dense(t.dense_us, dense_file);
+  p.form = sim::ForwardForm::kTables;
+  // Both directions at once lose 18-50% on one side (data README): 0.8 takes the mild end; one
+  // cudaMemcpyAsync per small block costs about 2-4 us: 3 us.
+  p.swap = assumed_pcie(pcie, 0.8, 3);
+
+  auto& pv = p.provenance;
+  pv.emplace_back("source", "imported");
+  pv.emplace_back("importer", "isim profile import --from llmservingsim");
+  pv.emplace_back("repository", "casys-kaist/LLMServingSim");
+  pv.emplace_back("commit", "5daddb21");
+  pv.emplace_back("license", "MIT");
+  pv.emplace_back("perf_dir", dir);
+  pv.emplace_back("device", meta.gpu);
+  pv.emplace_back("measured_with", fmt::format("vLLM {}, CUDA {}, profiled at {}, {}", meta.vllm,
+                                               meta.cuda, meta.profiled_at, meta.hf_model));
+  pv.emplace_back("model_config", model.source);
+  pv.emplace_back("dense_rule",
+                  "per decoder layer: 2 x layernorm + qkv_proj + rotary_emb + o_proj + "
+                  "gate_up_proj + act_fn + down_proj from dense.csv, plus (embedding + "
+                  "final_layernorm) / layers; rounded to 1 ns");
+  pv.emplace_back("lm_head_rule", seq_ops.count("sampler") ? "lm_head + sampler by sequences"
+                                                           : "lm_head by sequences");
+  pv.emplace_back(
+      "decode_attention_rule",
+      fmt::format("attention.csv rows with prefill_chunk 0 (kv_decode is per sequence) as a grid "
+                  "over (n_decode, total KV = n_decode x kv_decode); the total axis is every "
+                  "measured product and each row is read at total / n along its measured kv "
+                  "(piecewise linear, linear extrapolation from the two nearest points outside "
+                  "it); cells: {}",
+                  dec_fill.text()));
+  pv.emplace_back(
+      "prefill_attention_rule",
+      fmt::format("attention.csv rows with n_decode 0 over (prefill_chunk, kv_prefill); axes are "
+                  "the union of measured values, a missing point is interpolated along kv_prefill "
+                  "within its chunk row; cells: {}; {} mixed prefill+decode rows not used",
+                  pre_fill.text(), mixed));
+  pv.emplace_back("overhead_rule", "0: the perf directory has no per-iteration CPU measurement");
+  pv.emplace_back(
+      "saturation_rule",
+      "knee of dense_us: on the octave ladder x_max/2, x_max/4, ..., the smallest x from which "
+      "the doubling marginal cost (T(2x) - T(x)) / x stays within 15% of its value at "
+      "x_max/2");
+  pv.emplace_back("device_assumptions",
+                  fmt::format("memory {} GiB (nominal); swap {} GB/s each way ({}), duplex 0.8 "
+                              "(mild end of the 18-50% loss), 3 us per copy (2-4 us per "
+                              "cudaMemcpyAsync)",
+                              memory, pcie, pcie_text));
+  if (!meta.note.empty()) pv.emplace_back("note", meta.note);
+  if (empty > 0) pv.emplace_back("note_empty_rows", fmt::format("{} rows with no work", empty));
+  return p;
+}
+
+}  // namespace isim::calib

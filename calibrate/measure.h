@@ -1,0 +1,75 @@
+// isim-calibrate's measuring: runs a kernels/runner backend over grids of batches and turns the
+// medians into a `tables` profile, derives saturation_tokens with the knee detector
+// (calibrate/knee.h), and validates the result against whole mixed batches.
+//
+// Contract:
+// - Every grid point is warmed up, then timed `reps` times; the median is kept. Dense and
+//   attention times come from the runner's phase timers, divided by layers (the profile's
+//   tables are per layer); lm_head is the lm_head phase; overhead is the median of (whole
+//   call - phases) for a one-decode batch.
+//   - dense_us(x): x one-token sequences with 1 KV token each, no logits.
+//   - decode_attention_us(n, kv): n decode sequences of kv / n tokens each.
+//   - prefill_attention_us(c, k): one chunk of c tokens over k cached tokens.
+//   - lm_head_us(n): n decode sequences with logits.
+// - Swap curves: bytes per copy -> GB/s of the backend's default copy path, per direction.
+//   On CPU they are host memcpy between the pool and a host buffer, and provenance says so.
+//   duplex_factor = (one direction alone) / (both at once), capped at 1; per-copy cost is
+//   inside the size-dependent curve, so per_copy_overhead_us = 0.
+// - Validation: each mixed batch's measured median wall time (no phase timers) against
+//   sim::CostModel on the profile as written (serialised, then parsed back). It is recorded in
+//   `provenance` as strings (validation_batches, validation_mean_abs_error, validation_N),
+//   because the profile schema has no validation section yet.
+// - Bad options (unknown backend, missing model, tp that does not divide the model, CUDA
+//   requested where no device or no CUDA build) throw isim::InputError.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/runner/runner.h"
+#include "sim/cost_model.h"
+#include "sim/profile.h"
+
+namespace isim::calib {
+
+struct CalibrateOptions {
+  std::string model_path;
+  std::string backend = "cuda";  // cuda | cpu
+  int tp = 1;
+  bool quick = false;
+  uint64_t seed = 1;
+  std::function<void(const std::string&)> progress;  // one line per step; may be empty
+};
+
+// The grids one run measures.
+struct Grids {
+  std::vector<int64_t> dense_tokens;
+  std::vector<int64_t> decode_sequences, decode_kv_tokens;
+  std::vector<int64_t> prefill_chunk, prefill_kv;
+  std::vector<int64_t> lm_head_sequences;
+  std::vector<int64_t> swap_blocks;  // blocks per copy
+  int warmup = 1;
+  int reps = 3;
+};
+Grids default_grids(const std::string& backend, bool quick);
+
+struct ValidationBatch {
+  std::string name;
+  double predicted_ms = 0;
+  double measured_ms = 0;
+  double error() const { return (predicted_ms - measured_ms) / measured_ms; }  // signed
+};
+
+// One TP shard of `shape` as the runner sees it; InputError when tp does not divide it.
+kernels::runner::ModelDims shard_dims(const sim::ModelShape& shape, int tp);
+// What the cost model sees of a runner batch.
+sim::BatchShape batch_shape(const std::vector<kernels::runner::Step>& batch);
+// Records validation results as provenance strings (see the contract above).
+void add_validation(sim::Profile& p, const std::vector<ValidationBatch>& v);
+
+// Runs the whole calibration; the returned profile is ready for write_profile_file.
+sim::Profile calibrate(const CalibrateOptions& options);
+
+}  // namespace isim::calib

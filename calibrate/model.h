@@ -1,0 +1,27 @@
+// Model shapes for calibration, importers and analytic profiles: one YAML file per model under
+// calibrate/models/, each with the published config it was read from.
+//
+// Format (every key required, unknown keys are errors):
+//   name: llama-3.1-8b
+//   source: "meta-llama/Llama-3.1-8B config.json: ..."   # where the numbers come from
+//   layers: 32          hidden: 4096     heads: 32     kv_heads: 8    head_dim: 128
+//   ffn: 14336          vocab: 128256    dtype: bf16   params: 8030261248
+// `tp` is not part of a model: it is chosen per deployment (isim-calibrate --tp, profiles).
+// Contract: load_model validates types and ranges (positive sizes, heads a multiple of
+// kv_heads, a known dtype) and throws InputError("FILE:LINE: key: reason").
+#pragma once
+
+#include <string>
+
+#include "sim/profile.h"
+
+namespace isim::calib {
+
+struct ModelSpec {
+  sim::ModelShape shape;  // tp = 1
+  std::string source;
+};
+
+ModelSpec load_model(const std::string& path);
+
+}  // namespace isim::calib

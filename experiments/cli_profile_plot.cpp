@@ -1,0 +1,133 @@
+// isim profile show P --plot OUT.png: the summary, then T(x) against batched tokens (saturation
+// marked) and the PCIe bandwidth curves by copy size, drawn by experiments/plot_profile.py.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "experiments/cli.h"
+#include "experiments/sweep.h"
+#include "sim/cost_model.h"
+#include "sim/profile.h"
+#include "traces/input_error.h"
+
+extern char** environ;
+
+namespace isim::exp {
+
+namespace {
+
+std::string profile_plot_script() {
+  if (const char* p = std::getenv("ISIM_PLOT_PROFILE_SCRIPT"); p && *p) return p;
+  return ISIM_PLOT_PROFILE_SCRIPT_DEFAULT;
+}
+
+// Runs args[0] (on PATH) with stdout silenced; its exit status, 127 when it could not start.
+int run_quiet(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return 127;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// `n` points from lo to hi, evenly spaced on a log scale, as integers (deduplicated).
+std::vector<double> log_points(double lo, double hi, int n) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) {
+    const double x = std::round(lo * std::pow(hi / lo, static_cast<double>(i) / (n - 1)));
+    if (v.empty() || x > v.back()) v.push_back(x);
+  }
+  return v;
+}
+
+nlohmann::json plot_data(const sim::Profile& p) {
+  const sim::CostModel cm(p);
+  const double s = static_cast<double>(p.saturation_tokens);
+  const double hi =
+      p.form == sim::ForwardForm::kTables ? std::max(p.tables.dense_us.x.back(), 2 * s) : 4 * s;
+  std::vector<double> tokens = log_points(1, hi, 80);
+  tokens.push_back(s);
+  std::sort(tokens.begin(), tokens.end());
+  tokens.erase(std::unique(tokens.begin(), tokens.end()), tokens.end());
+  std::vector<double> t_ms;
+  for (double x : tokens) t_ms.push_back(static_cast<double>(cm.T(static_cast<int64_t>(x))) / 1e6);
+
+  nlohmann::json j;
+  j["title"] = fmt::format("{} on {} (tp {}), source: {}", p.model.name, p.device.name, p.model.tp,
+                           p.provenance_value("source"));
+  j["tokens"] = tokens;
+  j["t_ms"] = t_ms;
+  j["saturation_tokens"] = s;
+  j["t_saturation_ms"] = static_cast<double>(cm.T(p.saturation_tokens)) / 1e6;
+  const auto curve = [](const sim::Curve1D& c) {
+    nlohmann::json out;
+    const std::vector<double> x = log_points(c.x.front(), c.x.back(), 60);
+    std::vector<double> y;
+    const double floor = *std::min_element(c.y.begin(), c.y.end());
+    for (double b : x) y.push_back(std::max(c.eval(b), floor));  // as CostModel::transfer
+    out["bytes"] = x;
+    out["gbps"] = y;
+    out["grid_bytes"] = c.x;
+    out["grid_gbps"] = c.y;
+    return out;
+  };
+  j["h2d"] = curve(p.swap.h2d_gbps);
+  j["d2h"] = curve(p.swap.d2h_gbps);
+  j["duplex_factor"] = p.swap.duplex_factor;
+  return j;
+}
+
+}  // namespace
+
+int cmd_profile_plot(const std::string& profile_path, const std::string& png) {
+  const sim::Profile p = sim::load_profile(profile_path);
+  std::cout << sim::describe_profile(p);
+  std::string tried;
+  const std::string py = find_plot_python(&tried);
+  if (py.empty())
+    throw InputError(
+        fmt::format("--plot: no python3 with matplotlib (tried {}; install Debian's "
+                    "python3-matplotlib or set ISIM_PYTHON)",
+                    tried));
+  namespace fs = std::filesystem;
+  const fs::path data = fs::temp_directory_path() /
+                        fmt::format("isim-profile-plot-{}.json", static_cast<long>(getpid()));
+  {
+    std::ofstream f(data);
+    if (!f) throw InputError(fmt::format("{}: cannot write the plot data", data.string()));
+    f << plot_data(p).dump();
+  }
+  const int rc = run_quiet({py, profile_plot_script(), data.string(), png});
+  std::error_code ec;
+  fs::remove(data, ec);
+  if (rc != 0)
+    throw InputError(fmt::format("{}: {} {} failed (exit {})", png, py, profile_plot_script(), rc));
+  fmt::print("plot: {}\n", png);
+  return 0;
+}
+
+}  // namespace isim::exp

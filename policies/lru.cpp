@@ -1,0 +1,27 @@
+// LRU over the same GPU/CPU tiers as Pensieve (the baseline Pensieve compares against): the
+// least recently active conversation loses all of its chunks (leading first, as the tiers
+// require) before the next one loses any.
+#include "policies/tiered_cache.h"
+
+namespace isim::policy {
+
+namespace {
+
+class Lru final : public TieredCache {
+ public:
+  using TieredCache::TieredCache;
+  std::string name() const override { return "lru"; }
+
+  double value(const sim::Engine&, const sim::SessionState&, int64_t,
+               double idle_s) const override {
+    return -idle_s;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<sim::Policy> make_lru(const PolicyParams& p) {
+  return std::make_unique<Lru>(parse_tier_params("lru", p));
+}
+
+}  // namespace isim::policy

@@ -1,0 +1,34 @@
+// Pensieve (EuroSys 2025): a chunk's retention value is V = Cost(position) / T_idle, where
+// Cost is what recomputing the chunk would take at that context position (the profile's
+// attention time there, plus the per-token dense cost of the chunk as the constant) and T_idle
+// the time since its conversation was last active. The lowest V goes first, so idle
+// conversations and their leading (cheapest) chunks are evicted before recent and deep ones.
+// With a `linear` profile attention has no cost of its own and Pensieve orders like LRU.
+#include "policies/tiered_cache.h"
+
+namespace isim::policy {
+
+namespace {
+
+class Pensieve final : public TieredCache {
+ public:
+  using TieredCache::TieredCache;
+  std::string name() const override { return "pensieve"; }
+
+  double value(const sim::Engine& e, const sim::SessionState&, int64_t pos,
+               double idle_s) const override {
+    const auto& cm = e.cost_model();
+    const int64_t c = params().chunk_tokens;
+    const double cost = cm.marginal_ns_per_token() * static_cast<double>(c) +
+                        static_cast<double>(cm.attention(c, pos));
+    return cost / idle_s;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<sim::Policy> make_pensieve(const PolicyParams& p) {
+  return std::make_unique<Pensieve>(parse_tier_params("pensieve", p));
+}
+
+}  // namespace isim::policy

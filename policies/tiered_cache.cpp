@@ -1,0 +1,122 @@
+#include "policies/tiered_cache.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "traces/input_error.h"
+
+namespace isim::policy {
+
+TierParams parse_tier_params(const std::string& policy, const PolicyParams& p) {
+  TierParams t;
+  auto number = [&](const std::string& k, const std::string& v) {
+    char* end = nullptr;
+    double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0')
+      throw InputError(p.where + "." + k + ": expected a number, got '" + v + "'");
+    return x;
+  };
+  for (const auto& [k, v] : p.values) {
+    if (k == "chunk_tokens") {
+      double x = number(k, v);
+      if (x < 1 || x != static_cast<double>(static_cast<int64_t>(x)))
+        throw InputError(p.where + ".chunk_tokens: expected an integer >= 1, got '" + v + "'");
+      t.chunk_tokens = static_cast<int64_t>(x);
+    } else if (k == "swap_threshold" || k == "reserve") {
+      double x = number(k, v);
+      if (!(x >= 0 && x < 1))
+        throw InputError(p.where + "." + k + ": expected a fraction in [0, 1), got '" + v + "'");
+      (k == "reserve" ? t.reserve : t.swap_threshold) = x;
+    } else {
+      throw InputError(p.where + "." + k + ": unknown parameter; policy '" + policy +
+                       "' takes chunk_tokens, swap_threshold, reserve");
+    }
+  }
+  return t;
+}
+
+std::vector<std::pair<std::string, std::string>> TieredCache::describe() const {
+  return {{"chunk_tokens", std::to_string(p_.chunk_tokens)},
+          {"swap_threshold", fmt::format("{}", p_.swap_threshold)},
+          {"reserve", fmt::format("{}", p_.reserve)}};
+}
+
+std::vector<std::pair<int32_t, int64_t>> TieredCache::plan(const sim::Engine& e, int64_t blocks,
+                                                           bool from_cpu) const {
+  const int64_t bt = e.block_tokens();
+  const int64_t cb = std::max<int64_t>(1, (p_.chunk_tokens + bt - 1) / bt);
+  const double now = sim::to_seconds(e.now());
+  std::priority_queue<Pick, std::vector<Pick>, std::greater<Pick>> heap;
+  std::map<int32_t, int64_t> taken;  // blocks already planned per session
+  auto first_pos = [&](const sim::SessionState& s, int64_t planned) {
+    // CPU chunks sit right after the dropped ones; GPU chunks after the CPU ones.
+    int64_t lead =
+        s.dropped_blocks + planned + (from_cpu ? 0 : static_cast<int64_t>(s.cpu_blocks.size()));
+    return lead * bt;
+  };
+  auto avail = [&](const sim::SessionState& s, int64_t planned) {
+    auto n = static_cast<int64_t>(from_cpu ? s.cpu_blocks.size() : s.gpu_blocks.size()) - planned;
+    // A drop never takes the last block (it may be partial and holds the newest tokens).
+    if (from_cpu && s.gpu_blocks.empty()) n -= 1;
+    return n;
+  };
+  for (int32_t idx : e.paused()) {
+    const auto& s = e.session(idx);
+    if (avail(s, 0) <= 0) continue;
+    const double idle = std::max(now - sim::to_seconds(s.pause_start), 1e-9);
+    heap.push({value(e, s, first_pos(s, 0), idle), idx, first_pos(s, 0)});
+  }
+  std::vector<std::pair<int32_t, int64_t>> order;
+  while (blocks > 0 && !heap.empty()) {
+    Pick p = heap.top();
+    heap.pop();
+    const auto& s = e.session(p.idx);
+    int64_t& planned = taken[p.idx];
+    const int64_t n = std::min({cb, avail(s, planned), blocks});
+    if (n <= 0) continue;
+    if (planned == 0) order.push_back({p.idx, 0});
+    planned += n;
+    blocks -= n;
+    if (avail(s, planned) > 0) {
+      const double idle = std::max(now - sim::to_seconds(s.pause_start), 1e-9);
+      heap.push({value(e, s, first_pos(s, planned), idle), p.idx, first_pos(s, planned)});
+    }
+  }
+  for (auto& [idx, n] : order) n = taken[idx];
+  return order;
+}
+
+void TieredCache::before_iteration(sim::Engine& e) {
+  if (e.paused().empty()) return;
+  const auto total = static_cast<double>(e.gpu().total());
+  const auto target = static_cast<int64_t>(std::ceil(p_.swap_threshold * total));
+  const int64_t short_by = target - e.gpu().free();
+  if (short_by <= 0) return;
+  // Ahead of time: move the least valuable GPU chunks of idle conversations to CPU, making
+  // room on the CPU tier first by dropping its least valuable chunks.
+  auto moves = plan(e, short_by, /*from_cpu=*/false);
+  int64_t want = 0;
+  for (const auto& [idx, n] : moves) want += n;
+  const int64_t cpu_short = want - e.cpu().free();
+  if (cpu_short > 0)
+    for (const auto& [idx, n] : plan(e, cpu_short, /*from_cpu=*/true)) e.drop_leading(idx, n);
+  int64_t room = e.cpu().free();
+  for (const auto& [idx, n] : moves) {
+    if (room >= n) {
+      e.request_swap_out(idx, n);
+      room -= n;
+    } else {
+      // Neither tier has room: the chunks are dropped straight from the GPU.
+      if (room > 0) e.request_swap_out(idx, room);
+      e.drop_leading(idx, n - room);
+      room = 0;
+    }
+  }
+}
+
+}  // namespace isim::policy

@@ -1,0 +1,9 @@
+# tests for calibrate/importers: isim_test(...) blocks.
+isim_test(test_calibrate_import LIBS isim_calibrate SOURCES
+  calibrate/test_import_knee.cpp
+  calibrate/test_import_llmservingsim.cpp
+  calibrate/test_import_aiconfigurator.cpp
+  calibrate/test_import_cli.cpp
+)
+# test_import_cli.cpp runs the real isim binary.
+add_dependencies(test_calibrate_import isim)

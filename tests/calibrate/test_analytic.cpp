@@ -1,0 +1,304 @@
+// The analytic (roofline) profile against hand-computed values, the knee, fitting efficiency
+// factors back from a profile generated with known ones, and the shipped GPU and model files.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "calibrate/analytic.h"
+#include "calibrate/model.h"
+#include "sim/cost_model.h"
+#include "tests/test_paths.h"
+#include "traces/input_error.h"
+
+using namespace isim;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A made-up GPU: 100 TFLOPS (1e14 FLOP/s), 1000 GB/s HBM (1e12 B/s), PCIe 10 GB/s each way.
+calib::GpuSpec tiny_gpu() {
+  calib::GpuSpec g;
+  g.name = "toy-gpu";
+  g.bf16_dense_tflops = 100;
+  g.hbm_gbps = 1000;
+  g.memory_gib = 16;
+  g.pcie_gen = 4;
+  g.pcie_gbps = 10;
+  g.path = "toy-gpu.yaml";
+  return g;
+}
+
+// A made-up bf16 model whose decoder layer holds W = (22,048,000 - 2 x 1000 x 1024) / 2 = 10^7
+// parameters. Activations a = 4x1024 + (2x8 + 2x2)x128 + 2x4096 = 14,848 elements per token
+// (29,696 bytes); KV per token per layer: 2 x 2 x 128 x 2 = 1,024 bytes.
+calib::ModelSpec tiny_model() {
+  calib::ModelSpec m;
+  m.source = "made up for the test";
+  auto& s = m.shape;
+  s.name = "toy";
+  s.layers = 2;
+  s.hidden = 1024;
+  s.heads = 8;
+  s.kv_heads = 2;
+  s.head_dim = 128;
+  s.ffn = 4096;
+  s.vocab = 1000;
+  s.dtype = "bf16";
+  s.params = 22048000;
+  s.tp = 1;
+  return m;
+}
+
+// compute 0.5, memory 0.8, attention 0.5, pcie 0.8, overhead 30 us, 0.1 us per decode sequence,
+// 4 us per copy, duplex 0.8.
+calib::Efficiency round_eff() {
+  calib::Efficiency e;
+  e.compute = 0.5;
+  e.memory = 0.8;
+  e.attention = 0.5;
+  e.pcie = 0.8;
+  e.overhead_us = 30;
+  e.attention_per_seq_us = 0.1;
+  e.pcie_latency_us = 4;
+  e.duplex = 0.8;
+  return e;
+}
+
+std::string write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / (std::string("isim-test-analytic-") + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("roofline terms match hand-computed microseconds") {
+  const calib::Roofline r(tiny_gpu(), tiny_model().shape, round_eff());
+  CHECK(r.layer_params() == doctest::Approx(1e7));
+  // dense compute: 2 t 1e7 / 1e14 s = 0.2 t us, / 0.5 = 0.4 t us.
+  // dense memory: (2e7 + 29,696 t) B / 1e12 = 20 + 0.029696 t us, / 0.8 = 25 + 0.03712 t us.
+  CHECK(r.dense_compute_us(10) == doctest::Approx(2.0));
+  CHECK(r.dense_memory_us(10) == doctest::Approx(20.29696));
+  CHECK(r.dense_us(1) == doctest::Approx(25.03712));  // memory-bound
+  CHECK(r.dense_us(1024) == doctest::Approx(409.6));  // compute-bound (memory: 63.01088)
+  // decode attention (4 sequences, 10,000 KV tokens): 10,000 x 1,024 B / 1e12 = 10.24 us, / 0.8
+  // = 12.8 us, + 4 x 0.1 us = 13.2 us.
+  CHECK(r.decode_attention_us(4, 10000) == doctest::Approx(13.2));
+  // prefill attention (chunk 100, kv 1,000): 4 x 100 x 1,050 x 8 x 128 = 430,080,000 FLOPs =
+  // 4.3008 us, / 0.5 = 8.6016 us; bytes 1,100 x 1,024 / 1e12 = 1.1264 us / 0.8 = 1.408 us.
+  CHECK(r.prefill_attention_us(100, 1000) == doctest::Approx(8.6016));
+  // chunk 1, kv 10,000: FLOPs 4 x 10,000.5 x 1,024 = 0.40962048 us / 0.5 = 0.81924096 us;
+  // bytes 10,001 x 1,024 = 10.241024 us / 0.8 = 12.80128 us (memory-bound).
+  CHECK(r.prefill_attention_us(1, 10000) == doctest::Approx(12.80128));
+  // lm_head: compute 2 s x 1000 x 1024 / 1e14 = 0.02048 s us, / 0.5 = 0.04096 s us; memory
+  // (2,048,000 + 4,048 s) B / 1e12 = 2.048 + 0.004048 s us, / 0.8 = 2.56 + 0.00506 s us.
+  CHECK(r.lm_head_us(1) == doctest::Approx(2.56506));
+  CHECK(r.lm_head_us(1000) == doctest::Approx(40.96));
+  // PCIe: 4096 B / (4,000 ns + 4096 / (10 x 0.8) ns = 512 ns) = 0.9078 GB/s.
+  CHECK(r.pcie_gbps(4096) == doctest::Approx(4096.0 / 4512.0));
+  CHECK(r.pcie_gbps(1073741824) == doctest::Approx(1073741824.0 / 134221728.0));
+}
+
+TEST_CASE("the knee is where dense turns compute-bound") {
+  const calib::Roofline r(tiny_gpu(), tiny_model().shape, round_eff());
+  // 0.4 t = 25 + 0.03712 t  =>  t = 25 / 0.36288 = 68.89...
+  CHECK(r.knee_tokens() == doctest::Approx(25.0 / 0.36288));
+  CHECK(r.dense_compute_us(68) / 0.5 < r.dense_memory_us(68) / 0.8);
+  CHECK(r.dense_compute_us(69) / 0.5 > r.dense_memory_us(69) / 0.8);
+
+  const sim::Profile p = calib::analytic_profile(tiny_gpu(), tiny_model(), "toy.yaml", round_eff());
+  CHECK(p.saturation_tokens == 69);
+  // The knee is a grid point, so T(69) is exact: dense(69) = max(27.6, 27.56128) = 27.6 us.
+  const sim::CostModel cm(p);
+  CHECK(p.tables.dense_us.eval(69) == doctest::Approx(27.6));
+  // T(1) = 2 layers x (dense 25.03712 + prefill(1, 0) 0.00128) + lm_head 2.56506 + 30
+  //      = 82.64186 us.
+  CHECK(cm.T(1) == 82642);
+
+  // A model that never turns compute-bound (activations outweigh FLOPs): the grid's last point.
+  calib::GpuSpec slow = tiny_gpu();
+  slow.hbm_gbps = 1;  // 1 GB/s: bytes per token dominate at any size
+  const calib::Roofline never(slow, tiny_model().shape, round_eff());
+  CHECK(std::isinf(never.knee_tokens()));
+  const sim::Profile q = calib::analytic_profile(slow, tiny_model(), "toy.yaml", round_eff());
+  CHECK(q.saturation_tokens == 8192);
+}
+
+TEST_CASE("the analytic profile is a valid tables profile that round-trips") {
+  const sim::Profile p = calib::analytic_profile(tiny_gpu(), tiny_model(), "toy.yaml", round_eff());
+  CHECK(p.form == sim::ForwardForm::kTables);
+  CHECK(p.provenance_value("source") == "analytic");
+  CHECK(p.provenance_value("gpu_spec") == "toy-gpu.yaml");
+  CHECK(p.provenance_value("factors").find("compute 0.5, memory 0.8, attention 0.5") !=
+        std::string::npos);
+  CHECK(p.swap.h2d_gbps == p.swap.d2h_gbps);
+  CHECK(p.swap.duplex_factor == 0.8);
+  CHECK(p.tables.overhead_us == 30);
+  auto d = scratch("roundtrip");
+  sim::write_profile_file((d / "p.yaml").string(), p);
+  sim::Profile back = sim::load_profile((d / "p.yaml").string());
+  back.path.clear();
+  CHECK(back == p);
+}
+
+TEST_CASE("tensor parallelism divides FLOPs and bytes") {
+  calib::ModelSpec m2 = tiny_model();
+  m2.shape.tp = 2;
+  const calib::Roofline one(tiny_gpu(), tiny_model().shape, round_eff());
+  const calib::Roofline two(tiny_gpu(), m2.shape, round_eff());
+  CHECK(two.dense_compute_us(100) == doctest::Approx(one.dense_compute_us(100) / 2));
+  CHECK(two.decode_attention_us(1, 1000) ==
+        doctest::Approx(one.decode_kv_us(1000) / 2 / 0.8 + 0.1));
+}
+
+TEST_CASE("fitting recovers the factors a profile was generated with") {
+  calib::Efficiency truth;
+  truth.compute = 0.55;
+  truth.memory = 0.65;
+  truth.attention = 0.35;
+  truth.pcie = 0.6;
+  truth.overhead_us = 42;
+  truth.attention_per_seq_us = 0.3;
+  truth.pcie_latency_us = 6;
+  truth.duplex = 0.7;
+  const sim::Profile measured =
+      calib::analytic_profile(tiny_gpu(), tiny_model(), "toy.yaml", truth);
+  const calib::FitResult fit = calib::fit_efficiency(measured, tiny_gpu());  // from the defaults
+  CHECK(fit.kept.empty());
+  CHECK(fit.eff.compute == doctest::Approx(0.55).epsilon(1e-9));
+  CHECK(fit.eff.memory == doctest::Approx(0.65).epsilon(1e-9));
+  CHECK(fit.eff.attention == doctest::Approx(0.35).epsilon(1e-9));
+  CHECK(fit.eff.pcie == doctest::Approx(0.6).epsilon(1e-9));
+  CHECK(fit.eff.pcie_latency_us == doctest::Approx(6).epsilon(1e-9));
+  CHECK(fit.eff.attention_per_seq_us == doctest::Approx(0.3).epsilon(1e-9));
+  CHECK(fit.eff.overhead_us == 42);
+  CHECK(fit.eff.duplex == 0.7);
+
+  // Applied to another GPU, the fitted factors give that GPU's roofline with them.
+  calib::GpuSpec other = tiny_gpu();
+  other.bf16_dense_tflops = 200;
+  other.hbm_gbps = 3000;
+  const sim::Profile target = calib::analytic_profile(other, tiny_model(), "toy.yaml", fit.eff);
+  const calib::Roofline want(other, tiny_model().shape, truth);
+  CHECK(target.tables.dense_us.eval(1) == doctest::Approx(want.dense_us(1)));
+  CHECK(target.tables.dense_us.eval(4096) == doctest::Approx(want.dense_us(4096)));
+
+  // A profile with only memory-bound dense points keeps the default compute factor.
+  sim::Profile small = measured;
+  small.tables.dense_us.x = {1, 2, 4};
+  small.tables.dense_us.y.clear();
+  const calib::Roofline truth_r(tiny_gpu(), tiny_model().shape, truth);
+  for (double x : small.tables.dense_us.x) small.tables.dense_us.y.push_back(truth_r.dense_us(x));
+  const calib::FitResult partial = calib::fit_efficiency(small, tiny_gpu());
+  CHECK(partial.eff.compute == calib::Efficiency{}.compute);
+  CHECK(partial.eff.memory == doctest::Approx(0.65).epsilon(1e-9));
+  REQUIRE(!partial.kept.empty());
+  CHECK(partial.kept.front().find("compute") == 0);
+
+  // A linear profile has nothing to fit.
+  sim::Profile lin = measured;
+  lin.form = sim::ForwardForm::kLinear;
+  CHECK(error_of([&] { calib::fit_efficiency(lin, tiny_gpu()); }).find("tables profile") !=
+        std::string::npos);
+}
+
+TEST_CASE("analytic profiles reject what a roofline cannot price") {
+  calib::ModelSpec fp32 = tiny_model();
+  fp32.shape.dtype = "fp32";
+  CHECK(error_of([&] {
+          calib::Roofline(tiny_gpu(), fp32.shape, round_eff());
+        }).find("dtype fp32") != std::string::npos);
+  calib::ModelSpec huge = tiny_model();
+  huge.shape.params = 20e9;  // 37 GiB of bf16 weights on a 16 GiB GPU
+  CHECK(error_of([&] {
+          calib::analytic_profile(tiny_gpu(), huge, "m", round_eff());
+        }).find("raise --tp") != std::string::npos);
+  calib::Efficiency bad = round_eff();
+  bad.memory = 1.5;
+  CHECK(error_of([&] {
+          calib::Roofline(tiny_gpu(), tiny_model().shape, bad);
+        }).find("efficiency factors must be in (0, 1]") != std::string::npos);
+}
+
+TEST_CASE("GPU spec files: every shipped one loads; bad ones name FILE:LINE: key") {
+  const fs::path dir = fs::path(test::source_dir()) / "calibrate/gpus";
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    CAPTURE(e.path().string());
+    const calib::GpuSpec g = calib::load_gpu_spec(e.path().string());
+    CHECK(g.bf16_dense_tflops > 100);
+    CHECK(g.hbm_gbps > 500);
+    CHECK((g.pcie_gen == 4 || g.pcie_gen == 5));
+    CHECK(g.pcie_gbps == (g.pcie_gen == 4 ? 32 : 64));
+    ++n;
+  }
+  CHECK(n == 7);
+  const calib::GpuSpec h200 = calib::load_gpu_spec((dir / "H200.yaml").string());
+  CHECK(h200.bf16_dense_tflops == 989);
+  CHECK(h200.hbm_gbps == 4800);
+  CHECK(h200.memory_gib == 141);
+
+  auto d = scratch("specs");
+  const std::string good =
+      "name: g\n"
+      "bf16_dense_tflops: {value: 1, source: s}\n"
+      "hbm_gbps: {value: 1, source: s}\n"
+      "memory_gib: {value: 1, source: s}\n"
+      "pcie_gen: {value: 4, source: s}\n"
+      "pcie_gbps: {value: 32, source: s}\n";
+  CHECK_NOTHROW(calib::load_gpu_spec(write(d / "good.yaml", good)));
+  const std::string nosrc = write(d / "nosrc.yaml", "name: g\nbf16_dense_tflops: {value: 1}\n");
+  CHECK(error_of([&] {
+          calib::load_gpu_spec(nosrc);
+        }).find(nosrc + ":2: bf16_dense_tflops.source: missing") == 0);
+  const std::string typo = write(d / "typo.yaml", good + "hbm_gbs: {value: 1, source: s}\n");
+  CHECK(error_of([&] { calib::load_gpu_spec(typo); }).find(typo + ":7: hbm_gbs: unknown key") == 0);
+  std::string negative = good;
+  negative.replace(negative.find("hbm_gbps: {value: 1"), 19, "hbm_gbps: {value: -3");
+  const std::string neg = write(d / "neg.yaml", negative);
+  CHECK(error_of([&] {
+          calib::load_gpu_spec(neg);
+        }).find(neg + ":3: hbm_gbps.value: must be > 0, got -3") == 0);
+}
+
+TEST_CASE("model files: every shipped one loads; GPT-J agrees with InferCept's profile") {
+  const fs::path dir = fs::path(test::source_dir()) / "calibrate/models";
+  for (const char* name : {"gpt-j-6b", "llama-2-7b", "llama-2-13b", "llama-3.1-8b", "llama-3.1-70b",
+                           "qwen3-32b", "tiny"}) {
+    CAPTURE(name);
+    const calib::ModelSpec m = calib::load_model((dir / (std::string(name) + ".yaml")).string());
+    CHECK(m.shape.name == name);
+    if (std::string(name) != "tiny") CHECK(m.source.find("config.json") != std::string::npos);
+  }
+  const calib::ModelSpec gptj = calib::load_model((dir / "gpt-j-6b.yaml").string());
+  const sim::Profile infercept =
+      sim::load_profile(test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml");
+  CHECK(gptj.shape == infercept.model);
+  // Llama-style models: the parameter count is the sum of the layer and embedding matrices.
+  for (const char* name : {"llama-2-7b", "llama-2-13b", "llama-3.1-8b", "llama-3.1-70b"}) {
+    CAPTURE(name);
+    const auto s = calib::load_model((dir / (std::string(name) + ".yaml")).string()).shape;
+    const double h = s.hidden, q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim;
+    const double layer = h * q * 2 + h * kv * 2 + 3 * h * s.ffn + 2 * h;
+    CHECK(s.params == s.layers * layer + 2.0 * s.vocab * h + h);
+  }
+}

@@ -1,0 +1,206 @@
+// The command lines: `isim profile analytic`, `isim profile diff` (exit codes 0/1/2 and the
+// report) and `isim profile show --plot`, run through the built binary.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "calibrate/analytic.h"
+#include "calibrate/model.h"
+#include "experiments/sweep.h"
+#include "tests/test_paths.h"
+
+using namespace isim;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / (std::string("isim-test-cli-profile-") + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+// Runs `[env] isim ARGS` from the source folder; captures stdout and stderr.
+Result run_isim(const std::string& args, const std::string& env = "") {
+  const fs::path d = fs::temp_directory_path();
+  const fs::path o = d / "isim-test-cli-profile.out", e = d / "isim-test-cli-profile.err";
+  std::string cmd = "cd ";
+  cmd += test::source_dir();
+  cmd += " && ";
+  cmd += env;
+  cmd += std::string(" ") + test::bin_dir() + "/isim " + args + " > " + o.string() + " 2> " +
+         e.string();
+  const int rc = std::system(cmd.c_str());
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(o), slurp(e)};
+}
+
+std::string h200_profile(const fs::path& dir) {
+  const std::string out = (dir / "h200.yaml").string();
+  const Result r = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                                        "calibrate/models/llama-3.1-8b.yaml --out ") +
+                            out);
+  REQUIRE(r.rc == 0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("isim profile analytic writes the library's profile and reports T(1), T(S)") {
+  auto d = scratch("analytic");
+  const std::string out = (d / "p.yaml").string();
+  const Result r = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                                        "calibrate/models/llama-3.1-8b.yaml --tp 2 --out ") +
+                            out);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("llama-3.1-8b on H200-SXM-141GB, tp 2; T(1) = ") != std::string::npos);
+  const sim::Profile p = sim::load_profile(out);
+  calib::ModelSpec m =
+      calib::load_model(test::source_dir() + "/calibrate/models/llama-3.1-8b.yaml");
+  m.shape.tp = 2;
+  const sim::Profile want = calib::analytic_profile(
+      calib::load_gpu_spec(test::source_dir() + "/calibrate/gpus/H200.yaml"), m,
+      "calibrate/models/llama-3.1-8b.yaml", calib::Efficiency{});
+  CHECK(p.tables == want.tables);
+  CHECK(p.swap == want.swap);
+  CHECK(p.saturation_tokens == want.saturation_tokens);
+  CHECK(p.model.tp == 2);
+  CHECK(p.provenance_value("source") == "analytic");
+  CHECK(p.provenance_value("gpu_spec") == "calibrate/gpus/H200.yaml");
+  CHECK(!p.provenance_value("tool_version").empty());
+
+  CHECK(run_isim("profile analytic --gpu calibrate/gpus/H200.yaml --out x.yaml").rc == 2);
+  const Result tp = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                                         "calibrate/models/llama-3.1-8b.yaml --tp zero --out ") +
+                             out);
+  CHECK(tp.rc == 2);
+  CHECK(tp.err.find("--tp: expected a positive integer, got 'zero'") != std::string::npos);
+  const Result big =
+      run_isim(std::string("profile analytic --gpu calibrate/gpus/RTX-4090.yaml --model "
+                           "calibrate/models/llama-3.1-70b.yaml --out ") +
+               out);
+  CHECK(big.rc == 2);
+  CHECK(big.err.find("raise --tp") != std::string::npos);
+  const Result fp32 =
+      run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                           "calibrate/models/tiny.yaml --out ") +
+               out);
+  CHECK(fp32.rc == 2);
+  CHECK(fp32.err.find("dtype fp32") != std::string::npos);
+}
+
+TEST_CASE("isim profile analytic --fit-from prints and records the fitted factors") {
+  auto d = scratch("fit");
+  // A "measured" A100 profile generated with known factors.
+  calib::Efficiency truth;
+  truth.compute = 0.6;
+  truth.memory = 0.75;
+  truth.attention = 0.4;
+  truth.pcie = 0.7;
+  const std::string a100 = test::source_dir() + "/calibrate/gpus/A100-80GB.yaml";
+  const calib::ModelSpec m =
+      calib::load_model(test::source_dir() + "/calibrate/models/llama-3.1-8b.yaml");
+  const std::string measured = (d / "a100.yaml").string();
+  sim::write_profile_file(measured,
+                          calib::analytic_profile(calib::load_gpu_spec(a100), m, "m", truth));
+  const std::string out = (d / "h200.yaml").string();
+  const Result r =
+      run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                           "calibrate/models/llama-3.1-8b.yaml --fit-from ") +
+               measured + std::string(" --fit-gpu calibrate/gpus/A100-80GB.yaml --out ") + out);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("compute 0.6, memory 0.75, attention 0.4, pcie 0.7") != std::string::npos);
+  const sim::Profile p = sim::load_profile(out);
+  CHECK(p.provenance_value("fitted_from").find(measured) == 0);
+  CHECK(p.provenance_value("factors").find("compute 0.6") == 0);
+  // --fit-from without the measured GPU's spec is a usage error.
+  CHECK(run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                             "calibrate/models/llama-3.1-8b.yaml --fit-from ") +
+                 measured + " --out " + out)
+            .rc == 2);
+}
+
+TEST_CASE("isim profile diff: exit 0, 1 on a regression past the threshold, 2 on bad input") {
+  auto d = scratch("diff");
+  const std::string base = h200_profile(d);
+  sim::Profile p = sim::load_profile(base);
+  CHECK(run_isim(std::string("profile diff ") + base + " " + base).rc == 0);
+
+  // 8% slower at tokens=512 of dense_us: a regression at 5%, not at 10%.
+  const auto it = std::find(p.tables.dense_us.x.begin(), p.tables.dense_us.x.end(), 512.0);
+  REQUIRE(it != p.tables.dense_us.x.end());
+  p.tables.dense_us.y[static_cast<size_t>(it - p.tables.dense_us.x.begin())] *= 1.08;
+  const std::string slower = (d / "slower.yaml").string();
+  sim::write_profile_file(slower, p);
+  const Result r =
+      run_isim(std::string("profile diff ") + base + " " + slower + " --max-regression 5%");
+  CHECK(r.rc == 1);
+  CHECK(r.out.find("1 slower by more than 5.00%: REGRESSION") != std::string::npos);
+  const auto first_row = r.out.find("dense_us");
+  CHECK(first_row != std::string::npos);
+  CHECK(r.out.find("tokens=512", first_row) != std::string::npos);
+  CHECK(r.out.find("+8.00%  !") != std::string::npos);
+  CHECK(run_isim(std::string("profile diff ") + base + " " + slower + " --max-regression 10%").rc ==
+        0);
+  // Faster is never a regression.
+  CHECK(run_isim(std::string("profile diff ") + slower + " " + base).rc == 0);
+
+  // Different model shapes: exit 2 with the field named.
+  sim::Profile other = sim::load_profile(base);
+  other.model.layers = 40;
+  const std::string shape = (d / "shape.yaml").string();
+  sim::write_profile_file(shape, other);
+  const Result s = run_isim(std::string("profile diff ") + base + " " + shape);
+  CHECK(s.rc == 2);
+  CHECK(s.err.find("model.layers: 32 vs 40") != std::string::npos);
+  // Different forms, a bad threshold, a missing file: exit 2.
+  const std::string linear =
+      test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
+  CHECK(run_isim(std::string("profile diff ") + base + " " + linear).rc == 2);
+  const Result t =
+      run_isim(std::string("profile diff ") + base + " " + base + " --max-regression 5");
+  CHECK(t.rc == 2);
+  CHECK(t.err.find("expected a percentage like 5%") != std::string::npos);
+  CHECK(run_isim(std::string("profile diff ") + base + " " + (d / "missing.yaml").string()).rc ==
+        2);
+  CHECK(run_isim(std::string("profile diff ") + base).rc == 2);
+}
+
+TEST_CASE("isim profile show --plot draws a PNG when matplotlib is there") {
+  auto d = scratch("plot");
+  const std::string p = h200_profile(d);
+  const std::string png = (d / "p.png").string();
+  const Result none = run_isim(std::string("profile show ") + p + " --plot " + png,
+                               std::string("ISIM_PYTHON=") + (d / "no-such-python3").string());
+  CHECK(none.rc == 2);
+  CHECK(none.err.find("--plot: no python3 with matplotlib") != std::string::npos);
+  CHECK(!fs::exists(png));
+  if (exp::find_plot_python().empty()) {
+    MESSAGE("skipped: no python3 with matplotlib (Debian: python3-matplotlib)");
+    return;
+  }
+  const Result r = run_isim(std::string("profile show ") + p + " --plot " + png);
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("T(1) = ") != std::string::npos);  // the summary comes first
+  CHECK(r.out.find(std::string("plot: ") + png) != std::string::npos);
+  const std::string bytes = slurp(png);
+  REQUIRE(bytes.size() > 8);
+  CHECK(bytes.substr(1, 3) == "PNG");
+}

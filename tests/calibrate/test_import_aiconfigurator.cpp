@@ -1,0 +1,179 @@
+// The aiconfigurator importer on tests/data/aiconfigurator-excerpt (rows cut unchanged from
+// aiconfigurator's H200 tables), composed for llama-3.1-8b, with expected values by hand.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "calibrate/import_aiconfigurator.h"
+#include "calibrate/model.h"
+#include "sim/profile.h"
+#include "traces/input_error.h"
+
+namespace fs = std::filesystem;
+using isim::InputError;
+using isim::calib::AiconfiguratorOptions;
+using isim::calib::import_aiconfigurator;
+
+namespace {
+
+const std::string kExcerpt = std::string(ISIM_SOURCE_DIR) + "/tests/data/aiconfigurator-excerpt";
+const std::string kModel = std::string(ISIM_SOURCE_DIR) + "/calibrate/models/llama-3.1-8b.yaml";
+
+isim::calib::ModelSpec llama() {
+  return isim::calib::load_model(kModel);
+}
+
+fs::path copy_excerpt(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("isim-test-import-aic-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  for (const auto& e : fs::directory_iterator(kExcerpt))
+    fs::copy_file(e.path(), d / e.path().filename());
+  return d;
+}
+
+std::string error_of(const std::string& dir, const isim::calib::ModelSpec& m,
+                     const AiconfiguratorOptions& o = {}) {
+  try {
+    import_aiconfigurator(dir, m, o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("aiconfigurator import: llama-3.1-8b from the excerpt, by hand") {
+  const isim::sim::Profile p = import_aiconfigurator(kExcerpt, llama());
+  const auto& t = p.tables;
+
+  // Dense at m=1 (latency ms x 1000):
+  //  QKV  n=6144  k=4096: 16.14044 (table shape)
+  //  O    n=4096  k=4096: 12.55733
+  //  gate+up n=28672 k=4096: between n=16384 (33.91378) and 51200 (107.3307), weight
+  //       12288/34816 = 6/17: 33.91378 + 6/17 * 73.41692 = 59.82563
+  //  down n=4096 k=14336: halfway between k=12288 (29.68444) and 16384 (35.27822) = 32.48133
+  //  sum = 121.00473 -> 121.005
+  // The same for m=2: 15.90222 + 12.68 + (33.72533 + 6/17 * 87.45427) + (29.288 + 39.56178)/2
+  //  = 127.59865 -> 127.599; m=2048: 132.1733 + 84.36178 + (326.4844 + 6/17 * 1118.1516)
+  //  + (238.6044 + 334.7858)/2 = 1224.35632 -> 1224.356; m=4096: 248.216 + 168.0693
+  //  + (731.3849 + 6/17 * 1940.4061) + (500.8062 + 708.328)/2 = 2437.08651 -> 2437.087.
+  CHECK(t.dense_us.x == std::vector<double>{1, 2, 2048, 4096});
+  CHECK(t.dense_us.y == std::vector<double>{121.005, 127.599, 1224.356, 2437.087});
+
+  // lm_head n=128256 > 65536: two column blocks of n=64128, each between n=51200 and 65536
+  // (weight 12928/14336): m=1: 2 * (107.3307 + 0.9017857 * 25.8586) = 261.29923 -> 261.299;
+  // m=2: 2 * (121.1796 + 0.9017857 * 11.6213) = 263.31904 -> 263.319. Sequences stop at the
+  // largest decode batch (2).
+  CHECK(t.lm_head_us.x == std::vector<double>{1, 2});
+  CHECK(t.lm_head_us.y == std::vector<double>{261.299, 263.319});
+
+  // Decode: KV per sequence = isl + step = 16, 64. Batch 1 {16: 11.65333, 64: 11.52533},
+  // batch 2 {16: 11.81867, 64: 11.87733}; totals {16, 32, 64, 128}.
+  //  b=1: 11.653; kv 32: 11.65333 - 16/48 * 0.128 = 11.61067 -> 11.611; 11.525;
+  //       kv 128: 11.52533 - 64/48 * 0.128 = 11.35467 -> 11.355
+  //  b=2: kv 8: 11.81867 - 8/48 * 0.05866 = 11.80889 -> 11.809; 11.819;
+  //       kv 32: 11.81867 + 16/48 * 0.05866 = 11.83822 -> 11.838; 11.877
+  CHECK(t.decode_attention_us.x == std::vector<double>{1, 2});
+  CHECK(t.decode_attention_us.y == std::vector<double>{16, 32, 64, 128});
+  CHECK(t.decode_attention_us.z ==
+        std::vector<double>{11.653, 11.611, 11.525, 11.355, 11.809, 11.819, 11.838, 11.877});
+
+  // Prefill: T_ctx(16, 32, 64) = 12.192, 13.77067, 14.33067; chunks and kv up to 64 / 2 = 32.
+  // At these small sizes the chunk alone dominates, e.g. (16, 32): max(12.192,
+  // T_ctx(48) - T_ctx(32) = 14.05067 - 13.77067 = 0.28, T_gen(48) = 11.568) = 12.192.
+  CHECK(t.prefill_attention_us.x == std::vector<double>{16, 32});
+  CHECK(t.prefill_attention_us.y == std::vector<double>{0, 16, 32});
+  CHECK(t.prefill_attention_us.z ==
+        std::vector<double>{12.192, 12.192, 12.192, 13.771, 13.771, 13.771});
+
+  // Knee: reference m(2048) = (2437.087 - 1224.356) / 2048 = 0.59215. Ladder 1024 ... 2 lies on
+  // the segment 2..2048 (slope 1096.757 / 2046 = 0.53605), ratio 0.905, within 15%;
+  // m(1) = 127.599 - 121.005 = 6.594, 11x: the knee is 2.
+  CHECK(p.saturation_tokens == 2);
+  CHECK(p.device.name == "H200-SXM");
+  CHECK(p.device.memory_gib == 141);  // 151397597184 bytes
+  CHECK(p.block_tokens == 16);
+  CHECK(p.swap.h2d_gbps.y == std::vector<double>{55, 55});
+  CHECK(p.provenance_value("commit") == "095f58a5");
+  CHECK(p.provenance_value("license") == "Apache-2.0");
+  CHECK(p.provenance_value("dense_rule").find("n interpolated between 16384 and 51200") !=
+        std::string::npos);
+  CHECK(p.provenance_value("lm_head_rule").find("split into 2 column blocks of n=64128") !=
+        std::string::npos);
+  CHECK(p.provenance_value("decode_attention_rule")
+            .find("4 measured, 2 interpolated, 2 extrapolated") != std::string::npos);
+
+  std::ostringstream os;
+  isim::sim::write_profile(os, p);
+  CHECK(isim::sim::parse_profile(os.str(), "roundtrip") == p);
+}
+
+TEST_CASE("aiconfigurator import: the prefill composition rule") {
+  const isim::sim::Curve1D ctx{{1000, 2000, 4000}, {100, 300, 1000}};
+  const isim::sim::Curve1D gen{{1000, 5000}, {10, 50}};
+  using isim::calib::composed_prefill_us;
+  CHECK(composed_prefill_us(ctx, gen, 1000, 0) == 100);
+  // The last 1000 query rows of a 2000-token prefill: 300 - 100.
+  CHECK(composed_prefill_us(ctx, gen, 1000, 1000) == 200);
+  // ctx(3000) = 650: 1000 - 650.
+  CHECK(composed_prefill_us(ctx, gen, 1000, 3000) == 350);
+  // One read of 2000 KV tokens costs more than the compute difference: gen(2000) = 600.
+  const isim::sim::Curve1D slow_gen{{1000, 5000}, {500, 900}};
+  CHECK(composed_prefill_us(ctx, slow_gen, 1000, 1000) == 600);
+  // Never below the chunk alone: with a launch-bound ctx, ctx(2000) - ctx(1000) = 50 and
+  // gen(2000) = 20 are both below ctx(1000) = 100.
+  const isim::sim::Curve1D flat_ctx{{1000, 2000, 4000}, {100, 150, 200}};
+  CHECK(composed_prefill_us(flat_ctx, gen, 1000, 1000) == 100);
+}
+
+TEST_CASE("aiconfigurator import: bad input") {
+  const auto m = llama();
+  SUBCASE("a head config the tables do not have lists the ones they have") {
+    auto other = m;
+    other.shape.heads = 40;
+    CHECK(error_of(kExcerpt, other) ==
+          kExcerpt +
+              "/generation_attention_perf.csv: num_heads/num_key_value_heads/head_dim: no "
+              "rows for 40/8/128 (kernel vllm_flash_attn_fa3, kv_cache_dtype bfloat16, "
+              "window_size 0); configs present: 32/8/128, 64/8/128");
+  }
+  SUBCASE("a dtype the GEMM table does not have") {
+    auto other = m;
+    other.shape.dtype = "fp16";
+    CHECK(error_of(kExcerpt, other) ==
+          kExcerpt + "/gemm_perf.csv: gemm_dtype: no rows for float16 (present: bfloat16)");
+  }
+  SUBCASE("missing file") {
+    const fs::path d = copy_excerpt("missing");
+    fs::remove(d / "context_attention_perf.csv");
+    CHECK(error_of(d.string(), m) == (d / "context_attention_perf.csv").string() + ": cannot open");
+  }
+  SUBCASE("missing column") {
+    const fs::path d = copy_excerpt("column");
+    const fs::path f = d / "generation_attention_perf.csv";
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    text.replace(text.find(",step,"), 6, ",steps,");
+    fs::permissions(f, fs::perms::owner_write, fs::perm_options::add);
+    std::ofstream(f) << text;
+    CHECK(error_of(d.string(), m).find("generation_attention_perf.csv: step: missing (columns: ") !=
+          std::string::npos);
+  }
+  SUBCASE("an unknown system spec") {
+    AiconfiguratorOptions o;
+    o.system = "nope";
+    CHECK(error_of(kExcerpt, m, o) == kExcerpt + "/nope.yaml: cannot open");
+  }
+  SUBCASE("tp other than 1") {
+    AiconfiguratorOptions o;
+    o.tp = 2;
+    CHECK(error_of(kExcerpt, m, o).find("tp 2: only tp 1") != std::string::npos);
+  }
+}

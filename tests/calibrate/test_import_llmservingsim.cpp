@@ -1,0 +1,187 @@
+// The llmservingsim importer on tests/data/llmservingsim-excerpt (rows cut unchanged from
+// LLMServingSim's RTX4090-llama-3.1-8b perf dir), with every expected value worked out by hand.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "calibrate/import_llmservingsim.h"
+#include "calibrate/model.h"
+#include "sim/profile.h"
+#include "traces/input_error.h"
+
+namespace fs = std::filesystem;
+using isim::InputError;
+using isim::calib::import_llmservingsim;
+using isim::calib::LlmServingSimOptions;
+
+namespace {
+
+const std::string kExcerpt = std::string(ISIM_SOURCE_DIR) + "/tests/data/llmservingsim-excerpt";
+const std::string kModel = std::string(ISIM_SOURCE_DIR) + "/calibrate/models/llama-3.1-8b.yaml";
+
+isim::calib::ModelSpec llama() {
+  return isim::calib::load_model(kModel);
+}
+
+// A writable copy of the excerpt, for the error cases.
+fs::path copy_excerpt(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("isim-test-import-lss-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  for (const auto& e : fs::directory_iterator(kExcerpt))
+    fs::copy_file(e.path(), d / e.path().filename());
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& text) {
+  fs::permissions(p, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(p) << text;
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+std::string error_of(const std::string& dir, const isim::calib::ModelSpec& m,
+                     const LlmServingSimOptions& o = {}) {
+  try {
+    import_llmservingsim(dir, m, o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("llmservingsim import: tables from the excerpt, by hand") {
+  const isim::sim::Profile p = import_llmservingsim(kExcerpt, llama());
+  const auto& t = p.tables;
+  CHECK(p.form == isim::sim::ForwardForm::kTables);
+
+  // dense_us = qkv + 2 layernorm + rotary + o + gate_up + act + down + (embedding + final)/32:
+  //  1: 54.898 + 3.70166 + 2.17567 + 38.1313 + 247.292 + 2.592 + 126.766 + 4.77867/32
+  //     = 475.55663 + 0.14933 = 475.70596 -> 475.706
+  //  2: 56.3203 + 4.03134 + 2.35733 + 40.8427 + 249.089 + 3.18967 + 128.897 + 5.696/32
+  //     = 484.72734 + 0.178 = 484.90534 -> 484.905
+  //  4: 56.3483 + 3.957 + 2.35733 + 40.9037 + 249.85 + 3.179 + 128.727 + 6.17566/32
+  //     = 485.32233 + 0.19299 = 485.51532 -> 485.515
+  CHECK(t.dense_us.x == std::vector<double>{1, 2, 4});
+  CHECK(t.dense_us.y == std::vector<double>{475.706, 484.905, 485.515});
+
+  // lm_head_us = lm_head + sampler: 1096.93 + 25.001, 1102.86 + 26.932, 1106.89 + 27.071.
+  CHECK(t.lm_head_us.x == std::vector<double>{1, 2, 4});
+  CHECK(t.lm_head_us.y == std::vector<double>{1121.931, 1129.792, 1133.961});
+
+  // Decode: rows n=1 {16: 9.31067, 32: 9.34367}, n=2 {16: 13.589, 32: 13.7583}; totals
+  // {16, 32, 64}.
+  //  n=1: T=16 -> 9.311; T=32 -> 9.344; T=64 (kv 64) extrapolated: 9.34367 + 32 * 0.033/16
+  //       = 9.40967 -> 9.41
+  //  n=2: T=16 (kv 8) extrapolated: 13.589 - 8 * 0.1693/16 = 13.50435 -> 13.504;
+  //       T=32 (kv 16) -> 13.589; T=64 (kv 32) -> 13.758
+  CHECK(t.decode_attention_us.x == std::vector<double>{1, 2});
+  CHECK(t.decode_attention_us.y == std::vector<double>{16, 32, 64});
+  CHECK(t.decode_attention_us.z == std::vector<double>{9.311, 9.344, 9.41, 13.504, 13.589, 13.758});
+
+  // Prefill: chunk 16 {0: 9.546, 16: 9.696, 32: 9.74933}, chunk 32 {0: 9.66367, 32: 9.791};
+  // (32, 16) interpolated along kv: (9.66367 + 9.791) / 2 = 9.727335 -> 9.727.
+  CHECK(t.prefill_attention_us.x == std::vector<double>{16, 32});
+  CHECK(t.prefill_attention_us.y == std::vector<double>{0, 16, 32});
+  CHECK(t.prefill_attention_us.z == std::vector<double>{9.546, 9.696, 9.749, 9.664, 9.727, 9.791});
+  CHECK(t.overhead_us == 0);
+
+  // Knee: reference m(2) = (485.515 - 484.905) / 2 = 0.305; m(1) = 484.905 - 475.706 = 9.199,
+  // 30x the reference, so the knee is 2.
+  CHECK(p.saturation_tokens == 2);
+  CHECK(p.block_tokens == 16);
+  CHECK(p.device.name == "NVIDIA GeForce RTX 4090");
+  CHECK(p.device.memory_gib == 24);
+  CHECK(p.swap.h2d_gbps.y == std::vector<double>{25, 25});
+  CHECK(p.swap.d2h_gbps.y == std::vector<double>{25, 25});
+  CHECK(p.model.layers == 32);
+  CHECK(p.model.tp == 1);
+
+  CHECK(p.provenance_value("source") == "imported");
+  CHECK(p.provenance_value("repository") == "casys-kaist/LLMServingSim");
+  CHECK(p.provenance_value("commit") == "5daddb21");
+  CHECK(p.provenance_value("license") == "MIT");
+  CHECK(p.provenance_value("decode_attention_rule")
+            .find("4 measured, 0 interpolated, 2 extrapolated") != std::string::npos);
+  CHECK(p.provenance_value("prefill_attention_rule")
+            .find("5 measured, 1 interpolated, 0 extrapolated; 1 mixed") != std::string::npos);
+
+  // What is written reads back equal.
+  std::ostringstream os;
+  isim::sim::write_profile(os, p);
+  CHECK(isim::sim::parse_profile(os.str(), "roundtrip") == p);
+}
+
+TEST_CASE("llmservingsim import: bad input names the file and the column") {
+  const auto m = llama();
+  SUBCASE("missing file") {
+    const fs::path d = copy_excerpt("missing");
+    fs::remove(d / "per_sequence.csv");
+    CHECK(error_of(d.string(), m) == (d / "per_sequence.csv").string() + ": cannot open");
+  }
+  SUBCASE("missing column") {
+    const fs::path d = copy_excerpt("column");
+    spit(d / "dense.csv",
+         replace(slurp(d / "dense.csv"), "layer,tokens,time_us", "layer,tokens,t"));
+    CHECK(error_of(d.string(), m) ==
+          (d / "dense.csv").string() + ": time_us: missing (columns: layer, tokens, t)");
+  }
+  SUBCASE("not a number") {
+    const fs::path d = copy_excerpt("number");
+    spit(d / "attention.csv", replace(slurp(d / "attention.csv"), "9.34367", "fast"));
+    CHECK(error_of(d.string(), m) ==
+          (d / "attention.csv").string() + ":3: time_us: expected a number, got 'fast'");
+  }
+  SUBCASE("unknown op") {
+    const fs::path d = copy_excerpt("op");
+    spit(d / "per_sequence.csv", slurp(d / "per_sequence.csv") + "logits,1,3\n");
+    CHECK(error_of(d.string(), m).find("per_sequence.csv:8: layer: unknown op 'logits'") !=
+          std::string::npos);
+  }
+  SUBCASE("an op missing a token count") {
+    const fs::path d = copy_excerpt("tokens");
+    spit(d / "dense.csv", replace(slurp(d / "dense.csv"), "o_proj,2,", "o_proj,3,"));
+    CHECK(error_of(d.string(), m).find("op 'o_proj' does not list the same tokens") !=
+          std::string::npos);
+  }
+  SUBCASE("unknown hardware needs memory and PCIe from the caller") {
+    const fs::path d = copy_excerpt("hardware");
+    spit(d / "meta.yaml", replace(slurp(d / "meta.yaml"), "hardware: RTX4090", "hardware: X1"));
+    CHECK(error_of(d.string(), m).find("hardware: unknown 'X1' (known: RTX4090, RTXPRO6000)") !=
+          std::string::npos);
+    LlmServingSimOptions o;
+    o.memory_gib = 48;
+    o.pcie_gbps = 12;
+    const auto p = import_llmservingsim(d.string(), m, o);
+    CHECK(p.device.memory_gib == 48);
+    CHECK(p.swap.h2d_gbps.y.front() == 12);
+  }
+  SUBCASE("a model that does not match meta.yaml") {
+    auto other = m;
+    other.shape.kv_heads = 4;
+    CHECK(error_of(kExcerpt, other)
+              .find("meta.yaml:27: engine_effective.hf_overrides."
+                    "num_key_value_heads: 8 does not match model") != std::string::npos);
+  }
+  SUBCASE("tp other than 1") {
+    LlmServingSimOptions o;
+    o.tp = 2;
+    CHECK(error_of(kExcerpt, m, o).find("tp 2: only tp 1") != std::string::npos);
+  }
+}

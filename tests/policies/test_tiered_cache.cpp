@@ -1,0 +1,186 @@
+// Pensieve and LRU over the GPU/CPU tiers: eviction order, the ahead-of-time threshold, the
+// decode reservation, and dropped leading chunks recomputed on resume.
+// Profile: tests/sim_fixtures.h's round profile (T(x) = 10 ms + 1 ms/token, 4-token blocks,
+// 4 ms to swap a block) unless stated.
+#include <doctest/doctest.h>
+
+#include "policies/tiered_cache.h"
+#include "sim/profile.h"
+#include "tests/sim_fixtures.h"
+#include "tests/test_paths.h"
+#include "traces/input_error.h"
+
+using namespace isim;
+using isim::test::rec;
+using isim::test::seg;
+
+namespace {
+
+std::unique_ptr<sim::Policy> make(const std::string& name,
+                                  std::map<std::string, std::string> values) {
+  policy::PolicyParams p;
+  p.values = std::move(values);
+  return policy::policy_registry().create(name, "test", p);
+}
+
+sim::EngineConfig cfg(int64_t gpu, int64_t cpu) {
+  sim::EngineConfig c;
+  c.gpu_blocks = gpu;
+  c.cpu_blocks = cpu;
+  c.max_num_batched_tokens = 1024;
+  c.check_invariants = true;
+  return c;
+}
+
+// Runs the engine's event loop up to and including time `until`.
+void run_until(sim::EventQueue& q, sim::Engine& e, sim::Nanos until) {
+  while (!q.empty() && q.top().time <= until) {
+    const sim::Nanos t = q.top().time;
+    while (!q.empty() && q.top().time == t) e.handle(q.pop());
+    e.maybe_start();
+  }
+}
+
+// x pauses at 30 ms holding 20 KV tokens (5 blocks); y pauses at 522 ms holding 12 (3 blocks).
+trace::Trace two_idle() {
+  return {trace::Session{"x", 0.0, {seg(20, 1, "user", 10.0), seg(1, 1)}},
+          trace::Session{"y", 0.5, {seg(12, 1, "user", 10.0), seg(1, 1)}}};
+}
+
+}  // namespace
+
+TEST_CASE("eviction order: LRU empties the most idle conversation first, leading chunks first") {
+  auto pol = make("lru", {{"chunk_tokens", "8"}, {"swap_threshold", "0"}});
+  auto& lru = dynamic_cast<policy::TieredCache&>(*pol);
+  auto t = two_idle();
+  sim::EventQueue q;
+  auto p = test::round_profile();
+  sim::SimExecutor ex(p);
+  sim::Engine e(0, q, cfg(40, 100), ex, *pol, t);
+  e.load();
+  run_until(q, e, sim::from_seconds(1.0));
+  REQUIRE(e.session(0).phase == sim::Phase::kPaused);
+  REQUIRE(e.session(1).phase == sim::Phase::kPaused);
+  CHECK(e.session(0).gpu_blocks.size() == 5);
+  CHECK(e.session(1).gpu_blocks.size() == 3);
+  // 6 blocks: all 5 of x (chunks of 2, 2, 1), then 1 of y.
+  auto order = lru.plan(e, 6, false);
+  REQUIRE(order.size() == 2);
+  CHECK(order[0] == std::pair<int32_t, int64_t>{0, 5});
+  CHECK(order[1] == std::pair<int32_t, int64_t>{1, 1});
+  // From the CPU tier there is nothing yet.
+  CHECK(lru.plan(e, 6, true).empty());
+}
+
+TEST_CASE("Pensieve's value: idle conversations and leading chunks are cheapest to keep out") {
+  auto prof = sim::load_profile(test::data_dir() + "/profile-tables-small.yaml");
+  auto pol = make("pensieve", {{"chunk_tokens", "8"}, {"swap_threshold", "0"}});
+  auto& pen = dynamic_cast<policy::TieredCache&>(*pol);
+  auto lru_pol = make("lru", {{"chunk_tokens", "8"}});
+  auto& lru = dynamic_cast<policy::TieredCache&>(*lru_pol);
+  trace::Trace t = two_idle();
+  sim::EventQueue q;
+  sim::SimExecutor ex(prof);
+  sim::Engine e(0, q, cfg(40, 100), ex, *pol, t);
+  e.load();
+  const auto& x = e.session(0);
+  // With this profile, recomputing an 8-token chunk costs 8 x 10 us of dense work plus
+  // 2 layers x prefill_attention(8, pos) = 2 x (8 + 2.4 pos / 64) us: 96 us + 75 ns per
+  // position. V = cost / idle.
+  CHECK(pen.value(e, x, 0, 1.0) == doctest::Approx(96000.0));
+  CHECK(pen.value(e, x, 64, 1.0) == doctest::Approx(96000.0 + 75 * 64));
+  CHECK(pen.value(e, x, 0, 2.0) == doctest::Approx(48000.0));  // twice as idle, half the value
+  CHECK(pen.value(e, x, 0, 1.0) < pen.value(e, x, 8, 1.0));    // leading chunks go first
+  // LRU ignores position: only idleness counts.
+  CHECK(lru.value(e, x, 0, 1.0) == lru.value(e, x, 64, 1.0));
+  CHECK(lru.value(e, x, 0, 2.0) < lru.value(e, x, 0, 1.0));
+}
+
+TEST_CASE("ahead-of-time swap-out starts only when free GPU blocks fall under the threshold") {
+  // 20 GPU blocks. x pauses at 30 ms holding 5. w arrives at 0.1 s with a 40-token prompt
+  // (10 blocks) and decodes 4 tokens: free falls to 5 (25%), then 4 as w grows to 11 blocks.
+  trace::Trace t = {trace::Session{"x", 0.0, {seg(20, 1, "user", 5.0), seg(1, 1)}},
+                    trace::Session{"w", 0.1, {seg(40, 4)}}};
+  for (const char* name : {"pensieve", "lru"}) {
+    CAPTURE(name);
+    SUBCASE("threshold 50%: x's chunks move to CPU within the swap budget") {
+      auto pol = make(name, {{"swap_threshold", "0.5"}, {"reserve", "0"}});
+      auto p = test::round_profile();
+      sim::SimExecutor ex(p);
+      std::vector<sim::IterationRecord> its;
+      auto r = sim::simulate(t, cfg(20, 100), ex, *pol,
+                             [&](const sim::IterationRecord& it) { its.push_back(it); });
+      CHECK(rec(r, "x").swapped_out_bytes == 5 * 4000);  // all of x's 5 blocks
+      CHECK(rec(r, "x").swapped_in_bytes == 5 * 4000);   // and back before its next turn
+      for (const auto& it : its) {
+        CHECK(it.swap_out_tokens <= it.swap_out_budget_tokens);
+        if (it.swap_out_tokens > 0) CHECK(it.start >= sim::from_seconds(0.1));  // after w came
+      }
+    }
+    SUBCASE("threshold 10%: 5 free blocks are enough, nothing moves") {
+      auto pol = make(name, {{"swap_threshold", "0.1"}, {"reserve", "0"}});
+      auto p = test::round_profile();
+      sim::SimExecutor ex(p);
+      auto r = sim::simulate(t, cfg(20, 100), ex, *pol);
+      CHECK(rec(r, "x").swapped_out_bytes == 0);
+    }
+  }
+}
+
+TEST_CASE("a share of GPU blocks is kept for decodes: prefills may not take it") {
+  // 20 blocks, 10% reserved = 2. a (40 tokens, 10 blocks) is admitted; b (36 tokens, 9 blocks)
+  // would leave 1 block, under the reserve, so it waits for a: a [0,50) ms, b [50,96) ms.
+  // Without the reserve both prefill together: [0,86) ms.
+  trace::Trace t = {trace::Session{"a", 0.0, {seg(40, 1)}}, trace::Session{"b", 0.0, {seg(36, 1)}}};
+  auto p = test::round_profile();
+  {
+    auto pol = make("pensieve", {{"reserve", "0.1"}});
+    sim::SimExecutor ex(p);
+    auto r = sim::simulate(t, cfg(20, 0), ex, *pol);
+    CHECK(rec(r, "a").finish_s == doctest::Approx(0.050).epsilon(1e-12));
+    CHECK(rec(r, "b").finish_s == doctest::Approx(0.096).epsilon(1e-12));
+  }
+  {
+    auto pol = make("pensieve", {{"reserve", "0"}});
+    sim::SimExecutor ex(p);
+    auto r = sim::simulate(t, cfg(20, 0), ex, *pol);
+    CHECK(rec(r, "b").finish_s == doctest::Approx(0.086).epsilon(1e-12));
+  }
+  // A prompt that only the reserved blocks could hold can never be prefilled: skipped.
+  trace::Trace big = {trace::Session{"big", 0.0, {seg(76, 1)}}};
+  auto pol = make("pensieve", {{"reserve", "0.1"}});
+  sim::SimExecutor ex(p);
+  auto r = sim::simulate(big, cfg(20, 0), ex, *pol);
+  REQUIRE(r.skipped.size() == 1);
+  CHECK(r.skipped[0].find("2 reserved for decodes") != std::string::npos);
+}
+
+TEST_CASE("with no CPU room, leading chunks are dropped and recomputed on the next turn") {
+  // As above but no CPU pool: x's leading chunks are dropped from the GPU (the last block,
+  // which may be partial, is kept). At its next turn x prefills the dropped tokens with the
+  // returned one and its last output, then decodes.
+  trace::Trace t = {trace::Session{"x", 0.0, {seg(20, 1, "user", 5.0), seg(1, 1)}},
+                    trace::Session{"w", 0.1, {seg(40, 4)}}};
+  auto pol = make("pensieve", {{"swap_threshold", "0.5"}, {"reserve", "0"}});
+  auto p = test::round_profile();
+  sim::SimExecutor ex(p);
+  auto r = sim::simulate(t, cfg(20, 0), ex, *pol);
+  const auto& x = rec(r, "x");
+  CHECK(x.status == "finished");
+  CHECK(x.swapped_out_bytes == 0);
+  CHECK(x.recomputed_tokens == 16);  // 4 of its 5 blocks dropped
+  CHECK(r.summary.counters.dropped_blocks == 4);
+  // Resume at 5.03 s: prefill 16 recomputed + 1 last output + 1 returned = 18 tokens (28 ms),
+  // which emits the turn's only token.
+  CHECK(x.finish_s == doctest::Approx(5.058).epsilon(1e-12));
+}
+
+TEST_CASE("tier parameters are checked") {
+  CHECK_THROWS_WITH_AS(make("pensieve", {{"reserve", "1.5"}}),
+                       "policy.reserve: expected a fraction in [0, 1), got '1.5'", InputError);
+  CHECK_THROWS_WITH_AS(make("lru", {{"chunk", "8"}}),
+                       "policy.chunk: unknown parameter; policy 'lru' takes chunk_tokens, "
+                       "swap_threshold, reserve",
+                       InputError);
+  CHECK_THROWS_AS(make("pensieve", {{"chunk_tokens", "0"}}), InputError);
+}

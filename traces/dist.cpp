@@ -1,0 +1,56 @@
+#include "traces/dist.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "traces/input_error.h"
+#include "traces/rng.h"
+
+namespace isim::trace {
+
+bool sd_is_implied(const std::string& family) {
+  return family == "exponential" || family == "geometric";
+}
+
+void check_dist(const Dist& d, const std::string& where, const std::string& key) {
+  auto fail = [&](const std::string& field, const std::string& reason) {
+    throw InputError(where + ": " + key + field + ": " + reason);
+  };
+  if (d.dist != "normal" && d.dist != "lognormal" && !sd_is_implied(d.dist))
+    fail(".dist",
+         "unknown distribution '" + d.dist + "'; valid: normal, lognormal, exponential, geometric");
+  if (!std::isfinite(d.mean)) fail(".mean", "must be finite");
+  if ((d.dist == "lognormal" || d.dist == "exponential") && d.mean <= 0)
+    fail(".mean", "must be > 0 for dist " + d.dist);
+  if (d.dist == "geometric" && d.mean < 1) fail(".mean", "must be >= 1 for dist geometric");
+  if (!std::isfinite(d.sd) || d.sd < 0) fail(".sd", "must be finite and >= 0");
+  if (sd_is_implied(d.dist) && d.sd != 0)
+    fail(".sd", "is implied by the mean for dist " + d.dist + "; leave it out");
+  if (!std::isfinite(d.min) || d.min < 0) fail(".min", "must be finite and >= 0");
+  if (std::isnan(d.max) || d.max < d.min) fail(".max", "must be >= min");
+}
+
+double draw(const Dist& d, Rng& rng) {
+  double x = d.mean;
+  if (d.dist == "exponential") {
+    x = rng.exponential(d.mean);
+  } else if (d.dist == "geometric") {
+    // Inversion: the number of Bernoulli(p) trials up to the first success is
+    // 1 + floor(log(1 - u) / log(1 - p)); p = 1 (mean 1) always gives 1.
+    const double p = 1.0 / d.mean;
+    x = p >= 1 ? 1.0 : 1.0 + std::floor(std::log1p(-rng.uniform01()) / std::log1p(-p));
+  } else if (d.sd > 0 && d.dist == "lognormal") {
+    // Parameters of the underlying normal that give the requested mean and sd of the values.
+    const double s2 = std::log1p((d.sd / d.mean) * (d.sd / d.mean));
+    x = std::exp(rng.normal(std::log(d.mean) - s2 / 2, std::sqrt(s2)));
+  } else if (d.sd > 0) {
+    x = rng.normal(d.mean, d.sd);
+  }
+  return std::clamp(x, d.min, d.max);
+}
+
+int64_t draw_count(const Dist& d, Rng& rng) {
+  return std::llround(std::min(draw(d, rng), 1e15));
+}
+
+}  // namespace isim::trace

@@ -1,0 +1,41 @@
+// Dist: a one-dimensional distribution for generators (token counts, calls, durations).
+//
+// Contract:
+// - Families, each clamped to [min, max] after the draw:
+//   - `normal` and `lognormal` with the given mean and sd of the values (for a lognormal these
+//     are the moments of the values, not of their log; mean > 0);
+//   - `exponential` with the given mean (> 0; its sd equals the mean, so `sd` must be 0);
+//   - `geometric` on {1, 2, 3, ...}, P(k) = (1 - p)^(k - 1) p with p = 1 / mean (mean >= 1; its
+//     sd is implied, so `sd` must be 0).
+//   Clamping moves the realised mean when the bounds cut into the distribution.
+// - draw_count rounds a draw to the nearest integer (and caps it at 1e15).
+// - Every draw uses the project's Rng, so a seed gives the same values everywhere.
+// - check_dist throws InputError `WHERE: KEY.FIELD: reason` for a Dist that draw cannot use.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace isim::trace {
+
+class Rng;
+
+struct Dist {
+  std::string dist = "normal";  // normal | lognormal | exponential | geometric
+  double mean = 0;
+  double sd = 0;
+  double min = 0;
+  double max = std::numeric_limits<double>::infinity();
+
+  bool operator==(const Dist&) const = default;
+};
+
+// True for the families whose sd follows from the mean (exponential, geometric).
+bool sd_is_implied(const std::string& family);
+
+void check_dist(const Dist& d, const std::string& where, const std::string& key);
+double draw(const Dist& d, Rng& rng);
+int64_t draw_count(const Dist& d, Rng& rng);
+
+}  // namespace isim::trace
