@@ -22,9 +22,12 @@ const char* kUsage =
     "  sweep merge OUT.csv IN1.csv IN2.csv ...               join the results.csv of shards\n"
     "  list                                                  every registered component\n"
     "  trace convert --from FORMAT IN OUT                    import a trace to native JSONL\n"
-    "  trace gen GENERATOR.yaml OUT [--sessions N]           synthesize a trace\n"
+    "  trace gen GENERATOR.yaml OUT [--multiturn] [--sessions N]  synthesize a trace\n"
     "  trace stats TRACE [--from FORMAT]                     per-kind counts, durations, contexts\n"
-    "  profile show PROFILE                                  summarize a profile\n"
+    "  profile show PROFILE [--plot OUT.png]                 summarize (and plot) a profile\n"
+    "  profile import --from llmservingsim|aiconfigurator ...  public measurements -> profile\n"
+    "  profile analytic --gpu SPEC.yaml --model M.yaml ...   a roofline profile\n"
+    "  profile diff BASE NEW [--max-regression 5%]           exit 1 on a slowdown (CI check)\n"
     "  --version                                             print the version\n";
 }
 

@@ -72,6 +72,7 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
                    {"cpu_hit_tokens", static_cast<double>(c.turn_cpu_hit_tokens) / turns},
                    {"recomputed_tokens", static_cast<double>(c.turn_recompute_tokens) / turns}};
   j["dropped_blocks"] = c.dropped_blocks;
+  j["oversized_restores"] = c.oversized_restores;
   j["prefix_hit_rate"] =
       c.prefix_lookup_tokens > 0
           ? static_cast<double>(c.prefix_hit_tokens) / static_cast<double>(c.prefix_lookup_tokens)

@@ -95,10 +95,13 @@ void TieredCache::before_iteration(sim::Engine& e) {
   if (e.paused().empty()) return;
   const auto total = static_cast<double>(e.gpu().total());
   const auto target = static_cast<int64_t>(std::ceil(p_.swap_threshold * total));
-  const int64_t short_by = target - e.gpu().free();
+  // Ahead of time, keep `target` blocks free; on demand, make room for the next prefill.
+  const int64_t free = e.gpu().free();
+  const int64_t short_by =
+      std::max(target - free, e.waiting_head_need() - (free - e.prefill_reserve()));
   if (short_by <= 0) return;
-  // Ahead of time: move the least valuable GPU chunks of idle conversations to CPU, making
-  // room on the CPU tier first by dropping its least valuable chunks.
+  // Move the least valuable GPU chunks of idle conversations to CPU, making room on the CPU
+  // tier first by dropping its least valuable chunks.
   auto moves = plan(e, short_by, /*from_cpu=*/false);
   int64_t want = 0;
   for (const auto& [idx, n] : moves) want += n;

@@ -92,6 +92,7 @@ void Engine::load() {
       continue;
     }
     s.chain = prefix_chain(src, block_tokens_);
+    shared_blocks_ = shared_blocks_ || (config_.prefix_caching && !s.chain.empty());
     queue_.schedule(s.arrival, kPrioArrival, replica_, kEvArrival, s.idx);
   }
 }
@@ -299,6 +300,13 @@ bool Engine::schedule_decodes() {
 }
 
 bool Engine::add_prefill(SessionState& s, int64_t chunk) {
+  if (s.dropped_blocks * block_tokens_ > config_.max_num_batched_tokens) {
+    // A dropped lead larger than any batch cannot be recomputed in one piece: rebuild the
+    // whole context in chunks instead (what it kept is recomputed too, and counted).
+    drop_kv(s);
+    ++counters_.oversized_restores;
+    chunk = std::min(chunk, s.pending_prefill(block_tokens_));
+  }
   const int64_t pending = s.pending_prefill(block_tokens_);
   const int64_t restore = s.dropped_blocks * block_tokens_;
   // Dropped leading blocks are recomputed whole, in the iteration that prefills after them.
@@ -439,6 +447,13 @@ int64_t Engine::running_kv_tokens() const {
   int64_t m = 0;
   for (int32_t idx : running_) m += sessions_[static_cast<size_t>(idx)].kv;
   return m;
+}
+
+int64_t Engine::waiting_head_need() const {
+  if (waiting_.empty()) return 0;
+  const auto& s = sessions_[static_cast<size_t>(waiting_.begin()->idx)];
+  return std::max<int64_t>(
+      blocks_for(s.context, block_tokens_) - static_cast<int64_t>(s.gpu_blocks.size()), 0);
 }
 
 int32_t Engine::decoding_sessions() const {
@@ -613,6 +628,10 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
     block_stamp_.assign(static_cast<size_t>(gpu_.total()), 0);
   for (int32_t idx : running_) {
     const auto& s = sessions_[static_cast<size_t>(idx)];
+    if (!shared_blocks_) {
+      (s.recompute_left > 0 ? recompute : active) += static_cast<double>(s.gpu_blocks.size());
+      continue;
+    }
     double n = 0;
     for (BlockId b : s.gpu_blocks) {
       auto& st = block_stamp_[static_cast<size_t>(b)];

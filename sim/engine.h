@@ -148,6 +148,10 @@ class Engine {
   const std::vector<int32_t>& paused() const { return paused_; }
   int64_t running_kv_tokens() const;  // M: KV tokens held by running sessions
   int32_t decoding_sessions() const;  // R estimate: running sessions past their prefill
+  // GPU blocks the first waiting session needs for its whole pending prefill (0 if none), and
+  // the blocks prefills may not take.
+  int64_t waiting_head_need() const;
+  int64_t prefill_reserve() const { return prefill_reserve_; }
   Nanos last_forward() const { return last_forward_; }
   int64_t block_tokens() const { return block_tokens_; }
   // Blocks that cross PCIe in one direction within `window` (whole blocks, per-copy overhead
@@ -252,6 +256,7 @@ class Engine {
   mutable Nanos last_check_ = 0;
   std::vector<uint64_t> block_stamp_;  // account(): which blocks were already counted
   uint64_t account_stamp_ = 0;
+  bool shared_blocks_ = false;  // some session may share blocks (prefix caching)
 };
 
 }  // namespace isim::sim

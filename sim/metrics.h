@@ -68,6 +68,7 @@ struct Counters {
   int64_t prefill_tokens = 0, decode_tokens = 0;
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prefix cache
   int64_t dropped_blocks = 0;  // leading blocks dropped from paused sessions (Pensieve)
+  int64_t oversized_restores = 0;  // dropped leads too large for one batch: fully rebuilt
   // Per turn (every resume after an intercept): where the session's KV was when it resumed.
   int64_t turns = 0;
   int64_t turn_gpu_hit_tokens = 0, turn_cpu_hit_tokens = 0, turn_recompute_tokens = 0;
