@@ -77,7 +77,8 @@ std::vector<std::pair<int32_t, int64_t>> TieredCache::plan(const sim::Engine& e,
     heap.pop();
     const auto& s = e.session(p.idx);
     int64_t& planned = taken[p.idx];
-    const int64_t n = std::min({cb, avail(s, planned), blocks});
+    // Whole chunks: the last one chosen may overshoot the need by less than a chunk.
+    const int64_t n = std::min(cb, avail(s, planned));
     if (n <= 0) continue;
     if (planned == 0) order.push_back({p.idx, 0});
     planned += n;

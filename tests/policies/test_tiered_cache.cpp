@@ -63,11 +63,15 @@ TEST_CASE("eviction order: LRU empties the most idle conversation first, leading
   REQUIRE(e.session(1).phase == sim::Phase::kPaused);
   CHECK(e.session(0).gpu_blocks.size() == 5);
   CHECK(e.session(1).gpu_blocks.size() == 3);
-  // 6 blocks: all 5 of x (chunks of 2, 2, 1), then 1 of y.
+  // 6 blocks: all 5 of x (chunks of 2, 2, 1), then one whole 2-block chunk of y.
   auto order = lru.plan(e, 6, false);
   REQUIRE(order.size() == 2);
   CHECK(order[0] == std::pair<int32_t, int64_t>{0, 5});
-  CHECK(order[1] == std::pair<int32_t, int64_t>{1, 1});
+  CHECK(order[1] == std::pair<int32_t, int64_t>{1, 2});
+  // 3 blocks: two whole chunks of x.
+  auto small = lru.plan(e, 3, false);
+  REQUIRE(small.size() == 1);
+  CHECK(small[0] == std::pair<int32_t, int64_t>{0, 4});
   // From the CPU tier there is nothing yet.
   CHECK(lru.plan(e, 6, true).empty());
 }
@@ -183,4 +187,40 @@ TEST_CASE("tier parameters are checked") {
                        "swap_threshold, reserve",
                        InputError);
   CHECK_THROWS_AS(make("pensieve", {{"chunk_tokens", "0"}}), InputError);
+}
+
+TEST_CASE("on demand: room is made for the next prefill without the engine's fallback") {
+  // No ahead-of-time threshold. x pauses holding 5 of 20 blocks; w's 64-token prompt needs 16,
+  // one more than is free, so x's least valuable chunk goes to CPU first (not an idle eviction,
+  // which would drop all of x).
+  trace::Trace t = {trace::Session{"x", 0.0, {seg(20, 1, "user", 5.0), seg(1, 1)}},
+                    trace::Session{"w", 0.1, {seg(64, 1)}}};
+  for (const char* name : {"pensieve", "lru"}) {
+    CAPTURE(name);
+    auto pol = make(name, {{"chunk_tokens", "8"}, {"swap_threshold", "0"}, {"reserve", "0"}});
+    auto p = test::round_profile();
+    sim::SimExecutor ex(p);
+    auto r = sim::simulate(t, cfg(20, 100), ex, *pol);
+    CHECK(r.summary.counters.idle_evictions == 0);
+    CHECK(rec(r, "x").swapped_out_bytes == 2 * 4000);  // one 8-token chunk of 2 blocks
+    CHECK(rec(r, "x").recomputed_tokens == 0);
+    CHECK(rec(r, "w").status == "finished");
+  }
+}
+
+TEST_CASE("a dropped lead larger than one batch is rebuilt whole, in chunks") {
+  // 8-token batches. x's leading 16 tokens are dropped (no CPU room); 16 > 8, so at its next
+  // turn x rebuilds all 20 KV tokens in chunks and the rebuild is counted.
+  trace::Trace t = {trace::Session{"x", 0.0, {seg(20, 1, "user", 5.0), seg(1, 1)}},
+                    trace::Session{"w", 0.1, {seg(40, 4)}}};
+  auto pol = make("lru", {{"swap_threshold", "0.5"}, {"reserve", "0"}});
+  auto p = test::round_profile();
+  sim::SimExecutor ex(p);
+  auto c = cfg(20, 0);
+  c.scheduler = "chunked";
+  c.max_num_batched_tokens = 8;
+  auto r = sim::simulate(t, c, ex, *pol);
+  CHECK(r.summary.counters.oversized_restores == 1);
+  CHECK(rec(r, "x").status == "finished");
+  CHECK(rec(r, "x").recomputed_tokens == 20);
 }
