@@ -9,8 +9,8 @@
 #include <iostream>
 #include <thread>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 
 #include "experiments/cli.h"
 #include "experiments/sweep.h"
@@ -78,14 +78,15 @@ void draw_bar(size_t done, size_t total, double elapsed) {
 }  // namespace
 
 int cmd_sweep(const Args& args) {
-  if (!args.empty() && args[0] == "merge") return cmd_sweep_merge(Args(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "merge")
+    return cmd_sweep_merge(Args(args.begin() + 1, args.end()));
 
   po::options_description opts(std::string(kSweepUsage) + "options");
   std::vector<std::string> overrides;
   std::string out, shard_text = "1/1";
   size_t jobs = 0;
-  opts.add_options()("help,h", "show this help")(
-      "jobs,j", po::value(&jobs), "worker threads (default: the number of cores)")(
+  opts.add_options()("help,h", "show this help")("jobs,j", po::value(&jobs),
+                                                 "worker threads (default: the number of cores)")(
       "shard", po::value(&shard_text), "run only the runs with index % N == K-1 (1-based K)")(
       "out,o", po::value(&out), "output folder (default results/<name>)")(
       "keep-runs", "also write each run's files (summary.json, ...) to DIR/runs/<index>/")(
@@ -102,8 +103,9 @@ int cmd_sweep(const Args& args) {
     std::cout << opts << "\n"
               << "results.csv: one row per run: run_index, policy, each swept key, estimator,\n"
                  "then every summary metric (nested ones as dotted names).\n"
-                 "With plot: in the spec, experiments/plot.py draws latency.png, throughput.png\n"
-                 "and waste.png beside it, using $ISIM_PYTHON or the first python3 with\n"
+                 "With plot: in the spec, experiments/plot.py draws latency.png, throughput.png,\n"
+                 "waste.png and ttft.png (or recompute.png for a think-time sweep) beside it, "
+                 "using $ISIM_PYTHON or the first python3 with\n"
                  "matplotlib; the script is "
               << plot_script_path() << " ($ISIM_PLOT_SCRIPT overrides).\n";
     return 0;
@@ -126,9 +128,9 @@ int cmd_sweep(const Args& args) {
   size_t todo = 0;
   for (const auto& r : sweep.runs) todo += shard.contains(r.index) ? 1 : 0;
   fmt::print(stderr, "sweep {}: {} run(s){}, {} job(s)\n", sweep.base.name, todo,
-             shard.whole() ? std::string()
-                           : fmt::format(" (shard {}/{} of {})", shard.k, shard.n,
-                                         sweep.runs.size()),
+             shard.whole()
+                 ? std::string()
+                 : fmt::format(" (shard {}/{} of {})", shard.k, shard.n, sweep.runs.size()),
              std::min(jobs, std::max<size_t>(todo, 1)));
 
   SweepOptions o;
@@ -181,8 +183,11 @@ int cmd_sweep(const Args& args) {
                  plot_script_path(), prc);
       rc = 2;
     } else {
-      for (const char* png : {"latency.png", "throughput.png", "waste.png"})
-        fmt::print("plot: {}\n", (fs::path(out) / png).string());
+      // plot.py draws what the swept axes allow (rate plots, a think-time plot).
+      for (const char* png :
+           {"latency.png", "throughput.png", "waste.png", "ttft.png", "recompute.png"})
+        if (fs::exists(fs::path(out) / png))
+          fmt::print("plot: {}\n", (fs::path(out) / png).string());
     }
   }
   if (res.runs_with_skipped_sessions > 0) {

@@ -134,7 +134,8 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
 
   auto tr = root["trace"];
   if (!tr) throw InputError(file + ": trace: missing (expected {from, path, ...})");
-  check_keys(tr, file, "trace", {"from", "path", "limit", "draw", "sessions", "max_context"});
+  check_keys(tr, file, "trace",
+             {"from", "path", "limit", "draw", "sessions", "max_context", "think_time_s"});
   if (auto n = tr["from"]) e.trace.from = read_as<std::string>(n, file, "trace.from", "a string");
   bool known = false;
   std::string valid;
@@ -159,6 +160,14 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   count("draw", e.trace.draw);
   count("sessions", e.trace.sessions);
   count("max_context", e.trace.max_context);
+  if (auto n = tr["think_time_s"]) {
+    e.trace.think_time_s = read_as<double>(n, file, "trace.think_time_s", "seconds");
+    if (!(e.trace.think_time_s > 0))
+      throw InputError(where(file, n, "trace.think_time_s") + ": must be > 0 seconds");
+    if (e.trace.from != "multiturn")
+      throw InputError(where(file, n, "trace.think_time_s") +
+                       ": only a multiturn trace has think times to set");
+  }
   if (e.trace.max_context == 1)
     throw InputError(where(file, tr["max_context"], "trace.max_context") +
                      ": must be >= 2 (a prompt token and one output)");
@@ -307,6 +316,7 @@ YAML::Node Experiment::resolved() const {
   if (trace.draw > 0) t["draw"] = trace.draw;
   if (trace.sessions > 0) t["sessions"] = trace.sessions;
   if (trace.max_context > 0) t["max_context"] = trace.max_context;
+  if (trace.think_time_s > 0) t["think_time_s"] = num(trace.think_time_s);
   r["trace"] = t;
   r["arrival"]["process"] = arrival.process;
   r["arrival"]["rate"] = num(arrival.rate);

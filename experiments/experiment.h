@@ -34,6 +34,7 @@ struct TraceSpec {
   int64_t draw = 0;            // > 0: draw N sessions with replacement (seeded)
   int64_t sessions = 0;        // generator: how many sessions
   int64_t max_context = 0;     // > 0: cut sessions so no context exceeds it (reported)
+  double think_time_s = 0;     // multiturn: > 0 sets the mean think time between turns
 };
 
 struct PolicySpec {

@@ -27,9 +27,9 @@ import os
 import sys
 
 WASTE = ["active", "preserved", "recompute", "swap_stall", "free"]
+THINK = "trace.think_time_s"  # a multi-turn sweep's other x axis
 REQUIRED = [
     "policy",
-    "arrival.rate",
     "normalized_latency_s.mean",
     "normalized_latency_s.p99",
     "throughput_tokens_per_s",
@@ -55,10 +55,12 @@ def read_results(path):
     if not header:
         fail(path + ": empty (expected a results.csv header)")
     missing = [c for c in REQUIRED if c not in header]
+    if "arrival.rate" not in header and THINK not in header:
+        missing.append("arrival.rate")
     if missing:
         hint = ""
         if "arrival.rate" in missing:
-            hint = " (the plots are against arrival rate: sweep arrival.rate)"
+            hint = " (the plots are against arrival rate: sweep arrival.rate, or " + THINK + ")"
         fail("{}: missing column(s): {}{}".format(path, ", ".join(missing), hint))
     if not rows:
         fail(path + ": no runs (only a header)")
@@ -72,11 +74,11 @@ def label_columns(header):
     """Swept columns that tell policies apart, beyond the policy and its estimator."""
     p = header.index("policy")
     end = header.index("estimator") if "estimator" in header else p + 1
-    return [c for c in header[p + 1:end] if c not in ("arrival.rate", "seed")]
+    return [c for c in header[p + 1:end] if c not in ("arrival.rate", "seed", THINK)]
 
 
 class Table:
-    def __init__(self, path, header, rows):
+    def __init__(self, path, header, rows, x="arrival.rate"):
         self.path = path
         self.col = {c: i for i, c in enumerate(header)}
         extra = label_columns(header)
@@ -91,7 +93,7 @@ class Table:
                 label += " {}={}".format(c, r[self.col[c]])
             if label not in self.labels:
                 self.labels.append(label)
-            rate = self.number(n, r, "arrival.rate")
+            rate = self.number(n, r, x)
             self.groups.setdefault((label, rate), []).append((n, r))
 
     def number(self, line, row, column):
@@ -220,6 +222,47 @@ def plot_waste(t, plt, out):
     return path
 
 
+def plot_ttft(t, plt, out):
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    panels = [(axes[0], "ttft_s.mean", "first token of a session (mean)")]
+    turn = "turn_ttft_s.mean" in t.col
+    panels.append((axes[1], "turn_ttft_s.mean" if turn else "ttft_s.p99",
+                   "first token after each resume (mean)" if turn else "first token (p99)"))
+    for ax, column, title in panels:
+        for label in t.labels:
+            rates = t.rates(label)
+            ax.plot(rates, [t.mean(label, r, column) for r in rates], marker="o", label=label)
+        ax.set_xlabel("arrival rate (sessions/s)")
+        ax.set_ylabel("TTFT (s)")
+        ax.set_yscale("symlog", linthresh=0.1)
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize="small")
+    fig.tight_layout()
+    path = os.path.join(out, "ttft.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_recompute(t, plt, out):
+    fig, ax = plt.subplots(figsize=(7, 4.8))
+    for label in t.labels:
+        xs = t.rates(label)  # think times here
+        ax.plot(xs, [t.mean(label, x, "recomputed_tokens") for x in xs], marker="o", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("mean think time between turns (s)")
+    ax.set_ylabel("recomputed tokens")
+    ax.set_title("Recomputation against think time")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    path = os.path.join(out, "recompute.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description="Plots of an isim sweep's results.csv.")
     ap.add_argument("results", help="results.csv written by isim sweep (or isim sweep merge)")
@@ -232,7 +275,6 @@ def main(argv):
         fail("--latency-target: must be a number > 0 (s/token)")
 
     header, rows = read_results(args.results)
-    table = Table(args.results, header, rows)
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -240,9 +282,17 @@ def main(argv):
     except ImportError:
         fail("matplotlib is not installed (Debian: apt-get install python3-matplotlib)")
     os.makedirs(args.outdir, exist_ok=True)
-    for path in (plot_latency(table, plt, args.outdir, target),
-                 plot_throughput(table, plt, args.outdir, target),
-                 plot_waste(table, plt, args.outdir)):
+    paths = []
+    if "arrival.rate" in header:
+        table = Table(args.results, header, rows)
+        paths += [plot_latency(table, plt, args.outdir, target),
+                  plot_throughput(table, plt, args.outdir, target),
+                  plot_waste(table, plt, args.outdir)]
+        if "ttft_s.mean" in header:
+            paths.append(plot_ttft(table, plt, args.outdir))
+    if THINK in header and "recomputed_tokens" in header:
+        paths.append(plot_recompute(Table(args.results, header, rows, x=THINK), plt, args.outdir))
+    for path in paths:
         print(path)
     return 0
 

@@ -54,6 +54,7 @@ Inputs prepare(const Experiment& e) {
   } else if (ts.from == "multiturn") {
     auto cfg =
         ts.path.empty() ? trace::default_multiturn_config() : trace::load_multiturn_config(ts.path);
+    if (ts.think_time_s > 0) cfg.think_time_s.mean = ts.think_time_s;
     in.trace = trace::generate_multiturn(cfg, ts.sessions, e.seed);
   } else {
     auto cfg =

@@ -118,11 +118,16 @@ std::vector<std::pair<std::string, std::string>> metric_fields(const sim::Summar
   return out;
 }
 
-// Runs with equal keys share their prepared Inputs (trace, arrivals, profile).
+// Runs with equal keys share their prepared Inputs (trace, arrivals, profile). The key is the
+// resolved spec of everything prepare() reads, so a new trace option can never be missed.
 std::string inputs_key(const Experiment& e) {
-  const auto& t = e.trace;
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", t.from, t.path, t.limit,
-                     t.draw, t.sessions, e.arrival.process, e.arrival.rate, e.seed, e.profile);
+  YAML::Node r = e.resolved();
+  YAML::Node k;
+  k["trace"] = r["trace"];
+  k["arrival"] = r["arrival"];
+  k["seed"] = r["seed"];
+  k["profile"] = r["profile"];
+  return YAML::Dump(k);
 }
 
 std::string slurp(const std::string& path) {
@@ -225,11 +230,12 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
   }
   if (s.base.has_plot) {
     bool rate = false;
-    for (const auto& ax : axes) rate = rate || ax.key == "arrival.rate";
+    for (const auto& ax : axes)
+      rate = rate || ax.key == "arrival.rate" || ax.key == "trace.think_time_s";
     if (!rate)
       throw InputError(file +
-                       ": plot: the plots are against arrival rate; add arrival.rate to sweep: "
-                       "(e.g. arrival.rate: [1, 2, 4])");
+                       ": plot: the plots are against arrival rate (or a multi-turn trace's think "
+                       "time); add arrival.rate to sweep: (e.g. arrival.rate: [1, 2, 4])");
   }
   return s;
 }
@@ -382,8 +388,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
           w = fmt::format("run {} ({}): profile extrapolated beyond its grid {} times", run.index,
                           run.label(), r.summary.extrapolations);
         warnings[i] = w;
-        double secs =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::lock_guard<std::mutex> lock(mu);
         for (const auto& n : in->notes) notes.insert(n);
         in.reset();
@@ -395,8 +400,8 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
         try {
           std::rethrow_exception(ex);
         } catch (const InputError& ie) {
-          ex = std::make_exception_ptr(InputError(
-              fmt::format("sweep run {} ({}): {}", run.index, run.label(), ie.what())));
+          ex = std::make_exception_ptr(
+              InputError(fmt::format("sweep run {} ({}): {}", run.index, run.label(), ie.what())));
         } catch (...) {
         }
         std::lock_guard<std::mutex> lock(mu);
@@ -473,8 +478,7 @@ std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file
         field += text[i++];
       }
       if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-        throw InputError(at(file, static_cast<int>(line)) +
-                         "unexpected text after a quoted field");
+        throw InputError(at(file, static_cast<int>(line)) + "unexpected text after a quoted field");
       continue;
     }
     if (c == ',') {
