@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
     const isim::sim::Profile p = isim::calib::calibrate(o);
     isim::sim::write_profile_file(out, p);
     std::cerr << fmt::format("wrote {}: saturation_tokens {}, validation mean |error| {}\n", out,
-                             p.saturation_tokens, p.provenance_value("validation_mean_abs_error"));
+                             p.saturation_tokens,
+                             fmt::format("{:.1f}%", 100 * p.validation_mean_abs_error()));
     return 0;
   } catch (const isim::InputError& e) {
     std::cerr << "isim-calibrate: " << e.what() << "\n" << kUsage;

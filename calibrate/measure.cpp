@@ -297,17 +297,8 @@ sim::BatchShape batch_shape(const std::vector<Step>& batch) {
 }
 
 void add_validation(sim::Profile& p, const std::vector<ValidationBatch>& v) {
-  double sum = 0;
-  for (const ValidationBatch& b : v) sum += std::abs(b.error());
-  p.provenance.emplace_back("validation_batches", std::to_string(v.size()));
-  p.provenance.emplace_back(
-      "validation_mean_abs_error",
-      v.empty() ? "n/a" : fmt::format("{:.1f}%", 100 * sum / double(v.size())));
-  for (size_t i = 0; i < v.size(); ++i)
-    p.provenance.emplace_back(
-        fmt::format("validation_{}", i + 1),
-        fmt::format("{}: predicted {:.4g} ms, measured {:.4g} ms, {}", v[i].name, v[i].predicted_ms,
-                    v[i].measured_ms, pct(v[i].error())));
+  for (const ValidationBatch& b : v)
+    p.validation.push_back({b.name, b.predicted_ms, b.measured_ms});
 }
 
 sim::Profile calibrate(const CalibrateOptions& o) {
@@ -532,7 +523,7 @@ sim::Profile calibrate(const CalibrateOptions& o) {
     checks.push_back(v);
   }
   add_validation(p, checks);
-  say("  validation mean |error|: " + p.provenance_value("validation_mean_abs_error"));
+  say(fmt::format("  validation mean |error|: {:.1f}%", 100 * p.validation_mean_abs_error()));
   return p;
 }
 

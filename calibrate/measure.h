@@ -17,8 +17,7 @@
 //   inside the size-dependent curve, so per_copy_overhead_us = 0.
 // - Validation: each mixed batch's measured median wall time (no phase timers) against
 //   sim::CostModel on the profile as written (serialised, then parsed back). It is recorded in
-//   `provenance` as strings (validation_batches, validation_mean_abs_error, validation_N),
-//   because the profile schema has no validation section yet.
+//   the profile's `validation:` list (batch, predicted_ms, measured_ms).
 // - Bad options (unknown backend, missing model, tp that does not divide the model, CUDA
 //   requested where no device or no CUDA build) throw isim::InputError.
 #pragma once
@@ -66,7 +65,7 @@ struct ValidationBatch {
 kernels::runner::ModelDims shard_dims(const sim::ModelShape& shape, int tp);
 // What the cost model sees of a runner batch.
 sim::BatchShape batch_shape(const std::vector<kernels::runner::Step>& batch);
-// Records validation results as provenance strings (see the contract above).
+// Appends validation results to the profile's `validation:` list.
 void add_validation(sim::Profile& p, const std::vector<ValidationBatch>& v);
 
 // Runs the whole calibration; the returned profile is ready for write_profile_file.

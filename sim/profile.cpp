@@ -319,8 +319,9 @@ class Reader {
   mutable std::vector<std::pair<YAML::Node, YAML::Mark>> key_marks_;  // map value -> its key
 };
 
-const Names kTopKeys = {"schema", "provenance",        "device",  "model",
-                        "kv",     "saturation_tokens", "forward", "swap"};
+const Names kTopKeys = {"schema",  "provenance", "device",    "model", "kv", "saturation_tokens",
+                        "forward", "swap",       "validation"};
+const Names kValidationKeys = {"batch", "predicted_ms", "measured_ms"};
 const Names kDeviceKeys = {"name", "memory_gib"};
 const Names kModelKeys = {"name", "layers", "hidden", "heads",  "kv_heads", "head_dim",
                           "ffn",  "vocab",  "dtype",  "params", "tp"};
@@ -432,6 +433,21 @@ Profile read_document(const Reader& r, const YAML::Node& root) {
   p.saturation_tokens = r.count64(top, "saturation_tokens");
   read_forward(r, top, p);
   read_swap(r, top, p.swap);
+  if (const auto v = Reader::find(top, "validation")) {
+    const std::string expected = "a list of {batch, predicted_ms, measured_ms}";
+    if (!v->IsSequence())
+      r.fail(*v, "validation", fmt::format("expected {}, got {}", expected, kind(*v)));
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const std::string path = element("validation", i);
+      const MapNode m = r.map((*v)[i], path, "a map with keys batch, predicted_ms, measured_ms");
+      r.only(m, kValidationKeys);
+      ValidationPoint pt;
+      pt.batch = r.name(m, "batch");
+      pt.predicted_ms = r.number(m, "predicted_ms", Bound::kNonNegative, "a time");
+      pt.measured_ms = r.number(m, "measured_ms", Bound::kPositive, "a time");
+      p.validation.push_back(pt);
+    }
+  }
   return p;
 }
 
@@ -555,6 +571,12 @@ std::string to_yaml(const Profile& p) {
   write_curve(out, "  ", "d2h", "bytes", "gbps", p.swap.d2h_gbps);
   fmt::format_to(w, "  duplex_factor: {}\n  per_copy_overhead_us: {}\n", num(p.swap.duplex_factor),
                  num(p.swap.per_copy_overhead_us));
+  if (!p.validation.empty()) {
+    out += "validation:\n";
+    for (const ValidationPoint& v : p.validation)
+      fmt::format_to(w, "  - batch: {}\n    predicted_ms: {}\n    measured_ms: {}\n",
+                     scalar(v.batch), num(v.predicted_ms), num(v.measured_ms));
+  }
   return out;
 }
 
@@ -599,10 +621,17 @@ std::string Profile::provenance_value(const std::string& key) const {
   return "";
 }
 
+double Profile::validation_mean_abs_error() const {
+  if (validation.empty()) return 0;
+  double sum = 0;
+  for (const ValidationPoint& v : validation) sum += std::abs(v.error());
+  return sum / static_cast<double>(validation.size());
+}
+
 bool Profile::operator==(const Profile& o) const {
   const bool same = provenance == o.provenance && device == o.device && model == o.model &&
                     block_tokens == o.block_tokens && saturation_tokens == o.saturation_tokens &&
-                    form == o.form && swap == o.swap;
+                    form == o.form && swap == o.swap && validation == o.validation;
   if (!same) return false;
   // Only the active forward form is part of a profile (it is all that gets written).
   return form == ForwardForm::kLinear ? linear == o.linear : tables == o.tables;
@@ -690,6 +719,13 @@ std::string describe_profile(const Profile& p) {
                  bandwidth_at(p.swap.d2h_gbps, kMiB), bandwidth_at(p.swap.d2h_gbps, 64 * kMiB));
   fmt::format_to(w, "      duplex factor {}, per-copy overhead {} us\n", num(p.swap.duplex_factor),
                  num(p.swap.per_copy_overhead_us));
+  if (!p.validation.empty()) {
+    fmt::format_to(w, "validation: {} batches, mean |error| {:.1f}%\n", p.validation.size(),
+                   100 * p.validation_mean_abs_error());
+    for (const ValidationPoint& v : p.validation)
+      fmt::format_to(w, "  {}: predicted {} ms, measured {} ms, {:+.1f}%\n", v.batch,
+                     num(v.predicted_ms), num(v.measured_ms), 100 * v.error());
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 //   values, strictly increasing grid axes, table shapes. Unknown keys are errors (a typo must
 //   never be silently ignored) except under `provenance`, which is free-form text.
 //   Errors are InputError("FILE: key.path: reason").
+// - `validation` is optional: a list of {batch, predicted_ms, measured_ms} (isim-calibrate).
 // - `write_profile` emits YAML that `load_profile` reads back to an equal Profile.
 // - Units are in the key names: *_ms, *_us, *_gib, *_gbps (GB/s = 1e9 bytes/s), bytes.
 #pragma once
@@ -72,6 +73,15 @@ struct SwapSpec {
 
 enum class ForwardForm { kLinear, kTables };
 
+// One whole batch measured after calibration, against what the profile predicts for it.
+struct ValidationPoint {
+  std::string batch;        // e.g. "decode 16x256 + chunk 32@256"
+  double predicted_ms = 0;  // from the profile's tables, through CostModel
+  double measured_ms = 0;   // > 0
+  double error() const { return (predicted_ms - measured_ms) / measured_ms; }
+  bool operator==(const ValidationPoint&) const = default;
+};
+
 struct Profile {
   // Free-form provenance, in file order: source, device, driver, cuda, date, tool_version,
   // git_sha, ... Required key: `source`.
@@ -84,6 +94,9 @@ struct Profile {
   LinearForward linear;
   TablesForward tables;
   SwapSpec swap;
+  // Optional `validation:` list (isim-calibrate writes it): predicted against measured batches.
+  std::vector<ValidationPoint> validation;
+  double validation_mean_abs_error() const;  // mean |error| as a fraction; 0 when empty
 
   std::string path;  // where it was loaded from ("" if built in memory); not serialised
 

@@ -41,12 +41,6 @@ std::string tiny_model() {
   return test::source_dir() + "/calibrate/models/tiny.yaml";
 }
 
-double percent(const std::string& s) {  // "7.3%" -> 7.3
-  REQUIRE(!s.empty());
-  REQUIRE(s.back() == '%');
-  return std::stod(s.substr(0, s.size() - 1));
-}
-
 }  // namespace
 
 TEST_CASE("isim-calibrate --backend cpu --model tiny --quick writes a profile that drives a run") {
@@ -78,15 +72,15 @@ TEST_CASE("isim-calibrate --backend cpu --model tiny --quick writes a profile th
   CHECK(p.swap.duplex_factor <= 1);
 
   // Validation is recorded and printed.
-  REQUIRE(p.provenance_value("validation_batches") == "4");
-  const double mean = percent(p.provenance_value("validation_mean_abs_error"));
+  REQUIRE(p.validation.size() == 4);
+  const double mean = 100 * p.validation_mean_abs_error();
   MESSAGE("tiny CPU calibration: T(1) dense " << p.tables.dense_us.y.front() * p.model.layers
                                               << " us, saturation_tokens " << p.saturation_tokens
                                               << ", validation mean |error| " << mean << "%");
-  for (int i = 1; i <= 4; ++i) {
-    const std::string v = p.provenance_value("validation_" + std::to_string(i));
-    CHECK(v.find("predicted") != std::string::npos);
-    MESSAGE(v);
+  for (const auto& v : p.validation) {
+    CHECK(v.measured_ms > 0);
+    CHECK(v.predicted_ms > 0);
+    MESSAGE(v.batch << ": predicted " << v.predicted_ms << " ms, measured " << v.measured_ms);
   }
   CHECK(mean >= 0);
 
@@ -158,8 +152,9 @@ TEST_CASE("batch_shape and shard_dims describe the runner's batches as the cost 
 TEST_CASE("add_validation records signed errors and their mean magnitude") {
   sim::Profile p;
   calib::add_validation(p, {{"a", 1.1, 1.0}, {"b", 0.7, 1.0}});
-  CHECK(p.provenance_value("validation_batches") == "2");
-  CHECK(p.provenance_value("validation_mean_abs_error") == "20.0%");
-  CHECK(p.provenance_value("validation_1") == "a: predicted 1.1 ms, measured 1 ms, +10.0%");
-  CHECK(p.provenance_value("validation_2") == "b: predicted 0.7 ms, measured 1 ms, -30.0%");
+  REQUIRE(p.validation.size() == 2);
+  CHECK(p.validation[0].batch == "a");
+  CHECK(p.validation[0].error() == doctest::Approx(0.10));
+  CHECK(p.validation[1].error() == doctest::Approx(-0.30));
+  CHECK(p.validation_mean_abs_error() == doctest::Approx(0.20));
 }

@@ -337,7 +337,7 @@ TEST_CASE("file and YAML-level errors") {
   expect_error("", "t.yaml: expected one YAML document, found 0");
   expect_error("- 1\n- 2\n",
                "t.yaml:1: (document): expected a map with keys schema, provenance, device, model, "
-               "kv, saturation_tokens, forward, swap, got a list");
+               "kv, saturation_tokens, forward, swap, validation, got a list");
   const std::string key_list = t + "[a, b]: 1\n";
   expect_error(key_list, at(key_list, "[a, b]") + "(document): keys must be strings, got a list");
 }
@@ -359,7 +359,7 @@ TEST_CASE("unknown and duplicate keys") {
   const std::string top = t + "extra: 1\n";
   expect_error(top, at(top, "extra:") +
                         "extra: unknown key (valid keys: schema, provenance, device, model, kv, "
-                        "saturation_tokens, forward, swap)");
+                        "saturation_tokens, forward, swap, validation)");
   const std::string model = edit(t, "  layers: 2\n", "  layer: 2\n");
   expect_error(model, at(model, "layer: 2") +
                           "model.layer: unknown key (valid keys: name, layers, hidden, heads, "
@@ -653,4 +653,25 @@ TEST_CASE("exactly one forward form, and a known dtype") {
   expect_error(dtype, at(dtype, "dtype:") +
                           "model.dtype: unknown dtype 'fp64' (valid: fp16, "
                           "bf16, fp32, fp8)");
+}
+
+TEST_CASE("the optional validation list round-trips and is checked") {
+  auto p = load_profile(isim::test::data_dir() + "/profile-linear-small.yaml");
+  p.validation = {{"decode 8x512", 1.25, 1.5}, {"chunk 128@0", 2.0, 2.0}};
+  std::ostringstream os;
+  isim::sim::write_profile(os, p);
+  auto q = parse_profile(os.str(), "v.yaml");
+  CHECK(q == p);
+  CHECK(q.validation[0].error() == doctest::Approx(-1.0 / 6));
+  CHECK(q.validation_mean_abs_error() == doctest::Approx(1.0 / 12));
+  CHECK(isim::sim::describe_profile(q).find("validation: 2 batches, mean |error| 8.3%") !=
+        std::string::npos);
+  std::string bad = os.str();
+  bad.replace(bad.find("measured_ms: 1.5"), 16, "measured_ms: 0");
+  CHECK_THROWS_WITH_AS(parse_profile(bad, "v.yaml"), doctest::Contains("validation[0].measured_ms"),
+                       isim::InputError);
+  std::string extra = os.str();
+  extra.replace(extra.find("    predicted_ms: 1.25"), 22, "    predicted: 1.25");
+  CHECK_THROWS_WITH_AS(parse_profile(extra, "v.yaml"), doctest::Contains("validation[0].predicted"),
+                       isim::InputError);
 }
