@@ -10,15 +10,11 @@
 #include <sstream>
 
 #include "traces/input_error.h"
+#include "traces/yaml_where.h"
 
 namespace isim::calib {
 
 namespace {
-
-std::string where(const std::string& file, const YAML::Node& n, const std::string& key) {
-  if (n && n.Mark().line >= 0) return fmt::format("{}:{}: {}", file, n.Mark().line + 1, key);
-  return fmt::format("{}: {}", file, key);
-}
 
 const char* const kSpecKeys[] = {"name",       "bf16_dense_tflops", "hbm_gbps",
                                  "memory_gib", "pcie_gen",          "pcie_gbps"};
@@ -36,28 +32,29 @@ std::string spec_key_list() {
 double sourced_value(const YAML::Node& root, const std::string& file, const std::string& key) {
   YAML::Node n = root[key];
   if (!n) throw InputError(fmt::format("{}: {}: missing (expected {{value, source}})", file, key));
-  if (!n.IsMap()) throw InputError(where(file, n, key) + ": expected a map {value, source}");
+  if (!n.IsMap()) throw InputError(yaml_where(file, n, key) + ": expected a map {value, source}");
   for (const auto& kv : n) {
     const auto k = kv.first.as<std::string>();
     if (k != "value" && k != "source")
-      throw InputError(where(file, kv.first, key + "." + k) +
+      throw InputError(yaml_where(file, kv.first, key + "." + k) +
                        ": unknown key (valid: value, source)");
   }
   YAML::Node src = n["source"];
   if (!src || !src.IsScalar() || src.Scalar().empty())
-    throw InputError(where(file, n, key + ".source") +
+    throw InputError(yaml_where(file, n, key + ".source") +
                      ": missing (every figure names where it comes from)");
   YAML::Node v = n["value"];
-  if (!v) throw InputError(where(file, n, key + ".value") + ": missing (expected a number)");
+  if (!v) throw InputError(yaml_where(file, n, key + ".value") + ": missing (expected a number)");
   double out = 0;
   try {
     if (!v.IsScalar()) throw YAML::Exception(v.Mark(), "not a scalar");
     out = v.as<double>();
   } catch (const YAML::Exception&) {
-    throw InputError(where(file, v, key + ".value") + ": expected a number");
+    throw InputError(yaml_where(file, v, key + ".value") + ": expected a number");
   }
   if (!(out > 0) || !std::isfinite(out))
-    throw InputError(where(file, v, key + ".value") + fmt::format(": must be > 0, got {}", out));
+    throw InputError(yaml_where(file, v, key + ".value") +
+                     fmt::format(": must be > 0, got {}", out));
   return out;
 }
 
@@ -104,20 +101,21 @@ GpuSpec load_gpu_spec(const std::string& path) {
     bool ok = false;
     for (const char* v : kSpecKeys) ok = ok || k == v;
     if (!ok)
-      throw InputError(where(path, kv.first, k) + ": unknown key; valid keys: " + spec_key_list());
+      throw InputError(yaml_where(path, kv.first, k) +
+                       ": unknown key; valid keys: " + spec_key_list());
   }
   GpuSpec g;
   g.path = path;
   YAML::Node name = root["name"];
   if (!name || !name.IsScalar() || name.Scalar().empty())
-    throw InputError(where(path, name, "name") + ": missing (expected the GPU's name)");
+    throw InputError(yaml_where(path, name, "name") + ": missing (expected the GPU's name)");
   g.name = name.Scalar();
   g.bf16_dense_tflops = sourced_value(root, path, "bf16_dense_tflops");
   g.hbm_gbps = sourced_value(root, path, "hbm_gbps");
   g.memory_gib = sourced_value(root, path, "memory_gib");
   const double gen = sourced_value(root, path, "pcie_gen");
   if (gen != std::floor(gen) || gen > 7)
-    throw InputError(where(path, root["pcie_gen"]["value"], "pcie_gen.value") +
+    throw InputError(yaml_where(path, root["pcie_gen"]["value"], "pcie_gen.value") +
                      fmt::format(": expected a PCIe generation 1..7, got {}", gen));
   g.pcie_gen = static_cast<int>(gen);
   g.pcie_gbps = sourced_value(root, path, "pcie_gbps");

@@ -11,6 +11,7 @@
 
 #include "calibrate/import_common.h"
 #include "traces/input_error.h"
+#include "traces/yaml_where.h"
 
 namespace isim::calib {
 
@@ -31,21 +32,10 @@ constexpr KnownHardware kHardware[] = {
     {"RTXPRO6000", 96, 55, "PCIe Gen5 x16"},
 };
 
-std::string at(const std::string& file, const YAML::Node& n, const std::string& key) {
-  std::string s = file;
-  if (n && n.Mark().line >= 0) {
-    s += ':';
-    s += std::to_string(n.Mark().line + 1);
-  }
-  s += ": ";
-  s += key;
-  return s;
-}
-
 YAML::Node need(const std::string& file, const YAML::Node& parent, const std::string& key,
                 const std::string& path) {
   YAML::Node n = parent[key];
-  if (!n) throw InputError(at(file, parent, path) + ": missing");
+  if (!n) throw InputError(yaml_where(file, parent, path) + ": missing");
   return n;
 }
 
@@ -56,7 +46,7 @@ T scalar(const std::string& file, const YAML::Node& n, const std::string& path,
     if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "not a scalar");
     return n.as<T>();
   } catch (const YAML::Exception&) {
-    throw InputError(at(file, n, path) + ": expected " + expected);
+    throw InputError(yaml_where(file, n, path) + ": expected " + expected);
   }
 }
 
@@ -93,13 +83,14 @@ Meta read_meta(const std::string& file, const sim::ModelShape& m) {
   meta.cuda = optional_text("cuda_version");
   meta.profiled_at = optional_text("profiled_at");
   const YAML::Node tps = need(file, root, "tp_degrees", "tp_degrees");
-  if (!tps.IsSequence()) throw InputError(at(file, tps, "tp_degrees") + ": expected a list");
+  if (!tps.IsSequence())
+    throw InputError(yaml_where(file, tps, "tp_degrees") + ": expected a list");
   for (const auto& t : tps) meta.tp_degrees.push_back(scalar<int>(file, t, "tp_degrees", "an int"));
   const YAML::Node eng = need(file, root, "engine_effective", "engine_effective");
   const YAML::Node bs = need(file, eng, "block_size", "engine_effective.block_size");
   meta.block_tokens = scalar<int>(file, bs, "engine_effective.block_size", "a positive integer");
   if (meta.block_tokens <= 0) {
-    throw InputError(at(file, bs, "engine_effective.block_size") + ": must be > 0");
+    throw InputError(yaml_where(file, bs, "engine_effective.block_size") + ": must be > 0");
   }
   // hf_overrides: the shapes the profiler gave its one-layer model. They must be the model's own
   // shapes, or its per-rank shapes for one of the profiled TP degrees.
@@ -127,10 +118,10 @@ Meta read_meta(const std::string& file, const sim::ModelShape& m) {
         if (!hf[key]) continue;
         const int v = scalar<int>(file, hf[key], key, "an int");
         if (v != full) {
-          throw InputError(
-              fmt::format("{}: {} does not match model {} ({}) for any tp in tp_degrees",
-                          at(file, hf[key], std::string("engine_effective.hf_overrides.") + key), v,
-                          m.name, full));
+          throw InputError(fmt::format(
+              "{}: {} does not match model {} ({}) for any tp in tp_degrees",
+              yaml_where(file, hf[key], std::string("engine_effective.hf_overrides.") + key), v,
+              m.name, full));
         }
       }
     }

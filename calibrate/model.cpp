@@ -6,21 +6,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "traces/input_error.h"
+#include "traces/yaml_where.h"
 
 namespace isim::calib {
 
 namespace {
-
-std::string at(const std::string& file, const YAML::Node& n, const std::string& key) {
-  std::string s = file;
-  if (n && n.Mark().line >= 0) {
-    s += ':';
-    s += std::to_string(n.Mark().line + 1);
-  }
-  s += ": ";
-  s += key;
-  return s;
-}
 
 template <class T>
 T get(const YAML::Node& root, const std::string& file, const char* key, const char* expected) {
@@ -30,7 +20,7 @@ T get(const YAML::Node& root, const std::string& file, const char* key, const ch
     if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "not a scalar");
     return n.as<T>();
   } catch (const YAML::Exception&) {
-    throw InputError(at(file, n, key) + ": expected " + expected);
+    throw InputError(yaml_where(file, n, key) + ": expected " + expected);
   }
 }
 
@@ -48,8 +38,8 @@ ModelSpec load_model(const std::string& path) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": YAML: " + e.msg);
   }
   if (!root.IsMap()) throw InputError(path + ": expected a map of model keys");
-  static const char* kKeys[] = {"name", "source", "layers", "hidden", "heads", "kv_heads",
-                                "head_dim", "ffn", "vocab", "dtype", "params"};
+  static const char* kKeys[] = {"name",     "source", "layers", "hidden", "heads", "kv_heads",
+                                "head_dim", "ffn",    "vocab",  "dtype",  "params"};
   for (const auto& kv : root) {
     auto k = kv.first.as<std::string>();
     bool ok = false;
@@ -57,7 +47,7 @@ ModelSpec load_model(const std::string& path) {
     if (!ok) {
       std::string list;
       for (const char* v : kKeys) list += (list.empty() ? "" : ", ") + std::string(v);
-      throw InputError(at(path, kv.first, k) + ": unknown key; valid keys: " + list);
+      throw InputError(yaml_where(path, kv.first, k) + ": unknown key; valid keys: " + list);
     }
   }
   ModelSpec m;
@@ -66,7 +56,7 @@ ModelSpec load_model(const std::string& path) {
   m.source = get<std::string>(root, path, "source", "where the numbers come from");
   auto positive = [&](const char* key, int& out) {
     out = get<int>(root, path, key, "a positive integer");
-    if (out <= 0) throw InputError(at(path, root[key], key) + ": must be > 0");
+    if (out <= 0) throw InputError(yaml_where(path, root[key], key) + ": must be > 0");
   };
   positive("layers", s.layers);
   positive("hidden", s.hidden);
@@ -76,14 +66,15 @@ ModelSpec load_model(const std::string& path) {
   positive("ffn", s.ffn);
   positive("vocab", s.vocab);
   if (s.heads % s.kv_heads != 0)
-    throw InputError(at(path, root["kv_heads"], "kv_heads") + ": heads (" +
+    throw InputError(yaml_where(path, root["kv_heads"], "kv_heads") + ": heads (" +
                      std::to_string(s.heads) + ") must be a multiple of kv_heads");
   s.dtype = get<std::string>(root, path, "dtype", "fp16, bf16, fp32 or fp8");
   if (s.dtype != "fp16" && s.dtype != "bf16" && s.dtype != "fp32" && s.dtype != "fp8")
-    throw InputError(at(path, root["dtype"], "dtype") + ": unknown dtype '" + s.dtype +
+    throw InputError(yaml_where(path, root["dtype"], "dtype") + ": unknown dtype '" + s.dtype +
                      "'; valid: bf16, fp16, fp32, fp8");
   s.params = get<double>(root, path, "params", "the parameter count");
-  if (!(s.params > 0)) throw InputError(at(path, root["params"], "params") + ": must be > 0");
+  if (!(s.params > 0))
+    throw InputError(yaml_where(path, root["params"], "params") + ": must be > 0");
   s.tp = 1;
   return m;
 }

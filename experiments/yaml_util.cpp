@@ -3,18 +3,12 @@
 #include <cstdint>
 
 #include "traces/input_error.h"
+#include "traces/yaml_where.h"
 
 namespace isim::exp {
 
 std::string where(const std::string& file, const YAML::Node& n, const std::string& key) {
-  std::string s = file;
-  if (n && n.Mark().line >= 0) {
-    s += ':';
-    s += std::to_string(n.Mark().line + 1);
-  }
-  s += ": ";
-  s += key;
-  return s;
+  return yaml_where(file, n, key);
 }
 
 void check_keys(const YAML::Node& n, const std::string& file, const std::string& path,

@@ -14,22 +14,14 @@
 #include <unordered_map>
 
 #include "traces/input_error.h"
+#include "traces/json_lines.h"
 
 namespace isim::trace {
 namespace {
 
 using json = nlohmann::json;
-
-[[noreturn]] void fail(const std::string& where, const std::string& field,
-                       const std::string& reason) {
-  throw InputError(where + ": " + field + ": " + reason);
-}
-
-// A value as it appeared, shortened so one bad field cannot flood the terminal.
-std::string shown(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+using json_lines::fail;
+using json_lines::shown;
 
 void reject_unknown_keys(const json& obj, std::initializer_list<const char*> valid,
                          const std::string& where, const std::string& prefix) {
@@ -176,24 +168,15 @@ void validate_session(const Session& s, const std::string& where) {
 Trace parse_jsonl(std::istream& in, const std::string& origin) {
   Trace t;
   std::unordered_map<std::string, int64_t> first_line;  // id -> line it was first seen on
-  std::string line;
-  for (int64_t n = 1; std::getline(in, line); ++n) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();  // tolerate CRLF files
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = fmt::format("{}:{}", origin, n);
-    json j;
-    try {
-      j = json::parse(line);
-    } catch (const json::exception& e) {
-      fail(where, "<json>", e.what());
-    }
-    Session s = session_from_json(j, where);
-    validate_session(s, where);
-    auto [it, fresh] = first_line.emplace(s.id, n);
-    if (!fresh)
-      fail(where, "id", fmt::format("duplicate id '{}' (first on line {})", s.id, it->second));
-    t.push_back(std::move(s));
-  }
+  json_lines::for_each_json_line(
+      in, origin, [&](const json& j, const std::string& where, int64_t n) {
+        Session s = session_from_json(j, where);
+        validate_session(s, where);
+        auto [it, fresh] = first_line.emplace(s.id, n);
+        if (!fresh)
+          fail(where, "id", fmt::format("duplicate id '{}' (first on line {})", s.id, it->second));
+        t.push_back(std::move(s));
+      });
   return t;
 }
 

@@ -13,22 +13,15 @@
 #include <nlohmann/json.hpp>
 
 #include "traces/input_error.h"
+#include "traces/json_lines.h"
 #include "traces/jsonl.h"
 
 namespace isim::trace {
 namespace {
 
 using json = nlohmann::json;
-
-[[noreturn]] void fail(const std::string& where, const std::string& field,
-                       const std::string& reason) {
-  throw InputError(where + ": " + field + ": " + reason);
-}
-
-std::string shown(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+using json_lines::fail;
+using json_lines::shown;
 
 const json& require(const json& obj, const char* key, const std::string& where,
                     const std::string& field) {
@@ -257,35 +250,26 @@ int64_t parse_iso8601_ns(const std::string& s, const std::string& where) {
 Trace parse_tracelab(std::istream& in, const std::string& origin, TraceLabReport* report,
                      TraceLabInput input) {
   std::vector<std::vector<Round>> sessions;
-  std::string line;
-  for (int64_t n = 1; std::getline(in, line); ++n) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    const std::string where = fmt::format("{}:{}", origin, n);
-    json j;
-    try {
-      j = json::parse(line);
-    } catch (const json::exception& e) {
-      fail(where, "<json>", e.what());
-    }
-    Round r = parse_round(j, where, n);
-    if (sessions.empty() || sessions.back().back().session != r.session) {
-      for (const auto& earlier : sessions)
-        if (earlier[0].session == r.session)
-          fail(where, "session_id",
-               fmt::format("rows of session '{}' are not contiguous (it started on line {})",
-                           r.session, earlier[0].line));
-      if (r.index != 0)
-        fail(where, "round_index",
-             fmt::format("a session's first row must be round 0, got {}", r.index));
-      sessions.emplace_back();
-    } else if (r.index != sessions.back().back().index + 1) {
-      fail(where, "round_index",
-           fmt::format("expected {} (rounds in order), got {}", sessions.back().back().index + 1,
-                       r.index));
-    }
-    sessions.back().push_back(std::move(r));
-  }
+  json_lines::for_each_json_line(
+      in, origin, [&](const json& j, const std::string& where, int64_t n) {
+        Round r = parse_round(j, where, n);
+        if (sessions.empty() || sessions.back().back().session != r.session) {
+          for (const auto& earlier : sessions)
+            if (earlier[0].session == r.session)
+              fail(where, "session_id",
+                   fmt::format("rows of session '{}' are not contiguous (it started on line {})",
+                               r.session, earlier[0].line));
+          if (r.index != 0)
+            fail(where, "round_index",
+                 fmt::format("a session's first row must be round 0, got {}", r.index));
+          sessions.emplace_back();
+        } else if (r.index != sessions.back().back().index + 1) {
+          fail(where, "round_index",
+               fmt::format("expected {} (rounds in order), got {}",
+                           sessions.back().back().index + 1, r.index));
+        }
+        sessions.back().push_back(std::move(r));
+      });
 
   TraceLabReport rep;
   Trace t;
