@@ -85,16 +85,7 @@ size_t count(const std::vector<bool>& v) {
 }  // namespace
 
 GpuSpec load_gpu_spec(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open GPU spec file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(ss.str());
-  } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("{}:{}: YAML: {}", path, e.mark.line + 1, e.msg));
-  }
+  YAML::Node root = load_yaml_file(path, "GPU spec file");
   if (!root.IsMap()) throw InputError(path + ": expected a map with keys " + spec_key_list());
   for (const auto& kv : root) {
     const auto k = kv.first.as<std::string>();

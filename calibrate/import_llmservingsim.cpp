@@ -58,16 +58,7 @@ struct Meta {
 };
 
 Meta read_meta(const std::string& file, const sim::ModelShape& m) {
-  std::ifstream in(file);
-  if (!in) throw InputError(file + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(ss.str());
-  } catch (const YAML::Exception& e) {
-    throw InputError(file + ":" + std::to_string(e.mark.line + 1) + ": YAML: " + e.msg);
-  }
+  YAML::Node root = load_yaml_file(file, "");
   if (!root.IsMap()) throw InputError(file + ": expected a map");
   Meta meta;
   auto text = [&](const char* key) {

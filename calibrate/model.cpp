@@ -27,16 +27,7 @@ T get(const YAML::Node& root, const std::string& file, const char* key, const ch
 }  // namespace
 
 ModelSpec load_model(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open model file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(ss.str());
-  } catch (const YAML::Exception& e) {
-    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": YAML: " + e.msg);
-  }
+  YAML::Node root = load_yaml_file(path, "model file");
   if (!root.IsMap()) throw InputError(path + ": expected a map of model keys");
   static const char* kKeys[] = {"name",     "source", "layers", "hidden", "heads", "kv_heads",
                                 "head_dim", "ffn",    "vocab",  "dtype",  "params"};

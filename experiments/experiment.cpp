@@ -8,6 +8,7 @@
 
 #include "experiments/yaml_util.h"
 #include "traces/input_error.h"
+#include "traces/yaml_where.h"
 
 namespace isim::exp {
 
@@ -269,16 +270,7 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
 }
 
 YAML::Node load_spec_yaml(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open experiment file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(ss.str());
-  } catch (const YAML::Exception& ex) {
-    throw InputError(path + ":" + std::to_string(ex.mark.line + 1) + ": YAML: " + ex.msg);
-  }
+  YAML::Node root = load_yaml_file(path, "experiment file");
   if (!root || root.IsNull()) throw InputError(path + ": empty experiment file");
   return root;
 }
