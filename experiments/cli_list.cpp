@@ -5,6 +5,7 @@
 #include "policies/builtin.h"
 #include "policies/estimator.h"
 #include "sim/engine.h"
+#include "live/live_executor.h"
 #include "sim/executor.h"
 
 namespace isim::exp {
@@ -22,7 +23,7 @@ int cmd_list(const Args& args) {
   section("policies", policy::policy_registry());
   section("estimators (min-waste: -p policy.estimator=NAME)", policy::estimator_registry());
   section("schedulers", sim::scheduler_registry());
-  section("executors", sim::executor_registry());
+  section("executors", live::executor_registry());
   fmt::print("trace sources:\n");
   for (const auto& [name, desc] : trace_sources()) fmt::print("  {:<18} {}\n", name, desc);
   fmt::print("arrival processes:\n");

@@ -1,5 +1,6 @@
 #include "experiments/experiment.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "experiments/yaml_util.h"
+#include "live/live_executor.h"
 #include "traces/input_error.h"
 #include "traces/yaml_where.h"
 
@@ -136,7 +138,8 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   auto tr = root["trace"];
   if (!tr) throw InputError(file + ": trace: missing (expected {from, path, ...})");
   check_keys(tr, file, "trace",
-             {"from", "path", "limit", "draw", "sessions", "max_context", "think_time_s"});
+             {"from", "path", "limit", "draw", "sessions", "max_context", "think_time_s",
+              "intercept_scale"});
   if (auto n = tr["from"]) e.trace.from = read_as<std::string>(n, file, "trace.from", "a string");
   bool known = false;
   std::string valid;
@@ -168,6 +171,11 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
     if (e.trace.from != "multiturn")
       throw InputError(where(file, n, "trace.think_time_s") +
                        ": only a multiturn trace has think times to set");
+  }
+  if (auto n = tr["intercept_scale"]) {
+    e.trace.intercept_scale = read_as<double>(n, file, "trace.intercept_scale", "a factor");
+    if (!(e.trace.intercept_scale > 0) || !std::isfinite(e.trace.intercept_scale))
+      throw InputError(where(file, n, "trace.intercept_scale") + ": must be a finite factor > 0");
   }
   if (e.trace.max_context == 1)
     throw InputError(where(file, tr["max_context"], "trace.max_context") +
@@ -236,8 +244,22 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   }
 
   if (auto n = root["executor"]) {
-    e.executor = read_as<std::string>(n, file, "executor", "an executor name");
-    sim::executor_registry().get(e.executor, where(file, n, "executor"));
+    e.executor_params.where = "executor";
+    if (n.IsMap()) {
+      if (!n["name"]) throw InputError(where(file, n, "executor.name") + ": missing executor name");
+      for (const auto& kv : n) {
+        auto k = kv.first.as<std::string>();
+        if (k == "name")
+          e.executor = read_as<std::string>(kv.second, file, "executor.name", "an executor name");
+        else
+          e.executor_params.values[k] =
+              read_as<std::string>(kv.second, file, "executor." + k, "a scalar parameter");
+      }
+    } else {
+      e.executor = read_as<std::string>(n, file, "executor", "an executor name");
+    }
+    live::executor_registry().get(e.executor, where(file, n, "executor"));
+    live::check_executor(e.executor, e.executor_params);
   }
 
   if (root["policy"] && root["policies"])
@@ -309,6 +331,7 @@ YAML::Node Experiment::resolved() const {
   if (trace.sessions > 0) t["sessions"] = trace.sessions;
   if (trace.max_context > 0) t["max_context"] = trace.max_context;
   if (trace.think_time_s > 0) t["think_time_s"] = num(trace.think_time_s);
+  if (trace.intercept_scale != 1) t["intercept_scale"] = num(trace.intercept_scale);
   r["trace"] = t;
   r["arrival"]["process"] = arrival.process;
   r["arrival"]["rate"] = num(arrival.rate);
@@ -323,7 +346,12 @@ YAML::Node Experiment::resolved() const {
   r["engine"]["gpu_blocks"] = c.gpu_blocks;
   r["engine"]["cpu_blocks"] = c.cpu_blocks;
   r["engine"]["prefix_caching"] = c.prefix_caching;
-  r["executor"] = executor;
+  if (executor_params.values.empty()) {
+    r["executor"] = executor;
+  } else {
+    r["executor"]["name"] = executor;
+    for (const auto& [k, v] : executor_params.values) r["executor"][k] = v;
+  }
   YAML::Node ps(YAML::NodeType::Sequence);
   for (const auto& p : policies) {
     if (p.params.values.empty()) {

@@ -35,6 +35,7 @@ struct TraceSpec {
   int64_t sessions = 0;        // generator: how many sessions
   int64_t max_context = 0;     // > 0: cut sessions so no context exceeds it (reported)
   double think_time_s = 0;     // multiturn: > 0 sets the mean think time between turns
+  double intercept_scale = 1;  // every intercept's duration is multiplied by this (> 0)
 };
 
 struct PolicySpec {
@@ -63,6 +64,7 @@ struct Experiment {
   std::string profile;
   sim::EngineConfig engine;
   std::string executor = "sim";
+  sim::ExecutorParams executor_params;  // `executor: {name: live-cpu, threads: 2}`
   std::vector<PolicySpec> policies;
   std::vector<SweepAxis> sweep;  // in file order; empty = not a sweep
   bool has_plot = false;

@@ -104,6 +104,13 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     auto j = summary_json(r.summary, p.name);
     for (const auto& [k, v] : r.policy_facts) j["policy_" + k] = v;
     j["skipped_sessions"] = r.skipped;
+    if (r.executor.live) {
+      // Measured, so not byte-reproducible: kept in one section that tools can ignore.
+      auto& x = j["executor"];
+      x["name"] = e.executor;
+      for (const auto& [k, v] : r.executor.facts) x[k] = v;
+      x["violations"] = r.executor.violations;
+    }
     open_out(fs::path(dir) / "summary.json") << j.dump(2) << "\n";
   }
   {

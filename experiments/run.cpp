@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "live/live_executor.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
 #include "traces/jsonl.h"
@@ -75,6 +76,13 @@ Inputs prepare(const Experiment& e) {
                                      ts.max_context, cut, in.trace.size()));
   }
   if (ts.draw > 0) in.trace = trace::bootstrap(in.trace, ts.draw, e.seed);
+  if (ts.intercept_scale != 1) {
+    for (auto& s : in.trace)
+      for (auto& seg : s.segments)
+        if (seg.intercept) seg.intercept->duration_s *= ts.intercept_scale;
+    in.notes.push_back(fmt::format("trace.intercept_scale={}: every intercept's duration scaled",
+                                   ts.intercept_scale));
+  }
   trace::apply_arrivals(in.trace, e.arrival);
   std::ostringstream os;
   trace::write_jsonl(os, in.trace);
@@ -86,7 +94,8 @@ Inputs prepare(const Experiment& e) {
 sim::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                           bool check_invariants) {
   auto policy = policy::policy_registry().create(p.name, p.params.where, p.params);
-  auto executor = sim::executor_registry().create(e.executor, "executor", in.profile);
+  auto executor =
+      live::executor_registry().create(e.executor, "executor", in.profile, e.executor_params);
   sim::EngineConfig cfg = e.engine;
   cfg.check_invariants = check_invariants;
   return sim::simulate(in.trace, cfg, *executor, *policy);

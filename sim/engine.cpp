@@ -49,7 +49,8 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
       gpu_("gpu", block_counts_.gpu),
       cpu_("cpu", block_counts_.cpu),
       pipelined_(policy.pipelined_swap()),
-      chunked_recompute_(policy.chunked_recompute()) {
+      chunked_recompute_(policy.chunked_recompute()),
+      live_(executor.live()) {
   prefill_reserve_ = static_cast<int64_t>(
       std::floor(policy.reserved_gpu_fraction() * static_cast<double>(gpu_.total())));
   if (config_.max_num_seqs < 1) throw InputError("engine.max_num_seqs: must be >= 1");
@@ -251,6 +252,9 @@ bool Engine::grow_gpu(SessionState& s, int64_t tokens) {
 }
 
 void Engine::drop_kv(SessionState& s) {
+  if (live_)
+    log_drop(s, static_cast<int64_t>(s.cpu_blocks.size()),
+             static_cast<int64_t>(s.gpu_blocks.size()));
   gpu_.release(s.gpu_blocks);
   cpu_.release(s.cpu_blocks);
   s.published = 0;
@@ -277,7 +281,7 @@ bool Engine::schedule_decodes() {
   for (size_t i = 0; i < running_.size(); ++i) {
     int32_t idx = running_[i];
     SessionState& s = sessions_[static_cast<size_t>(idx)];
-    if (s.decoded_in_seg == 0) continue;  // still prefilling
+    if (!decoding(s)) continue;  // still prefilling (or rebuilding after a preemption)
     if (batch_tokens_ + 1 > config_.max_num_batched_tokens) break;
     bool self_preempted = false;
     while (!grow_gpu(s, s.kv + 1)) {
@@ -290,7 +294,7 @@ bool Engine::schedule_decodes() {
       }
     }
     if (self_preempted) break;  // it was the last running session in order
-    batch_.push_back({idx, 1, true, false, 0});
+    batch_.push_back({idx, 1, true, false, 0, true});
     ++batch_tokens_;
     ++shape_.num_decode;
     shape_.decode_kv_tokens += s.kv;
@@ -323,7 +327,7 @@ bool Engine::add_prefill(SessionState& s, int64_t chunk) {
     s.published = 0;
   }
   if (!grow_gpu(s, s.kv + fresh)) throw std::logic_error("add_prefill: blocks vanished");
-  batch_.push_back({s.idx, chunk, false, s.recompute_left > 0, restore});
+  batch_.push_back({s.idx, chunk, false, s.recompute_left > 0, restore, chunk == pending});
   batch_tokens_ += chunk;
   ++batch_prefills_;
   // The recomputed lead attends only to itself; the rest attends to everything before it.
@@ -337,7 +341,7 @@ void Engine::continue_prefills() {
   for (int32_t idx : running_) {
     SessionState& s = sessions_[static_cast<size_t>(idx)];
     const int64_t pending = s.pending_prefill(block_tokens_);
-    if (s.decoded_in_seg != 0 || pending == 0 || recompute_lane(s)) continue;
+    if (decoding(s) || pending == 0 || recompute_lane(s)) continue;
     int64_t room = config_.max_num_batched_tokens - batch_tokens_;
     if (room <= 0) break;
     add_prefill(s, std::min(room, pending));
@@ -373,7 +377,10 @@ void Engine::swap_in() {
     int32_t idx = swapped_.begin()->idx;
     SessionState& s = sessions_[static_cast<size_t>(idx)];
     auto n = static_cast<int64_t>(s.cpu_blocks.size());
+    if (live_ && !s.gpu_blocks.empty())
+      throw std::logic_error("swap_in: a synchronously swapped session kept GPU blocks");
     if (!gpu_.allocate(n, s.gpu_blocks)) break;
+    if (live_) log_move(s, false, true, s.cpu_blocks, s.gpu_blocks, s.dropped_blocks);
     cpu_.release(s.cpu_blocks);
     int64_t bytes = n * block_bytes();
     stall_ += executor_.transfer(bytes, n, Direction::kHostToDevice, false);
@@ -395,6 +402,8 @@ void Engine::do_swap_outs() {
     SessionState& s = sessions_[static_cast<size_t>(idx)];
     s.swap_out_pending = false;
     auto n = static_cast<int64_t>(s.gpu_blocks.size());
+    if (live_ && !s.cpu_blocks.empty())
+      throw std::logic_error("do_swap_outs: a session to swap out already holds CPU blocks");
     if (!cpu_.allocate(n, s.cpu_blocks)) {
       // CPU pool full: the KV cannot be kept anywhere, so it is dropped.
       ++counters_.swap_fallback_discards;
@@ -402,6 +411,7 @@ void Engine::do_swap_outs() {
       s.discarded = true;
       continue;
     }
+    if (live_) log_move(s, true, true, s.gpu_blocks, s.cpu_blocks, s.dropped_blocks);
     gpu_.release(s.gpu_blocks);
     int64_t bytes = n * block_bytes();
     stall_ += executor_.transfer(bytes, n, Direction::kDeviceToHost, false);
@@ -428,7 +438,7 @@ void Engine::schedule_recompute_chunks() {
   for (int32_t idx : running_) {
     if (left <= 0) return;
     SessionState& s = sessions_[static_cast<size_t>(idx)];
-    if (s.decoded_in_seg == 0 && s.pending_prefill(block_tokens_) > 0 && recompute_lane(s)) take(s);
+    if (!decoding(s) && s.pending_prefill(block_tokens_) > 0 && recompute_lane(s)) take(s);
   }
   for (auto it = waiting_.begin(); it != waiting_.end() && left > 0;) {
     SessionState& s = sessions_[static_cast<size_t>(it->idx)];
@@ -458,7 +468,7 @@ int64_t Engine::waiting_head_need() const {
 
 int32_t Engine::decoding_sessions() const {
   int32_t r = 0;
-  for (int32_t idx : running_) r += sessions_[static_cast<size_t>(idx)].decoded_in_seg > 0;
+  for (int32_t idx : running_) r += decoding(sessions_[static_cast<size_t>(idx)]);
   return r;
 }
 
@@ -498,6 +508,17 @@ void Engine::move_blocks(SessionState& s, bool to_cpu, int64_t n) {
   if (!dst.allocate(n, moved)) throw std::logic_error("move_blocks: destination full");
   if (to_cpu && s.cpu_blocks.empty()) ++counters_.swaps;  // a swap-out starts
   std::vector<BlockId> released;
+  if (live_) {
+    // Swap-outs take the GPU list's head, which follows the CPU list in token order; swap-ins
+    // take the CPU list's tail, which precedes the GPU list.
+    const auto ncpu = static_cast<int64_t>(s.cpu_blocks.size());
+    if (to_cpu)
+      log_move(s, true, false, {s.gpu_blocks.begin(), s.gpu_blocks.begin() + n}, moved,
+               s.dropped_blocks + ncpu);
+    else
+      log_move(s, false, false, {s.cpu_blocks.end() - n, s.cpu_blocks.end()}, moved,
+               s.dropped_blocks + ncpu - n);
+  }
   if (to_cpu) {
     released.assign(s.gpu_blocks.begin(), s.gpu_blocks.begin() + n);
     s.gpu_blocks.erase(s.gpu_blocks.begin(), s.gpu_blocks.begin() + n);
@@ -522,6 +543,7 @@ void Engine::drop_leading(int32_t idx, int64_t n) {
   n = std::min(n, held - 1);
   if (n <= 0) return;
   const int64_t from_cpu = std::min<int64_t>(n, static_cast<int64_t>(s.cpu_blocks.size()));
+  if (live_) log_drop(s, from_cpu, n - from_cpu);
   std::vector<BlockId> c(s.cpu_blocks.begin(), s.cpu_blocks.begin() + from_cpu);
   s.cpu_blocks.erase(s.cpu_blocks.begin(), s.cpu_blocks.begin() + from_cpu);
   cpu_.release(c);
@@ -647,6 +669,74 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
   waste_.preserved += (used - active - recompute) * dt;
 }
 
+void Engine::log_drop(const SessionState& s, int64_t n_cpu, int64_t n_gpu) {
+  if (n_cpu + n_gpu == 0) return;
+  KvOp op;
+  op.kind = KvOp::Kind::kDrop;
+  op.session = s.idx;
+  op.kv_tokens = s.kv;
+  const auto ncpu = static_cast<int64_t>(s.cpu_blocks.size());
+  for (int64_t i = 0; i < n_cpu; ++i) {
+    op.src.push_back(s.cpu_blocks[static_cast<size_t>(i)]);
+    op.token_block.push_back(s.dropped_blocks + i);
+    op.on_cpu.push_back(1);
+  }
+  for (int64_t i = 0; i < n_gpu; ++i) {
+    op.src.push_back(s.gpu_blocks[static_cast<size_t>(i)]);
+    op.token_block.push_back(s.dropped_blocks + ncpu + i);
+    op.on_cpu.push_back(0);
+  }
+  if (!work_.ops.empty() && !work_.ops.back().sync)
+    throw std::logic_error("live log: a drop after a pipelined swap in the same iteration");
+  work_.ops.push_back(std::move(op));
+}
+
+void Engine::log_move(const SessionState& s, bool to_cpu, bool sync,
+                      const std::vector<BlockId>& src, const std::vector<BlockId>& dst,
+                      int64_t first_token_block) {
+  if (src.size() != dst.size()) throw std::logic_error("live log: swap lists differ in length");
+  if (sync && !work_.ops.empty() && !work_.ops.back().sync)
+    throw std::logic_error("live log: a synchronous swap after a pipelined one");
+  KvOp op;
+  op.kind = to_cpu ? KvOp::Kind::kSwapOut : KvOp::Kind::kSwapIn;
+  op.sync = sync;
+  op.session = s.idx;
+  op.kv_tokens = s.kv;
+  op.src = src;
+  op.dst = dst;
+  for (size_t i = 0; i < src.size(); ++i)
+    op.token_block.push_back(first_token_block + static_cast<int64_t>(i));
+  op.on_cpu.assign(src.size(), to_cpu ? 0 : 1);
+  work_.ops.push_back(std::move(op));
+}
+
+void Engine::build_steps() {
+  work_.steps.clear();
+  auto table = [this](const SessionState& s, int64_t positions) {
+    const auto n = static_cast<size_t>(blocks_for(positions, block_tokens_));
+    if (n > s.gpu_blocks.size()) throw std::logic_error("build_steps: block table too short");
+    return std::vector<BlockId>(s.gpu_blocks.begin(), s.gpu_blocks.begin() + static_cast<long>(n));
+  };
+  for (const Entry& e : batch_) {
+    const SessionState& s = sessions_[static_cast<size_t>(e.idx)];
+    if (e.restore > 0) {
+      // The recomputed lead attends only to itself; it lands in the session's first blocks.
+      work_.steps.push_back(
+          {e.idx, 0, e.restore, e.tokens == e.restore && e.logits, true, table(s, e.restore)});
+      if (e.tokens == e.restore) continue;
+    }
+    const int64_t fresh = e.tokens - e.restore;
+    if (e.logits && s.pending_prefill(block_tokens_) != fresh && !e.decode)
+      throw std::logic_error(fmt::format(
+          "build_steps: session {} entry of {} tokens (restore {}) asks for logits but {} are "
+          "pending (kv {}, context {}, phase {})",
+          s.idx, e.tokens, e.restore, s.pending_prefill(block_tokens_), s.kv, s.context,
+          static_cast<int>(s.phase)));
+    work_.steps.push_back(
+        {e.idx, s.kv, fresh, e.logits, e.recompute, table(s, s.kv + fresh)});
+  }
+}
+
 void Engine::maybe_start() {
   if (busy_ || !has_work()) return;
   const Nanos t = now();
@@ -656,7 +746,9 @@ void Engine::maybe_start() {
   while (true) {
     form_batch();
     shape_.total_tokens = batch_tokens_;
-    forward = batch_.empty() ? 0 : executor_.run(shape_);
+    // Live: the profile predicts the window that sizes this iteration's swap budgets; the
+    // measured time replaces it below.
+    forward = batch_.empty() ? 0 : live_ ? cost_model().forward(shape_) : executor_.run(shape_);
     // With nothing to compute, pending swaps run alone for up to one saturated iteration.
     const bool alone = batch_.empty();
     transfer =
@@ -670,7 +762,16 @@ void Engine::maybe_start() {
           "to evict (a session larger than the pool should have been skipped at load)",
           t, waiting_.size(), swapped_.size()));
   }
-  const Nanos busy = std::max(forward, transfer);
+  Nanos busy = std::max(forward, transfer);
+  if (live_) {
+    build_steps();
+    const LiveTimes m = executor_.execute(work_);
+    work_.ops.clear();
+    work_.steps.clear();
+    stall_ = m.stall;
+    forward = m.forward;
+    busy = m.busy;
+  }
   account(t, t + stall_, false, true);
   account(t + stall_, t + stall_ + busy, true, false);
   accounted_until_ = t + stall_ + busy;
@@ -755,6 +856,10 @@ void Engine::on_iteration_end() {
   for (const Entry& e : batch_) {
     SessionState& s = sessions_[static_cast<size_t>(e.idx)];
     if (e.decode) {
+      if (s.context != s.kv + 1)
+        throw std::logic_error(fmt::format(
+            "Engine: session {} decoded with {} of its {} context tokens in KV", s.idx, s.kv,
+            s.context));
       s.kv += 1;
       ++counters_.decode_tokens;
       emit_token(s);

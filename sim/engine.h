@@ -14,6 +14,10 @@
 // - `check_invariants()` (run after every iteration when EngineConfig::check_invariants) throws
 //   std::logic_error if blocks are not conserved per tier, a block is owned twice or by the
 //   wrong session, a session is lost from its queue, or the clock went backwards.
+// - With a live executor (Executor::live()), every swap and KV drop is also logged, in decision
+//   order, with the block ids and token blocks involved, and each iteration is handed to
+//   Executor::execute with its real steps; the clock then advances by the measured times.
+//   Swap budgets are sized from the profile's predicted forward time.
 // - The engine has no globals: a cluster can hold N engines on one queue.
 #pragma once
 
@@ -178,6 +182,7 @@ class Engine {
     bool decode;
     bool recompute;
     int64_t restore;  // leading dropped tokens recomputed within `tokens`
+    bool logits;      // the step produces the session's next token
   };
   struct QueueKey {
     Nanos key;
@@ -206,9 +211,20 @@ class Engine {
   // Adds a prefill chunk (recomputing dropped leading blocks first); false if it cannot.
   bool add_prefill(SessionState& s, int64_t chunk);
   bool recompute_lane(const SessionState& s) const;
+  // Past its prefill: only the last emitted token lacks KV. A session preempted mid-segment
+  // has emitted tokens but must rebuild its context before it decodes again.
+  bool decoding(const SessionState& s) const {
+    return s.decoded_in_seg > 0 && s.dropped_blocks == 0 && s.context == s.kv + 1;
+  }
   void match_prefix(SessionState& s);
   void publish_prefix(SessionState& s);
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
+  // Live executors: log a KV operation, and turn the batch into real steps.
+  // Drops of the n_cpu leading CPU blocks and the n_gpu leading GPU blocks.
+  void log_drop(const SessionState& s, int64_t n_cpu, int64_t n_gpu);
+  void log_move(const SessionState& s, bool to_cpu, bool sync, const std::vector<BlockId>& src,
+                const std::vector<BlockId>& dst, int64_t first_token_block);
+  void build_steps();
   int64_t block_bytes() const { return block_counts_.block_bytes; }
 
   int32_t replica_;
@@ -233,6 +249,8 @@ class Engine {
   std::vector<int32_t> paused_;                                 // paused sessions, in pause order
   bool pipelined_ = false;
   bool chunked_recompute_ = false;
+  bool live_ = false;  // the executor runs iterations for real (LiveWork below)
+  LiveWork work_;
   Nanos last_forward_ = 0;
   IterationRecord record_;
   std::function<void(const IterationRecord&)> observer_;

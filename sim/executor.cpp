@@ -1,12 +1,29 @@
 #include "sim/executor.h"
 
+#include <stdexcept>
+
+#include "traces/input_error.h"
+
 namespace isim::sim {
+
+LiveTimes Executor::execute(const LiveWork&) {
+  throw std::logic_error("Executor::execute called on an executor that is not live");
+}
+
+void add_sim_executor(ExecutorRegistry& reg) {
+  reg.add("sim", "computes iteration and swap times from the profile (deterministic)",
+          [](const Profile& p, const ExecutorParams& params) -> std::unique_ptr<Executor> {
+            if (!params.values.empty())
+              throw InputError(params.where + "." + params.values.begin()->first +
+                               ": the sim executor takes no parameters");
+            return std::make_unique<SimExecutor>(p);
+          });
+}
 
 const ExecutorRegistry& executor_registry() {
   static const ExecutorRegistry r = [] {
     ExecutorRegistry reg("executor");
-    reg.add("sim", "computes iteration and swap times from the profile (deterministic)",
-            [](const Profile& p) { return std::make_unique<SimExecutor>(p); });
+    add_sim_executor(reg);
     return reg;
   }();
   return r;

@@ -7,15 +7,82 @@
 // - `cost_model()` is the profile-based model that policies use for estimates (min-waste),
 //   whichever executor runs; live executors also carry one.
 // - The `sim` executor computes both from the profile and is deterministic.
+// - Live executors (`live() == true`) execute the iteration for real. The engine then also
+//   calls `begin` once before the first event, and per iteration `execute(work)` with the real
+//   batch (block tables, token positions) and the ordered log of KV operations decided since
+//   the previous iteration (swaps and drops, with block ids of the engine's pools, which map one
+//   to one onto the executor's real pools). The engine's clock advances by the measured times
+//   `execute` returns (virtual time: intercepts and arrivals stay virtual). `run`/`transfer` are
+//   then predictions only, used to size swap budgets and synchronous stalls before the real
+//   ones are measured.
+// - `report()` is what an executor has to say after the run (live: measured seconds, integrity
+//   violations, every session's greedy token stream); the sim executor reports nothing.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "sim/block_manager.h"
 #include "sim/cost_model.h"
 #include "traces/registry.h"
+#include "traces/session.h"
 
 namespace isim::sim {
+
+// Parameters from YAML (`executor: {name: live-cpu, key: value}`) or `-p executor.key=value`.
+struct ExecutorParams {
+  std::map<std::string, std::string> values;
+  std::string where = "executor";  // prefix for error messages
+};
+
+// One sequence's work in a live iteration: `tokens` new positions from `kv_before`, attending
+// to `blocks` (exactly ceil((kv_before + tokens) / block_tokens) GPU block ids, in token order).
+struct LiveStep {
+  int32_t session = 0;  // index into the trace
+  int64_t kv_before = 0;
+  int64_t tokens = 0;
+  bool logits = false;     // produces the session's next token
+  bool recompute = false;  // rebuilds KV the session held before
+  std::vector<BlockId> blocks;
+};
+
+// A KV operation the engine decided, in the order it decided them.
+struct KvOp {
+  enum class Kind : uint8_t { kSwapOut, kSwapIn, kDrop };
+  Kind kind = Kind::kDrop;
+  bool sync = true;  // swaps: before the forward (a stall) or pipelined beside it
+  int32_t session = 0;
+  // Swaps: block src[i] of the source tier moves to dst[i] of the other, holding the session's
+  // token block token_block[i]. Drops: blocks src[i] (on the CPU tier where on_cpu[i]) holding
+  // token block token_block[i] are released; `kv_tokens` of the session were valid.
+  std::vector<BlockId> src, dst;
+  std::vector<int64_t> token_block;
+  std::vector<uint8_t> on_cpu;
+  int64_t kv_tokens = 0;
+};
+
+struct LiveWork {
+  std::vector<KvOp> ops;  // every sync op and drop precedes every pipelined swap
+  std::vector<LiveStep> steps;
+};
+
+// Measured times of one live iteration.
+struct LiveTimes {
+  Nanos stall = 0;  // synchronous swaps before the forward
+  Nanos busy = 0;   // forward with the pipelined copies beside it (or the copies alone)
+  Nanos forward = 0;
+};
+
+struct ExecutorReport {
+  std::vector<std::pair<std::string, std::string>> facts;  // summary.json "executor" section
+  std::vector<std::string> violations;                     // integrity failures, in order
+  std::vector<std::vector<int32_t>> tokens;                // per session: its whole token stream
+  bool live = false;
+};
 
 class Executor {
  public:
@@ -24,6 +91,12 @@ class Executor {
   virtual Nanos run(const BatchShape& batch) = 0;
   virtual Nanos transfer(int64_t bytes, int64_t copies, Direction dir, bool duplex) = 0;
   virtual const CostModel& cost_model() const = 0;
+
+  virtual bool live() const { return false; }
+  virtual void begin(const trace::Trace& /*trace*/, int64_t /*gpu_blocks*/,
+                     int64_t /*cpu_blocks*/) {}
+  virtual LiveTimes execute(const LiveWork& work);  // live executors only
+  virtual ExecutorReport report() const { return {}; }
 };
 
 class SimExecutor final : public Executor {
@@ -40,8 +113,11 @@ class SimExecutor final : public Executor {
   CostModel model_;
 };
 
-using ExecutorRegistry = Registry<Executor, const Profile&>;
-// Every executor this build has. Live executors are added by the layers that own them.
+using ExecutorRegistry = Registry<Executor, const Profile&, const ExecutorParams&>;
+// Adds `sim` to a registry. Live executors are added by the layer that owns them
+// (live/live_executor.h), which also builds the registry the front end uses.
+void add_sim_executor(ExecutorRegistry& reg);
+// A registry holding only `sim` (for code below the live layer).
 const ExecutorRegistry& executor_registry();
 
 }  // namespace isim::sim

@@ -9,6 +9,7 @@ RunResult simulate(const trace::Trace& trace, const EngineConfig& config, Execut
   EventQueue queue;
   Engine engine(0, queue, config, executor, policy, trace);
   if (observer) engine.set_observer(std::move(observer));
+  if (executor.live()) executor.begin(trace, engine.blocks().gpu, engine.blocks().cpu);
   engine.load();
   const Nanos dt =
       config.timeseries_interval_s > 0 ? from_seconds(config.timeseries_interval_s) : 0;
@@ -35,6 +36,7 @@ RunResult simulate(const trace::Trace& trace, const EngineConfig& config, Execut
   r.timeseries = engine.timeseries();
   r.skipped = engine.skipped();
   r.policy_facts = policy.describe();
+  r.executor = executor.report();
   return r;
 }
 

@@ -23,6 +23,7 @@ struct RunResult {
   std::vector<TimeSample> timeseries;
   std::vector<std::string> skipped;
   std::vector<std::pair<std::string, std::string>> policy_facts;  // e.g. the estimator
+  ExecutorReport executor;  // live executors: measured seconds, integrity, token streams
 };
 
 // `observer`, when set, sees every iteration as it starts.

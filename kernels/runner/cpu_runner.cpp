@@ -1,5 +1,8 @@
-// CPU backend of the runner: float32 throughout, Eigen GEMMs (row-major activations times
-// [in x out] weights), the CPU reference attention and append. Deterministic.
+// CPU backend of the runner: float32 throughout, Eigen products (row-major activations times
+// [in x out] weights), the CPU reference attention and append. Deterministic and batch
+// invariant: every token row is computed by the same code in the same order whatever batch it
+// is in (products run one row at a time, norms per row, attention per query), so a token's KV
+// and logits are bit-identical in a decode step, a prefill chunk or a recompute.
 #include <fmt/format.h>
 #include <Eigen/Core>
 
@@ -10,6 +13,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/block_copy.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/runner/init.h"
 #include "kernels/runner/plan.h"
 #include "kernels/runner/runner.h"
@@ -61,6 +65,28 @@ void rope(MatMap& m, Eigen::Index col, int32_t heads, int32_t head_dim,
       }
     }
   }
+}
+
+// Rows at or above this count are split across threads (fixed partition, so the thread count
+// never changes a result).
+constexpr Eigen::Index kParallelRows = 32;
+
+// out = in * w (or out += in * w), one row at a time: a row-vector product's summation order
+// depends only on the shapes, never on how many rows the batch has.
+template <bool Accumulate>
+void rows_times(const MatMap& in, const Mat& w, MatMap& out, int threads) {
+  const auto work = [&](int64_t begin, int64_t end) {
+    for (auto r = static_cast<Eigen::Index>(begin); r < end; ++r) {
+      if constexpr (Accumulate)
+        out.row(r).noalias() += in.row(r) * w;
+      else
+        out.row(r).noalias() = in.row(r) * w;
+    }
+  };
+  if (in.rows() < kParallelRows)
+    work(0, in.rows());
+  else
+    cpu::parallel_for(in.rows(), threads, work);
 }
 
 double us_since(Clock::time_point t0) {
@@ -128,7 +154,7 @@ class CpuRunner final : public Runner {
       float* v_pool = layer_plane(l, 1);
       timed(times.dense_us, [&] {
         rms_norm(x, h);
-        qkv.noalias() = h * w.qkv;
+        rows_times<false>(h, w.qkv, qkv, config_.threads);
         rope(qkv, 0, d.heads, d.head_dim, plan.positions, inv_freq_);
         rope(qkv, qd, d.kv_heads, d.head_dim, plan.positions, inv_freq_);
         q = qkv.leftCols(qd);
@@ -149,15 +175,15 @@ class CpuRunner final : public Runner {
                                  config_.threads);
         });
       timed(times.dense_us, [&] {
-        x.noalias() += attn * w.o;
+        rows_times<true>(attn, w.o, x, config_.threads);
         rms_norm(x, h);
-        gu.noalias() = h * w.gate_up;
+        rows_times<false>(h, w.gate_up, gu, config_.threads);
         for (Eigen::Index r = 0; r < rows; ++r)
           for (Eigen::Index c = 0; c < d.ffn; ++c) {
             const float a = gu(r, c);
             g(r, c) = a / (1.0f + std::exp(-a)) * gu(r, d.ffn + c);
           }
-        x.noalias() += g * w.down;
+        rows_times<true>(g, w.down, x, config_.threads);
       });
     }
     const auto n = static_cast<Eigen::Index>(plan.logit_rows.size());
@@ -167,7 +193,7 @@ class CpuRunner final : public Runner {
         MatMap logits = scratch(kLogits, n, d.vocab);
         for (Eigen::Index i = 0; i < n; ++i) last.row(i) = x.row(plan.logit_rows[size_t(i)]);
         rms_norm(last, normed);
-        logits.noalias() = normed * lm_head_;
+        rows_times<false>(normed, lm_head_, logits, config_.threads);
         for (Eigen::Index i = 0; i < n; ++i) {
           const float* row = &logits(i, 0);
           result.tokens.push_back(int32_t(std::max_element(row, row + d.vocab) - row));

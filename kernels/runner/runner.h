@@ -21,7 +21,10 @@
 //   (norms, GEMMs, RoPE, KV append, SwiGLU, residuals), decode attention and multi-token
 //   attention, plus the lm_head phase (final norm, GEMM, argmax); `total_us` is the whole call.
 //   CPU: steady clock; CUDA: events on the runner's stream.
-// - CPU backend: float32, Eigen GEMMs, the CPU reference attention. CUDA backend: bf16 or fp16
+// - CPU backend: float32, Eigen products one row at a time, the CPU reference attention; batch
+//   invariant: a token's KV and logits are bit-identical whatever else is in its batch and
+//   whether it runs as a decode step, a prefill chunk or a recompute (live-cpu relies on this
+//   for exact integrity checks). CUDA backend: bf16 or fp16
 //   storage, cuBLAS GEMMs with float accumulation, the CUDA attention kernels, one stream;
 //   head_dim must be 64 or 128.
 #pragma once

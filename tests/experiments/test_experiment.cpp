@@ -84,7 +84,7 @@ TEST_CASE("spec errors name the file, line and key") {
         "e.yaml: policy: missing; valid: discard, improved-discard, lru, min-waste, pensieve, "
         "preserve, swap");
   CHECK(error_of(std::string(kMinimal) + "executor: gpu\n") ==
-        "e.yaml:4: executor: unknown executor 'gpu'; valid: sim");
+        "e.yaml:4: executor: unknown executor 'gpu'; valid: live-cpu, live-cuda, sim");
 }
 
 TEST_CASE("loading a missing or malformed experiment file") {
