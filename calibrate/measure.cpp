@@ -214,6 +214,16 @@ std::string pct(double e) {
 
 }  // namespace
 
+void extend_grids(Grids& g, int64_t cover_tokens, int64_t cover_context) {
+  auto extend = [](std::vector<int64_t>& axis, int64_t cover) {
+    if (cover <= 0 || axis.empty()) return;
+    while (axis.back() < cover) axis.push_back(std::max<int64_t>(axis.back() * 2, 1));
+  };
+  extend(g.dense_tokens, cover_tokens);
+  extend(g.prefill_chunk, cover_tokens);
+  extend(g.prefill_kv, cover_context);
+}
+
 Grids default_grids(const std::string& backend, bool quick) {
   Grids g;
   if (backend == "cpu") {
@@ -305,7 +315,8 @@ sim::Profile calibrate(const CalibrateOptions& o) {
   const auto say = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
-  const Grids g = default_grids(o.backend, o.quick);  // validates the backend name first
+  Grids g = default_grids(o.backend, o.quick);  // validates the backend name first
+  extend_grids(g, o.cover_tokens, o.cover_context);
   if (!std::filesystem::exists(o.model_path))
     throw InputError(fmt::format("--model {}: no such file", o.model_path));
   const ModelSpec model = load_model(o.model_path);

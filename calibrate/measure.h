@@ -39,6 +39,10 @@ struct CalibrateOptions {
   int tp = 1;
   bool quick = false;
   uint64_t seed = 1;
+  // > 0: extend the grids (by doubling) so that batches of this many tokens (dense, prefill
+  // chunks) and contexts of this many tokens (prefill KV) are measured, not extrapolated.
+  int64_t cover_tokens = 0;
+  int64_t cover_context = 0;
   std::function<void(const std::string&)> progress;  // one line per step; may be empty
 };
 
@@ -53,6 +57,9 @@ struct Grids {
   int reps = 3;
 };
 Grids default_grids(const std::string& backend, bool quick);
+// Appends doubled points to the dense, prefill chunk and prefill KV axes until their last point
+// reaches cover_tokens / cover_context (no-op for <= 0 or already covered).
+void extend_grids(Grids& g, int64_t cover_tokens, int64_t cover_context);
 
 struct ValidationBatch {
   std::string name;

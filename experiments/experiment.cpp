@@ -131,7 +131,7 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   if (!root || !root.IsMap()) throw InputError(file + ": expected a YAML map of experiment keys");
   check_keys(root, file, "",
              {"name", "seed", "trace", "arrival", "profile", "engine", "executor", "policy",
-              "policies", "metrics", "sweep", "plot"});
+              "policies", "metrics", "sweep", "plot", "validate"});
   if (auto n = root["name"]) e.name = read_as<std::string>(n, file, "name", "a string");
   if (auto n = root["seed"]) e.seed = read_as<uint64_t>(n, file, "seed", "a non-negative integer");
 
@@ -243,6 +243,14 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
                                       "an integer (-1 = derive from swap_space_gib)");
   }
 
+  if (auto v = root["validate"]) {
+    check_keys(v, file, "validate", {"model", "quick"});
+    e.has_validate = true;
+    if (auto n = v["model"])
+      e.validate.model =
+          resolve(base_dir, read_as<std::string>(n, file, "validate.model", "a model YAML path"));
+    if (auto n = v["quick"]) e.validate.quick = read_as<bool>(n, file, "validate.quick", "true or false");
+  }
   if (auto n = root["executor"]) {
     e.executor_params.where = "executor";
     if (n.IsMap()) {
@@ -367,6 +375,10 @@ YAML::Node Experiment::resolved() const {
   r["metrics"]["timeseries_interval_s"] = num(c.timeseries_interval_s);
   for (const auto& ax : sweep)
     for (const auto& v : ax.values) r["sweep"][ax.key].push_back(v);
+  if (has_validate) {
+    r["validate"]["model"] = validate.model;
+    r["validate"]["quick"] = validate.quick;
+  }
   if (has_plot) {
     YAML::Node pl(YAML::NodeType::Map);
     if (plot.latency_target_s > 0) pl["latency_target_s"] = num(plot.latency_target_s);

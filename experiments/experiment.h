@@ -7,7 +7,7 @@
 //   from any working directory.
 // - `-p key=value` overrides are applied to the YAML before it is checked, so an override is
 //   validated exactly like the file (dotted keys: `arrival.rate=3`, `engine.scheduler=chunked`,
-//   `policy=swap`, `policy.estimator=history`).
+//   `policy=swap`, `policy.estimator=history`, `executor.threads=2`).
 // - `resolved()` is the complete spec with every default filled in; it is what
 //   config.resolved.yaml records, and loading it back gives the same experiment.
 // - A spec may carry `sweep:` (dotted override path -> list of scalar values) and `plot:`; those
@@ -55,6 +55,12 @@ struct PlotSpec {
   double latency_target_s = 0;  // > 0: normalized-latency target of the throughput plot
 };
 
+// `validate:` of a spec that `isim validate` runs: what --calibrate-first measures.
+struct ValidateSpec {
+  std::string model;  // model YAML for the calibration ("" = none given)
+  bool quick = true;  // isim-calibrate --quick grids
+};
+
 struct Experiment {
   std::string name = "experiment";
   std::string origin;  // the file it came from (for messages)
@@ -69,6 +75,8 @@ struct Experiment {
   std::vector<SweepAxis> sweep;  // in file order; empty = not a sweep
   bool has_plot = false;
   PlotSpec plot;
+  bool has_validate = false;
+  ValidateSpec validate;
 
   YAML::Node resolved() const;
 };

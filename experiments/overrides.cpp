@@ -18,6 +18,13 @@ void apply_override(YAML::Node& root, const std::string& kv) {
     m["name"] = root["policy"].as<std::string>();
     root["policy"] = m;
   }
+  // Likewise an executor parameter turns `executor: NAME` into {name: NAME, ...}.
+  if (key.rfind("executor.", 0) == 0 && key != "executor.name" &&
+      (!root["executor"] || root["executor"].IsScalar())) {
+    YAML::Node m(YAML::NodeType::Map);
+    m["name"] = root["executor"] ? root["executor"].as<std::string>() : std::string("sim");
+    root["executor"] = m;
+  }
   YAML::Node cur = root;
   size_t start = 0;
   while (true) {

@@ -25,7 +25,7 @@ uint64_t fnv1a(const std::string& s) {
 }
 }  // namespace
 
-Inputs prepare(const Experiment& e) {
+Inputs prepare(const Experiment& e, bool with_profile) {
   Inputs in;
   const auto& ts = e.trace;
   if (ts.from == "jsonl") {
@@ -87,7 +87,7 @@ Inputs prepare(const Experiment& e) {
   std::ostringstream os;
   trace::write_jsonl(os, in.trace);
   in.trace_fingerprint = fmt::format("{:016x}", fnv1a(os.str()));
-  in.profile = sim::load_profile(e.profile);
+  if (with_profile) in.profile = sim::load_profile(e.profile);
   return in;
 }
 

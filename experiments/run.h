@@ -24,7 +24,8 @@ struct Inputs {
   std::vector<std::string> notes;  // what importers reported (dropped intercepts, ...)
 };
 
-Inputs prepare(const Experiment& e);
+// `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it).
+Inputs prepare(const Experiment& e, bool with_profile = true);
 
 sim::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                           bool check_invariants = false);

@@ -27,7 +27,7 @@ using sim::KvOp;
 using sim::Nanos;
 
 struct Options {
-  int threads = 0;
+  int threads = 1;  // as isim-calibrate measures the CPU backend
   uint64_t seed = 1;
   std::string fault = "none";
   double max_pool_gib = 16;
@@ -195,6 +195,24 @@ class LiveExecutor final : public sim::Executor {
     else
       out.busy = backend_ == "cuda" ? std::max(forward, copies) : wall;
     compute_ns_ += forward;
+    if (forward > 0) {
+      // What the profile predicts for this very batch: the simulator's error, iteration by
+      // iteration, without the feedback of diverging schedules.
+      sim::BatchShape shape;
+      for (const sim::LiveStep& s : work.steps) {
+        shape.total_tokens += s.tokens;
+        shape.num_logits += s.logits;
+        if (s.tokens == 1 && s.kv_before > 0 && s.logits) {
+          ++shape.num_decode;
+          shape.decode_kv_tokens += s.kv_before;
+        } else {
+          shape.prefills.push_back({s.tokens, s.kv_before});
+        }
+      }
+      const Nanos predicted = model_.forward(shape);
+      predicted_ns_ += predicted;
+      (shape.prefills.empty() ? decode_err_ : mixed_err_).add(predicted, forward);
+    }
     stall_ns_ += out.stall;
     busy_ns_ += out.busy;
     ++iterations_;
@@ -224,6 +242,11 @@ class LiveExecutor final : public sim::Executor {
     f("swap_copy_s", secs(copy_ns_));
     f("stall_s", secs(stall_ns_));
     f("busy_s", secs(busy_ns_));
+    f("predicted_compute_s", secs(predicted_ns_));
+    f("decode_only.iterations", std::to_string(decode_err_.n));
+    f("decode_only.mean_rel_error", fmt::format("{:.4f}", decode_err_.mean()));
+    f("with_prefill.iterations", std::to_string(mixed_err_.n));
+    f("with_prefill.mean_rel_error", fmt::format("{:.4f}", mixed_err_.mean()));
     f("real_s",
       secs(iterations_ ? std::chrono::duration_cast<std::chrono::nanoseconds>(last_ - started_)
                              .count()
@@ -445,6 +468,18 @@ class LiveExecutor final : public sim::Executor {
   std::string fault_note_;
   int64_t swap_checked_ = 0, recompute_checked_ = 0;
   double max_error_ = 0;
+  // Signed relative error (predicted - measured) / measured of the profile's forward time.
+  struct ErrorSum {
+    int64_t n = 0;
+    double sum = 0;
+    void add(Nanos predicted, Nanos measured) {
+      ++n;
+      sum += static_cast<double>(predicted - measured) / static_cast<double>(measured);
+    }
+    double mean() const { return n ? sum / static_cast<double>(n) : 0.0; }
+  };
+  ErrorSum decode_err_, mixed_err_;
+  Nanos predicted_ns_ = 0;
   Nanos compute_ns_ = 0, copy_ns_ = 0, stall_ns_ = 0, busy_ns_ = 0;
   int64_t iterations_ = 0;
   Clock::time_point started_{}, last_{};

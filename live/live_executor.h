@@ -23,8 +23,8 @@
 //     policies can be compared; a produced token must land at the end of its stream.
 //   A failed check is recorded in report().violations (session, segment, block or position),
 //   never thrown, so one run reports every failure.
-// - Parameters (`executor: {name: live-cpu, ...}`): threads (CPU attention and row threads, 0 =
-//   all), seed (weights, default 1), fault (none | swap | recompute: corrupt the first swapped
+// - Parameters (`executor: {name: live-cpu, ...}`): threads (CPU attention and row threads;
+//   default 1, as isim-calibrate measures the CPU backend; 0 = all hardware threads), seed (weights, default 1), fault (none | swap | recompute: corrupt the first swapped
 //   block's CPU copy, or feed one wrong token to the first recompute; for testing the checks),
 //   max_pool_gib (host memory the pools may take, default 16). Unknown keys and bad values are
 //   InputError naming `executor.KEY`.

@@ -2,6 +2,8 @@
 // either, and bad batches.
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -80,18 +82,40 @@ TEST_CASE("runner cpu: the same seed gives the same tokens and logits; another s
   for (float v : ra.second) REQUIRE(std::isfinite(v));
 }
 
-TEST_CASE("runner cpu: chunked prefill then decode matches whole prefill then decode") {
+TEST_CASE("runner cpu: chunked prefill then decode is bit-identical to whole prefill then decode") {
   auto whole = make_cpu_runner(tiny_config());
   auto chunked = make_cpu_runner(tiny_config());
   const auto p = prompt(19);
   const auto rw = generate(*whole, p, 19, 8, 3);
   const auto rc = generate(*chunked, p, 5, 8, 20);  // chunks 5,5,5,4 in other blocks
   CHECK(rw.first == rc.first);
-  REQUIRE(rw.second.size() == rc.second.size());
-  double worst = 0;
-  for (size_t i = 0; i < rw.second.size(); ++i)
-    worst = std::max(worst, double(std::abs(rw.second[i] - rc.second[i])));
-  CHECK(worst < 1e-4);
+  // Batch invariance: rows are computed alone, so chunking changes no bit of any logit.
+  CHECK(rw.second == rc.second);
+  // Nor of the KV: the sequence's cache in blocks 3.. of one pool equals blocks 20.. of the other.
+  const auto kw = whole->kv_pool(), kc = chunked->kv_pool();
+  const int64_t blocks = (19 + 8 + 3) / 4;
+  for (int64_t plane = 0; plane < kw.planes; ++plane)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const auto* x = static_cast<const char*>(kw.base) + plane * kw.plane_stride() + (3 + b) * kw.block_bytes;
+      const auto* y = static_cast<const char*>(kc.base) + plane * kc.plane_stride() + (20 + b) * kc.block_bytes;
+      // The last block is partly unwritten (zero in both pools).
+      CHECK(std::memcmp(x, y, size_t(kw.block_bytes)) == 0);
+    }
+}
+
+TEST_CASE("runner cpu: a row's logits do not depend on the batch it runs in") {
+  // 40 one-token decodes (above the threaded-row threshold) against each alone.
+  auto big = make_cpu_runner(tiny_config());
+  auto alone = make_cpu_runner(tiny_config());
+  std::vector<Step> batch;
+  for (int32_t i = 0; i < 40; ++i)
+    batch.push_back(Step{.tokens = {i % 97}, .kv_before = 0, .blocks = {i}});
+  const StepResult all = big->step(batch, StepOptions{.keep_logits = true});
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const StepResult one = alone->step({batch[i]}, StepOptions{.keep_logits = true});
+    REQUIRE(one.logits.size() == 97);
+    CHECK(std::equal(one.logits.begin(), one.logits.end(), all.logits.begin() + long(i * 97)));
+  }
 }
 
 TEST_CASE("runner cpu: one mixed batch equals the same sequences run one by one") {
@@ -113,8 +137,8 @@ TEST_CASE("runner cpu: one mixed batch equals the same sequences run one by one"
   CHECK(m.tokens[0] == s1.tokens[0]);
   CHECK(m.tokens[1] == s2.tokens[0]);
   for (int i = 0; i < 97; ++i) {
-    CHECK(m.logits[size_t(i)] == doctest::Approx(s1.logits[size_t(i)]).epsilon(1e-4));
-    CHECK(m.logits[size_t(97 + i)] == doctest::Approx(s2.logits[size_t(i)]).epsilon(1e-4));
+    CHECK(m.logits[size_t(i)] == s1.logits[size_t(i)]);  // exactly: batch invariant
+    CHECK(m.logits[size_t(97 + i)] == s2.logits[size_t(i)]);
   }
 }
 

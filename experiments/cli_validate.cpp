@@ -1,0 +1,171 @@
+// isim validate: the simulator's fidelity against live execution, and the live integrity checks.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "calibrate/measure.h"
+#include "experiments/cli.h"
+#include "experiments/outputs.h"
+#include "experiments/validate.h"
+#include "traces/input_error.h"
+
+namespace isim::exp {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fact(const sim::ExecutorReport& r, const std::string& key) {
+  for (const auto& [k, v] : r.facts)
+    if (k == key) return v;
+  return "";
+}
+
+std::string percent(double e) {
+  if (std::isinf(e)) return "inf";
+  return fmt::format("{:+.1f}%", 100.0 * e);
+}
+
+}  // namespace
+
+int cmd_validate(const Args& args) {
+  po::options_description opts(
+      "usage: isim validate EXPERIMENT.yaml [--calibrate-first] [-p key=value ...] [--out DIR]\n"
+      "Runs every policy of the spec with `sim` (on its profile) and with its live executor,\n"
+      "prints sim, live and the relative error per metric, and writes validation.csv.\n"
+      "Exit 0: integrity checks passed; 1: a check failed or token streams differ; 2: bad "
+      "input.\noptions");
+  std::vector<std::string> overrides;
+  std::string out;
+  opts.add_options()("help,h", "show this help")("set,p", po::value(&overrides)->composing(),
+                                                 "override a spec key: -p trace.sessions=20")(
+      "out,o", po::value(&out), "output folder (default results/<name>-validate)")(
+      "calibrate-first", "calibrate the live backend (validate.model) and validate against it")(
+      "check-invariants", "check engine invariants after every iteration")(
+      "experiment", po::value<std::string>(), "experiment YAML");
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  if (!vm.count("experiment"))
+    throw UsageError{"needs EXPERIMENT.yaml", "(see isim validate --help)\n"};
+  Experiment e = load_experiment(vm["experiment"].as<std::string>(), overrides);
+  if (e.executor != "live-cpu" && e.executor != "live-cuda")
+    throw InputError(fmt::format(
+        "{}: executor: isim validate compares sim with a live executor (live-cpu or live-cuda); "
+        "this spec runs '{}'",
+        e.origin, e.executor));
+  if (out.empty()) out = (fs::path("results") / (e.name + "-validate")).string();
+  fs::create_directories(out);
+  const bool check = vm.count("check-invariants") > 0;
+
+  Inputs in = prepare(e, /*with_profile=*/!vm.count("calibrate-first"));
+  if (vm.count("calibrate-first")) {
+    if (e.validate.model.empty())
+      throw InputError(e.origin +
+                       ": validate.model: --calibrate-first needs the model to calibrate "
+                       "(validate: {model: M.yaml})");
+    calib::CalibrateOptions co;
+    co.model_path = e.validate.model;
+    co.backend = e.executor == "live-cpu" ? "cpu" : "cuda";
+    co.quick = e.validate.quick;
+    // Measure what this workload runs rather than extrapolate to it: batches up to the token
+    // budget, contexts up to the longest session's.
+    co.cover_tokens = e.engine.max_num_batched_tokens;
+    for (const auto& s : in.trace) co.cover_context = std::max(co.cover_context, s.max_context());
+    if (auto it = e.executor_params.values.find("seed"); it != e.executor_params.values.end())
+      co.seed = std::stoull(it->second);
+    co.progress = [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); };
+    const sim::Profile p = calib::calibrate(co);
+    e.profile = (fs::path(out) / "profile.yaml").string();
+    sim::write_profile_file(e.profile, p);
+    in.profile = sim::load_profile(e.profile);
+    fmt::print("calibrated {} on {}: saturation_tokens {}, whole-batch validation mean |error| "
+               "{:.1f}% -> {}\n",
+               p.model.name, co.backend, p.saturation_tokens,
+               100.0 * p.validation_mean_abs_error(), e.profile);
+  }
+
+  for (const auto& n : in.notes) fmt::print("note: {}\n", n);
+  Experiment es = e;
+  es.executor = "sim";
+  es.executor_params = {};
+
+  std::vector<PolicyValidation> rows;
+  std::vector<std::pair<std::string, sim::RunResult>> lives;
+  bool failed = false;
+  for (const PolicySpec& p : e.policies) {
+    sim::RunResult live = run_policy(e, in, p, check);
+    write_run((fs::path(out) / p.name / "live").string(), e, in, p, live);
+    sim::RunResult simr = run_policy(es, in, p, check);
+    write_run((fs::path(out) / p.name / "sim").string(), es, in, p, simr);
+    PolicyValidation pv{p.name, compare_runs(simr.summary, live.summary)};
+    const auto& rep = live.executor;
+    fmt::print("\n{}: {} ran {} iterations in {} s of compute ({} s real) for {:.1f} s of virtual "
+               "time\n",
+               p.name, e.executor, fact(rep, "iterations_executed"), fact(rep, "compute_s"),
+               fact(rep, "real_s"), live.summary.makespan_s);
+    fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "metric", "sim", "live", "error");
+    for (const auto& m : pv.metrics)
+      fmt::print("  {:<28} {:>14.6g} {:>14.6g} {:>9}\n", m.metric, m.sim, m.live,
+                 percent(m.error()));
+    const int64_t violations = std::stoll(fact(rep, "integrity.violations"));
+    fmt::print("  integrity: {} swapped blocks and {} recomputed positions checked (max |error| "
+               "{}), fault injection: {}: {}\n",
+               fact(rep, "integrity.swapped_blocks_checked"),
+               fact(rep, "integrity.recomputed_positions_checked"),
+               fact(rep, "integrity.recompute_max_abs_error"), fact(rep, "fault"),
+               violations == 0 ? "passed" : fmt::format("{} VIOLATIONS", violations));
+    for (size_t i = 0; i < rep.violations.size() && i < 5; ++i)
+      fmt::print("    {}\n", rep.violations[i]);
+    if (violations > 0) failed = true;
+    rows.push_back(std::move(pv));
+    lives.emplace_back(p.name, std::move(live));
+  }
+
+  fmt::print("\ntoken streams ({} sessions, greedy argmax):", in.trace.size());
+  bool same = true;
+  for (size_t k = 1; k < lives.size(); ++k) {
+    const std::string d = first_divergence(in.trace, lives[0].first, lives[0].second,
+                                           lives[k].first, lives[k].second);
+    if (d.empty()) continue;
+    same = false;
+    fmt::print("\n  DIFFER: {}", d);
+  }
+  if (same)
+    fmt::print(" identical under {}\n",
+               lives.size() == 1 ? "the one policy run" : "every policy");
+  else
+    fmt::print("\n");
+  if (!same) failed = true;
+
+  std::ofstream f(fs::path(out) / "validation.csv");
+  f << validation_csv(rows);
+  if (!f) throw InputError((fs::path(out) / "validation.csv").string() + ": cannot write");
+  // The headline: mean |error| of the three latency means across policies.
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : rows)
+    for (const auto& m : r.metrics)
+      if (m.metric == "ttft_s.mean" || m.metric == "tpot_s.mean" ||
+          m.metric == "normalized_latency_s.mean") {
+        sum += std::fabs(m.error());
+        ++n;
+      }
+  fmt::print("mean |error| of mean TTFT, TPOT and normalized latency over {} policies: {:.1f}%\n",
+             rows.size(), n ? 100.0 * sum / n : 0.0);
+  fmt::print("wrote {}\n", (fs::path(out) / "validation.csv").string());
+  return failed ? 1 : 0;
+}
+
+}  // namespace isim::exp

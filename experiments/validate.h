@@ -1,0 +1,41 @@
+// Validation: one experiment run twice per policy, by the `sim` executor on its profile and by
+// a live executor, and the simulator's fidelity read off the difference.
+//
+// Contract:
+// - validation_metrics lists, in a fixed order, the metrics compared: mean/p50/p99 TTFT, TPOT
+//   and normalized latency, throughput (tokens/s), iteration count and recomputed tokens.
+//   relative error = (sim - live) / live (0 when both are 0; infinite when only live is 0).
+// - first_divergence compares two runs' token streams session by session (sessions unfinished
+//   in either run are skipped) and names the first differing token by session, segment and
+//   position within that segment's input or outputs; "" when they agree.
+// - validation_csv: header `policy,metric,sim,live,rel_error`, one row per policy and metric,
+//   numbers in shortest round-trip form.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/simulation.h"
+#include "traces/session.h"
+
+namespace isim::exp {
+
+struct MetricError {
+  std::string metric;
+  double sim = 0, live = 0;
+  double error() const;
+};
+
+std::vector<MetricError> compare_runs(const sim::Summary& sim, const sim::Summary& live);
+
+std::string first_divergence(const trace::Trace& trace, const std::string& name_a,
+                             const sim::RunResult& a, const std::string& name_b,
+                             const sim::RunResult& b);
+
+struct PolicyValidation {
+  std::string policy;
+  std::vector<MetricError> metrics;
+};
+std::string validation_csv(const std::vector<PolicyValidation>& rows);
+
+}  // namespace isim::exp

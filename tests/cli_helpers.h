@@ -1,0 +1,51 @@
+// Helpers for tests that read files and run the real binaries: slurp a file, a fresh scratch
+// folder, and running `isim` with its exit code and stderr.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/test_paths.h"
+
+namespace isim::test {
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// An empty folder under the test process's TMPDIR (tests/main.cpp makes one per process).
+inline std::filesystem::path scratch(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("isim-test-" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+inline std::string write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+// Runs `BIN ARGS` from the build's bin folder; returns the exit code, with stdout and stderr
+// captured when asked.
+inline int run_bin(const std::string& bin, const std::string& args, std::string* out = nullptr,
+                   std::string* err = nullptr) {
+  const auto o = std::filesystem::temp_directory_path() / "isim-test-stdout.txt";
+  const auto e = std::filesystem::temp_directory_path() / "isim-test-stderr.txt";
+  const std::string cmd = bin_dir() + "/" + bin + " " + args + " > " + o.string() + " 2> " +
+                          e.string();
+  const int rc = std::system(cmd.c_str());
+  if (out) *out = slurp(o);
+  if (err) *err = slurp(e);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+}  // namespace isim::test
