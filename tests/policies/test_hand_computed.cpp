@@ -151,6 +151,37 @@ TEST_CASE("preemption by recompute when GPU blocks run out while decoding") {
   CHECK(r.summary.waste.recompute == doctest::Approx(3 * 0.019).epsilon(1e-9));
 }
 
+TEST_CASE("a session preempted mid-segment rebuilds its context before it decodes again") {
+  // Chunked scheduler, 3 blocks of 4 tokens, at most 4 batched tokens. a: prompt 4, 4 outputs;
+  // b: prompt 4, 2 outputs; both arrive at 0.
+  //   [0,14)  a prefills 4                                   -> a token 1
+  //   [14,28) a decodes (2nd block); b prefills 3 (3rd block) -> a token 2
+  //   [28,40) a decodes; b prefills its last prompt token    -> a token 3, b token 1 (ctx 5)
+  //   at 40 b needs a 2nd block for its decode: none free, b preempts itself (kv 4 dropped);
+  //   [40,54) a decodes; b rebuilds 3 of its 5 tokens          -> a token 4: a done at 54
+  //   [54,66) b rebuilds its last 2 tokens (no decode step before that) -> b token 2, done
+  // (Before the fix, b was given a decode step at 54 with 3 of its 5 tokens in KV.)
+  trace::Trace t = {trace::Session{"a", 0.0, {seg(4, 4)}}, trace::Session{"b", 0.0, {seg(4, 2)}}};
+  sim::EngineConfig c = small_engine(3);
+  c.scheduler = "chunked";
+  c.max_num_batched_tokens = 4;
+  c.check_invariants = true;
+  std::vector<int64_t> tokens;
+  std::vector<int32_t> decodes;
+  sim::SimExecutor ex(test::round_profile());
+  auto pol = policy::policy_registry().create("preserve", "test", policy::PolicyParams{});
+  auto r = sim::simulate(t, c, ex, *pol, [&](const sim::IterationRecord& it) {
+    tokens.push_back(it.batch_tokens);
+    decodes.push_back(it.decodes);
+  });
+  CHECK(tokens == std::vector<int64_t>{4, 4, 2, 4, 2});
+  CHECK(decodes == std::vector<int32_t>{0, 1, 1, 1, 0});
+  CHECK(rec(r, "b").preemptions == 1);
+  CHECK(rec(r, "a").finish_s == doctest::Approx(0.054).epsilon(1e-12));
+  CHECK(rec(r, "b").finish_s == doctest::Approx(0.066).epsilon(1e-12));
+  CHECK(rec(r, "b").recomputed_tokens == 4);
+}
+
 TEST_CASE("a session that can never fit is skipped and reported, not looped on") {
   trace::Trace t = {trace::Session{"big", 0.0, {seg(30, 2)}},
                     trace::Session{"ok", 0.0, {seg(4, 1)}}};
