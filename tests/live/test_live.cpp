@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #if ISIM_TEST_HAVE_CUDA
 #include "kernels/runner/cuda_runner.h"
 #endif
@@ -113,7 +115,7 @@ TEST_CASE("preemption by recompute is checked too, and tokens stay identical") {
   // Six sessions that outgrow a 12-block pool: the engine preempts and rebuilds.
   trace::Trace t;
   for (int i = 0; i < 6; ++i)
-    t.push_back({"s" + std::to_string(i), 0.0, {test::seg(7, 9)}, {}});
+    t.push_back({fmt::format("s{}", i), 0.0, {test::seg(7, 9)}, {}});
   const sim::RunResult tight = run_live(t, "preserve", pools(12, 0));
   const sim::RunResult roomy = run_live(t, "preserve", pools(200, 0));
   REQUIRE(tight.summary.counters.preemptions > 0);
