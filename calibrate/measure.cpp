@@ -377,7 +377,9 @@ sim::Profile calibrate(const CalibrateOptions& o) {
     say(fmt::format("  decode attention, {} sequences: {} KV points", n,
                     g.decode_kv_tokens.size()));
   }
-  // Multi-token attention by (chunk, KV tokens already cached).
+  // Multi-token attention by (chunk, KV tokens already cached). Its cost grows with the pairs
+  // attended, quadratically in the chunk, so the cost model interpolates it per pair.
+  t.prefill_interpolation = "per_pair";
   t.prefill_attention_us.x = as_double(g.prefill_chunk);
   t.prefill_attention_us.y = as_double(g.prefill_kv);
   for (int64_t c : g.prefill_chunk) {

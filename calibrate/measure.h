@@ -9,7 +9,8 @@
 //   call - phases) for a one-decode batch.
 //   - dense_us(x): x one-token sequences with 1 KV token each, no logits.
 //   - decode_attention_us(n, kv): n decode sequences of kv / n tokens each.
-//   - prefill_attention_us(c, k): one chunk of c tokens over k cached tokens.
+//   - prefill_attention_us(c, k): one chunk of c tokens over k cached tokens; the profile asks
+//     for per-pair interpolation (tables.prefill_interpolation: per_pair).
 //   - lm_head_us(n): n decode sequences with logits.
 // - Swap curves: bytes per copy -> GB/s of the backend's default copy path, per direction.
 //   On CPU they are host memcpy between the pool and a host buffer, and provenance says so.

@@ -10,7 +10,22 @@ namespace isim::sim {
 
 // Tables and curves are checked when used (Curve1D/Grid2D::eval throw std::logic_error on an
 // empty one), so an in-memory linear profile without swap curves still prices forward passes.
-CostModel::CostModel(const Profile& p) : profile_(p) {}
+namespace {
+// Attended (query, key) pairs of a causal chunk over kv_before cached tokens.
+double pairs(double chunk, double kv_before) {
+  return chunk * kv_before + chunk * (chunk + 1) / 2;
+}
+}  // namespace
+
+CostModel::CostModel(const Profile& p) : profile_(p) {
+  const TablesForward& t = profile_.tables;
+  if (profile_.form != ForwardForm::kTables || t.prefill_interpolation != "per_pair") return;
+  prefill_per_pair_ = t.prefill_attention_us;
+  const size_t ny = prefill_per_pair_.y.size();
+  for (size_t i = 0; i < prefill_per_pair_.x.size(); ++i)
+    for (size_t j = 0; j < ny; ++j)
+      prefill_per_pair_.z[i * ny + j] /= pairs(prefill_per_pair_.x[i], prefill_per_pair_.y[j]);
+}
 
 Nanos CostModel::forward(const BatchShape& b) const {
   if (b.total_tokens == 0 && b.prefills.empty()) return 0;
@@ -35,8 +50,7 @@ Nanos CostModel::forward(const BatchShape& b) const {
   }
   for (const BatchShape::Chunk& c : b.prefills) {
     if (c.tokens <= 0) continue;
-    per_layer_us += t.prefill_attention_us.eval(static_cast<double>(c.tokens),
-                                                static_cast<double>(c.kv_before), &outside);
+    per_layer_us += prefill_attention_us(c.tokens, c.kv_before, &outside);
     count();
   }
   double us = static_cast<double>(profile_.model.layers) * per_layer_us;
@@ -47,11 +61,16 @@ Nanos CostModel::forward(const BatchShape& b) const {
   return from_us(us + t.overhead_us);
 }
 
+double CostModel::prefill_attention_us(int64_t chunk, int64_t kv_before, bool* outside) const {
+  const auto c = static_cast<double>(chunk), k = static_cast<double>(kv_before);
+  if (prefill_per_pair_.empty()) return profile_.tables.prefill_attention_us.eval(c, k, outside);
+  return prefill_per_pair_.eval(c, k, outside) * pairs(c, k);
+}
+
 Nanos CostModel::attention(int64_t chunk, int64_t kv_before) const {
   if (profile_.form == ForwardForm::kLinear || chunk <= 0) return 0;
   bool outside = false;
-  double us = profile_.tables.prefill_attention_us.eval(static_cast<double>(chunk),
-                                                        static_cast<double>(kv_before), &outside);
+  double us = prefill_attention_us(chunk, kv_before, &outside);
   if (outside) ++extrapolations_;
   return from_us(static_cast<double>(profile_.model.layers) * us);
 }

@@ -4,7 +4,9 @@
 // - `forward(batch)` is the iteration's forward time. Linear form: base + slope * total_tokens
 //   (empty batch: 0). Tables form: layers * (dense(total_tokens) + decode_attention(num_decode,
 //   decode_kv_tokens) + sum over prefill chunks of prefill_attention(chunk, kv_before))
-//   + lm_head(num_logits) + overhead; terms with zero count are skipped.
+//   + lm_head(num_logits) + overhead; terms with zero count are skipped. With
+//   prefill_interpolation: per_pair, prefill_attention is interpolated as time per attended
+//   pair and scaled by the chunk's pairs (chunk x kv_before + chunk(chunk+1)/2).
 // - `transfer(bytes, copies, dir, duplex)`: copies * per_copy_overhead + bytes / bw(bytes per
 //   copy), with bw from the direction's curve, times duplex_factor when `duplex`.
 // - `T(x)`: iteration time for x batched prefill tokens (kv 0), as min-waste uses it;
@@ -60,7 +62,10 @@ class CostModel {
   int64_t extrapolations() const { return extrapolations_; }
 
  private:
+  double prefill_attention_us(int64_t chunk, int64_t kv_before, bool* outside) const;
+
   Profile profile_;
+  Grid2D prefill_per_pair_;  // prefill_attention_us / pairs, when per_pair
   mutable int64_t extrapolations_ = 0;
 };
 

@@ -328,8 +328,8 @@ const Names kModelKeys = {"name", "layers", "hidden", "heads",  "kv_heads", "hea
 const Names kKvKeys = {"block_tokens"};
 const Names kForwardKeys = {"linear", "tables"};
 const Names kLinearKeys = {"base_ms", "slope_ms_per_token"};
-const Names kTablesKeys = {"dense_us", "decode_attention_us", "prefill_attention_us", "lm_head_us",
-                           "overhead_us"};
+const Names kTablesKeys = {"dense_us",   "decode_attention_us", "prefill_attention_us",
+                           "lm_head_us", "overhead_us",         "prefill_interpolation"};
 const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us"};
 
 void read_provenance(const Reader& r, const MapNode& top, Profile& p) {
@@ -396,6 +396,14 @@ void read_forward(const Reader& r, const MapNode& top, Profile& p) {
   t.lm_head_us =
       r.curve(m, "lm_head_us", "sequences", Bound::kPositive, "us", Bound::kNonNegative, "a time");
   t.overhead_us = r.number(m, "overhead_us", Bound::kNonNegative, "a time");
+  for (const auto& [k, v] : m.entries) {
+    if (k != "prefill_interpolation") continue;
+    const std::string path = m.path + ".prefill_interpolation";
+    t.prefill_interpolation = r.text(v, path);
+    if (t.prefill_interpolation != "time" && t.prefill_interpolation != "per_pair")
+      r.fail(v, path,
+             fmt::format("'{}': expected time or per_pair", t.prefill_interpolation));
+  }
 }
 
 void read_swap(const Reader& r, const MapNode& top, SwapSpec& s) {
@@ -565,6 +573,8 @@ std::string to_yaml(const Profile& p) {
     write_grid(out, "    ", "prefill_attention_us", "chunk", "kv_tokens", t.prefill_attention_us);
     write_curve(out, "    ", "lm_head_us", "sequences", "us", t.lm_head_us);
     fmt::format_to(w, "    overhead_us: {}\n", num(t.overhead_us));
+    if (t.prefill_interpolation != "time")
+      fmt::format_to(w, "    prefill_interpolation: {}\n", t.prefill_interpolation);
   }
   out += "swap:\n";
   write_curve(out, "  ", "h2d", "bytes", "gbps", p.swap.h2d_gbps);

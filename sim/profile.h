@@ -60,6 +60,11 @@ struct TablesForward {
   Grid2D prefill_attention_us;  // x: chunk tokens, y: KV tokens already cached (per sequence)
   Curve1D lm_head_us;           // x: sequences producing logits
   double overhead_us = 0;       // CPU overhead per iteration
+  // How prefill_attention_us is interpolated: "time" (bilinear in the times, the default) or
+  // "per_pair" (bilinear in time per attended (query, key) pair, chunk x kv + chunk(chunk+1)/2,
+  // then scaled back: exact where attention cost is proportional to the pairs, so a sparse chunk
+  // axis neither overestimates between points nor underestimates beyond the last one).
+  std::string prefill_interpolation = "time";
   bool operator==(const TablesForward&) const = default;
 };
 

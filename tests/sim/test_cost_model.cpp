@@ -117,6 +117,31 @@ TEST_CASE("tables forward: a mixed batch adds every term, zero counts are skippe
   CHECK(cm.extrapolations() == 0);
 }
 
+TEST_CASE("per-pair interpolation of prefill attention is exact for cost proportional to pairs") {
+  // A grid of 2 us per 1000 attended pairs: chunk [8, 128, 512] x kv [0, 1024].
+  Profile p = tables_profile();
+  auto& g = p.tables.prefill_attention_us;
+  g.x = {8, 128, 512};
+  g.y = {0, 1024};
+  g.z.clear();
+  auto pairs = [](double c, double k) { return c * k + c * (c + 1) / 2; };
+  for (double c : g.x)
+    for (double k : g.y) g.z.push_back(0.002 * pairs(c, k));
+  p.tables.prefill_interpolation = "per_pair";
+  const CostModel per_pair(p);
+  p.tables.prefill_interpolation = "time";
+  const CostModel by_time(p);
+  // Chunk 300 over 100 cached tokens: 300 x 100 + 300 x 301 / 2 = 75,150 pairs -> 150.3 us per
+  // layer, exactly; bilinear in time overestimates it (the chord of a convex curve).
+  CHECK(per_pair.attention(300, 100) == 2 * 150'300);
+  CHECK(by_time.attention(300, 100) > 2 * 170'000);
+  // Beyond the chunk axis, per-pair extrapolation keeps the quadratic growth.
+  CHECK(per_pair.attention(1024, 0) == 2 * 1'049'600);
+  CHECK(by_time.attention(1024, 0) < 2 * 800'000);
+  // On grid points both agree.
+  CHECK(per_pair.attention(128, 1024) == by_time.attention(128, 1024));
+}
+
 TEST_CASE("tables forward: each evaluation outside a grid is counted") {
   const CostModel cm(tables_profile());
   // T(32): dense(32) = 64 + 4 * 16 = 128 and prefill(32, 0) = 32, both extrapolated;

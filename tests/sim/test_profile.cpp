@@ -354,6 +354,21 @@ TEST_CASE("schema errors") {
   expect_error(listed, at(listed, "schema:") + "schema: unsupported a list");
 }
 
+TEST_CASE("tables.prefill_interpolation: optional, per_pair round-trips, anything else fails") {
+  const std::string t = tables_text();
+  CHECK(parse_profile(t, "p").tables.prefill_interpolation == "time");
+  const std::string pp =
+      edit(t, "    overhead_us: 40\n", "    overhead_us: 40\n    prefill_interpolation: per_pair\n");
+  const Profile p = parse_profile(pp, "p");
+  CHECK(p.tables.prefill_interpolation == "per_pair");
+  CHECK(to_text(p).find("    prefill_interpolation: per_pair\n") != std::string::npos);
+  CHECK(parse_profile(to_text(p), "w") == p);
+  const std::string bad =
+      edit(t, "    overhead_us: 40\n", "    overhead_us: 40\n    prefill_interpolation: cubic\n");
+  expect_error(bad, at(bad, "prefill_interpolation") +
+                        "forward.tables.prefill_interpolation: 'cubic': expected time or per_pair");
+}
+
 TEST_CASE("unknown and duplicate keys") {
   const std::string t = tables_text();
   const std::string top = t + "extra: 1\n";
@@ -373,7 +388,8 @@ TEST_CASE("unknown and duplicate keys") {
   const std::string tables = edit(t, "    overhead_us: 40\n", "    overhead_us: 40\n    x: 1\n");
   expect_error(tables, at(tables, "    x: 1") +
                            "forward.tables.x: unknown key (valid keys: dense_us, "
-                           "decode_attention_us, prefill_attention_us, lm_head_us, overhead_us)");
+                           "decode_attention_us, prefill_attention_us, lm_head_us, overhead_us, "
+                           "prefill_interpolation)");
   const std::string table =
       edit(t, "      us: [10, 16, 64]\n", "      us: [10, 16, 64]\n      unit: us\n");
   expect_error(table, at(table, "unit:") +
