@@ -20,6 +20,8 @@ const char* kUsage =
     "                                                        run a sweep, write results.csv (+ "
     "plots)\n"
     "  sweep merge OUT.csv IN1.csv IN2.csv ...               join the results.csv of shards\n"
+    "  plan SPEC.yaml [--jobs N] [--out DIR] [-p key=value ...]  cheapest GPUs meeting SLOs, per\n"
+    "                                                        policy: plan.csv (+ plots)\n"
     "  list                                                  every registered component\n"
     "  trace convert --from FORMAT IN OUT                    import a trace to native JSONL\n"
     "  trace gen GENERATOR.yaml OUT [--multiturn] [--sessions N]  synthesize a trace\n"
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   try {
     if (verb == "run") return cmd_run(args);
     if (verb == "sweep") return cmd_sweep(args);
+    if (verb == "plan") return cmd_plan(args);
     if (verb == "list") return cmd_list(args);
     if (verb == "trace") return cmd_trace(args);
     if (verb == "profile") return cmd_profile(args);
