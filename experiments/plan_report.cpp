@@ -108,7 +108,7 @@ void rank_plan(PlanResult& r) {
     const auto& d = spec.deployments[di];
     std::string others;
     const CandidateResult* worst = nullptr;
-    for (size_t i = mine.size(); i-- > 1;) {
+    for (size_t i = 1; i < mine.size(); ++i) {
       const auto& c = *mine[i];
       if (c.sizing.feasible && c.sizing.cost_per_hour <= best.sizing.cost_per_hour) continue;
       others += others.empty() ? "" : ", ";
