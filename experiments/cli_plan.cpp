@@ -78,8 +78,8 @@ int cmd_plan(const Args& args) {
   size_t jobs = 0;
   opts.add_options()("help,h", "show this help")("jobs,j", po::value(&jobs),
                                                  "worker threads (default: the number of cores)")(
-      "out,o", po::value(&out), "output folder (default results/<name>)")(
-      "no-plot", "write plan.csv only")(
+      "out,o", po::value(&out), "output folder (default results/<name>)")("no-plot",
+                                                                          "write plan.csv only")(
       "set,p", po::value(&overrides)->composing(),
       "override a spec key: -p peak_rate=80, -p deployments.h100.price_per_gpu_hour=2.5")(
       "spec", po::value<std::string>(), "plan spec YAML");
@@ -122,8 +122,8 @@ int cmd_plan(const Args& args) {
       draw_bar(p, s);
     } else if (p.searches_done > shown) {
       shown = p.searches_done;
-      fmt::print(stderr, "[{}/{}] searches, {} runs, {:.1f} s\n", p.searches_done,
-                 p.searches_total, p.runs_done, s);
+      fmt::print(stderr, "[{}/{}] searches, {} runs, {:.1f} s\n", p.searches_done, p.searches_total,
+                 p.runs_done, s);
     }
   };
   if (tty) draw_bar(PlanProgress{0, searches, 0}, 0);
@@ -144,7 +144,8 @@ int cmd_plan(const Args& args) {
   if (vm.count("no-plot")) return 0;
   std::string tried;
   if (!fs::exists(plan_plot_script())) {
-    fmt::print(stderr, "note: plot: {} not found (set ISIM_PLOT_PLAN_SCRIPT); plan.csv was written\n",
+    fmt::print(stderr,
+               "note: plot: {} not found (set ISIM_PLOT_PLAN_SCRIPT); plan.csv was written\n",
                plan_plot_script());
   } else if (const std::string py = find_plot_python(&tried); py.empty()) {
     fmt::print(stderr,

@@ -48,8 +48,8 @@ double slo_stat(const sim::Stat& st, const std::string& stat) {
   return st.max;
 }
 
-bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, double to_s,
-                    double rate, double fraction) {
+bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, double to_s, double rate,
+                    double fraction) {
   double n = 0, st = 0, sq = 0, stt = 0, stq = 0;
   for (const auto& s : ts) {
     if (s.t_s < from_s || s.t_s > to_s) continue;
@@ -66,8 +66,8 @@ bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, doubl
   return slope > fraction * rate;
 }
 
-Verdict judge_run(const sim::RunResult& r, const std::vector<Slo>& slos, double rate,
-                  double from_s, double to_s, double divergence) {
+Verdict judge_run(const sim::RunResult& r, const std::vector<Slo>& slos, double rate, double from_s,
+                  double to_s, double divergence) {
   Verdict v;
   v.extrapolations = r.summary.extrapolations;
   if (!r.skipped.empty()) {

@@ -41,7 +41,7 @@ const std::vector<SloMetric>& slo_metrics();
 const std::vector<std::string>& slo_stats();  // mean, p50, p90, p99, max
 
 struct Slo {
-  std::string key;  // METRIC.STAT, e.g. ttft_s.p99
+  std::string key;    // METRIC.STAT, e.g. ttft_s.p99
   size_t metric = 0;  // index into slo_metrics()
   std::string stat;
   double limit = 0;
@@ -50,20 +50,20 @@ struct Slo {
 double slo_stat(const sim::Stat& st, const std::string& stat);
 
 struct SearchSpec {
-  double start_rate = 1.0;  // sessions/s of the first probe
-  double min_rate = 0;      // below it a candidate is infeasible (0 = start_rate / 64)
-  double max_rate = 10000;  // a candidate passing here is reported as at least this
-  double tolerance = 0.05;  // stop when (fail - pass) <= tolerance x pass
-  double window_s = 300;    // poisson: sessions arrive over this long (ceil(rate x window))
-  double warmup = 0.2;      // leading fraction of the arrival window not measured
-  double drain_s = 120;     // slack past the last session's unqueued finish before a cut
+  double start_rate = 1.0;   // sessions/s of the first probe
+  double min_rate = 0;       // below it a candidate is infeasible (0 = start_rate / 64)
+  double max_rate = 10000;   // a candidate passing here is reported as at least this
+  double tolerance = 0.05;   // stop when (fail - pass) <= tolerance x pass
+  double window_s = 300;     // poisson: sessions arrive over this long (ceil(rate x window))
+  double warmup = 0.2;       // leading fraction of the arrival window not measured
+  double drain_s = 120;      // slack past the last session's unqueued finish before a cut
   double divergence = 0.05;  // queue growth rate, as a fraction of the arrival rate
 };
 
 struct Deployment {
-  std::string name;     // its key under deployments:
-  std::string gpu;      // what the table calls the GPU, e.g. H100-SXM
-  std::string profile;  // absolute path
+  std::string name;            // its key under deployments:
+  std::string gpu;             // what the table calls the GPU, e.g. H100-SXM
+  std::string profile;         // absolute path
   std::string profile_source;  // the profile's provenance source: measured, imported, ...
   int tp = 1;
   double price_per_gpu_hour = 0;
@@ -95,18 +95,18 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& over
 
 // True when the queue (waiting + swapped sessions) grows, by least squares over the samples in
 // [from_s, to_s], faster than `fraction` x `rate` sessions per second.
-bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, double to_s,
-                    double rate, double fraction);
+bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, double to_s, double rate,
+                    double fraction);
 
 struct Verdict {
   bool pass = false;
-  std::string reason;         // why it failed: "diverged ...", "ttft_s.p99 2.4 > 2", ...
+  std::string reason;          // why it failed: "diverged ...", "ttft_s.p99 2.4 > 2", ...
   std::vector<double> values;  // each SLO's statistic (empty when the run was cut)
   int64_t extrapolations = 0;
 };
 // Judges a finished run at `rate`; sessions arriving in [from_s, to_s] are measured.
-Verdict judge_run(const sim::RunResult& r, const std::vector<Slo>& slos, double rate,
-                  double from_s, double to_s, double divergence);
+Verdict judge_run(const sim::RunResult& r, const std::vector<Slo>& slos, double rate, double from_s,
+                  double to_s, double divergence);
 
 // --- The search ----------------------------------------------------------------------------
 
@@ -117,7 +117,7 @@ struct Probe {
 struct SearchResult {
   double capacity = 0;  // highest passing rate probed; 0 when none passed
   double failed_at = std::numeric_limits<double>::infinity();  // lowest failing rate probed
-  bool capped = false;  // passed at max_rate: the capacity is at least that
+  bool capped = false;        // passed at max_rate: the capacity is at least that
   std::vector<Probe> probes;  // in probe order
 };
 SearchResult find_capacity(const std::function<Verdict(double)>& probe, const SearchSpec& s);
@@ -141,9 +141,9 @@ struct CandidateResult {
   double capacity = 0;              // lowest over seeds (what sizing uses)
   double capacity_mean = 0, capacity_max = 0;
   bool capped = false;
-  std::string limited_by;         // the failure that bounded the lowest seed's capacity
+  std::string limited_by;          // the failure that bounded the lowest seed's capacity
   std::vector<double> slo_values;  // worst over seeds, at each seed's capacity
-  int64_t extrapolations = 0;     // summed over the seeds' capacity runs
+  int64_t extrapolations = 0;      // summed over the seeds' capacity runs
   Sizing sizing;
   std::vector<std::string> warnings;
   size_t runs = 0;
@@ -153,7 +153,7 @@ struct PlanResult {
   const PlanSpec* spec = nullptr;
   double output_tokens_per_session = 0;  // mean of the workload drawn at the peak rate
   std::vector<CandidateResult> ranked;   // cheapest first; infeasible last
-  std::vector<std::string> savings;  // "min-waste needs 6 H100-SXM GPUs where discard needs 9"
+  std::vector<std::string> savings;      // "min-waste needs 6 H100-SXM GPUs where discard needs 9"
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // what the trace importers reported (deduplicated)
 

@@ -89,11 +89,14 @@ void rank_plan(PlanResult& r) {
       c.warnings.push_back(fmt::format(
           "profile extrapolated beyond its grid {} times in the capacity runs", c.extrapolations));
     if (c.capped)
-      c.warnings.push_back(fmt::format("passes at search.max_rate {}: the capacity is at least that",
-                                       spec.search.max_rate));
-    if (!c.sizing.feasible)
-      c.warnings.push_back(fmt::format("infeasible: fails even at {:.4g} sessions/s ({})",
-                                       c.seeds.front().failed_at, c.limited_by));
+      c.warnings.push_back(fmt::format(
+          "passes at search.max_rate {}: the capacity is at least that", spec.search.max_rate));
+    if (!c.sizing.feasible) {
+      double lowest = c.seeds.front().failed_at;
+      for (const auto& s : c.seeds) lowest = std::min(lowest, s.failed_at);
+      c.warnings.push_back(
+          fmt::format("infeasible: fails even at {:.4g} sessions/s ({})", lowest, c.limited_by));
+    }
     for (const auto& w : c.warnings) r.warnings.push_back(label(r, c) + ": " + w);
   }
 
@@ -120,9 +123,9 @@ void rank_plan(PlanResult& r) {
       }
     }
     if (others.empty()) continue;
-    std::string line = fmt::format("{}: {} needs {} {} GPU{} where {}", d.name,
-                                   best.candidate->policy, best.sizing.gpus, d.gpu,
-                                   best.sizing.gpus == 1 ? "" : "s", others);
+    std::string line =
+        fmt::format("{}: {} needs {} {} GPU{} where {}", d.name, best.candidate->policy,
+                    best.sizing.gpus, d.gpu, best.sizing.gpus == 1 ? "" : "s", others);
     if (worst)
       line += fmt::format(" (${:.2f}/h instead of ${:.2f}/h: {:.0f}% less)",
                           best.sizing.cost_per_hour, worst->sizing.cost_per_hour,
@@ -133,13 +136,21 @@ void rank_plan(PlanResult& r) {
 
 std::string PlanResult::csv() const {
   const PlanSpec& p = *spec;
-  std::vector<std::string> h = {"rank", "deployment", "gpu", "profile", "profile_source", "tp",
-                                "price_per_gpu_hour", "policy", "capacity_rps",
-                                "capacity_mean_rps", "capacity_max_rps"};
+  std::vector<std::string> h = {"rank",
+                                "deployment",
+                                "gpu",
+                                "profile",
+                                "profile_source",
+                                "tp",
+                                "price_per_gpu_hour",
+                                "policy",
+                                "capacity_rps",
+                                "capacity_mean_rps",
+                                "capacity_max_rps"};
   for (auto s : p.seeds) h.push_back(fmt::format("capacity_seed_{}", s));
-  for (const char* k : {"peak_rate", "replicas", "gpus", "cost_per_hour",
-                        "output_tokens_per_session", "cost_per_million_output_tokens",
-                        "saving_pct", "limited_by"})
+  for (const char* k :
+       {"peak_rate", "replicas", "gpus", "cost_per_hour", "output_tokens_per_session",
+        "cost_per_million_output_tokens", "saving_pct", "limited_by"})
     h.emplace_back(k);
   for (const auto& s : p.slos) h.push_back(s.key);
   for (const auto& s : p.slos) h.push_back("headroom_pct." + s.key);
@@ -168,8 +179,9 @@ std::string PlanResult::csv() const {
     row.push_back(ok ? rounded(c.sizing.cost_per_hour, 4) : "");
     row.push_back(fmt::format("{}", output_tokens_per_session));
     row.push_back(ok ? rounded(c.sizing.cost_per_million_output_tokens, 4) : "");
-    row.push_back(ok ? rounded(100.0 * (1 - c.sizing.cost_per_hour / base.at(c.candidate->deployment)), 2)
-                     : "");
+    row.push_back(
+        ok ? rounded(100.0 * (1 - c.sizing.cost_per_hour / base.at(c.candidate->deployment)), 2)
+           : "");
     row.push_back(c.limited_by);
     for (size_t k = 0; k < p.slos.size(); ++k)
       row.push_back(ok ? fmt::format("{}", c.slo_values[k]) : "");
@@ -194,15 +206,15 @@ std::string PlanResult::table() const {
     const auto& d = deployment_of(*this, c);
     const bool ok = c.sizing.feasible;
     double saving = ok ? 1 - c.sizing.cost_per_hour / base.at(c.candidate->deployment) : 0;
-    rows.push_back({std::to_string(i + 1), d.name, d.gpu, c.candidate->policy,
-                    std::to_string(d.tp), fmt::format("{:.3g}{}", c.capacity, c.capped ? "+" : ""),
+    rows.push_back({std::to_string(i + 1), d.name, d.gpu, c.candidate->policy, std::to_string(d.tp),
+                    fmt::format("{:.3g}{}", c.capacity, c.capped ? "+" : ""),
                     fmt::format("{:.3g}-{:.3g}", c.capacity, c.capacity_max),
                     ok ? std::to_string(c.sizing.replicas) : "-",
                     ok ? std::to_string(c.sizing.gpus) : "-",
                     ok ? fmt::format("{:.2f}", c.sizing.cost_per_hour) : "-",
                     ok ? fmt::format("{:.3f}", c.sizing.cost_per_million_output_tokens) : "-",
-                    ok && saving > 0 ? fmt::format("{:.0f}%", 100 * saving) : "",
-                    c.limited_by, flags(*this, c)});
+                    ok && saving > 0 ? fmt::format("{:.0f}%", 100 * saving) : "", c.limited_by,
+                    flags(*this, c)});
   }
   // Text columns left-aligned, numbers right-aligned.
   const std::vector<bool> left = {false, true,  true,  true,  false, false, false,

@@ -92,21 +92,21 @@ std::string hand_profile(const fs::path& dir) {
 // The hand-computable plan; `slo` and `extra` vary it.
 std::string hand_plan(const fs::path& dir, const std::string& slo = "{ttft_s.p99: 0.2}",
                       const std::string& extra = "") {
-  std::string s = "name: hand\n";                                             // 1
-  s += "seeds: [1, 2]\n";                                                     // 2
-  s += "trace: {from: jsonl, path: " + hand_trace(dir, 400) + "}\n";          // 3
-  s += "arrival: {process: replay}\n";                                        // 4
-  s += "peak_rate: 50\n";                                                     // 5
-  s += "slo: " + slo + "\n";                                                  // 6
-  s += "search: {start_rate: 3, tolerance: 0.05}\n";                          // 7
+  std::string s = "name: hand\n";                                                   // 1
+  s += "seeds: [1, 2]\n";                                                           // 2
+  s += "trace: {from: jsonl, path: " + hand_trace(dir, 400) + "}\n";                // 3
+  s += "arrival: {process: replay}\n";                                              // 4
+  s += "peak_rate: 50\n";                                                           // 5
+  s += "slo: " + slo + "\n";                                                        // 6
+  s += "search: {start_rate: 3, tolerance: 0.05}\n";                                // 7
   s += "engine: {max_num_batched_tokens: 116, gpu_blocks: 1000, cpu_blocks: 0,\n";  // 8
   s += "         activation_reserve_gib: 0}\n";
-  s += "policies: [discard, preserve]\n";                                     // 10
-  s += "deployments:\n";                                                      // 11
-  s += "  test:\n";                                                           // 12
-  s += "    gpu: test-gpu\n";                                                 // 13
-  s += "    profile: " + hand_profile(dir) + "\n";                            // 14
-  s += "    price_per_gpu_hour: 2\n";                                         // 15
+  s += "policies: [discard, preserve]\n";           // 10
+  s += "deployments:\n";                            // 11
+  s += "  test:\n";                                 // 12
+  s += "    gpu: test-gpu\n";                       // 13
+  s += "    profile: " + hand_profile(dir) + "\n";  // 14
+  s += "    price_per_gpu_hour: 2\n";               // 15
   s += extra;
   return write(dir / "plan.yaml", s);
 }
@@ -275,16 +275,19 @@ TEST_CASE("ranking puts the cheapest first and names the saving between policies
   CHECK_FALSE(has("a100: a100.yaml"));  // measured: no warning
   const std::string csv = r.csv();
   CHECK(csv.find("rank,deployment,gpu,profile,profile_source,tp,price_per_gpu_hour,policy,") == 0);
-  CHECK(csv.find("\n1,h100,H100,h100.analytic.yaml,analytic,1,3,min-waste,9,9,9,9,54,6,6,18,100,") !=
-        std::string::npos);
+  CHECK(
+      csv.find("\n1,h100,H100,h100.analytic.yaml,analytic,1,3,min-waste,9,9,9,9,54,6,6,18,100,") !=
+      std::string::npos);
 }
 
 TEST_CASE("SLOs are read flat or nested, and each names a known metric and statistic") {
-  const std::string prof = test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
+  const std::string prof =
+      test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
   auto plan = [&](const std::string& slo) {
     return YAML::Load("peak_rate: 10\nslo: " + slo +
                       "\ntrace: {from: generator}\npolicies: [discard]\n"
-                      "deployments: {a: {profile: " + prof + ", price_per_gpu_hour: 1}}\n");
+                      "deployments: {a: {profile: " +
+                      prof + ", price_per_gpu_hour: 1}}\n");
   };
   auto flat = exp::parse_plan(plan("{ttft_s.p99: 2, tpot_s.mean: 0.05}"), "p.yaml", ".");
   auto nested = exp::parse_plan(plan("{ttft_s: {p99: 2}, tpot_s: {mean: 0.05}}"), "p.yaml", ".");
@@ -343,6 +346,23 @@ TEST_CASE("a plan on a linear profile gives the hand-computed capacity, replicas
   }
 }
 
+TEST_CASE("a run still busy at the drain deadline is cut and counts as diverged") {
+  // The queue-trend rule is switched off (divergence 100) and the SLO is loose: only the cut can
+  // fail a rate. Above 8 sessions/s the server is busy until 400 x 0.125 s = 50 s, past the
+  // deadline of the last arrival (399 / rate s) + drain_s = 1 s; at or below it every session
+  // ends 0.125 s after it arrives.
+  auto d = scratch("cut");
+  auto p = exp::load_plan(hand_plan(d, "{ttft_s.p99: 1000}"),
+                          {"search.drain_s=1", "search.divergence=100", "seeds=[1]"});
+  auto r = exp::run_plan(p, exp::PlanOptions{});
+  for (const auto& c : r.ranked) {
+    CAPTURE(c.candidate->policy);
+    CHECK(rates(c.seeds[0]) == std::vector<double>{3, 6, 12, 9, 7.5, 8.25, 7.875});
+    CHECK(c.capacity == 7.875);
+    CHECK(c.limited_by == "diverged (still busy at 49 s)");  // 399 / 8.25 + 1 = 49.4
+  }
+}
+
 TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --jobs") {
   auto d = scratch("cli");
   const std::string spec = hand_plan(d);
@@ -351,7 +371,7 @@ TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --j
                    &err) == 0);
   CHECK(out.find("plan hand: peak 50 sessions/s") != std::string::npos);
   CHECK(out.find("discard") != std::string::npos);
-  CHECK(out.find(" 7.88 ") != std::string::npos);  // capacity per replica
+  CHECK(out.find(" 7.88 ") != std::string::npos);   // capacity per replica
   CHECK(out.find(" 14.00 ") != std::string::npos);  // $/hour
   CHECK(err.find("4/4] searches") != std::string::npos);
   REQUIRE(run_isim("plan " + spec + " --no-plot --jobs 3 --out " + (d / "j3").string()) == 0);
@@ -396,8 +416,7 @@ TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
   expect(with("{ttft_s.p99: -1}"), ":6: slo.ttft_s.p99: must be > 0");
   expect(spec + " -p deployments.test.price_per_gpu_hour=0",
          "deployments.test.price_per_gpu_hour: must be > 0");
-  expect(spec + " -p deployments.test.profile=nope.yaml",
-         "deployments.test.profile: no such file");
+  expect(spec + " -p deployments.test.profile=nope.yaml", "deployments.test.profile: no such file");
   expect(spec + " -p deployments.test.tp=2", "deployments.test.tp: the profile models tp 1");
   expect(spec + " -p arrival.rate=3", "arrival.rate: the plan searches the rate");
   expect(spec + " -p trace.draw=30", "trace.draw: set by the plan");
@@ -418,5 +437,6 @@ TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
 TEST_CASE("isim list names the SLO metrics a plan may bound") {
   std::string out;
   REQUIRE(run_isim("list", &out) == 0);
-  for (const auto& m : exp::slo_metrics()) CHECK(out.find("  " + m.name + " ") != std::string::npos);
+  for (const auto& m : exp::slo_metrics())
+    CHECK(out.find("  " + m.name + " ") != std::string::npos);
 }
