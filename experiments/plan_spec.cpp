@@ -63,7 +63,7 @@ void parse_slo(const YAML::Node& n, const std::string& file, const std::string& 
     }
     if (s.metric == slo_metrics().size())
       throw InputError(where(file, kv.first, key) + ": unknown SLO metric '" + metric +
-                       "'; valid: " + joined(metrics) + " (each with ." + joined(slo_stats()) +
+                       "'; valid: " + joined(metrics) + " (each with .STAT: " + joined(slo_stats()) +
                        ")");
     bool known = false;
     for (const auto& st : slo_stats()) known = known || st == stat;
