@@ -306,6 +306,101 @@ TEST_CASE("SLOs are read flat or nested, and each names a known metric and stati
                        doctest::Contains("expected ttft_s.STAT"), InputError);
 }
 
+TEST_CASE("every malformed plan key is an InputError naming the key") {
+  const std::string prof =
+      test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
+  const std::string dep = "{a: {profile: " + prof + ", price_per_gpu_hour: 1}}";
+  // A valid plan with `key` replaced by `value` (or removed when value is empty).
+  auto plan = [&](const std::string& key, const std::string& value) {
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"peak_rate", "10"},          {"slo", "{ttft_s.p99: 2}"}, {"trace", "{from: generator}"},
+        {"policies", "[discard]"},    {"deployments", dep},       {"seeds", "[1, 2]"},
+        {"search", "{start_rate: 1}"}};
+    std::string y;
+    bool found = false;
+    for (auto& [k, v] : kv) {
+      if (k == key) {
+        found = true;
+        if (value.empty()) continue;
+        v = value;
+      }
+      y += k + ": " + v + "\n";
+    }
+    if (!found) y += key + ": " + value + "\n";
+    return YAML::Load(y);
+  };
+  auto bad = [&](const std::string& key, const std::string& value, const std::string& what) {
+    CAPTURE(key);
+    CAPTURE(value);
+    CHECK_THROWS_WITH_AS(exp::parse_plan(plan(key, value), "p.yaml", "."),
+                         doctest::Contains(what.c_str()), InputError);
+  };
+  CHECK_NOTHROW(exp::parse_plan(plan("name", "ok"), "p.yaml", "."));
+  bad("peak_rate", "", "peak_rate: missing");
+  bad("peak_rate", "fast", "peak_rate");
+  bad("slo", "", "slo: missing");
+  bad("slo", "[ttft_s.p99]", "expected a map of METRIC.STAT");
+  bad("slo", "{}", "expected an SLO");
+  bad("seeds", "3", "seeds: expected a non-empty list");
+  bad("seeds", "[-1]", "seeds[0]");
+  bad("search", "{tolerance: 1}", "search.tolerance: must be < 1");
+  bad("search", "{tolerance: 0}", "search.tolerance: must be > 0");
+  bad("search", "{window_s: -5}", "search.window_s: must be > 0");
+  bad("search", "{start_rate: 5, max_rate: 2}", "expected min_rate <= start_rate <= max_rate");
+  bad("search", "{start_rate: 1, min_rate: 2}", "expected min_rate <= start_rate <= max_rate");
+  bad("trace", "", "trace: missing");
+  bad("trace", "{from: generator, sessions: 10}", "trace.sessions: set by the plan");
+  bad("trace", "{from: nonsense}", "unknown trace source 'nonsense'");
+  bad("arrival", "{process: replay}", "replay needs a trace file with arrival times");
+  bad("arrival", "{process: uniform}", "unknown process 'uniform'");
+  bad("deployments", "", "deployments: expected a map of deployment names");
+  bad("deployments", "{}", "deployments: expected a map of deployment names");
+  bad("deployments", "{a: " + prof + "}", "deployments.a: expected {gpu, profile");
+  bad("deployments", "{a: {price_per_gpu_hour: 1}}", "deployments.a.profile: missing");
+  bad("deployments", "{a: {profile: " + prof + "}}", "deployments.a.price_per_gpu_hour: missing");
+  bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, colour: red}}",
+      "unknown key");
+  bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, tp: 0}}",
+      "deployments.a.tp: the profile models tp 1");
+  bad("deployments",
+      "{a: {profile: " + prof + ", price_per_gpu_hour: 1, engine: {max_num_seqs: 0}}}",
+      "engine.max_num_seqs: must be > 0");
+  bad("policies", "", "deployments.a.policies: missing");
+  bad("policies", "[]", "policies: expected a non-empty list");
+  bad("policies", "[discard, discard]", "discard listed twice");
+  bad("policies", "[{name: min-waste, estimator: psychic}]", "psychic");
+  // A deployment's own policies and engine replace and refine the top-level ones.
+  auto own = exp::parse_plan(
+      plan("deployments", "{a: {profile: " + prof +
+                              ", price_per_gpu_hour: 1, policies: [preserve, swap], engine: "
+                              "{scheduler: chunked}}}"),
+      "p.yaml", ".");
+  REQUIRE(own.candidates.size() == 2);
+  CHECK(own.candidates[0].policy == "preserve");
+  CHECK(own.candidates[1].experiment.engine.scheduler == "chunked");
+}
+
+TEST_CASE("a replayed trace needs arrivals at different times") {
+  auto d = scratch("replay");
+  trace::Trace t;
+  for (int i = 0; i < 3; ++i) {
+    trace::Session s;
+    s.id = fmt::format("s{}", i);
+    s.arrival_s = 5;
+    s.segments = {test::seg(10, 2)};
+    t.push_back(s);
+  }
+  {
+    std::ofstream f(d / "same.jsonl");
+    trace::write_jsonl(f, t);
+  }
+  std::string spec = hand_plan(d);
+  std::string err;
+  CHECK(run_isim("plan " + spec + " --no-plot -p trace.path=same.jsonl --out " + (d / "o").string(),
+                 nullptr, &err) == 2);
+  CHECK(err.find("replay needs sessions that arrive at different times") != std::string::npos);
+}
+
 TEST_CASE("a plan on a linear profile gives the hand-computed capacity, replicas and cost") {
   auto d = scratch("hand");
   const std::string spec = hand_plan(d);
