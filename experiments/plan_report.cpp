@@ -40,6 +40,11 @@ std::map<size_t, double> dearest(const PlanResult& r) {
   return m;
 }
 
+// Three significant digits, without an exponent for large rates.
+std::string rate_text(double r) {
+  return r >= 100 ? fmt::format("{:.0f}", r) : fmt::format("{:.3g}", r);
+}
+
 std::string join_csv(const std::vector<std::string>& fields) {
   std::string line;
   for (size_t i = 0; i < fields.size(); ++i) {
@@ -207,8 +212,8 @@ std::string PlanResult::table() const {
     const bool ok = c.sizing.feasible;
     double saving = ok ? 1 - c.sizing.cost_per_hour / base.at(c.candidate->deployment) : 0;
     rows.push_back({std::to_string(i + 1), d.name, d.gpu, c.candidate->policy, std::to_string(d.tp),
-                    fmt::format("{:.3g}{}", c.capacity, c.capped ? "+" : ""),
-                    fmt::format("{:.3g}-{:.3g}", c.capacity, c.capacity_max),
+                    rate_text(c.capacity) + (c.capped ? "+" : ""),
+                    rate_text(c.capacity) + "-" + rate_text(c.capacity_max),
                     ok ? std::to_string(c.sizing.replicas) : "-",
                     ok ? std::to_string(c.sizing.gpus) : "-",
                     ok ? fmt::format("{:.2f}", c.sizing.cost_per_hour) : "-",
