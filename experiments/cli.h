@@ -16,6 +16,7 @@ int cmd_trace(const Args& args);
 int cmd_profile(const Args& args);
 int cmd_sweep(const Args& args);
 int cmd_validate(const Args& args);
+int cmd_plan(const Args& args);
 // isim profile analytic / diff (args after the sub-verb), and show P --plot OUT.png.
 int cmd_profile_analytic(const Args& args);
 int cmd_profile_diff(const Args& args);

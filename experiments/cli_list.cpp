@@ -2,6 +2,7 @@
 
 #include "experiments/cli.h"
 #include "experiments/experiment.h"
+#include "experiments/plan.h"
 #include "policies/builtin.h"
 #include "policies/estimator.h"
 #include "sim/engine.h"
@@ -29,6 +30,10 @@ int cmd_list(const Args& args) {
   fmt::print("arrival processes:\n");
   fmt::print("  {:<18} {}\n", "poisson", "exponential gaps at arrival.rate, seeded");
   fmt::print("  {:<18} {}\n", "replay", "the trace's own arrival_s times");
+  std::string stats;
+  for (const auto& st : slo_stats()) stats += (stats.empty() ? "" : ", ") + st;
+  fmt::print("SLO metrics (isim plan, slo: METRIC.STAT: limit; STAT one of {}):\n", stats);
+  for (const auto& m : slo_metrics()) fmt::print("  {:<18} {}\n", m.name, m.description);
   fmt::print("profile forms:\n");
   fmt::print("  {:<18} {}\n", "linear", "T(x) = base + slope * batched tokens (InferCept's form)");
   fmt::print("  {:<18} {}\n", "tables",

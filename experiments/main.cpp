@@ -23,6 +23,8 @@ const char* kUsage =
     "  validate EXPERIMENT.yaml [--calibrate-first] [--out DIR]  sim against live execution:\n"
     "                                                        fidelity per metric, integrity "
     "checks\n"
+    "  plan SPEC.yaml [--jobs N] [--out DIR] [-p key=value ...]  cheapest GPUs meeting SLOs, per\n"
+    "                                                        policy: plan.csv (+ plots)\n"
     "  list                                                  every registered component\n"
     "  trace convert --from FORMAT IN OUT                    import a trace to native JSONL\n"
     "  trace gen GENERATOR.yaml OUT [--multiturn] [--sessions N]  synthesize a trace\n"
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
     if (verb == "run") return cmd_run(args);
     if (verb == "sweep") return cmd_sweep(args);
     if (verb == "validate") return cmd_validate(args);
+    if (verb == "plan") return cmd_plan(args);
     if (verb == "list") return cmd_list(args);
     if (verb == "trace") return cmd_trace(args);
     if (verb == "profile") return cmd_profile(args);

@@ -1,0 +1,166 @@
+// isim plan: the cheapest deployment per policy that serves a peak rate within the SLOs; writes
+// plan.csv and, through experiments/plot_plan.py, cost_capacity.png and slo_headroom.png.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "experiments/cli.h"
+#include "experiments/plan.h"
+#include "experiments/sweep.h"
+#include "traces/input_error.h"
+
+extern char** environ;
+
+namespace isim::exp {
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kPlanUsage =
+    "usage: isim plan SPEC.yaml [--jobs N] [--out DIR] [--no-plot] [-p key=value ...]\n";
+
+std::string plan_plot_script() {
+  if (const char* p = std::getenv("ISIM_PLOT_PLAN_SCRIPT"); p && *p) return p;
+  return ISIM_PLOT_PLAN_SCRIPT_DEFAULT;
+}
+
+// Runs args[0] (on PATH) with stdout silenced; its exit status, 127 when it could not start.
+int run_quiet(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return 127;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// [#####.....] 12/36 searches, 140 runs, 31.2 s
+void draw_bar(const PlanProgress& p, double elapsed) {
+  const size_t width = 30;
+  const size_t fill = p.searches_total ? p.searches_done * width / p.searches_total : width;
+  fmt::print(stderr, "\r[{}{}] {}/{} searches, {} runs, {:.1f} s", std::string(fill, '#'),
+             std::string(width - fill, '.'), p.searches_done, p.searches_total, p.runs_done,
+             elapsed);
+  if (p.searches_done == p.searches_total) fmt::print(stderr, "\n");
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+int cmd_plan(const Args& args) {
+  po::options_description opts(std::string(kPlanUsage) + "options");
+  std::vector<std::string> overrides;
+  std::string out;
+  size_t jobs = 0;
+  opts.add_options()("help,h", "show this help")("jobs,j", po::value(&jobs),
+                                                 "worker threads (default: the number of cores)")(
+      "out,o", po::value(&out), "output folder (default results/<name>)")("no-plot",
+                                                                          "write plan.csv only")(
+      "set,p", po::value(&overrides)->composing(),
+      "override a spec key: -p peak_rate=80, -p deployments.h100.price_per_gpu_hour=2.5")(
+      "spec", po::value<std::string>(), "plan spec YAML");
+  po::positional_options_description pos;
+  pos.add("spec", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\n"
+              << "For every deployment x policy, bisects the arrival rate one replica sustains\n"
+                 "within every SLO (per seed), then sizes the fleet for peak_rate:\n"
+                 "replicas = ceil(peak / capacity), GPUs = replicas x tp, cost = GPUs x price.\n"
+                 "Prints the ranked table, writes plan.csv, and draws cost_capacity.png and\n"
+                 "slo_headroom.png with "
+              << plan_plot_script()
+              << " ($ISIM_PLOT_PLAN_SCRIPT overrides;\n$ISIM_PYTHON picks the interpreter). "
+                 "See docs/capacity-planning.md.\n";
+    return 0;
+  }
+  if (!vm.count("spec")) throw UsageError{"needs SPEC.yaml", kPlanUsage};
+  if (vm.count("jobs") && jobs == 0) throw UsageError{"--jobs must be >= 1", kPlanUsage};
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+
+  const PlanSpec spec = load_plan(vm["spec"].as<std::string>(), overrides);
+  if (out.empty()) out = "results/" + spec.name;
+  fs::create_directories(out);
+  const size_t searches = spec.candidates.size() * spec.seeds.size();
+  fmt::print(stderr, "plan {}: {} candidate(s) x {} seed(s), {} job(s)\n", spec.name,
+             spec.candidates.size(), spec.seeds.size(), std::min(jobs, searches));
+
+  PlanOptions o;
+  o.jobs = jobs;
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t shown = 0;
+  o.on_progress = [&](const PlanProgress& p) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (tty) {
+      draw_bar(p, s);
+    } else if (p.searches_done > shown) {
+      shown = p.searches_done;
+      fmt::print(stderr, "[{}/{}] searches, {} runs, {:.1f} s\n", p.searches_done, p.searches_total,
+                 p.runs_done, s);
+    }
+  };
+  if (tty) draw_bar(PlanProgress{0, searches, 0}, 0);
+  const PlanResult res = run_plan(spec, o);
+
+  for (const auto& n : res.notes) fmt::print(stderr, "note: {}\n", n);
+  std::cout << res.table();
+  for (const auto& s : res.savings) fmt::print("saving: {}\n", s);
+  for (const auto& w : res.warnings) fmt::print("warning: {}\n", w);
+
+  const fs::path csv = fs::path(out) / "plan.csv";
+  {
+    std::ofstream f(csv, std::ios::binary);
+    if (!f) throw InputError(csv.string() + ": cannot write");
+    f << res.csv();
+  }
+  fmt::print("results: {}\n", csv.string());
+  if (vm.count("no-plot")) return 0;
+  std::string tried;
+  if (!fs::exists(plan_plot_script())) {
+    fmt::print(stderr,
+               "note: plot: {} not found (set ISIM_PLOT_PLAN_SCRIPT); plan.csv was written\n",
+               plan_plot_script());
+  } else if (const std::string py = find_plot_python(&tried); py.empty()) {
+    fmt::print(stderr,
+               "note: plot: no python3 with matplotlib (tried {}; install Debian's "
+               "python3-matplotlib or set ISIM_PYTHON); plan.csv was written\n",
+               tried);
+  } else if (int rc = run_quiet({py, plan_plot_script(), csv.string(), out}); rc != 0) {
+    fmt::print(stderr, "isim: error: plot: {} {} exited with {}; plan.csv was written\n", py,
+               plan_plot_script(), rc);
+    return 2;
+  } else {
+    for (const char* png : {"cost_capacity.png", "slo_headroom.png"})
+      fmt::print("plot: {}\n", (fs::path(out) / png).string());
+  }
+  return 0;
+}
+
+}  // namespace isim::exp

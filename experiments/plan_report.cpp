@@ -1,0 +1,247 @@
+// A plan's results: ranking, savings lines, warnings, the terminal table and plan.csv.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "experiments/plan.h"
+#include "experiments/sweep.h"
+
+namespace isim::exp {
+
+namespace {
+
+const Deployment& deployment_of(const PlanResult& r, const CandidateResult& c) {
+  return r.spec->deployments[c.candidate->deployment];
+}
+
+std::string label(const PlanResult& r, const CandidateResult& c) {
+  return deployment_of(r, c).name + "/" + c.candidate->policy;
+}
+
+// Shortest round-trip text of `v` rounded to `digits` decimals (money, percentages).
+std::string rounded(double v, int digits) {
+  const double f = std::pow(10.0, digits);
+  double x = std::round(v * f) / f;
+  if (x == 0) x = 0;  // no "-0"
+  return fmt::format("{}", x);
+}
+
+// The cost of the dearest feasible policy on each deployment (the savings baseline).
+std::map<size_t, double> dearest(const PlanResult& r) {
+  std::map<size_t, double> m;
+  for (const auto& c : r.ranked)
+    if (c.sizing.feasible) {
+      double& d = m[c.candidate->deployment];
+      d = std::max(d, c.sizing.cost_per_hour);
+    }
+  return m;
+}
+
+// Three significant digits, without an exponent for large rates.
+std::string rate_text(double r) {
+  return r >= 100 ? fmt::format("{:.0f}", r) : fmt::format("{:.3g}", r);
+}
+
+std::string join_csv(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line += ',';
+    line += csv_field(fields[i]);
+  }
+  line += '\n';
+  return line;
+}
+
+std::string flags(const PlanResult& r, const CandidateResult& c) {
+  std::string f;
+  auto add = [&](const std::string& s) {
+    if (!f.empty()) f += ';';
+    f += s;
+  };
+  if (deployment_of(r, c).profile_source == "analytic") add("analytic");
+  if (c.extrapolations > 0) add(fmt::format("extrapolated({})", c.extrapolations));
+  if (c.capped) add("capped");
+  if (!c.sizing.feasible) add("infeasible");
+  return f;
+}
+
+}  // namespace
+
+void rank_plan(PlanResult& r) {
+  std::stable_sort(r.ranked.begin(), r.ranked.end(),
+                   [](const CandidateResult& a, const CandidateResult& b) {
+                     if (a.sizing.feasible != b.sizing.feasible) return a.sizing.feasible;
+                     if (a.sizing.cost_per_hour != b.sizing.cost_per_hour)
+                       return a.sizing.cost_per_hour < b.sizing.cost_per_hour;
+                     if (a.sizing.gpus != b.sizing.gpus) return a.sizing.gpus < b.sizing.gpus;
+                     return a.capacity > b.capacity;
+                   });
+  const PlanSpec& spec = *r.spec;
+
+  // Warnings: analytic profiles once per deployment, the rest per candidate.
+  r.warnings.clear();
+  for (const auto& d : spec.deployments)
+    if (d.profile_source == "analytic")
+      r.warnings.push_back(fmt::format(
+          "{}: {} is an analytic (roofline) profile, not measured: its capacities are estimates",
+          d.name, std::filesystem::path(d.profile).filename().string()));
+  for (auto& c : r.ranked) {
+    c.warnings.clear();
+    if (c.extrapolations > 0)
+      c.warnings.push_back(fmt::format(
+          "profile extrapolated beyond its grid {} times in the capacity runs", c.extrapolations));
+    if (c.capped)
+      c.warnings.push_back(fmt::format(
+          "passes at search.max_rate {}: the capacity is at least that", spec.search.max_rate));
+    if (!c.sizing.feasible) {
+      double lowest = c.seeds.front().failed_at;
+      for (const auto& s : c.seeds) lowest = std::min(lowest, s.failed_at);
+      c.warnings.push_back(
+          fmt::format("infeasible: fails even at {:.4g} sessions/s ({})", lowest, c.limited_by));
+    }
+    for (const auto& w : c.warnings) r.warnings.push_back(label(r, c) + ": " + w);
+  }
+
+  // Savings: per deployment, the cheapest policy against every dearer or infeasible one.
+  r.savings.clear();
+  for (size_t di = 0; di < spec.deployments.size(); ++di) {
+    std::vector<const CandidateResult*> mine;
+    for (const auto& c : r.ranked)
+      if (c.candidate->deployment == di) mine.push_back(&c);  // cheapest first
+    if (mine.size() < 2 || !mine.front()->sizing.feasible) continue;
+    const auto& best = *mine.front();
+    const auto& d = spec.deployments[di];
+    std::string others;
+    const CandidateResult* worst = nullptr;
+    for (size_t i = 1; i < mine.size(); ++i) {
+      const auto& c = *mine[i];
+      if (c.sizing.feasible && c.sizing.cost_per_hour <= best.sizing.cost_per_hour) continue;
+      others += others.empty() ? "" : ", ";
+      if (c.sizing.feasible) {
+        others += fmt::format("{} needs {}", c.candidate->policy, c.sizing.gpus);
+        if (!worst || c.sizing.cost_per_hour > worst->sizing.cost_per_hour) worst = &c;
+      } else {
+        others += fmt::format("{} cannot meet the SLOs", c.candidate->policy);
+      }
+    }
+    if (others.empty()) continue;
+    std::string line =
+        fmt::format("{}: {} needs {} {} GPU{} where {}", d.name, best.candidate->policy,
+                    best.sizing.gpus, d.gpu, best.sizing.gpus == 1 ? "" : "s", others);
+    if (worst)
+      line += fmt::format(" (${:.2f}/h instead of ${:.2f}/h: {:.0f}% less)",
+                          best.sizing.cost_per_hour, worst->sizing.cost_per_hour,
+                          100.0 * (1 - best.sizing.cost_per_hour / worst->sizing.cost_per_hour));
+    r.savings.push_back(line);
+  }
+}
+
+std::string PlanResult::csv() const {
+  const PlanSpec& p = *spec;
+  std::vector<std::string> h = {"rank",
+                                "deployment",
+                                "gpu",
+                                "profile",
+                                "profile_source",
+                                "tp",
+                                "price_per_gpu_hour",
+                                "policy",
+                                "capacity_rps",
+                                "capacity_mean_rps",
+                                "capacity_max_rps"};
+  for (auto s : p.seeds) h.push_back(fmt::format("capacity_seed_{}", s));
+  for (const char* k :
+       {"peak_rate", "replicas", "gpus", "cost_per_hour", "output_tokens_per_session",
+        "cost_per_million_output_tokens", "saving_pct", "limited_by"})
+    h.emplace_back(k);
+  for (const auto& s : p.slos) h.push_back(s.key);
+  for (const auto& s : p.slos) h.push_back("headroom_pct." + s.key);
+  for (const char* k : {"extrapolations", "runs", "warnings"}) h.emplace_back(k);
+  std::string out = join_csv(h);
+  const auto base = dearest(*this);
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const auto& c = ranked[i];
+    const auto& d = deployment_of(*this, c);
+    const bool ok = c.sizing.feasible;
+    std::vector<std::string> row = {std::to_string(i + 1),
+                                    d.name,
+                                    d.gpu,
+                                    std::filesystem::path(d.profile).filename().string(),
+                                    d.profile_source,
+                                    std::to_string(d.tp),
+                                    fmt::format("{}", d.price_per_gpu_hour),
+                                    c.candidate->policy,
+                                    fmt::format("{}", c.capacity),
+                                    fmt::format("{}", c.capacity_mean),
+                                    fmt::format("{}", c.capacity_max)};
+    for (const auto& s : c.seeds) row.push_back(fmt::format("{}", s.capacity));
+    row.push_back(fmt::format("{}", p.peak_rate));
+    row.push_back(ok ? std::to_string(c.sizing.replicas) : "");
+    row.push_back(ok ? std::to_string(c.sizing.gpus) : "");
+    row.push_back(ok ? rounded(c.sizing.cost_per_hour, 4) : "");
+    row.push_back(fmt::format("{}", output_tokens_per_session));
+    row.push_back(ok ? rounded(c.sizing.cost_per_million_output_tokens, 4) : "");
+    row.push_back(
+        ok ? rounded(100.0 * (1 - c.sizing.cost_per_hour / base.at(c.candidate->deployment)), 2)
+           : "");
+    row.push_back(c.limited_by);
+    for (size_t k = 0; k < p.slos.size(); ++k)
+      row.push_back(ok ? fmt::format("{}", c.slo_values[k]) : "");
+    for (size_t k = 0; k < p.slos.size(); ++k)
+      row.push_back(ok ? rounded(100.0 * (1 - c.slo_values[k] / p.slos[k].limit), 2) : "");
+    row.push_back(std::to_string(c.extrapolations));
+    row.push_back(std::to_string(c.runs));
+    row.push_back(flags(*this, c));
+    out += join_csv(row);
+  }
+  return out;
+}
+
+std::string PlanResult::table() const {
+  const PlanSpec& p = *spec;
+  std::vector<std::vector<std::string>> rows = {
+      {"#", "deployment", "gpu", "policy", "tp", "capacity/replica", "seeds min-max", "replicas",
+       "GPUs", "$/hour", "$/M out tok", "saving", "limited by", "warnings"}};
+  const auto base = dearest(*this);
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const auto& c = ranked[i];
+    const auto& d = deployment_of(*this, c);
+    const bool ok = c.sizing.feasible;
+    double saving = ok ? 1 - c.sizing.cost_per_hour / base.at(c.candidate->deployment) : 0;
+    rows.push_back({std::to_string(i + 1), d.name, d.gpu, c.candidate->policy, std::to_string(d.tp),
+                    rate_text(c.capacity) + (c.capped ? "+" : ""),
+                    rate_text(c.capacity) + "-" + rate_text(c.capacity_max),
+                    ok ? std::to_string(c.sizing.replicas) : "-",
+                    ok ? std::to_string(c.sizing.gpus) : "-",
+                    ok ? fmt::format("{:.2f}", c.sizing.cost_per_hour) : "-",
+                    ok ? fmt::format("{:.3f}", c.sizing.cost_per_million_output_tokens) : "-",
+                    ok && saving > 0 ? fmt::format("{:.0f}%", 100 * saving) : "", c.limited_by,
+                    flags(*this, c)});
+  }
+  // Text columns left-aligned, numbers right-aligned.
+  const std::vector<bool> left = {false, true,  true,  true,  false, false, false,
+                                  false, false, false, false, false, true,  true};
+  std::vector<size_t> w(rows.front().size(), 0);
+  for (const auto& r : rows)
+    for (size_t k = 0; k < r.size(); ++k) w[k] = std::max(w[k], r[k].size());
+  std::string out = fmt::format(
+      "plan {}: peak {} sessions/s; capacity in sessions/s per replica (lowest of {} seed{}); "
+      "{:.1f} output tokens/session\n",
+      p.name, p.peak_rate, p.seeds.size(), p.seeds.size() == 1 ? "" : "s",
+      output_tokens_per_session);
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t k = 0; k < r.size(); ++k) {
+      if (k) line += "  ";
+      line += left[k] ? fmt::format("{:<{}}", r[k], w[k]) : fmt::format("{:>{}}", r[k], w[k]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace isim::exp

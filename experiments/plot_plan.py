@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Plots of an `isim plan` plan.csv.
+
+usage: plot_plan.py PLAN.csv OUTDIR
+
+Writes two PNGs into OUTDIR:
+  cost_capacity.png  each feasible candidate's fleet cost per hour at the peak rate against the
+                     capacity of one replica (sessions/s; the bar spans the seeds' lowest to
+                     highest capacity), colour by policy, marker by deployment; the Pareto front
+                     (no other candidate is both cheaper and of higher capacity) is joined by a
+                     dashed line and labelled;
+  slo_headroom.png   for each feasible candidate, in rank order, how far below each SLO limit it
+                     runs at its capacity: (limit - value) / limit, worst seed.
+
+Needs matplotlib (Debian: python3-matplotlib); no other packages. Exit status 2 on bad input.
+"""
+
+import csv
+import os
+import sys
+
+REQUIRED = ["rank", "deployment", "policy", "capacity_rps", "capacity_max_rps", "gpus",
+            "cost_per_hour"]
+
+
+def fail(msg):
+    print("plot_plan.py: error: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def read_plan(path):
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        fail("{}: cannot read: {}".format(path, e.strerror))
+    except csv.Error as e:
+        fail("{}: not CSV: {}".format(path, e))
+    if not rows:
+        fail(path + ": no candidates")
+    missing = [c for c in REQUIRED if c not in rows[0]]
+    if missing:
+        fail("{}: missing column(s): {}".format(path, ", ".join(missing)))
+    return rows
+
+
+def number(row, key):
+    try:
+        return float(row[key])
+    except ValueError:
+        fail("{}: expected a number, got '{}'".format(key, row[key]))
+
+
+def pareto(points):
+    """Indices of points (capacity, cost) that no other point beats on both."""
+    front = []
+    for i, (ci, ki) in enumerate(points):
+        dominated = any((cj >= ci and kj <= ki) and (cj > ci or kj < ki)
+                        for j, (cj, kj) in enumerate(points) if j != i)
+        if not dominated:
+            front.append(i)
+    return sorted(front, key=lambda i: points[i][0])
+
+
+def plot_cost(plt, rows, out):
+    policies = sorted({r["policy"] for r in rows})
+    deployments = list(dict.fromkeys(r["deployment"] for r in rows))
+    colours = plt.get_cmap("tab10")
+    markers = "osD^vP*Xh<>"
+    fig, ax = plt.subplots(figsize=(8, 5))
+    points = []
+    for r in rows:
+        cap, hi, cost = number(r, "capacity_rps"), number(r, "capacity_max_rps"), number(r, "cost_per_hour")
+        points.append((cap, cost))
+        c = colours(policies.index(r["policy"]) % 10)
+        m = markers[deployments.index(r["deployment"]) % len(markers)]
+        ax.errorbar([cap], [cost], xerr=[[0], [hi - cap]], fmt=m, color=c, ms=8, capsize=3)
+    front = pareto(points)
+    ax.plot([points[i][0] for i in front], [points[i][1] for i in front], "k--", lw=1,
+            label="Pareto front")
+    for i in front:
+        r = rows[i]
+        ax.annotate("{} {}\n{} GPUs".format(r["deployment"], r["policy"], r["gpus"]), points[i],
+                    textcoords="offset points", xytext=(6, 6), fontsize=7)
+    for p in policies:
+        ax.plot([], [], "s", color=colours(policies.index(p) % 10), label=p)
+    for d in deployments:
+        ax.plot([], [], markers[deployments.index(d) % len(markers)], color="grey", label=d)
+    ax.set_xlabel("capacity of one replica (sessions/s; bar: seeds' low to high)")
+    ax.set_ylabel("fleet cost at the peak rate ($/hour)")
+    ax.set_title("Cost against capacity")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "cost_capacity.png"), dpi=100)
+
+
+def plot_headroom(plt, rows, out):
+    slos = [k[len("headroom_pct."):] for k in rows[0] if k.startswith("headroom_pct.")]
+    if not slos:
+        fail("no headroom_pct.* columns")
+    labels = ["{}. {} {}".format(r["rank"], r["deployment"], r["policy"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) * max(1, len(slos)) / 2 + 1.5))
+    height = 0.8 / len(slos)
+    colours = plt.get_cmap("tab10")
+    for k, slo in enumerate(slos):
+        ys = [i + (k - (len(slos) - 1) / 2) * height for i in range(len(rows))]
+        ax.barh(ys, [number(r, "headroom_pct." + slo) for r in rows], height=height,
+                color=colours(k % 10), label=slo)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("headroom at capacity: (limit - value) / limit (%)")
+    ax.set_title("SLO headroom per candidate (worst seed)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "slo_headroom.png"), dpi=100)
+
+
+def main(argv):
+    if len(argv) != 3:
+        fail("usage: plot_plan.py PLAN.csv OUTDIR")
+    rows = [r for r in read_plan(argv[1]) if r["gpus"] != ""]  # feasible candidates only
+    if not rows:
+        fail(argv[1] + ": no feasible candidate to plot")
+    os.makedirs(argv[2], exist_ok=True)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plot_cost(plt, rows, argv[2])
+    plot_headroom(plt, rows, argv[2])
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,537 @@
+// Capacity planning: the rate search on synthetic capacity curves, divergence detection, the
+// replica and cost arithmetic, ranking and savings, a plan whose answer is computed by hand from
+// a linear profile, determinism across --jobs, and the CLI's errors.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "experiments/plan.h"
+#include "experiments/sweep.h"
+#include "sim/profile.h"
+#include "tests/sim_fixtures.h"
+#include "tests/test_paths.h"
+#include "traces/input_error.h"
+#include "traces/jsonl.h"
+
+using namespace isim;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("isim-test-plan-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string write(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+// Runs the isim binary; its exit code, with stdout and stderr captured.
+int run_isim(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
+  const fs::path o = fs::temp_directory_path() / "isim-plan-stdout.txt";
+  const fs::path e = fs::temp_directory_path() / "isim-plan-stderr.txt";
+  std::string cmd = test::bin_dir() + "/isim " + args + " > " + o.string() + " 2> " + e.string();
+  int rc = std::system(cmd.c_str());
+  if (out) *out = slurp(o);
+  if (err) *err = slurp(e);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+exp::Verdict verdict(bool pass) {
+  exp::Verdict v;
+  v.pass = pass;
+  if (!pass) v.reason = "synthetic";
+  return v;
+}
+
+std::vector<double> rates(const exp::SearchResult& r) {
+  std::vector<double> v;
+  for (const auto& p : r.probes) v.push_back(p.rate);
+  return v;
+}
+
+// A replay trace of `n` identical sessions arriving 1 s apart: 115 prompt tokens, one output
+// token, no intercepts. Under the round profile (T(x) = 10 ms + 1 ms/token) and a 116-token
+// batch limit, each session is one 125 ms prefill: a replica serves exactly 8 sessions/s.
+std::string hand_trace(const fs::path& dir, int n) {
+  trace::Trace t;
+  for (int i = 0; i < n; ++i) {
+    trace::Session s;
+    s.id = fmt::format("s{}", i);
+    s.arrival_s = i;
+    s.segments = {test::seg(115, 1)};
+    t.push_back(s);
+  }
+  std::ofstream f(dir / "hand.jsonl");
+  trace::write_jsonl(f, t);
+  return (dir / "hand.jsonl").string();
+}
+
+std::string hand_profile(const fs::path& dir) {
+  sim::write_profile_file((dir / "round.yaml").string(), test::round_profile());
+  return (dir / "round.yaml").string();
+}
+
+// The hand-computable plan; `slo` and `extra` vary it.
+std::string hand_plan(const fs::path& dir, const std::string& slo = "{ttft_s.p99: 0.2}",
+                      const std::string& extra = "") {
+  std::string s = "name: hand\n";                                                   // 1
+  s += "seeds: [1, 2]\n";                                                           // 2
+  s += "trace: {from: jsonl, path: " + hand_trace(dir, 400) + "}\n";                // 3
+  s += "arrival: {process: replay}\n";                                              // 4
+  s += "peak_rate: 50\n";                                                           // 5
+  s += "slo: " + slo + "\n";                                                        // 6
+  s += "search: {start_rate: 3, tolerance: 0.05}\n";                                // 7
+  s += "engine: {max_num_batched_tokens: 116, gpu_blocks: 1000, cpu_blocks: 0,\n";  // 8
+  s += "         activation_reserve_gib: 0}\n";
+  s += "policies: [discard, preserve]\n";           // 10
+  s += "deployments:\n";                            // 11
+  s += "  test:\n";                                 // 12
+  s += "    gpu: test-gpu\n";                       // 13
+  s += "    profile: " + hand_profile(dir) + "\n";  // 14
+  s += "    price_per_gpu_hour: 2\n";               // 15
+  s += extra;
+  return write(dir / "plan.yaml", s);
+}
+
+}  // namespace
+
+TEST_CASE("the search brackets and bisects a monotone capacity curve") {
+  exp::SearchSpec s;
+  s.start_rate = 1;
+  s.tolerance = 0.05;
+  s.max_rate = 100;
+  s.min_rate = 0.1;
+  SUBCASE("doubling up from the start, then bisection to the tolerance") {
+    auto r = exp::find_capacity([](double rate) { return verdict(rate <= 7.3); }, s);
+    CHECK(rates(r) == std::vector<double>{1, 2, 4, 8, 6, 7, 7.5, 7.25});
+    CHECK(r.capacity == 7.25);
+    CHECK(r.failed_at == 7.5);
+    CHECK_FALSE(r.capped);
+    CHECK(r.failed_at - r.capacity <= s.tolerance * r.capacity);
+  }
+  SUBCASE("halving down when the start rate fails") {
+    auto r = exp::find_capacity([](double rate) { return verdict(rate <= 0.3); }, s);
+    CHECK(r.capacity <= 0.3);
+    CHECK(r.failed_at > 0.3);
+    CHECK(r.failed_at - r.capacity <= s.tolerance * r.capacity);
+    CHECK(r.probes[0].rate == 1);
+    CHECK(r.probes[1].rate == 0.5);
+    CHECK(r.probes[2].rate == 0.25);
+  }
+  SUBCASE("a candidate passing at max_rate is capped there") {
+    s.max_rate = 10;
+    auto r = exp::find_capacity([](double) { return verdict(true); }, s);
+    CHECK(rates(r) == std::vector<double>{1, 2, 4, 8, 10});
+    CHECK(r.capacity == 10);
+    CHECK(r.capped);
+  }
+  SUBCASE("a candidate failing down to min_rate is infeasible") {
+    auto r = exp::find_capacity([](double) { return verdict(false); }, s);
+    CHECK(rates(r) == std::vector<double>{1, 0.5, 0.25, 0.125});
+    CHECK(r.capacity == 0);
+  }
+}
+
+TEST_CASE("a queue growing faster than the divergence fraction of the rate diverges") {
+  auto series = [](double slope, double noise) {
+    std::vector<sim::TimeSample> ts;
+    for (int t = 0; t <= 100; ++t) {
+      sim::TimeSample s;
+      s.t_s = t;
+      s.waiting = static_cast<int64_t>(std::floor(slope * t + (t % 2 ? noise : 0)));
+      ts.push_back(s);
+    }
+    return ts;
+  };
+  // Threshold at rate 5 and fraction 0.05: 0.25 sessions/s.
+  CHECK(exp::queue_diverges(series(0.5, 0), 20, 100, 5, 0.05));
+  CHECK_FALSE(exp::queue_diverges(series(0.1, 0), 20, 100, 5, 0.05));
+  CHECK_FALSE(exp::queue_diverges(series(0, 30), 20, 100, 5, 0.05));  // noisy but flat
+  // Swapped sessions wait for the GPU too.
+  auto sw = series(0, 0);
+  for (auto& s : sw) s.swapped = static_cast<int64_t>(s.t_s);
+  CHECK(exp::queue_diverges(sw, 20, 100, 5, 0.05));
+  // Only the measured span counts: growth after it (the drain) is not divergence.
+  auto late = series(0, 0);
+  for (auto& s : late)
+    if (s.t_s > 80) s.waiting = static_cast<int64_t>(10 * (s.t_s - 80));
+  CHECK_FALSE(exp::queue_diverges(late, 20, 80, 5, 0.05));
+  CHECK(exp::queue_diverges(late, 20, 100, 5, 0.05));
+}
+
+TEST_CASE("an overloaded run is judged diverged from its queue, not waited out") {
+  // 400 sessions 1/rate apart, each a 125 ms prefill: 8 sessions/s is the service rate.
+  auto run_at = [](double rate) {
+    trace::Trace t;
+    for (int i = 0; i < 400; ++i) {
+      trace::Session s;
+      s.id = fmt::format("s{}", i);
+      s.arrival_s = i / rate;
+      s.segments = {test::seg(115, 1)};
+      t.push_back(s);
+    }
+    sim::EngineConfig cfg;
+    cfg.max_num_batched_tokens = 116;
+    cfg.gpu_blocks = 1000;
+    cfg.activation_reserve_gib = 0;
+    cfg.cpu_blocks = 0;
+    return test::run(t, "discard", cfg);
+  };
+  std::vector<exp::Slo> loose = {{"ttft_s.p99", 4, "p99", 1000.0}};  // ttft_s is metric 4
+  REQUIRE(exp::slo_metrics()[4].name == "ttft_s");
+  const double span7 = 399 / 7.0, span10 = 399 / 10.0;
+  auto ok = exp::judge_run(run_at(7), loose, 7, 0.2 * span7, span7, 0.05);
+  REQUIRE_MESSAGE(ok.pass, ok.reason);
+  CHECK(ok.values[0] == doctest::Approx(0.125));  // no queueing: one prefill
+  // At 10/s the queue grows by 2 sessions/s > 0.05 x 10: diverged although the SLO is loose.
+  auto bad = exp::judge_run(run_at(10), loose, 10, 0.2 * span10, span10, 0.05);
+  CHECK_FALSE(bad.pass);
+  CHECK(bad.reason == "diverged (queue grows)");
+}
+
+TEST_CASE("replicas, GPUs and cost follow from the capacity") {
+  auto z = exp::size_fleet(50, 7.875, 2, 2.0, 100);
+  CHECK(z.feasible);
+  CHECK(z.replicas == 7);  // ceil(6.35)
+  CHECK(z.gpus == 14);
+  CHECK(z.cost_per_hour == 28.0);
+  // 50 sessions/s x 3600 s x 100 tokens = 18 M tokens per hour.
+  CHECK(z.cost_per_million_output_tokens == doctest::Approx(28.0 / 18.0));
+  CHECK(exp::size_fleet(20, 5, 1, 3, 1).replicas == 4);  // exact: no spare replica
+  CHECK_FALSE(exp::size_fleet(20, 0, 1, 3, 1).feasible);
+}
+
+TEST_CASE("ranking puts the cheapest first and names the saving between policies") {
+  exp::PlanSpec spec;
+  spec.peak_rate = 54;
+  spec.seeds = {1};
+  spec.slos = {{"ttft_s.p99", 4, "p99", 2.0}};
+  spec.deployments = {{"h100", "H100", "/p/h100.analytic.yaml", "analytic", 1, 3.0},
+                      {"a100", "A100", "/p/a100.yaml", "measured", 1, 1.5}};
+  for (auto [d, pol] : std::vector<std::pair<size_t, std::string>>{
+           {0, "discard"}, {0, "preserve"}, {0, "min-waste"}, {1, "discard"}}) {
+    exp::Candidate c;
+    c.deployment = d;
+    c.policy = pol;
+    spec.candidates.push_back(c);
+  }
+  exp::PlanResult r;
+  r.spec = &spec;
+  r.output_tokens_per_session = 100;
+  const std::vector<double> caps = {6, 0, 9, 2};
+  for (size_t i = 0; i < caps.size(); ++i) {
+    exp::CandidateResult c;
+    c.candidate = &spec.candidates[i];
+    exp::SearchResult sr;
+    sr.capacity = caps[i];
+    sr.failed_at = caps[i] + 1;
+    c.seeds = {sr};
+    c.capacity = c.capacity_mean = c.capacity_max = caps[i];
+    c.limited_by = "ttft_s.p99 3 > 2";
+    c.slo_values = {1.0};
+    c.extrapolations = i == 3 ? 5 : 0;
+    const auto& d = spec.deployments[spec.candidates[i].deployment];
+    c.sizing = exp::size_fleet(54, caps[i], d.tp, d.price_per_gpu_hour, 100);
+    r.ranked.push_back(c);
+  }
+  exp::rank_plan(r);
+  // min-waste: 6 x $3 = $18; discard on H100: 9 x $3 = $27; discard on A100: 27 x $1.5.
+  REQUIRE(r.ranked.size() == 4);
+  CHECK(r.ranked[0].candidate->policy == "min-waste");
+  CHECK(r.ranked[1].candidate->policy == "discard");
+  CHECK(r.ranked[1].candidate->deployment == 0);
+  CHECK(r.ranked[2].candidate->deployment == 1);
+  CHECK(r.ranked[3].candidate->policy == "preserve");  // infeasible last
+  REQUIRE(r.savings.size() == 1);
+  CHECK(r.savings[0] ==
+        "h100: min-waste needs 6 H100 GPUs where discard needs 9, preserve cannot meet the SLOs "
+        "($18.00/h instead of $27.00/h: 33% less)");
+  auto has = [&](const std::string& s) {
+    for (const auto& w : r.warnings)
+      if (w.find(s) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(has("h100: h100.analytic.yaml is an analytic (roofline) profile"));
+  CHECK(has("a100/discard: profile extrapolated beyond its grid 5 times"));
+  CHECK(has("h100/preserve: infeasible"));
+  CHECK_FALSE(has("a100: a100.yaml"));  // measured: no warning
+  const std::string csv = r.csv();
+  CHECK(csv.find("rank,deployment,gpu,profile,profile_source,tp,price_per_gpu_hour,policy,") == 0);
+  CHECK(
+      csv.find("\n1,h100,H100,h100.analytic.yaml,analytic,1,3,min-waste,9,9,9,9,54,6,6,18,100,") !=
+      std::string::npos);
+}
+
+TEST_CASE("SLOs are read flat or nested, and each names a known metric and statistic") {
+  const std::string prof =
+      test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
+  auto plan = [&](const std::string& slo) {
+    return YAML::Load("peak_rate: 10\nslo: " + slo +
+                      "\ntrace: {from: generator}\npolicies: [discard]\n"
+                      "deployments: {a: {profile: " +
+                      prof + ", price_per_gpu_hour: 1}}\n");
+  };
+  auto flat = exp::parse_plan(plan("{ttft_s.p99: 2, tpot_s.mean: 0.05}"), "p.yaml", ".");
+  auto nested = exp::parse_plan(plan("{ttft_s: {p99: 2}, tpot_s: {mean: 0.05}}"), "p.yaml", ".");
+  REQUIRE(flat.slos.size() == 2);
+  REQUIRE(nested.slos.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    CHECK(flat.slos[i].key == nested.slos[i].key);
+    CHECK(flat.slos[i].limit == nested.slos[i].limit);
+  }
+  CHECK(flat.slos[1].key == "tpot_s.mean");
+  CHECK(flat.deployments[0].gpu == "A100-SXM4-80GB");  // from the profile when not given
+  CHECK(flat.deployments[0].profile_source == "published");
+  CHECK_THROWS_WITH_AS(exp::parse_plan(plan("{ttft_s.p99: 2, ttft_s: {p99: 3}}"), "p.yaml", "."),
+                       doctest::Contains("listed twice"), InputError);
+  CHECK_THROWS_WITH_AS(exp::parse_plan(plan("{ttft_s: 2}"), "p.yaml", "."),
+                       doctest::Contains("expected ttft_s.STAT"), InputError);
+}
+
+TEST_CASE("every malformed plan key is an InputError naming the key") {
+  const std::string prof =
+      test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
+  const std::string dep = "{a: {profile: " + prof + ", price_per_gpu_hour: 1}}";
+  // A valid plan with `key` replaced by `value` (or removed when value is empty).
+  auto plan = [&](const std::string& key, const std::string& value) {
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"peak_rate", "10"},          {"slo", "{ttft_s.p99: 2}"}, {"trace", "{from: generator}"},
+        {"policies", "[discard]"},    {"deployments", dep},       {"seeds", "[1, 2]"},
+        {"search", "{start_rate: 1}"}};
+    std::string y;
+    bool found = false;
+    for (auto& [k, v] : kv) {
+      if (k == key) {
+        found = true;
+        if (value.empty()) continue;
+        v = value;
+      }
+      y += k + ": " + v + "\n";
+    }
+    if (!found) y += key + ": " + value + "\n";
+    return YAML::Load(y);
+  };
+  auto bad = [&](const std::string& key, const std::string& value, const std::string& what) {
+    CAPTURE(key);
+    CAPTURE(value);
+    CHECK_THROWS_WITH_AS(exp::parse_plan(plan(key, value), "p.yaml", "."),
+                         doctest::Contains(what.c_str()), InputError);
+  };
+  CHECK_NOTHROW(exp::parse_plan(plan("name", "ok"), "p.yaml", "."));
+  bad("peak_rate", "", "peak_rate: missing");
+  bad("peak_rate", "fast", "peak_rate");
+  bad("slo", "", "slo: missing");
+  bad("slo", "[ttft_s.p99]", "expected a map of METRIC.STAT");
+  bad("slo", "{}", "expected an SLO");
+  bad("seeds", "3", "seeds: expected a non-empty list");
+  bad("seeds", "[-1]", "seeds[0]");
+  bad("search", "{tolerance: 1}", "search.tolerance: must be < 1");
+  bad("search", "{tolerance: 0}", "search.tolerance: must be > 0");
+  bad("search", "{window_s: -5}", "search.window_s: must be > 0");
+  bad("search", "{start_rate: 5, max_rate: 2}", "expected min_rate <= start_rate <= max_rate");
+  bad("search", "{start_rate: 1, min_rate: 2}", "expected min_rate <= start_rate <= max_rate");
+  bad("trace", "", "trace: missing");
+  bad("trace", "{from: generator, sessions: 10}", "trace.sessions: set by the plan");
+  bad("trace", "{from: nonsense}", "unknown trace source 'nonsense'");
+  bad("arrival", "{process: replay}", "replay needs a trace file with arrival times");
+  bad("arrival", "{process: uniform}", "unknown process 'uniform'");
+  bad("deployments", "", "deployments: expected a map of deployment names");
+  bad("deployments", "{}", "deployments: expected a map of deployment names");
+  bad("deployments", "{a: " + prof + "}", "deployments.a: expected {gpu, profile");
+  bad("deployments", "{a: {price_per_gpu_hour: 1}}", "deployments.a.profile: missing");
+  bad("deployments", "{a: {profile: " + prof + "}}", "deployments.a.price_per_gpu_hour: missing");
+  bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, colour: red}}",
+      "unknown key");
+  bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, tp: 0}}",
+      "deployments.a.tp: the profile models tp 1");
+  bad("deployments",
+      "{a: {profile: " + prof + ", price_per_gpu_hour: 1, engine: {max_num_seqs: 0}}}",
+      "engine.max_num_seqs: must be > 0");
+  bad("policies", "", "deployments.a.policies: missing");
+  bad("policies", "[]", "policies: expected a non-empty list");
+  bad("policies", "[discard, discard]", "discard listed twice");
+  bad("policies", "[{name: min-waste, estimator: psychic}]", "psychic");
+  // A deployment's own policies and engine replace and refine the top-level ones.
+  auto own = exp::parse_plan(
+      plan("deployments", "{a: {profile: " + prof +
+                              ", price_per_gpu_hour: 1, policies: [preserve, swap], engine: "
+                              "{scheduler: chunked}}}"),
+      "p.yaml", ".");
+  REQUIRE(own.candidates.size() == 2);
+  CHECK(own.candidates[0].policy == "preserve");
+  CHECK(own.candidates[1].experiment.engine.scheduler == "chunked");
+}
+
+TEST_CASE("a replayed trace needs arrivals at different times") {
+  auto d = scratch("replay");
+  trace::Trace t;
+  for (int i = 0; i < 3; ++i) {
+    trace::Session s;
+    s.id = fmt::format("s{}", i);
+    s.arrival_s = 5;
+    s.segments = {test::seg(10, 2)};
+    t.push_back(s);
+  }
+  {
+    std::ofstream f(d / "same.jsonl");
+    trace::write_jsonl(f, t);
+  }
+  std::string spec = hand_plan(d);
+  std::string err;
+  CHECK(run_isim("plan " + spec + " --no-plot -p trace.path=same.jsonl --out " + (d / "o").string(),
+                 nullptr, &err) == 2);
+  CHECK(err.find("replay needs sessions that arrive at different times") != std::string::npos);
+}
+
+TEST_CASE("a plan on a linear profile gives the hand-computed capacity, replicas and cost") {
+  auto d = scratch("hand");
+  const std::string spec = hand_plan(d);
+  auto p = exp::load_plan(spec, {});
+  REQUIRE(p.candidates.size() == 2);
+  auto r = exp::run_plan(p, exp::PlanOptions{});
+  REQUIRE(r.ranked.size() == 2);
+  CHECK(r.output_tokens_per_session == 1);
+  for (const auto& c : r.ranked) {
+    CAPTURE(c.candidate->policy);
+    // 8 sessions/s is the service rate. From 3: 3 and 6 pass, 12 and 9 fail, 7.5 passes,
+    // 8.25 fails, 7.875 passes; 8.25 - 7.875 <= 5% of 7.875 ends the search.
+    for (const auto& s : c.seeds) {
+      CHECK(rates(s) == std::vector<double>{3, 6, 12, 9, 7.5, 8.25, 7.875});
+      CHECK(s.capacity == 7.875);
+    }
+    CHECK(c.capacity == 7.875);
+    CHECK(c.capacity_max == 7.875);  // replay: every seed sees the same arrivals
+    CHECK(c.slo_values[0] == doctest::Approx(0.125));
+    CHECK(c.limited_by.rfind("ttft_s.p99 ", 0) == 0);
+    CHECK(c.sizing.replicas == 7);  // ceil(50 / 7.875)
+    CHECK(c.sizing.gpus == 7);
+    CHECK(c.sizing.cost_per_hour == 14.0);
+    // 50 sessions/s x 3600 s x 1 token = 0.18 M tokens per hour.
+    CHECK(c.sizing.cost_per_million_output_tokens == doctest::Approx(14.0 / 0.18));
+  }
+  CHECK(r.savings.empty());  // both policies cost the same
+  CHECK(r.warnings.empty());
+
+  SUBCASE("with a loose SLO, the divergence rule alone bounds the capacity") {
+    auto loose = exp::load_plan(hand_plan(d, "{ttft_s.p99: 1000}"), {});
+    auto lr = exp::run_plan(loose, exp::PlanOptions{});
+    for (const auto& c : lr.ranked) {
+      CHECK(c.capacity >= 7.875);
+      CHECK(c.capacity < 8 / 0.95);  // the queue grows by more than 5% of the rate beyond it
+      CHECK(c.limited_by.rfind("diverged", 0) == 0);
+    }
+  }
+}
+
+TEST_CASE("a run still busy at the drain deadline is cut and counts as diverged") {
+  // The queue-trend rule is switched off (divergence 100) and the SLO is loose: only the cut can
+  // fail a rate. Above 8 sessions/s the server is busy until 400 x 0.125 s = 50 s, past the
+  // deadline of the last arrival (399 / rate s) + drain_s = 1 s; at or below it every session
+  // ends 0.125 s after it arrives.
+  auto d = scratch("cut");
+  auto p = exp::load_plan(hand_plan(d, "{ttft_s.p99: 1000}"),
+                          {"search.drain_s=1", "search.divergence=100", "seeds=[1]"});
+  auto r = exp::run_plan(p, exp::PlanOptions{});
+  for (const auto& c : r.ranked) {
+    CAPTURE(c.candidate->policy);
+    CHECK(rates(c.seeds[0]) == std::vector<double>{3, 6, 12, 9, 7.5, 8.25, 7.875});
+    CHECK(c.capacity == 7.875);
+    CHECK(c.limited_by == "diverged (still busy at 49 s)");  // 399 / 8.25 + 1 = 49.4
+  }
+}
+
+TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --jobs") {
+  auto d = scratch("cli");
+  const std::string spec = hand_plan(d);
+  std::string out, err;
+  REQUIRE(run_isim("plan " + spec + " --no-plot --jobs 1 --out " + (d / "j1").string(), &out,
+                   &err) == 0);
+  CHECK(out.find("plan hand: peak 50 sessions/s") != std::string::npos);
+  CHECK(out.find("discard") != std::string::npos);
+  CHECK(out.find(" 7.88 ") != std::string::npos);   // capacity per replica
+  CHECK(out.find(" 14.00 ") != std::string::npos);  // $/hour
+  CHECK(err.find("4/4] searches") != std::string::npos);
+  REQUIRE(run_isim("plan " + spec + " --no-plot --jobs 3 --out " + (d / "j3").string()) == 0);
+  const std::string csv = slurp(d / "j1" / "plan.csv");
+  CHECK(csv == slurp(d / "j3" / "plan.csv"));
+  CHECK(csv.find("\n1,test,test-gpu,round.yaml,published,1,2,discard,7.875,7.875,7.875,7.875,"
+                 "7.875,50,7,7,14,1,77.7778,0,") != std::string::npos);
+}
+
+TEST_CASE("isim plan draws the cost and headroom plots when python3 has matplotlib") {
+  if (exp::find_plot_python().empty()) {
+    MESSAGE("skipped: no python3 with matplotlib");
+    return;
+  }
+  auto d = scratch("plot");
+  const std::string spec = hand_plan(d);
+  std::string out;
+  REQUIRE(run_isim("plan " + spec + " -p 'seeds=[1]' --jobs 2 --out " + d.string(), &out) == 0);
+  CHECK(fs::file_size(d / "cost_capacity.png") > 1000);
+  CHECK(fs::file_size(d / "slo_headroom.png") > 1000);
+  CHECK(out.find("plot: ") != std::string::npos);
+}
+
+TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
+  auto d = scratch("errors");
+  const std::string spec = hand_plan(d);
+  auto expect = [&](const std::string& args, const std::string& what) {
+    std::string err;
+    CAPTURE(args);
+    CHECK(run_isim("plan " + args + " --no-plot --out " + (d / "o").string(), nullptr, &err) == 2);
+    CHECK_MESSAGE(err.find(what) != std::string::npos, err);
+  };
+  auto with = [&](const std::string& slo, const std::string& extra = "") {
+    auto sub = d / std::to_string(std::hash<std::string>{}(slo + extra));
+    fs::create_directories(sub);
+    return hand_plan(sub, slo, extra);
+  };
+  expect(with("{ttfb_s.p99: 2}"),
+         ":6: slo.ttfb_s.p99: unknown SLO metric 'ttfb_s'; valid: e2e_s, normalized_latency_s, "
+         "resume_ttft_s, tpot_s, ttft_s");
+  expect(with("{ttft_s.p95: 2}"), ":6: slo.ttft_s.p95: expected ttft_s.STAT with STAT one of mean");
+  expect(with("{ttft_s.p99: -1}"), ":6: slo.ttft_s.p99: must be > 0");
+  expect(spec + " -p deployments.test.price_per_gpu_hour=0",
+         "deployments.test.price_per_gpu_hour: must be > 0");
+  expect(spec + " -p deployments.test.profile=nope.yaml", "deployments.test.profile: no such file");
+  expect(spec + " -p deployments.test.tp=2", "deployments.test.tp: the profile models tp 1");
+  expect(spec + " -p arrival.rate=3", "arrival.rate: the plan searches the rate");
+  expect(spec + " -p trace.draw=30", "trace.draw: set by the plan");
+  expect(spec + " -p peak_rate=0", "peak_rate: must be > 0");
+  expect(spec + " -p search.warmup=1", "search.warmup: must be in [0, 1)");
+  expect(spec + " -p search.colour=red", "unknown key");
+  expect(spec + " -p 'seeds=[1, 1]'", "seeds[1]: listed twice");
+  expect(spec + " -p policy=nonsense", "unknown key");
+  expect(with("{ttft_s.p99: 2}", "    policies: [nonsense]\n"), "nonsense");
+  expect(spec + " --jobs 0", "--jobs must be >= 1");
+  std::string err;
+  CHECK(run_isim("plan", nullptr, &err) == 2);
+  CHECK(err.find("needs SPEC.yaml") != std::string::npos);
+  CHECK(run_isim("plan " + (d / "missing.yaml").string(), nullptr, &err) == 2);
+  CHECK(err.find("missing.yaml") != std::string::npos);
+}
+
+TEST_CASE("isim list names the SLO metrics a plan may bound") {
+  std::string out;
+  REQUIRE(run_isim("list", &out) == 0);
+  for (const auto& m : exp::slo_metrics())
+    CHECK(out.find("  " + m.name + " ") != std::string::npos);
+}
