@@ -86,7 +86,19 @@ int cmd_validate(const Args& args) {
     if (auto it = e.executor_params.values.find("seed"); it != e.executor_params.values.end())
       co.seed = std::stoull(it->second);
     co.progress = [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); };
-    const sim::Profile p = calib::calibrate(co);
+    // A calibration disturbed by other load predicts its own whole-batch validation batches
+    // badly; measure again (at most kAttempts times) and keep the best.
+    constexpr int kAttempts = 3;
+    constexpr double kGood = 0.05;
+    sim::Profile p = calib::calibrate(co);
+    for (int attempt = 2; attempt <= kAttempts && p.validation_mean_abs_error() > kGood;
+         ++attempt) {
+      fmt::print("calibration {} of {}: whole-batch validation mean |error| {:.1f}% > {:.0f}%, "
+                 "measuring again\n",
+                 attempt - 1, kAttempts, 100.0 * p.validation_mean_abs_error(), 100.0 * kGood);
+      sim::Profile again = calib::calibrate(co);
+      if (again.validation_mean_abs_error() < p.validation_mean_abs_error()) p = std::move(again);
+    }
     e.profile = (fs::path(out) / "profile.yaml").string();
     sim::write_profile_file(e.profile, p);
     in.profile = sim::load_profile(e.profile);
