@@ -124,9 +124,10 @@ int cmd_validate(const Args& args) {
     PolicyValidation pv{p.name, compare_runs(simr.summary, live.summary)};
     const auto& rep = live.executor;
     fmt::print("\n{}: {} ran {} iterations in {} s of compute ({} s real) for {:.1f} s of virtual "
-               "time\n",
+               "time; load average {} -> {} on {} hardware threads\n",
                p.name, e.executor, fact(rep, "iterations_executed"), fact(rep, "compute_s"),
-               fact(rep, "real_s"), live.summary.makespan_s);
+               fact(rep, "real_s"), live.summary.makespan_s, fact(rep, "host_load_begin"),
+               fact(rep, "host_load_end"), fact(rep, "hardware_threads"));
     fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "metric", "sim", "live", "error");
     for (const auto& m : pv.metrics)
       fmt::print("  {:<28} {:>14.6g} {:>14.6g} {:>9}\n", m.metric, m.sim, m.live,

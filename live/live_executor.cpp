@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <thread>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -141,6 +143,7 @@ class LiveExecutor final : public sim::Executor {
     kv_heads_ = rc.dims.kv_heads;
     head_dim_ = rc.dims.head_dim;
     tolerance_ = recompute_tolerance(dtype_);
+    load_begin_ = load_average();
     streams_.assign(trace.size(), Stream{});
     cpu_sum_.assign(static_cast<size_t>(cpu_blocks), 0);
     started_ = Clock::now();
@@ -243,6 +246,10 @@ class LiveExecutor final : public sim::Executor {
     f("stall_s", secs(stall_ns_));
     f("busy_s", secs(busy_ns_));
     f("predicted_compute_s", secs(predicted_ns_));
+    // Other work on the machine slows what live measures; the load average says how busy it was.
+    f("host_load_begin", load_begin_);
+    f("host_load_end", load_average());
+    f("hardware_threads", std::to_string(std::thread::hardware_concurrency()));
     f("decode_only.iterations", std::to_string(decode_err_.n));
     f("decode_only.mean_rel_error", fmt::format("{:.4f}", decode_err_.mean()));
     f("with_prefill.iterations", std::to_string(mixed_err_.n));
@@ -266,6 +273,13 @@ class LiveExecutor final : public sim::Executor {
   }
 
  private:
+  // The 1-minute load average ("" where /proc/loadavg cannot be read).
+  static std::string load_average() {
+    std::ifstream f("/proc/loadavg");
+    std::string first;
+    f >> first;
+    return first;
+  }
   static Nanos since(Clock::time_point t0) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
   }
@@ -480,6 +494,7 @@ class LiveExecutor final : public sim::Executor {
   };
   ErrorSum decode_err_, mixed_err_;
   Nanos predicted_ns_ = 0;
+  std::string load_begin_;
   Nanos compute_ns_ = 0, copy_ns_ = 0, stall_ns_ = 0, busy_ns_ = 0;
   int64_t iterations_ = 0;
   Clock::time_point started_{}, last_{};
