@@ -3,7 +3,9 @@
 // Contract: every writer is deterministic (no clocks, no hostnames, fixed key order, shortest
 // round-trip number formatting), so the same experiment and seed give byte-identical files:
 // summary.json, sessions.csv, timeseries.csv and config.resolved.yaml (with provenance: the
-// profile's source, the git sha, the seed and the trace's fingerprint).
+// profile's source, the git sha, the seed and the trace's fingerprint). Runs by a live executor
+// are the exception: their clock is measured, so their times (and summary.json's `executor`
+// section) differ from run to run; their token streams and integrity results do not.
 #pragma once
 
 #include <string>
