@@ -1,12 +1,8 @@
 // isim plan: the cheapest deployment per policy that serves a peak rate within the SLOs; writes
 // plan.csv and, through experiments/plot_plan.py, cost_capacity.png and slo_headroom.png.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -19,10 +15,9 @@
 
 #include "experiments/cli.h"
 #include "experiments/plan.h"
+#include "experiments/run_script.h"
 #include "experiments/sweep.h"
 #include "traces/input_error.h"
-
-extern char** environ;
 
 namespace isim::exp {
 
@@ -37,25 +32,6 @@ const char* kPlanUsage =
 std::string plan_plot_script() {
   if (const char* p = std::getenv("ISIM_PLOT_PLAN_SCRIPT"); p && *p) return p;
   return ISIM_PLOT_PLAN_SCRIPT_DEFAULT;
-}
-
-// Runs args[0] (on PATH) with stdout silenced; its exit status, 127 when it could not start.
-int run_quiet(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return 127;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 127;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // [#####.....] 12/36 searches, 140 runs, 31.2 s
@@ -152,7 +128,9 @@ int cmd_plan(const Args& args) {
                "note: plot: no python3 with matplotlib (tried {}; install Debian's "
                "python3-matplotlib or set ISIM_PYTHON); plan.csv was written\n",
                tried);
-  } else if (int rc = run_quiet({py, plan_plot_script(), csv.string(), out}); rc != 0) {
+  } else if (int rc = run_script({py, plan_plot_script(), csv.string(), out},
+                                 /*quiet_stdout=*/true, /*quiet_stderr=*/false);
+             rc != 0) {
     fmt::print(stderr, "isim: error: plot: {} {} exited with {}; plan.csv was written\n", py,
                plan_plot_script(), rc);
     return 2;

@@ -1,15 +1,11 @@
 // isim profile show P --plot OUT.png: the summary, then T(x) against batched tokens (saturation
 // marked) and the PCIe bandwidth curves by copy size, drawn by experiments/plot_profile.py.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -19,12 +15,11 @@
 #include <vector>
 
 #include "experiments/cli.h"
+#include "experiments/run_script.h"
 #include "experiments/sweep.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
 #include "traces/input_error.h"
-
-extern char** environ;
 
 namespace isim::exp {
 
@@ -33,25 +28,6 @@ namespace {
 std::string profile_plot_script() {
   if (const char* p = std::getenv("ISIM_PLOT_PROFILE_SCRIPT"); p && *p) return p;
   return ISIM_PLOT_PROFILE_SCRIPT_DEFAULT;
-}
-
-// Runs args[0] (on PATH) with stdout silenced; its exit status, 127 when it could not start.
-int run_quiet(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return 127;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 127;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // `n` points from lo to hi, evenly spaced on a log scale, as integers (deduplicated).
@@ -121,7 +97,8 @@ int cmd_profile_plot(const std::string& profile_path, const std::string& png) {
     if (!f) throw InputError(fmt::format("{}: cannot write the plot data", data.string()));
     f << plot_data(p).dump();
   }
-  const int rc = run_quiet({py, profile_plot_script(), data.string(), png});
+  const int rc = run_script({py, profile_plot_script(), data.string(), png}, /*quiet_stdout=*/true,
+                            /*quiet_stderr=*/false);
   std::error_code ec;
   fs::remove(data, ec);
   if (rc != 0)

@@ -1,15 +1,8 @@
 #include "experiments/sweep.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <fcntl.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -28,9 +21,8 @@
 
 #include "experiments/outputs.h"
 #include "experiments/run.h"
+#include "experiments/run_script.h"
 #include "traces/input_error.h"
-
-extern char** environ;
 
 namespace isim::exp {
 
@@ -568,36 +560,12 @@ std::string plot_script_path() {
   return ISIM_PLOT_SCRIPT_DEFAULT;
 }
 
-namespace {
-
-// Runs argv[0] (looked up on PATH) and returns its exit status; 127 when it cannot start.
-int spawn(const std::vector<std::string>& args, bool quiet_stdout, bool quiet_stderr) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (quiet_stdout) posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  if (quiet_stderr) posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return 127;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 127;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-}  // namespace
-
 std::string find_plot_python(std::string* tried) {
   std::vector<std::string> candidates = {"python3", "/usr/bin/python3"};
   if (const char* p = std::getenv("ISIM_PYTHON"); p && *p) candidates = {p};
   if (tried) tried->clear();
   for (const auto& py : candidates) {
-    if (spawn({py, "-c", "import matplotlib"}, true, true) == 0) return py;
+    if (run_script({py, "-c", "import matplotlib"}, true, true) == 0) return py;
     if (tried) {
       if (!tried->empty()) *tried += ", ";
       *tried += py;
@@ -613,7 +581,7 @@ int run_plot(const std::string& python, const std::string& csv, const std::strin
     args.emplace_back("--latency-target");
     args.push_back(fmt::format("{}", latency_target_s));
   }
-  return spawn(args, /*quiet_stdout=*/true, /*quiet_stderr=*/false);  // isim names the PNGs
+  return run_script(args, /*quiet_stdout=*/true, /*quiet_stderr=*/false);  // isim names the PNGs
 }
 
 }  // namespace isim::exp
