@@ -1,5 +1,6 @@
 // Helpers for tests that read files and run the real binaries: slurp a file, a fresh scratch
-// folder, and running `isim` with its exit code and stderr.
+// folder, write a file, and running `isim` (or any command line) with its exit code, stdout and
+// stderr.
 #pragma once
 
 #include <sys/wait.h>
@@ -34,18 +35,24 @@ inline std::string write_file(const std::filesystem::path& p, const std::string&
   return p.string();
 }
 
+// Runs the shell command line CMD with its (last command's) stdout and stderr sent to files
+// under TMPDIR; returns the exit code, with stdout and stderr captured when asked.
+inline int run_shell(const std::string& cmd, std::string* out = nullptr,
+                     std::string* err = nullptr) {
+  const auto o = std::filesystem::temp_directory_path() / "isim-test-stdout.txt";
+  const auto e = std::filesystem::temp_directory_path() / "isim-test-stderr.txt";
+  const std::string line = cmd + " > " + o.string() + " 2> " + e.string();
+  const int rc = std::system(line.c_str());
+  if (out) *out = slurp(o);
+  if (err) *err = slurp(e);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
 // Runs `BIN ARGS` from the build's bin folder; returns the exit code, with stdout and stderr
 // captured when asked.
 inline int run_bin(const std::string& bin, const std::string& args, std::string* out = nullptr,
                    std::string* err = nullptr) {
-  const auto o = std::filesystem::temp_directory_path() / "isim-test-stdout.txt";
-  const auto e = std::filesystem::temp_directory_path() / "isim-test-stderr.txt";
-  const std::string cmd = bin_dir() + "/" + bin + " " + args + " > " + o.string() + " 2> " +
-                          e.string();
-  const int rc = std::system(cmd.c_str());
-  if (out) *out = slurp(o);
-  if (err) *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return run_shell(bin_dir() + "/" + bin + " " + args, out, err);
 }
 
 }  // namespace isim::test

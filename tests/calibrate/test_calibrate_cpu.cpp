@@ -2,16 +2,14 @@
 // a simulation, and its error paths; plus the pieces calibrate() is built from.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "calibrate/measure.h"
 #include "policies/builtin.h"
 #include "sim/executor.h"
 #include "sim/simulation.h"
+#include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
 
@@ -20,21 +18,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Runs isim-calibrate; returns its exit code, with stderr in `err`.
 int run_calibrate(const std::string& args, std::string* err) {
-  const fs::path e = fs::temp_directory_path() / "isim-test-calibrate-stderr.txt";
-  const std::string cmd =
-      test::bin_dir() + "/isim-calibrate " + args + " > /dev/null 2> " + e.string();
-  const int rc = std::system(cmd.c_str());
-  *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return test::run_bin("isim-calibrate", args, nullptr, err);
 }
 
 std::string tiny_model() {

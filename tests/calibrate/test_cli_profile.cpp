@@ -3,35 +3,19 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "calibrate/analytic.h"
 #include "calibrate/model.h"
 #include "experiments/sweep.h"
+#include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 
 using namespace isim;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / (std::string("isim-test-cli-profile-") + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 struct Result {
   int rc = -1;
@@ -40,16 +24,11 @@ struct Result {
 
 // Runs `[env] isim ARGS` from the source folder; captures stdout and stderr.
 Result run_isim(const std::string& args, const std::string& env = "") {
-  const fs::path d = fs::temp_directory_path();
-  const fs::path o = d / "isim-test-cli-profile.out", e = d / "isim-test-cli-profile.err";
-  std::string cmd = "cd ";
-  cmd += test::source_dir();
-  cmd += " && ";
-  cmd += env;
-  cmd += std::string(" ") + test::bin_dir() + "/isim " + args + " > " + o.string() + " 2> " +
-         e.string();
-  const int rc = std::system(cmd.c_str());
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(o), slurp(e)};
+  Result r;
+  r.rc = test::run_shell(
+      "cd " + test::source_dir() + " && " + env + " " + test::bin_dir() + "/isim " + args, &r.out,
+      &r.err);
+  return r;
 }
 
 std::string h200_profile(const fs::path& dir) {
@@ -64,7 +43,7 @@ std::string h200_profile(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("isim profile analytic writes the library's profile and reports T(1), T(S)") {
-  auto d = scratch("analytic");
+  auto d = test::scratch("analytic");
   const std::string out = (d / "p.yaml").string();
   const Result r = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
                                         "calibrate/models/llama-3.1-8b.yaml --tp 2 --out ") +
@@ -107,7 +86,7 @@ TEST_CASE("isim profile analytic writes the library's profile and reports T(1), 
 }
 
 TEST_CASE("isim profile analytic --fit-from prints and records the fitted factors") {
-  auto d = scratch("fit");
+  auto d = test::scratch("fit");
   // A "measured" A100 profile generated with known factors.
   calib::Efficiency truth;
   truth.compute = 0.6;
@@ -138,7 +117,7 @@ TEST_CASE("isim profile analytic --fit-from prints and records the fitted factor
 }
 
 TEST_CASE("isim profile diff: exit 0, 1 on a regression past the threshold, 2 on bad input") {
-  auto d = scratch("diff");
+  auto d = test::scratch("diff");
   const std::string base = h200_profile(d);
   sim::Profile p = sim::load_profile(base);
   CHECK(run_isim(std::string("profile diff ") + base + " " + base).rc == 0);
@@ -184,7 +163,7 @@ TEST_CASE("isim profile diff: exit 0, 1 on a regression past the threshold, 2 on
 }
 
 TEST_CASE("isim profile show --plot draws a PNG when matplotlib is there") {
-  auto d = scratch("plot");
+  auto d = test::scratch("plot");
   const std::string p = h200_profile(d);
   const std::string png = (d / "p.png").string();
   const Result none = run_isim(std::string("profile show ") + p + " --plot " + png,
@@ -200,7 +179,7 @@ TEST_CASE("isim profile show --plot draws a PNG when matplotlib is there") {
   CHECK(r.rc == 0);
   CHECK(r.out.find("T(1) = ") != std::string::npos);  // the summary comes first
   CHECK(r.out.find(std::string("plot: ") + png) != std::string::npos);
-  const std::string bytes = slurp(png);
+  const std::string bytes = test::slurp(png);
   REQUIRE(bytes.size() > 8);
   CHECK(bytes.substr(1, 3) == "PNG");
 }

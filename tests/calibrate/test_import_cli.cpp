@@ -2,15 +2,11 @@
 // messages, and a profile that loads back.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "sim/profile.h"
+#include "tests/cli_helpers.h"
 
 namespace fs = std::filesystem;
 
@@ -18,21 +14,9 @@ namespace {
 
 const std::string kSrc = ISIM_SOURCE_DIR;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // Runs `isim profile import ARGS`; returns the exit code, with stderr in `err`.
 int import(const std::string& args, std::string* err) {
-  const fs::path e = fs::temp_directory_path() / "isim-test-import-cli-stderr.txt";
-  const std::string cmd = std::string(ISIM_BINARY_DIR) + "/bin/isim profile import " + args +
-                          " > /dev/null 2> " + e.string();
-  const int rc = std::system(cmd.c_str());
-  *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return isim::test::run_bin("isim", "profile import " + args, nullptr, err);
 }
 
 }  // namespace
@@ -47,9 +31,9 @@ TEST_CASE("isim profile import: both formats write a profile that loads") {
   CHECK(err.find("T(1) = ") != std::string::npos);
   const auto a = isim::sim::load_profile(out.string());
   CHECK(a.device.name == "NVIDIA GeForce RTX 4090");
-  CHECK(slurp(out).rfind("# llama-3.1-8b on NVIDIA GeForce RTX 4090, imported from "
-                         "llmservingsim",
-                         0) == 0);
+  CHECK(isim::test::slurp(out).rfind("# llama-3.1-8b on NVIDIA GeForce RTX 4090, imported from "
+                                     "llmservingsim",
+                                     0) == 0);
   CHECK(import("--from aiconfigurator --model " + model + " " + kSrc +
                    "/tests/data/aiconfigurator-excerpt --out " + out.string(),
                &err) == 0);

@@ -10,6 +10,7 @@
 #include "calibrate/import_llmservingsim.h"
 #include "calibrate/model.h"
 #include "sim/profile.h"
+#include "tests/cli_helpers.h"
 #include "traces/input_error.h"
 
 namespace fs = std::filesystem;
@@ -28,19 +29,10 @@ isim::calib::ModelSpec llama() {
 
 // A writable copy of the excerpt, for the error cases.
 fs::path copy_excerpt(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("isim-test-import-lss-" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
+  const fs::path d = isim::test::scratch("import-lss-" + name);
   for (const auto& e : fs::directory_iterator(kExcerpt))
     fs::copy_file(e.path(), d / e.path().filename());
   return d;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void spit(const fs::path& p, const std::string& text) {
@@ -138,31 +130,32 @@ TEST_CASE("llmservingsim import: bad input names the file and the column") {
   SUBCASE("missing column") {
     const fs::path d = copy_excerpt("column");
     spit(d / "dense.csv",
-         replace(slurp(d / "dense.csv"), "layer,tokens,time_us", "layer,tokens,t"));
+         replace(isim::test::slurp(d / "dense.csv"), "layer,tokens,time_us", "layer,tokens,t"));
     CHECK(error_of(d.string(), m) ==
           (d / "dense.csv").string() + ": time_us: missing (columns: layer, tokens, t)");
   }
   SUBCASE("not a number") {
     const fs::path d = copy_excerpt("number");
-    spit(d / "attention.csv", replace(slurp(d / "attention.csv"), "9.34367", "fast"));
+    spit(d / "attention.csv", replace(isim::test::slurp(d / "attention.csv"), "9.34367", "fast"));
     CHECK(error_of(d.string(), m) ==
           (d / "attention.csv").string() + ":3: time_us: expected a number, got 'fast'");
   }
   SUBCASE("unknown op") {
     const fs::path d = copy_excerpt("op");
-    spit(d / "per_sequence.csv", slurp(d / "per_sequence.csv") + "logits,1,3\n");
+    spit(d / "per_sequence.csv", isim::test::slurp(d / "per_sequence.csv") + "logits,1,3\n");
     CHECK(error_of(d.string(), m).find("per_sequence.csv:8: layer: unknown op 'logits'") !=
           std::string::npos);
   }
   SUBCASE("an op missing a token count") {
     const fs::path d = copy_excerpt("tokens");
-    spit(d / "dense.csv", replace(slurp(d / "dense.csv"), "o_proj,2,", "o_proj,3,"));
+    spit(d / "dense.csv", replace(isim::test::slurp(d / "dense.csv"), "o_proj,2,", "o_proj,3,"));
     CHECK(error_of(d.string(), m).find("op 'o_proj' does not list the same tokens") !=
           std::string::npos);
   }
   SUBCASE("unknown hardware needs memory and PCIe from the caller") {
     const fs::path d = copy_excerpt("hardware");
-    spit(d / "meta.yaml", replace(slurp(d / "meta.yaml"), "hardware: RTX4090", "hardware: X1"));
+    spit(d / "meta.yaml",
+         replace(isim::test::slurp(d / "meta.yaml"), "hardware: RTX4090", "hardware: X1"));
     CHECK(error_of(d.string(), m).find("hardware: unknown 'X1' (known: RTX4090, RTXPRO6000)") !=
           std::string::npos);
     LlmServingSimOptions o;

@@ -4,16 +4,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "experiments/plan.h"
 #include "experiments/sweep.h"
 #include "sim/profile.h"
+#include "tests/cli_helpers.h"
 #include "tests/sim_fixtures.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
@@ -24,34 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("isim-test-plan-" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string write(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
-
-// Runs the isim binary; its exit code, with stdout and stderr captured.
+// Runs the isim binary; returns its exit code, with stdout and stderr captured when asked.
 int run_isim(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
-  const fs::path o = fs::temp_directory_path() / "isim-plan-stdout.txt";
-  const fs::path e = fs::temp_directory_path() / "isim-plan-stderr.txt";
-  std::string cmd = test::bin_dir() + "/isim " + args + " > " + o.string() + " 2> " + e.string();
-  int rc = std::system(cmd.c_str());
-  if (out) *out = slurp(o);
-  if (err) *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return test::run_bin("isim", args, out, err);
 }
 
 exp::Verdict verdict(bool pass) {
@@ -108,7 +82,7 @@ std::string hand_plan(const fs::path& dir, const std::string& slo = "{ttft_s.p99
   s += "    profile: " + hand_profile(dir) + "\n";  // 14
   s += "    price_per_gpu_hour: 2\n";               // 15
   s += extra;
-  return write(dir / "plan.yaml", s);
+  return test::write_file(dir / "plan.yaml", s);
 }
 
 }  // namespace
@@ -381,7 +355,7 @@ TEST_CASE("every malformed plan key is an InputError naming the key") {
 }
 
 TEST_CASE("a replayed trace needs arrivals at different times") {
-  auto d = scratch("replay");
+  auto d = test::scratch("replay");
   trace::Trace t;
   for (int i = 0; i < 3; ++i) {
     trace::Session s;
@@ -402,7 +376,7 @@ TEST_CASE("a replayed trace needs arrivals at different times") {
 }
 
 TEST_CASE("a plan on a linear profile gives the hand-computed capacity, replicas and cost") {
-  auto d = scratch("hand");
+  auto d = test::scratch("hand");
   const std::string spec = hand_plan(d);
   auto p = exp::load_plan(spec, {});
   REQUIRE(p.candidates.size() == 2);
@@ -446,7 +420,7 @@ TEST_CASE("a run still busy at the drain deadline is cut and counts as diverged"
   // fail a rate. Above 8 sessions/s the server is busy until 400 x 0.125 s = 50 s, past the
   // deadline of the last arrival (399 / rate s) + drain_s = 1 s; at or below it every session
   // ends 0.125 s after it arrives.
-  auto d = scratch("cut");
+  auto d = test::scratch("cut");
   auto p = exp::load_plan(hand_plan(d, "{ttft_s.p99: 1000}"),
                           {"search.drain_s=1", "search.divergence=100", "seeds=[1]"});
   auto r = exp::run_plan(p, exp::PlanOptions{});
@@ -459,7 +433,7 @@ TEST_CASE("a run still busy at the drain deadline is cut and counts as diverged"
 }
 
 TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --jobs") {
-  auto d = scratch("cli");
+  auto d = test::scratch("cli");
   const std::string spec = hand_plan(d);
   std::string out, err;
   REQUIRE(run_isim("plan " + spec + " --no-plot --jobs 1 --out " + (d / "j1").string(), &out,
@@ -470,8 +444,8 @@ TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --j
   CHECK(out.find(" 14.00 ") != std::string::npos);  // $/hour
   CHECK(err.find("4/4] searches") != std::string::npos);
   REQUIRE(run_isim("plan " + spec + " --no-plot --jobs 3 --out " + (d / "j3").string()) == 0);
-  const std::string csv = slurp(d / "j1" / "plan.csv");
-  CHECK(csv == slurp(d / "j3" / "plan.csv"));
+  const std::string csv = test::slurp(d / "j1" / "plan.csv");
+  CHECK(csv == test::slurp(d / "j3" / "plan.csv"));
   CHECK(csv.find("\n1,test,test-gpu,round.yaml,published,1,2,discard,7.875,7.875,7.875,7.875,"
                  "7.875,50,7,7,14,1,77.7778,0,") != std::string::npos);
 }
@@ -481,7 +455,7 @@ TEST_CASE("isim plan draws the cost and headroom plots when python3 has matplotl
     MESSAGE("skipped: no python3 with matplotlib");
     return;
   }
-  auto d = scratch("plot");
+  auto d = test::scratch("plot");
   const std::string spec = hand_plan(d);
   std::string out;
   REQUIRE(run_isim("plan " + spec + " -p 'seeds=[1]' --jobs 2 --out " + d.string(), &out) == 0);
@@ -491,7 +465,7 @@ TEST_CASE("isim plan draws the cost and headroom plots when python3 has matplotl
 }
 
 TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
-  auto d = scratch("errors");
+  auto d = test::scratch("errors");
   const std::string spec = hand_plan(d);
   auto expect = [&](const std::string& args, const std::string& what) {
     std::string err;

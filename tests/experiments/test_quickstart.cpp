@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "experiments/outputs.h"
 #include "experiments/run.h"
+#include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 
 using namespace isim;
@@ -21,32 +20,9 @@ bool have_shared_data() {
   return fs::exists(test::shared_data() + "/infercept-mix/merged_exp_uniform.json");
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("isim-test-" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
 // Runs the isim binary; returns its exit code, with stderr captured in `err`.
 int run_isim(const std::string& args, std::string* err = nullptr) {
-  fs::path e = fs::temp_directory_path() / "isim-test-stderr.txt";
-  std::string cmd = test::bin_dir() + "/isim " + args + " > /dev/null 2> " + e.string();
-  int rc = std::system(cmd.c_str());
-  if (err) *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-std::string write(const fs::path& p, const std::string& text) {
-  std::ofstream(p) << text;
-  return p.string();
+  return test::run_bin("isim", args, nullptr, err);
 }
 
 }  // namespace
@@ -83,7 +59,7 @@ TEST_CASE("the same experiment and seed give byte-identical output files") {
     MESSAGE("skipped: ../shared/data is not beside the checkout");
     return;
   }
-  auto d = scratch("determinism");
+  auto d = test::scratch("determinism");
   std::string spec = test::source_dir() + "/experiments/quickstart.yaml";
   REQUIRE(run_isim("run " + spec + " -p trace.limit=120 --out " + (d / "a").string()) == 0);
   REQUIRE(run_isim("run " + spec + " -p trace.limit=120 --out " + (d / "b").string()) == 0);
@@ -92,90 +68,94 @@ TEST_CASE("the same experiment and seed give byte-identical output files") {
          {"summary.json", "sessions.csv", "timeseries.csv", "config.resolved.yaml"}) {
       CAPTURE(pol);
       CAPTURE(f);
-      auto a = slurp(d / "a" / pol / f);
+      auto a = test::slurp(d / "a" / pol / f);
       CHECK(!a.empty());
-      CHECK(a == slurp(d / "b" / pol / f));
+      CHECK(a == test::slurp(d / "b" / pol / f));
     }
   // A different seed changes the arrivals and so the results.
   REQUIRE(run_isim("run " + spec + " -p trace.limit=120 -p seed=2 --out " + (d / "c").string()) ==
           0);
-  CHECK(slurp(d / "a/swap/sessions.csv") != slurp(d / "c/swap/sessions.csv"));
+  CHECK(test::slurp(d / "a/swap/sessions.csv") != test::slurp(d / "c/swap/sessions.csv"));
 }
 
 TEST_CASE("bad input exits 2 with a message naming the place") {
-  auto d = scratch("errors");
+  auto d = test::scratch("errors");
   std::string prof = test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
   std::string err;
 
   SUBCASE("malformed JSON line") {
-    auto t =
-        write(d / "t.jsonl",
-              "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n{oops\n");
+    auto t = test::write_file(
+        d / "t.jsonl",
+        "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n{oops\n");
     CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy swap", &err) == 2);
     CHECK(err.find(t + ":2: <json>:") != std::string::npos);
   }
   SUBCASE("missing field") {
-    auto t = write(d / "t.jsonl", "{\"id\":\"a\",\"segments\":[{\"input\":3,\"output\":1}]}\n");
+    auto t = test::write_file(d / "t.jsonl",
+                              "{\"id\":\"a\",\"segments\":[{\"input\":3,\"output\":1}]}\n");
     CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy swap", &err) == 2);
     CHECK(err.find(t + ":1: arrival_s:") != std::string::npos);
   }
   SUBCASE("negative tokens") {
-    auto t = write(d / "t.jsonl",
-                   "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":-3,\"output\":1}]}\n");
+    auto t = test::write_file(
+        d / "t.jsonl",
+        "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":-3,\"output\":1}]}\n");
     CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy swap", &err) == 2);
     CHECK(err.find(t + ":1: segments[0].input:") != std::string::npos);
   }
   SUBCASE("unknown policy name") {
-    auto t = write(d / "t.jsonl",
-                   "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
+    auto t = test::write_file(
+        d / "t.jsonl",
+        "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
     CHECK(run_isim("run --trace " + t + " --profile " + prof + " --policy lfu", &err) == 2);
-    CHECK(
-        err.find(
-            "unknown policy 'lfu'; valid: discard, improved-discard, lru, min-waste, pensieve, "
-            "preserve, swap") !=
-        std::string::npos);
+    CHECK(err.find(
+              "unknown policy 'lfu'; valid: discard, improved-discard, lru, min-waste, pensieve, "
+              "preserve, swap") != std::string::npos);
   }
   SUBCASE("unknown YAML key") {
-    auto e = write(d / "e.yaml",
-                   "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\nrate: 3\n");
+    auto e = test::write_file(
+        d / "e.yaml",
+        "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\nrate: 3\n");
     CHECK(run_isim("run " + e, &err) == 2);
     CHECK(err.find(e + ":4: rate: unknown key") != std::string::npos);
   }
   SUBCASE("profile with a missing table") {
-    auto p = write(d / "p.yaml", slurp(test::data_dir() + "/profile-tables-small.yaml"));
+    auto p = test::write_file(d / "p.yaml",
+                              test::slurp(test::data_dir() + "/profile-tables-small.yaml"));
     // Drop the decode attention table.
-    std::string text = slurp(p);
+    std::string text = test::slurp(p);
     auto at = text.find("decode_attention_us");
     REQUIRE(at != std::string::npos);
     auto next = text.find("prefill_attention_us");
     REQUIRE(next != std::string::npos);
-    write(d / "p.yaml", text.substr(0, at) + text.substr(next));
-    auto t = write(d / "t.jsonl",
-                   "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
+    test::write_file(d / "p.yaml", text.substr(0, at) + text.substr(next));
+    auto t = test::write_file(
+        d / "t.jsonl",
+        "{\"id\":\"a\",\"arrival_s\":0,\"segments\":[{\"input\":3,\"output\":1}]}\n");
     CHECK(run_isim("run --trace " + t + " --profile " + p + " --policy swap", &err) == 2);
     CHECK(err.find("forward.tables.decode_attention_us: missing") != std::string::npos);
   }
   SUBCASE("a session whose context can never fit is reported and skipped") {
-    auto t =
-        write(d / "t.jsonl",
-              "{\"id\":\"huge\",\"arrival_s\":0,\"segments\":[{\"input\":9000000,\"output\":1}]}\n"
-              "{\"id\":\"ok\",\"arrival_s\":0,\"segments\":[{\"input\":30,\"output\":2}]}\n");
+    auto t = test::write_file(
+        d / "t.jsonl",
+        "{\"id\":\"huge\",\"arrival_s\":0,\"segments\":[{\"input\":9000000,\"output\":1}]}\n"
+        "{\"id\":\"ok\",\"arrival_s\":0,\"segments\":[{\"input\":30,\"output\":2}]}\n");
     CHECK(run_isim("run --trace " + t + " --profile " + prof +
                        " --policy preserve --scheduler chunked --out " + (d / "o").string(),
                    &err) == 2);
     CHECK(err.find("session huge skipped: its context reaches 9000001 tokens") !=
           std::string::npos);
     // The rest still ran and was written.
-    CHECK(slurp(d / "o/preserve/sessions.csv").find("ok,finished") != std::string::npos);
+    CHECK(test::slurp(d / "o/preserve/sessions.csv").find("ok,finished") != std::string::npos);
   }
 }
 
 TEST_CASE("isim list names every component") {
   std::string out;
-  auto d = scratch("list");
+  auto d = test::scratch("list");
   int rc = std::system((test::bin_dir() + "/isim list > " + (d / "l.txt").string()).c_str());
   REQUIRE(rc == 0);
-  out = slurp(d / "l.txt");
+  out = test::slurp(d / "l.txt");
   for (const char* name :
        {"discard", "improved-discard", "preserve", "swap", "vllm-v0", "chunked", "sim", "infercept",
         "jsonl", "generator", "poisson", "replay", "min-waste", "oracle", "elapsed", "history"})

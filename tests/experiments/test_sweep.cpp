@@ -15,6 +15,7 @@
 #include "experiments/run.h"
 #include "experiments/sweep.h"
 #include "policies/builtin.h"
+#include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
 
@@ -22,20 +23,6 @@ using namespace isim;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("isim-test-sweep-" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
 
 std::string profile() {
   return test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
@@ -55,25 +42,14 @@ std::string spec_text(const std::string& extra = "") {
   return s;
 }
 
-std::string write(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
-
-// Runs the isim binary; returns its exit code, with stdout and stderr captured.
+// Runs the isim binary; returns its exit code, with stdout and stderr captured when asked.
 int run_isim(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
-  fs::path o = fs::temp_directory_path() / "isim-test-sweep-stdout.txt";
-  fs::path e = fs::temp_directory_path() / "isim-test-sweep-stderr.txt";
-  std::string cmd = test::bin_dir() + "/isim " + args + " > " + o.string() + " 2> " + e.string();
-  int rc = std::system(cmd.c_str());
-  if (out) *out = slurp(o);
-  if (err) *err = slurp(e);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return test::run_bin("isim", args, out, err);
 }
 
 std::string sweep_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  auto d = scratch("errors");
-  auto path = write(d / "s.yaml", text);
+  auto d = test::scratch("errors");
+  auto path = test::write_file(d / "s.yaml", text);
   try {
     exp::load_sweep(path, overrides);
   } catch (const InputError& e) {
@@ -95,8 +71,8 @@ std::vector<std::string> lines(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a sweep runs policies outermost, then the keys in file order, values in list order") {
-  auto d = scratch("expand");
-  auto s = exp::load_sweep(write(d / "s.yaml", spec_text()), {});
+  auto d = test::scratch("expand");
+  auto s = exp::load_sweep(test::write_file(d / "s.yaml", spec_text()), {});
   REQUIRE(s.runs.size() == 2 * 2 * 3);
   const char* policies[] = {"discard", "swap"};
   const double rates[] = {0.5, 2};
@@ -131,8 +107,8 @@ TEST_CASE("a sweep runs policies outermost, then the keys in file order, values 
   CHECK(again.sweep[0].key == "arrival.rate");
   CHECK(again.sweep[0].values == std::vector<std::string>{"0.5", "2"});
   CHECK(!again.has_plot);
-  auto plotted =
-      exp::load_sweep(write(d / "pl.yaml", spec_text("plot: {latency_target_s: 0.25}\n")), {});
+  auto plotted = exp::load_sweep(
+      test::write_file(d / "pl.yaml", spec_text("plot: {latency_target_s: 0.25}\n")), {});
   auto back = exp::parse_experiment(plotted.base.resolved(), "r.yaml", d.string());
   CHECK(back.has_plot);
   CHECK(back.plot.latency_target_s == 0.25);
@@ -140,7 +116,7 @@ TEST_CASE("a sweep runs policies outermost, then the keys in file order, values 
   SUBCASE("without sweep: one run per policy") {
     std::string t = spec_text();
     t = t.substr(0, t.find("sweep:"));
-    auto one = exp::load_sweep(write(d / "p.yaml", t), {});
+    auto one = exp::load_sweep(test::write_file(d / "p.yaml", t), {});
     REQUIRE(one.runs.size() == 2);
     CHECK(one.runs[1].label() == "policy=swap");
   }
@@ -162,7 +138,7 @@ TEST_CASE("a sweep runs policies outermost, then the keys in file order, values 
     t.replace(at, 25,
               "policies: [discard, {name: min-waste, estimator: oracle}, "
               "{name: min-waste, estimator: history}]");
-    auto m = exp::load_sweep(write(d / "m.yaml", t), {});
+    auto m = exp::load_sweep(test::write_file(d / "m.yaml", t), {});
     REQUIRE(m.runs.size() == 18);
     CHECK(m.runs[6].estimator == "oracle");
     CHECK(m.runs[12].estimator == "history");
@@ -204,8 +180,8 @@ TEST_CASE("swept keys and values are validated like -p and named sweep.<key>") {
 }
 
 TEST_CASE("isim run refuses a sweep spec and points to isim sweep") {
-  auto d = scratch("run-refuses");
-  auto path = write(d / "s.yaml", spec_text());
+  auto d = test::scratch("run-refuses");
+  auto path = test::write_file(d / "s.yaml", spec_text());
   CHECK_THROWS_WITH_AS(
       exp::load_experiment(path, {}),
       (path + ":6: sweep: this spec is a sweep; run it with `isim sweep " + path + "`").c_str(),
@@ -215,14 +191,14 @@ TEST_CASE("isim run refuses a sweep spec and points to isim sweep") {
   CHECK(err.find("run it with `isim sweep " + path + "`") != std::string::npos);
   CHECK(!fs::exists(d / "o"));
   // A -p that adds a sweep is refused as well.
-  auto plain = write(d / "p.yaml", spec_text().substr(0, spec_text().find("sweep:")));
+  auto plain = test::write_file(d / "p.yaml", spec_text().substr(0, spec_text().find("sweep:")));
   CHECK_NOTHROW(exp::load_experiment(plain, {}));
   CHECK_THROWS_AS(exp::load_experiment(plain, {"sweep={seed: [1, 2]}"}), InputError);
 }
 
 TEST_CASE("results.csv has every summary metric, flattened, with the run's exact values") {
-  auto d = scratch("columns");
-  auto s = exp::load_sweep(write(d / "s.yaml", spec_text()), {});
+  auto d = test::scratch("columns");
+  auto s = exp::load_sweep(test::write_file(d / "s.yaml", spec_text()), {});
   auto h = exp::results_header(s);
   REQUIRE(h.size() > 5);
   CHECK(std::vector<std::string>(h.begin(), h.begin() + 5) ==
@@ -274,8 +250,8 @@ TEST_CASE("results.csv has every summary metric, flattened, with the run's exact
 }
 
 TEST_CASE("results.csv is byte-identical for any number of jobs") {
-  auto d = scratch("jobs");
-  auto path = write(d / "s.yaml", spec_text());
+  auto d = test::scratch("jobs");
+  auto path = test::write_file(d / "s.yaml", spec_text());
   auto s = exp::load_sweep(path, {});
   exp::SweepOptions one, four;
   one.jobs = 1;
@@ -303,9 +279,9 @@ TEST_CASE("results.csv is byte-identical for any number of jobs") {
           0);
   REQUIRE(run_isim("sweep " + path + " --jobs 4 --out " + (d / "j4").string(), nullptr, &err4) ==
           0);
-  auto csv1 = slurp(d / "j1/results.csv");
+  auto csv1 = test::slurp(d / "j1/results.csv");
   CHECK(csv1 == a.csv());
-  CHECK(csv1 == slurp(d / "j4/results.csv"));
+  CHECK(csv1 == test::slurp(d / "j4/results.csv"));
   // stderr is not a terminal here: one line per finished run.
   size_t progress = 0;
   for (const auto& l : lines(err4))
@@ -317,13 +293,13 @@ TEST_CASE("results.csv is byte-identical for any number of jobs") {
 }
 
 TEST_CASE("shards merged give the unsharded results.csv") {
-  auto d = scratch("shards");
-  auto path = write(d / "s.yaml", spec_text());
+  auto d = test::scratch("shards");
+  auto path = test::write_file(d / "s.yaml", spec_text());
   REQUIRE(run_isim("sweep " + path + " --jobs 2 --out " + (d / "all").string()) == 0);
   for (int k = 1; k <= 3; ++k) {
     auto out = d / fmt::format("k{}", k);
     REQUIRE(run_isim(fmt::format("sweep {} --shard {}/3 --out {}", path, k, out.string())) == 0);
-    auto recs = exp::read_csv(slurp(out / "results.csv"), "shard");
+    auto recs = exp::read_csv(test::slurp(out / "results.csv"), "shard");
     REQUIRE(recs.size() == 1 + 4);
     for (size_t r = 1; r < recs.size(); ++r)
       CHECK(std::stoul(recs[r].fields[0]) % 3 == static_cast<size_t>(k - 1));
@@ -335,7 +311,7 @@ TEST_CASE("shards merged give the unsharded results.csv") {
                        (d / "k2/results.csv").string(),
                    &out) == 0);
   CHECK(out.find("merged 3 file(s), 12 run(s)") != std::string::npos);
-  CHECK(slurp(d / "m.csv") == slurp(d / "all/results.csv"));
+  CHECK(test::slurp(d / "m.csv") == test::slurp(d / "all/results.csv"));
 
   std::vector<size_t> missing;
   auto text = exp::merge_results({(d / "k1/results.csv").string(), (d / "k3/results.csv").string()},
@@ -345,8 +321,8 @@ TEST_CASE("shards merged give the unsharded results.csv") {
 }
 
 TEST_CASE("isim sweep merge refuses inconsistent shards with exit 2") {
-  auto d = scratch("merge-errors");
-  auto path = write(d / "s.yaml", spec_text());
+  auto d = test::scratch("merge-errors");
+  auto path = test::write_file(d / "s.yaml", spec_text());
   REQUIRE(run_isim("sweep " + path + " --shard 1/2 --out " + (d / "a").string()) == 0);
   REQUIRE(run_isim("sweep " + path + " --shard 2/2 -p 'sweep.seed=[1, 2]' --out " +
                    (d / "b").string()) == 0);
@@ -371,19 +347,19 @@ TEST_CASE("isim sweep merge refuses inconsistent shards with exit 2") {
                    "'estimator'") != std::string::npos);
   }
   SUBCASE("not a results file") {
-    auto bad = write(d / "bad.csv", "x,y\n1,2\n");
+    auto bad = test::write_file(d / "bad.csv", "x,y\n1,2\n");
     CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + bad, nullptr, &err) == 2);
     CHECK(err.find(bad + ":1: expected a results.csv header starting with run_index") !=
           std::string::npos);
   }
   SUBCASE("a short row and a bad index") {
-    auto text = slurp(a);
-    auto shortrow = write(d / "short.csv", text + "99,swap\n");
+    auto text = test::slurp(a);
+    auto shortrow = test::write_file(d / "short.csv", text + "99,swap\n");
     CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + shortrow, nullptr, &err) == 2);
     CHECK(err.find(shortrow + ":8: expected ") != std::string::npos);
     auto h = text.substr(0, text.find('\n') + 1);
     auto row = lines(text)[1];
-    auto badix = write(d / "badix.csv", h + "x" + row.substr(row.find(',')) + "\n");
+    auto badix = test::write_file(d / "badix.csv", h + "x" + row.substr(row.find(',')) + "\n");
     CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + badix, nullptr, &err) == 2);
     CHECK(err.find(badix + ":2: run_index: expected a non-negative integer, got 'x'") !=
           std::string::npos);
@@ -401,7 +377,7 @@ TEST_CASE("isim sweep merge refuses inconsistent shards with exit 2") {
     CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + a + " " + b, nullptr, &err) ==
           0);
     CHECK(err.find("warning: 1 run index(es) missing: 9 ") != std::string::npos);
-    CHECK(lines(slurp(d / "m.csv")).size() == 1 + 10);
+    CHECK(lines(test::slurp(d / "m.csv")).size() == 1 + 10);
   }
 }
 
@@ -436,11 +412,11 @@ TEST_CASE("--shard K/N") {
 }
 
 TEST_CASE("a failing run stops the sweep with the lowest failing run's error") {
-  auto d = scratch("failing");
+  auto d = test::scratch("failing");
   std::string t = spec_text();
   t.replace(t.find("  seed: [1, 2, 3]\n"), 18,
             "  profile: [" + profile() + ", /nonexistent/p.yaml]\n");
-  auto s = exp::load_sweep(write(d / "s.yaml", t), {});
+  auto s = exp::load_sweep(test::write_file(d / "s.yaml", t), {});
   REQUIRE(s.runs.size() == 8);
   exp::SweepOptions o;
   o.jobs = 4;
@@ -451,14 +427,14 @@ TEST_CASE("a failing run stops the sweep with the lowest failing run's error") {
 }
 
 TEST_CASE("--keep-runs writes each run's files under runs/<index>/") {
-  auto d = scratch("keep");
-  auto path = write(d / "s.yaml", spec_text());
+  auto d = test::scratch("keep");
+  auto path = test::write_file(d / "s.yaml", spec_text());
   REQUIRE(run_isim("sweep " + path + " -p 'sweep.seed=[1]' --keep-runs --out " +
                    (d / "o").string()) == 0);
   for (int i = 0; i < 4; ++i)
     for (const char* f : {"summary.json", "sessions.csv", "timeseries.csv", "config.resolved.yaml"})
       CHECK(fs::file_size(d / "o/runs" / std::to_string(i) / f) > 0);
-  CHECK(slurp(d / "o/runs/3/summary.json").find("\"policy\": \"swap\"") != std::string::npos);
+  CHECK(test::slurp(d / "o/runs/3/summary.json").find("\"policy\": \"swap\"") != std::string::npos);
   // Without it, only results.csv.
   REQUIRE(run_isim("sweep " + path + " -p 'sweep.seed=[1]' --out " + (d / "p").string()) == 0);
   CHECK(!fs::exists(d / "p/runs"));
@@ -466,8 +442,8 @@ TEST_CASE("--keep-runs writes each run's files under runs/<index>/") {
 }
 
 TEST_CASE("isim sweep --list prints the runs of the shard; usage errors exit 2") {
-  auto d = scratch("list");
-  auto path = write(d / "s.yaml", spec_text());
+  auto d = test::scratch("list");
+  auto path = test::write_file(d / "s.yaml", spec_text());
   std::string out, err;
   REQUIRE(run_isim("sweep " + path + " --list --shard 2/5", &out) == 0);
   CHECK(lines(out) == std::vector<std::string>{"    1  policy=discard arrival.rate=0.5 seed=2",
@@ -488,15 +464,15 @@ TEST_CASE("plot.py draws the three PNGs when matplotlib is there") {
     MESSAGE("skipped: no python3 with matplotlib (Debian: python3-matplotlib)");
     return;
   }
-  auto d = scratch("plot");
-  auto path = write(d / "s.yaml", spec_text("plot: {latency_target_s: 0.1}\n"));
+  auto d = test::scratch("plot");
+  auto path = test::write_file(d / "s.yaml", spec_text("plot: {latency_target_s: 0.1}\n"));
   std::string out;
   REQUIRE(run_isim("sweep " + path + " --out " + (d / "o").string(), &out) == 0);
   for (const char* png : {"latency.png", "throughput.png", "waste.png"}) {
     CAPTURE(png);
     REQUIRE(fs::exists(d / "o" / png));
     CHECK(fs::file_size(d / "o" / png) > 1000);
-    CHECK(slurp(d / "o" / png).substr(1, 3) == "PNG");
+    CHECK(test::slurp(d / "o" / png).substr(1, 3) == "PNG");
     CHECK(out.find("plot: " + (d / "o" / png).string()) != std::string::npos);
   }
   // A shard does not plot (its rows are partial).
@@ -504,20 +480,20 @@ TEST_CASE("plot.py draws the three PNGs when matplotlib is there") {
   CHECK(!fs::exists(d / "s/latency.png"));
 
   // Missing columns: exit 2 with the names.
-  auto bad = write(d / "bad.csv", "run_index,policy,seed\n0,swap,1\n");
+  auto bad = test::write_file(d / "bad.csv", "run_index,policy,seed\n0,swap,1\n");
   std::string cmd = py + " " + exp::plot_script_path() + " " + bad + " " + (d / "x").string() +
                     " 2> " + (d / "err.txt").string();
   int rc = std::system(cmd.c_str());
   CHECK((WIFEXITED(rc) ? WEXITSTATUS(rc) : -1) == 2);
-  CHECK(slurp(d / "err.txt").find("missing column(s): normalized_latency_s.mean") !=
+  CHECK(test::slurp(d / "err.txt").find("missing column(s): normalized_latency_s.mean") !=
         std::string::npos);
-  CHECK(slurp(d / "err.txt").find("arrival.rate (the plots are against arrival rate") !=
+  CHECK(test::slurp(d / "err.txt").find("arrival.rate (the plots are against arrival rate") !=
         std::string::npos);
 }
 
 TEST_CASE("without a python that has matplotlib, isim sweep writes results.csv and exits 2") {
-  auto d = scratch("no-python");
-  auto path = write(d / "s.yaml", spec_text("plot: {latency_target_s: 0.1}\n"));
+  auto d = test::scratch("no-python");
+  auto path = test::write_file(d / "s.yaml", spec_text("plot: {latency_target_s: 0.1}\n"));
   std::string bogus = (d / "no-such-python3").string();
   ::setenv("ISIM_PYTHON", bogus.c_str(), 1);
   std::string tried;
@@ -530,6 +506,6 @@ TEST_CASE("without a python that has matplotlib, isim sweep writes results.csv a
   CHECK(err.find("plot: no python3 with matplotlib (tried " + bogus +
                  "; install Debian's python3-matplotlib or set ISIM_PYTHON); results.csv was "
                  "written") != std::string::npos);
-  CHECK(lines(slurp(d / "o/results.csv")).size() == 1 + 12);
+  CHECK(lines(test::slurp(d / "o/results.csv")).size() == 1 + 12);
   CHECK(!fs::exists(d / "o/latency.png"));
 }
