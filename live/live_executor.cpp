@@ -134,6 +134,12 @@ class LiveExecutor final : public sim::Executor {
       }
     } catch (const std::invalid_argument& e) {
       throw InputError(fmt::format("{}: model: {}", p.path, e.what()));
+    } catch (const std::runtime_error& e) {
+      // CUDA allocation failures (kernels::cuda::CudaError): the pools or weights do not fit.
+      throw InputError(fmt::format(
+          "live-{}: could not set up the model and KV pools ({} GPU-tier and {} CPU-tier blocks "
+          "of {} bytes): {}; lower engine.gpu_blocks / engine.cpu_blocks",
+          backend_, gpu_blocks, cpu_blocks, block_bytes, e.what()));
     }
     block_tokens_ = rc.block_tokens;
     vocab_ = rc.dims.vocab;

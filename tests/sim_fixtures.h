@@ -40,6 +40,22 @@ inline sim::Profile round_profile() {
   return p;
 }
 
+// The round profile with a model the runner can execute (live executors): 2 layers, GQA 4:2,
+// `head_dim` (the CUDA kernels take 64 or 128), `hidden` = 4 x head_dim, vocab 97 or 512.
+inline sim::Profile runnable_profile(int head_dim, const std::string& dtype, int block_tokens) {
+  sim::Profile p = round_profile();
+  p.model.layers = 2;
+  p.model.hidden = 4 * head_dim;
+  p.model.heads = 4;
+  p.model.kv_heads = 2;
+  p.model.head_dim = head_dim;
+  p.model.ffn = 8 * head_dim;
+  p.model.vocab = dtype == "fp32" ? 97 : 512;
+  p.model.dtype = dtype;
+  p.block_tokens = block_tokens;
+  return p;
+}
+
 inline trace::Segment seg(int64_t in, int64_t out, const std::string& kind = "", double dur = 0) {
   trace::Segment s{in, out, std::nullopt};
   if (!kind.empty()) s.intercept = trace::Intercept{kind, dur};

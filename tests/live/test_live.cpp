@@ -19,20 +19,10 @@ using namespace isim;
 
 namespace {
 
-// A model the CPU runner executes in microseconds: 2 layers, GQA 4:2, head dim 16, vocab 97,
-// with the round profile's 4-token blocks and linear costs (the sim side is irrelevant here).
-sim::Profile live_profile() {
-  sim::Profile p = test::round_profile();
-  p.model.layers = 2;
-  p.model.hidden = 64;
-  p.model.heads = 4;
-  p.model.kv_heads = 2;
-  p.model.head_dim = 16;
-  p.model.ffn = 128;
-  p.model.vocab = 97;
-  p.model.dtype = "fp32";
-  return p;
-}
+// A model the CPU runner executes in microseconds: 2 layers, hidden 64, GQA 4:2, head dim 16,
+// vocab 97, with the round profile's 4-token blocks and linear costs (the sim side is
+// irrelevant here).
+sim::Profile live_profile() { return test::runnable_profile(16, "fp32", 4); }
 
 sim::EngineConfig pools(int64_t gpu, int64_t cpu) {
   sim::EngineConfig c;

@@ -13,19 +13,9 @@ using namespace isim;
 
 namespace {
 
-sim::Profile cuda_profile() {
-  sim::Profile p = test::round_profile();
-  p.model.layers = 2;
-  p.model.hidden = 256;
-  p.model.heads = 4;
-  p.model.kv_heads = 2;
-  p.model.head_dim = 64;  // the CUDA attention kernels take 64 or 128
-  p.model.ffn = 512;
-  p.model.vocab = 512;
-  p.model.dtype = "bf16";
-  p.block_tokens = 16;
-  return p;
-}
+// hidden 256, GQA 4:2, head dim 64 (the CUDA attention kernels take 64 or 128), bf16, 16-token
+// blocks.
+sim::Profile cuda_profile() { return test::runnable_profile(64, "bf16", 16); }
 
 sim::RunResult run_cuda(const std::string& policy, sim::ExecutorParams params = {}) {
   trace::Trace t;
