@@ -45,16 +45,6 @@ std::string rate_text(double r) {
   return r >= 100 ? fmt::format("{:.0f}", r) : fmt::format("{:.3g}", r);
 }
 
-std::string join_csv(const std::vector<std::string>& fields) {
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) line += ',';
-    line += csv_field(fields[i]);
-  }
-  line += '\n';
-  return line;
-}
-
 std::string flags(const PlanResult& r, const CandidateResult& c) {
   std::string f;
   auto add = [&](const std::string& s) {

@@ -130,16 +130,6 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-std::string join_csv(const std::vector<std::string>& fields) {
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) line += ',';
-    line += csv_field(fields[i]);
-  }
-  line += '\n';
-  return line;
-}
-
 }  // namespace
 
 std::string SweepRun::label() const {
@@ -434,6 +424,16 @@ std::string csv_field(const std::string& s) {
   }
   q += '"';
   return q;
+}
+
+std::string join_csv(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line += ',';
+    line += csv_field(fields[i]);
+  }
+  line += '\n';
+  return line;
 }
 
 std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file) {

@@ -100,6 +100,8 @@ std::string merge_results(const std::vector<std::string>& paths, std::vector<siz
 // CSV field quoting (RFC 4180: quoted only when it holds a comma, a quote or a line break) and
 // reading of one file's text into records; `file` names it in messages.
 std::string csv_field(const std::string& s);
+// One CSV line: the fields quoted as csv_field does, comma-separated, ending in a newline.
+std::string join_csv(const std::vector<std::string>& fields);
 struct CsvRecord {
   size_t line = 0;  // 1-based line where the record starts
   std::vector<std::string> fields;
