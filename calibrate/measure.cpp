@@ -17,9 +17,7 @@
 #include "calibrate/model.h"
 #include "kernels/runner/swap_bench.h"
 #include "traces/input_error.h"
-#if ISIM_CALIBRATE_CUDA
-#include "kernels/runner/cuda_runner.h"
-#endif
+#include "kernels/runner/cuda_module.h"
 
 namespace isim::calib {
 namespace {
@@ -169,11 +167,13 @@ Backend open_backend(const CalibrateOptions& o, const kernels::runner::RunnerCon
                {"load_average_at_start", shell_line("cut -d' ' -f1-3 /proc/loadavg 2>/dev/null")}};
     return b;
   }
-#if ISIM_CALIBRATE_CUDA
-  const kernels::runner::CudaDeviceInfo info = kernels::runner::cuda_device_info();
+  std::string why;
+  const kernels::runner::CudaModule* cuda = kernels::runner::cuda_module(&why);
+  if (!cuda) throw InputError("--backend cuda: " + why + "; use --backend cpu");
+  const kernels::runner::CudaDeviceInfo info = cuda->device_info();
   if (!info.available) throw InputError("--backend cuda: no usable CUDA device (" + info.why + ")");
-  b.runner = kernels::runner::make_cuda_runner(rc);
-  b.swap = kernels::runner::make_cuda_swap_bench(*b.runner, swap_blocks);
+  b.runner = cuda->make_runner(rc);
+  b.swap = cuda->make_swap_bench(*b.runner, swap_blocks);
   b.device = info.name;
   b.memory_gib = info.memory_gib;
   b.facts = {{"backend", fmt::format("cuda ({}, cuBLAS GEMMs, kernels/ paged attention)",
@@ -183,11 +183,6 @@ Backend open_backend(const CalibrateOptions& o, const kernels::runner::RunnerCon
              {"sm_count", std::to_string(info.sm_count)},
              {"clocks", info.clocks.empty() ? "unreadable" : info.clocks}};
   return b;
-#else
-  throw InputError(
-      "--backend cuda: this isim-calibrate was built without the CUDA backend (no nvcc at "
-      "configure time); use --backend cpu or rebuild with -DISIM_CUDA=ON");
-#endif
 }
 
 std::string utc_now() {

@@ -14,12 +14,10 @@
 
 #include "calibrate/measure.h"
 #include "kernels/runner/runner.h"
+#include "kernels/runner/cuda_module.h"
+#include "kernels/runner/kv_tiers.h"
 #include "live/integrity.h"
-#include "live/tiers.h"
 #include "traces/input_error.h"
-#if ISIM_LIVE_CUDA
-#include "kernels/runner/cuda_runner.h"
-#endif
 
 namespace isim::live {
 namespace {
@@ -125,12 +123,12 @@ class LiveExecutor final : public sim::Executor {
     try {
       if (backend_ == "cpu") {
         runner_ = kernels::runner::make_cpu_runner(rc);
-        tiers_ = make_cpu_tiers(*runner_, cpu_blocks);
+        tiers_ = kernels::runner::make_cpu_tiers(*runner_, cpu_blocks);
       } else {
-#if ISIM_LIVE_CUDA
-        runner_ = kernels::runner::make_cuda_runner(rc);
-        tiers_ = make_cuda_tiers(*runner_, cpu_blocks);
-#endif
+        const auto* cuda = kernels::runner::cuda_module(nullptr);
+        if (!cuda) throw std::logic_error("live-cuda created without the CUDA module");
+        runner_ = cuda->make_runner(rc);
+        tiers_ = cuda->make_tiers(*runner_, cpu_blocks);
       }
     } catch (const std::invalid_argument& e) {
       throw InputError(fmt::format("{}: model: {}", p.path, e.what()));
@@ -157,7 +155,7 @@ class LiveExecutor final : public sim::Executor {
 
   sim::LiveTimes execute(const sim::LiveWork& work) override {
     sim::LiveTimes out;
-    std::vector<BlockMoves> async;
+    std::vector<kernels::runner::BlockMoves> async;
     std::vector<const KvOp*> async_ops;
     std::vector<std::vector<uint64_t>> async_sums;
     for (const KvOp& op : work.ops) {
@@ -168,7 +166,7 @@ class LiveExecutor final : public sim::Executor {
       // Swap-out sources are checksummed before any copy can reuse their blocks.
       std::vector<uint64_t> sums = op.kind == KvOp::Kind::kSwapOut ? source_sums(op)
                                                                    : std::vector<uint64_t>{};
-      BlockMoves m{op.kind == KvOp::Kind::kSwapOut, op.src, op.dst};
+      kernels::runner::BlockMoves m{op.kind == KvOp::Kind::kSwapOut, op.src, op.dst};
       if (!op.sync) {
         async.push_back(std::move(m));
         async_ops.push_back(&op);
@@ -475,7 +473,7 @@ class LiveExecutor final : public sim::Executor {
   std::string backend_;
   const trace::Trace* trace_ = nullptr;
   std::unique_ptr<kernels::runner::Runner> runner_;
-  std::unique_ptr<KvTiers> tiers_;
+  std::unique_ptr<kernels::runner::KvTiers> tiers_;
   kernels::Dtype dtype_ = kernels::Dtype::kF32;
   int32_t block_tokens_ = 16, vocab_ = 1, kv_heads_ = 1, head_dim_ = 1;
   std::vector<int64_t> sample_planes_;
@@ -507,17 +505,13 @@ class LiveExecutor final : public sim::Executor {
 };
 
 void check_device(const std::string& backend, const sim::ExecutorParams& params) {
-  if (backend == "cuda") {
-#if ISIM_LIVE_CUDA
-    const auto info = kernels::runner::cuda_device_info();
-    if (!info.available)
-      throw InputError(params.where + ": live-cuda needs a CUDA device: " + info.why);
-#else
-    throw InputError(params.where +
-                     ": live-cuda: this build has no CUDA backend (nvcc was not found when it "
-                     "was configured); use live-cpu");
-#endif
-  }
+  if (backend != "cuda") return;
+  std::string why;
+  const auto* cuda = kernels::runner::cuda_module(&why);
+  if (!cuda) throw InputError(params.where + ": live-cuda: " + why + "; use live-cpu");
+  const auto info = cuda->device_info();
+  if (!info.available)
+    throw InputError(params.where + ": live-cuda needs a CUDA device: " + info.why);
 }
 
 std::unique_ptr<sim::Executor> make(const sim::Profile& p, const sim::ExecutorParams& params,

@@ -7,9 +7,7 @@
 
 #include <fmt/format.h>
 
-#if ISIM_TEST_HAVE_CUDA
-#include "kernels/runner/cuda_runner.h"
-#endif
+#include "kernels/runner/cuda_module.h"
 #include "live/integrity.h"
 #include "live/live_executor.h"
 #include "tests/sim_fixtures.h"
@@ -220,12 +218,13 @@ TEST_CASE("live executor parameters and pools are checked") {
       run_live(t, "preserve", pools(1'000'000, 0), {{{"max_pool_gib", "0.001"}}, "executor"}),
       doctest::Contains("more than executor.max_pool_gib = 0.001; set engine.gpu_blocks"),
       InputError);
-#if ISIM_TEST_HAVE_CUDA
-  if (!kernels::runner::cuda_device_info().available)
+  // Without the CUDA module (a build without nvcc) or without a device, live-cuda says which.
+  std::string why;
+  const auto* cuda = kernels::runner::cuda_module(&why);
+  if (!cuda)
+    CHECK_THROWS_WITH_AS(make("live-cuda", {}),
+                         doctest::Contains("live-cuda: this build has no CUDA backend"), InputError);
+  else if (!cuda->device_info().available)
     CHECK_THROWS_WITH_AS(make("live-cuda", {}),
                          doctest::Contains("live-cuda needs a CUDA device"), InputError);
-#else
-  CHECK_THROWS_WITH_AS(make("live-cuda", {}),
-                       doctest::Contains("live-cuda: this build has no CUDA backend"), InputError);
-#endif
 }

@@ -9,14 +9,14 @@
 #include "kernels/cuda/block_copy.h"
 #include "kernels/cuda/check.h"
 #include "kernels/runner/cuda_memory.h"
-#include "live/tiers.h"
+#include "kernels/runner/kv_tiers.h"
 
-namespace isim::live {
+namespace isim::kernels::runner {
 namespace {
 
 class CudaTiers final : public KvTiers {
  public:
-  CudaTiers(kernels::runner::Runner& runner, int64_t cpu_blocks) : gpu_(runner.kv_pool()) {
+  CudaTiers(Runner& runner, int64_t cpu_blocks) : gpu_(runner.kv_pool()) {
     cpu_ = gpu_;
     cpu_.num_blocks = cpu_blocks;
     swap_.reserve(std::max<int64_t>(cpu_.bytes(), 1));
@@ -31,7 +31,7 @@ class CudaTiers final : public KvTiers {
     cudaEventDestroy(stop_);
   }
 
-  sim::Nanos copy_now(const std::vector<BlockMoves>& moves) override {
+  int64_t copy_now(const std::vector<BlockMoves>& moves) override {
     if (moves.empty()) return 0;
     submit(moves);
     return wait();
@@ -40,7 +40,7 @@ class CudaTiers final : public KvTiers {
     in_flight_ = !moves.empty();
     if (in_flight_) submit(moves);
   }
-  sim::Nanos copy_wait() override {
+  int64_t copy_wait() override {
     if (!in_flight_) return 0;
     in_flight_ = false;
     return wait();
@@ -78,15 +78,15 @@ class CudaTiers final : public KvTiers {
     }
     ISIM_CUDA_CHECK(cudaEventRecord(stop_, engine_.stream()));
   }
-  sim::Nanos wait() {
+  int64_t wait() {
     ISIM_CUDA_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
     ISIM_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    return static_cast<sim::Nanos>(static_cast<double>(ms) * 1e6);
+    return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
   }
 
   kernels::BlockPool gpu_, cpu_;
-  kernels::runner::PinnedBuffer swap_;
+  PinnedBuffer swap_;
   kernels::cuda::CopyEngine engine_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   bool in_flight_ = false;
@@ -94,8 +94,8 @@ class CudaTiers final : public KvTiers {
 
 }  // namespace
 
-std::unique_ptr<KvTiers> make_cuda_tiers(kernels::runner::Runner& runner, int64_t cpu_blocks) {
+std::unique_ptr<KvTiers> make_cuda_tiers(Runner& runner, int64_t cpu_blocks) {
   return std::make_unique<CudaTiers>(runner, cpu_blocks);
 }
 
-}  // namespace isim::live
+}  // namespace isim::kernels::runner

@@ -4,6 +4,7 @@
 // engine's pool is slot b of the tier, in every plane (2 x layers planes).
 //
 // Contract:
+// - Times are nanoseconds.
 // - copy_now moves blocks and waits; it returns the measured time of the copies alone (CUDA:
 //   events on the copy stream; CPU: a steady clock).
 // - copy_start enqueues pipelined copies that run beside the next forward (CUDA: the copy
@@ -20,9 +21,8 @@
 #include <vector>
 
 #include "kernels/runner/runner.h"
-#include "sim/time.h"
 
-namespace isim::live {
+namespace isim::kernels::runner {
 
 struct BlockMoves {
   bool to_cpu = true;
@@ -32,9 +32,9 @@ struct BlockMoves {
 class KvTiers {
  public:
   virtual ~KvTiers() = default;
-  virtual sim::Nanos copy_now(const std::vector<BlockMoves>& moves) = 0;
+  virtual int64_t copy_now(const std::vector<BlockMoves>& moves) = 0;
   virtual void copy_start(const std::vector<BlockMoves>& moves) = 0;
-  virtual sim::Nanos copy_wait() = 0;
+  virtual int64_t copy_wait() = 0;
   virtual void read(bool cpu_tier, int32_t block, std::vector<std::byte>& out) = 0;
   virtual void write(bool cpu_tier, int32_t block, const std::vector<std::byte>& in) = 0;
   virtual int64_t planes() const = 0;
@@ -42,8 +42,8 @@ class KvTiers {
 };
 
 // Host swap space beside a CPU runner's pool.
-std::unique_ptr<KvTiers> make_cpu_tiers(kernels::runner::Runner& runner, int64_t cpu_blocks);
-// Pinned swap space beside a CUDA runner's device pool (builds with the CUDA backend only).
-std::unique_ptr<KvTiers> make_cuda_tiers(kernels::runner::Runner& runner, int64_t cpu_blocks);
+std::unique_ptr<KvTiers> make_cpu_tiers(Runner& runner, int64_t cpu_blocks);
+// Pinned swap space beside a CUDA runner's device pool (in the CUDA module, cuda_module.h).
+std::unique_ptr<KvTiers> make_cuda_tiers(Runner& runner, int64_t cpu_blocks);
 
-}  // namespace isim::live
+}  // namespace isim::kernels::runner

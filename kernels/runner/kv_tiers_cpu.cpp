@@ -6,16 +6,16 @@
 #include <thread>
 
 #include "kernels/cpu/block_copy.h"
-#include "live/tiers.h"
+#include "kernels/runner/kv_tiers.h"
 
-namespace isim::live {
+namespace isim::kernels::runner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
 class CpuTiers final : public KvTiers {
  public:
-  CpuTiers(kernels::runner::Runner& runner, int64_t cpu_blocks) : gpu_(runner.kv_pool()) {
+  CpuTiers(Runner& runner, int64_t cpu_blocks) : gpu_(runner.kv_pool()) {
     cpu_ = gpu_;
     cpu_.num_blocks = cpu_blocks;
     swap_.assign(static_cast<size_t>(cpu_.bytes()), std::byte{0});
@@ -25,7 +25,7 @@ class CpuTiers final : public KvTiers {
     if (worker_.joinable()) worker_.join();
   }
 
-  sim::Nanos copy_now(const std::vector<BlockMoves>& moves) override {
+  int64_t copy_now(const std::vector<BlockMoves>& moves) override {
     const auto t0 = Clock::now();
     copy(moves);
     return elapsed(t0);
@@ -41,7 +41,7 @@ class CpuTiers final : public KvTiers {
       async_ns_ = elapsed(t0);
     });
   }
-  sim::Nanos copy_wait() override {
+  int64_t copy_wait() override {
     if (worker_.joinable()) worker_.join();
     return async_ns_;
   }
@@ -64,7 +64,7 @@ class CpuTiers final : public KvTiers {
   int64_t block_bytes() const override { return gpu_.block_bytes; }
 
  private:
-  static sim::Nanos elapsed(Clock::time_point t0) {
+  static int64_t elapsed(Clock::time_point t0) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
   }
   static std::byte* at(const kernels::BlockPool& pool, int64_t plane, int32_t block) {
@@ -88,13 +88,13 @@ class CpuTiers final : public KvTiers {
   std::vector<std::byte> swap_;
   std::vector<BlockMoves> pending_;
   std::thread worker_;
-  sim::Nanos async_ns_ = 0;
+  int64_t async_ns_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<KvTiers> make_cpu_tiers(kernels::runner::Runner& runner, int64_t cpu_blocks) {
+std::unique_ptr<KvTiers> make_cpu_tiers(Runner& runner, int64_t cpu_blocks) {
   return std::make_unique<CpuTiers>(runner, cpu_blocks);
 }
 
-}  // namespace isim::live
+}  // namespace isim::kernels::runner
