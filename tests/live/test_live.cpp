@@ -114,6 +114,47 @@ TEST_CASE("preemption by recompute is checked too, and tokens stay identical") {
   CHECK(tight.executor.tokens == roomy.executor.tokens);
 }
 
+TEST_CASE("prefix caching shares real KV: hits, exact checks and the same tokens as without") {
+  // Three sessions whose 12-token prompts share their first two 4-token blocks (equal trace
+  // hashes give equal synthetic tokens), arriving one after another.
+  trace::Trace t;
+  for (int i = 0; i < 3; ++i) {
+    trace::Session s{fmt::format("p{}", i), 0.05 * i, {test::seg(12, 3)}, {}};
+    s.prefix = {4, {101, 202, static_cast<uint64_t>(300 + i)}};
+    t.push_back(s);
+  }
+  sim::EngineConfig on = pools(64, 0), off = pools(64, 0);
+  off.prefix_caching = false;
+  const sim::RunResult shared = run_live(t, "preserve", on);
+  const sim::RunResult alone = run_live(t, "preserve", off);
+  CHECK(shared.summary.counters.prefix_hit_tokens == 2 * 8);  // p1 and p2 reuse 2 blocks each
+  CHECK(alone.summary.counters.prefix_hit_tokens == 0);
+  CHECK(shared.executor.violations.empty());
+  CHECK(shared.executor.tokens == alone.executor.tokens);
+}
+
+TEST_CASE("dropped leading chunks (pensieve, lru) are restored with exact KV") {
+  // Two conversations of three turns whose KV outgrows a 10-block GPU and a 2-block CPU tier,
+  // so the tier policies drop leading chunks and recompute them (with the turn's new tokens in
+  // the same iteration).
+  trace::Trace t;
+  for (int i = 0; i < 2; ++i)
+    t.push_back({fmt::format("c{}", i), 0.01 * i,
+                 {test::seg(14, 3, "chat", 0.3), test::seg(6, 3, "chat", 0.3), test::seg(5, 2)},
+                 {}});
+  const sim::RunResult reference = run_live(t, "preserve", pools(64, 64));
+  for (const std::string policy : {"pensieve", "lru"}) {
+    CAPTURE(policy);
+    const sim::RunResult r = run_live(t, policy, pools(10, 2));
+    CHECK(r.summary.counters.dropped_blocks > 0);
+    CHECK(std::stoll(fact(r, "integrity.recomputed_positions_checked")) > 0);
+    CHECK(fact(r, "integrity.recompute_max_abs_error") == "0");
+    CHECK(r.executor.violations.empty());
+    for (const auto& s : r.sessions) CHECK(s.status == "finished");
+    CHECK(r.executor.tokens == reference.executor.tokens);
+  }
+}
+
 TEST_CASE("a corrupted swap copy is caught when the block comes back") {
   const sim::RunResult r = run_live(two_sessions(), "swap", pools(64, 64), {{{"fault", "swap"}}, "executor"});
   REQUIRE(fact(r, "fault").rfind("swap: CPU copy of CPU block", 0) == 0);
