@@ -203,22 +203,10 @@ class LiveExecutor final : public sim::Executor {
       out.busy = backend_ == "cuda" ? std::max(forward, copies) : wall;
     compute_ns_ += forward;
     if (forward > 0) {
-      // What the profile predicts for this very batch: the simulator's error, iteration by
-      // iteration, without the feedback of diverging schedules.
-      sim::BatchShape shape;
-      for (const sim::LiveStep& s : work.steps) {
-        shape.total_tokens += s.tokens;
-        shape.num_logits += s.logits;
-        if (s.tokens == 1 && s.kv_before > 0 && s.logits) {
-          ++shape.num_decode;
-          shape.decode_kv_tokens += s.kv_before;
-        } else {
-          shape.prefills.push_back({s.tokens, s.kv_before});
-        }
-      }
-      const Nanos predicted = model_.forward(shape);
-      predicted_ns_ += predicted;
-      (shape.prefills.empty() ? decode_err_ : mixed_err_).add(predicted, forward);
+      // What the profile predicted for this very batch (the engine's estimate): the simulator's
+      // error, iteration by iteration, without the feedback of diverging schedules.
+      predicted_ns_ += work.predicted_forward;
+      (work.with_prefill ? mixed_err_ : decode_err_).add(work.predicted_forward, forward);
     }
     stall_ns_ += out.stall;
     busy_ns_ += out.busy;

@@ -294,7 +294,7 @@ bool Engine::schedule_decodes() {
       }
     }
     if (self_preempted) break;  // it was the last running session in order
-    batch_.push_back({idx, 1, true, false, 0, true});
+    batch_.push_back({idx, 1, true, false, 0});
     ++batch_tokens_;
     ++shape_.num_decode;
     shape_.decode_kv_tokens += s.kv;
@@ -327,7 +327,7 @@ bool Engine::add_prefill(SessionState& s, int64_t chunk) {
     s.published = 0;
   }
   if (!grow_gpu(s, s.kv + fresh)) throw std::logic_error("add_prefill: blocks vanished");
-  batch_.push_back({s.idx, chunk, false, s.recompute_left > 0, restore, chunk == pending});
+  batch_.push_back({s.idx, chunk, false, s.recompute_left > 0, restore});
   batch_tokens_ += chunk;
   ++batch_prefills_;
   // The recomputed lead attends only to itself; the rest attends to everything before it.
@@ -701,17 +701,17 @@ void Engine::log_move(const SessionState& s, bool to_cpu, bool sync,
   op.kind = to_cpu ? KvOp::Kind::kSwapOut : KvOp::Kind::kSwapIn;
   op.sync = sync;
   op.session = s.idx;
-  op.kv_tokens = s.kv;
   op.src = src;
   op.dst = dst;
   for (size_t i = 0; i < src.size(); ++i)
     op.token_block.push_back(first_token_block + static_cast<int64_t>(i));
-  op.on_cpu.assign(src.size(), to_cpu ? 0 : 1);
   work_.ops.push_back(std::move(op));
 }
 
-void Engine::build_steps() {
+void Engine::build_steps(Nanos predicted_forward) {
   work_.steps.clear();
+  work_.predicted_forward = predicted_forward;
+  work_.with_prefill = batch_prefills_ > 0;
   auto table = [this](const SessionState& s, int64_t positions) {
     const auto n = static_cast<size_t>(blocks_for(positions, block_tokens_));
     if (n > s.gpu_blocks.size()) throw std::logic_error("build_steps: block table too short");
@@ -719,21 +719,17 @@ void Engine::build_steps() {
   };
   for (const Entry& e : batch_) {
     const SessionState& s = sessions_[static_cast<size_t>(e.idx)];
+    // A step produces a token when it computes everything still pending (a decode step always
+    // does: only the last emitted token lacks KV). The dropped lead is already re-allocated, so
+    // what is pending is what follows it.
+    const int64_t fresh = e.tokens - e.restore;
+    const bool logits = fresh > 0 && s.pending_prefill(block_tokens_) == fresh;
     if (e.restore > 0) {
       // The recomputed lead attends only to itself; it lands in the session's first blocks.
-      work_.steps.push_back(
-          {e.idx, 0, e.restore, e.tokens == e.restore && e.logits, true, table(s, e.restore)});
-      if (e.tokens == e.restore) continue;
+      work_.steps.push_back({e.idx, 0, e.restore, false, true, table(s, e.restore)});
+      if (fresh == 0) continue;
     }
-    const int64_t fresh = e.tokens - e.restore;
-    if (e.logits && s.pending_prefill(block_tokens_) != fresh && !e.decode)
-      throw std::logic_error(fmt::format(
-          "build_steps: session {} entry of {} tokens (restore {}) asks for logits but {} are "
-          "pending (kv {}, context {}, phase {})",
-          s.idx, e.tokens, e.restore, s.pending_prefill(block_tokens_), s.kv, s.context,
-          static_cast<int>(s.phase)));
-    work_.steps.push_back(
-        {e.idx, s.kv, fresh, e.logits, e.recompute, table(s, s.kv + fresh)});
+    work_.steps.push_back({e.idx, s.kv, fresh, logits, e.recompute, table(s, s.kv + fresh)});
   }
 }
 
@@ -764,7 +760,7 @@ void Engine::maybe_start() {
   }
   Nanos busy = std::max(forward, transfer);
   if (live_) {
-    build_steps();
+    build_steps(forward);
     const LiveTimes m = executor_.execute(work_);
     work_.ops.clear();
     work_.steps.clear();

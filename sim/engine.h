@@ -182,7 +182,6 @@ class Engine {
     bool decode;
     bool recompute;
     int64_t restore;  // leading dropped tokens recomputed within `tokens`
-    bool logits;      // the step produces the session's next token
   };
   struct QueueKey {
     Nanos key;
@@ -224,7 +223,7 @@ class Engine {
   void log_drop(const SessionState& s, int64_t n_cpu, int64_t n_gpu);
   void log_move(const SessionState& s, bool to_cpu, bool sync, const std::vector<BlockId>& src,
                 const std::vector<BlockId>& dst, int64_t first_token_block);
-  void build_steps();
+  void build_steps(Nanos predicted_forward);
   int64_t block_bytes() const { return block_counts_.block_bytes; }
 
   int32_t replica_;

@@ -57,8 +57,8 @@ struct KvOp {
   bool sync = true;  // swaps: before the forward (a stall) or pipelined beside it
   int32_t session = 0;
   // Swaps: block src[i] of the source tier moves to dst[i] of the other, holding the session's
-  // token block token_block[i]. Drops: blocks src[i] (on the CPU tier where on_cpu[i]) holding
-  // token block token_block[i] are released; `kv_tokens` of the session were valid.
+  // token block token_block[i]. Drops only: blocks src[i] (on the CPU tier where on_cpu[i])
+  // holding token block token_block[i] are released; `kv_tokens` of the session were valid.
   std::vector<BlockId> src, dst;
   std::vector<int64_t> token_block;
   std::vector<uint8_t> on_cpu;
@@ -68,6 +68,8 @@ struct KvOp {
 struct LiveWork {
   std::vector<KvOp> ops;  // every sync op and drop precedes every pipelined swap
   std::vector<LiveStep> steps;
+  Nanos predicted_forward = 0;  // what cost_model() predicts for this batch (0 when empty)
+  bool with_prefill = false;    // the batch holds a prefill or recompute chunk
 };
 
 // Measured times of one live iteration.
