@@ -14,6 +14,7 @@
 #include <boost/program_options.hpp>
 
 #include "experiments/cli.h"
+#include "experiments/cli_args.h"
 #include "experiments/plan.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
@@ -59,11 +60,7 @@ int cmd_plan(const Args& args) {
       "set,p", po::value(&overrides)->composing(),
       "override a spec key: -p peak_rate=80, -p deployments.h100.price_per_gpu_hour=2.5")(
       "spec", po::value<std::string>(), "plan spec YAML");
-  po::positional_options_description pos;
-  pos.add("spec", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, opts, "spec");
   if (vm.count("help")) {
     std::cout << opts << "\n"
               << "For every deployment x policy, bisects the arrival rate one replica sustains\n"

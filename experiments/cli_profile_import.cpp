@@ -11,6 +11,7 @@
 #include "calibrate/import_llmservingsim.h"
 #include "calibrate/model.h"
 #include "experiments/cli.h"
+#include "experiments/cli_args.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
 #include "traces/input_error.h"
@@ -45,11 +46,7 @@ int cmd_profile_import(const Args& args) {
                                                              "swap bandwidth each way")(
       "system", po::value(&aic.system), "aiconfigurator system spec")(
       "kernel", po::value(&aic.kernel), "aiconfigurator attention kernel_source");
-  po::positional_options_description pos;
-  pos.add("in", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, opts, "in");
   if (vm.count("help")) return std::cout << kImportUsage, 0;
   if (from.empty()) throw UsageError{"missing --from", kImportUsage};
   if (from != "llmservingsim" && from != "aiconfigurator") {

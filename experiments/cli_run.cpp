@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include "experiments/cli.h"
+#include "experiments/cli_args.h"
 #include "experiments/outputs.h"
 
 namespace isim::exp {
@@ -32,11 +33,7 @@ int cmd_run(const Args& args) {
       "seed", po::value(&seed), "random seed (default 1)")("executor", po::value(&executor),
                                                            "executor (default sim)")(
       "experiment", po::value<std::string>(), "experiment YAML");
-  po::positional_options_description pos;
-  pos.add("experiment", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, opts, "experiment");
   if (vm.count("help")) {
     std::cout << opts << "\n";
     return 0;

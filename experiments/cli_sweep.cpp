@@ -13,6 +13,7 @@
 #include <boost/program_options.hpp>
 
 #include "experiments/cli.h"
+#include "experiments/cli_args.h"
 #include "experiments/sweep.h"
 #include "traces/input_error.h"
 
@@ -94,11 +95,7 @@ int cmd_sweep(const Args& args) {
       "set,p", po::value(&overrides)->composing(),
       "override a spec key: -p trace.limit=50; a swept list: -p 'sweep.seed=[1,2]'")(
       "experiment", po::value<std::string>(), "sweep spec YAML");
-  po::positional_options_description pos;
-  pos.add("experiment", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, opts, "experiment");
   if (vm.count("help")) {
     std::cout << opts << "\n"
               << "results.csv: one row per run: run_index, policy, each swept key, estimator,\n"

@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 
 #include "experiments/cli.h"
+#include "experiments/cli_args.h"
 #include "traces/arrival.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
@@ -62,14 +63,6 @@ trace::Trace read_any(const std::string& from, const std::string& path) {
                    kTraceUsage};
 }
 
-po::variables_map parse(const Args& args, po::options_description& opts,
-                        const po::positional_options_description& pos) {
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
-  return vm;
-}
-
 }  // namespace
 
 int cmd_trace(const Args& all) {
@@ -83,7 +76,7 @@ int cmd_trace(const Args& all) {
   opts.add_options()("help,h", "help")("from", po::value(&from), "input format")(
       "in", po::value<std::string>(), "input")("out", po::value<std::string>(), "output");
   if (sub == "convert") {
-    auto vm = parse(args, opts, pos);
+    auto vm = parse_args(args, opts, pos);
     if (vm.count("help")) return std::cout << kTraceUsage, 0;
     if (!vm.count("in") || !vm.count("out")) throw UsageError{"needs IN and OUT", kTraceUsage};
     auto t = read_any(from, vm["in"].as<std::string>());
@@ -99,7 +92,7 @@ int cmd_trace(const Args& all) {
         "seed", po::value(&seed), "seed (default 1)")(
         "rate", po::value(&rate), "Poisson arrival rate (default: all arrive at 0)")(
         "multiturn", "a Pensieve-style multi-turn generator (default: the InferCept mix)");
-    auto vm = parse(args, opts, pos);
+    auto vm = parse_args(args, opts, pos);
     if (vm.count("help")) return std::cout << kTraceUsage << opts, 0;
     if (!vm.count("in") || !vm.count("out"))
       throw UsageError{"needs GENERATOR.yaml (or 'default') and OUT", kTraceUsage};
@@ -123,7 +116,7 @@ int cmd_trace(const Args& all) {
   if (sub == "stats") {
     po::positional_options_description p1;
     p1.add("in", 1);
-    auto vm = parse(args, opts, p1);
+    auto vm = parse_args(args, opts, p1);
     if (vm.count("help")) return std::cout << kTraceUsage, 0;
     if (!vm.count("in")) throw UsageError{"needs TRACE", kTraceUsage};
     std::cout << trace::trace_stats(read_any(from, vm["in"].as<std::string>()));

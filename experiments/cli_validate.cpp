@@ -9,6 +9,7 @@
 
 #include "calibrate/measure.h"
 #include "experiments/cli.h"
+#include "experiments/cli_args.h"
 #include "experiments/outputs.h"
 #include "experiments/validate.h"
 #include "traces/input_error.h"
@@ -48,11 +49,7 @@ int cmd_validate(const Args& args) {
       "calibrate-first", "calibrate the live backend (validate.model) and validate against it")(
       "check-invariants", "check engine invariants after every iteration")(
       "experiment", po::value<std::string>(), "experiment YAML");
-  po::positional_options_description pos;
-  pos.add("experiment", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-  po::notify(vm);
+  const po::variables_map vm = parse_args(args, opts, "experiment");
   if (vm.count("help")) {
     std::cout << opts << "\n";
     return 0;
