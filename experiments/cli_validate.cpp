@@ -21,12 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fact(const sim::ExecutorReport& r, const std::string& key) {
-  for (const auto& [k, v] : r.facts)
-    if (k == key) return v;
-  return "";
-}
-
 std::string percent(double e) {
   if (std::isinf(e)) return "inf";
   return fmt::format("{:+.1f}%", 100.0 * e);
@@ -122,19 +116,19 @@ int cmd_validate(const Args& args) {
     const auto& rep = live.executor;
     fmt::print("\n{}: {} ran {} iterations in {} s of compute ({} s real) for {:.1f} s of virtual "
                "time; load average {} -> {} on {} hardware threads\n",
-               p.name, e.executor, fact(rep, "iterations_executed"), fact(rep, "compute_s"),
-               fact(rep, "real_s"), live.summary.makespan_s, fact(rep, "host_load_begin"),
-               fact(rep, "host_load_end"), fact(rep, "hardware_threads"));
+               p.name, e.executor, rep.fact("iterations_executed"), rep.fact("compute_s"),
+               rep.fact("real_s"), live.summary.makespan_s, rep.fact("host_load_begin"),
+               rep.fact("host_load_end"), rep.fact("hardware_threads"));
     fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "metric", "sim", "live", "error");
     for (const auto& m : pv.metrics)
       fmt::print("  {:<28} {:>14.6g} {:>14.6g} {:>9}\n", m.metric, m.sim, m.live,
                  percent(m.error()));
-    const int64_t violations = std::stoll(fact(rep, "integrity.violations"));
+    const int64_t violations = std::stoll(rep.fact("integrity.violations"));
     fmt::print("  integrity: {} swapped blocks and {} recomputed positions checked (max |error| "
                "{}), fault injection: {}: {}\n",
-               fact(rep, "integrity.swapped_blocks_checked"),
-               fact(rep, "integrity.recomputed_positions_checked"),
-               fact(rep, "integrity.recompute_max_abs_error"), fact(rep, "fault"),
+               rep.fact("integrity.swapped_blocks_checked"),
+               rep.fact("integrity.recomputed_positions_checked"),
+               rep.fact("integrity.recompute_max_abs_error"), rep.fact("fault"),
                violations == 0 ? "passed" : fmt::format("{} VIOLATIONS", violations));
     for (size_t i = 0; i < rep.violations.size() && i < 5; ++i)
       fmt::print("    {}\n", rep.violations[i]);

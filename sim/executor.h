@@ -84,6 +84,13 @@ struct ExecutorReport {
   std::vector<std::string> violations;                     // integrity failures, in order
   std::vector<std::vector<int32_t>> tokens;                // per session: its whole token stream
   bool live = false;
+
+  // The value of fact `key`, or "" when the report has none.
+  std::string fact(const std::string& key) const {
+    for (const auto& [k, v] : facts)
+      if (k == key) return v;
+    return "";
+  }
 };
 
 class Executor {

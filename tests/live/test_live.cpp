@@ -39,9 +39,7 @@ sim::RunResult run_live(const trace::Trace& t, const std::string& policy, sim::E
 }
 
 std::string fact(const sim::RunResult& r, const std::string& key) {
-  for (const auto& [k, v] : r.executor.facts)
-    if (k == key) return v;
-  return "(missing " + key + ")";
+  return r.executor.fact(key);
 }
 
 // Session a: 10 prompt tokens, 3 outputs, a 0.5 s tool call that returns 5 tokens, 4 outputs.

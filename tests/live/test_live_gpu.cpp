@@ -32,9 +32,7 @@ sim::RunResult run_cuda(const std::string& policy, sim::ExecutorParams params = 
 }
 
 std::string fact(const sim::RunResult& r, const std::string& key) {
-  for (const auto& [k, v] : r.executor.facts)
-    if (k == key) return v;
-  return "";
+  return r.executor.fact(key);
 }
 
 }  // namespace
