@@ -3,16 +3,14 @@
 #include "experiments/plan.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "experiments/parallel.h"
 #include "experiments/run.h"
 #include "traces/input_error.h"
 
@@ -272,48 +270,24 @@ PlanResult run_plan(const PlanSpec& spec, const PlanOptions& o) {
   const size_t nseeds = spec.seeds.size();
   const size_t total = spec.candidates.size() * nseeds;
   std::vector<SearchResult> searches(total);
-  std::mutex mu;  // guards progress and the error
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  size_t done = 0, runs = 0, error_at = total;
-  std::exception_ptr error;
-
-  auto work = [&]() {
-    while (!failed.load()) {
-      const size_t i = next.fetch_add(1);
-      if (i >= total) return;
-      const Candidate& c = spec.candidates[i / nseeds];
-      const uint64_t seed = spec.seeds[i % nseeds];
-      try {
-        searches[i] = find_capacity(
-            [&](double rate) {
-              Verdict v = run_at(spec, c, rate, seed);
-              std::lock_guard<std::mutex> lock(mu);
-              ++runs;
-              if (o.on_progress) o.on_progress(PlanProgress{done, total, runs});
-              return v;
-            },
-            spec.search);
-        std::lock_guard<std::mutex> lock(mu);
-        ++done;
-        if (o.on_progress) o.on_progress(PlanProgress{done, total, runs});
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (i < error_at) {
-          error_at = i;
-          error = std::current_exception();
-        }
-        failed.store(true);
-        return;
-      }
-    }
-  };
-  const size_t jobs = std::max<size_t>(1, std::min(o.jobs, total));
-  std::vector<std::thread> pool;
-  for (size_t j = 1; j < jobs; ++j) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  std::mutex mu;  // guards progress
+  size_t done = 0, runs = 0;
+  run_indexed(total, o.jobs, [&](size_t i) {
+    const Candidate& c = spec.candidates[i / nseeds];
+    const uint64_t seed = spec.seeds[i % nseeds];
+    searches[i] = find_capacity(
+        [&](double rate) {
+          Verdict v = run_at(spec, c, rate, seed);
+          std::lock_guard<std::mutex> lock(mu);
+          ++runs;
+          if (o.on_progress) o.on_progress(PlanProgress{done, total, runs});
+          return v;
+        },
+        spec.search);
+    std::lock_guard<std::mutex> lock(mu);
+    ++done;
+    if (o.on_progress) o.on_progress(PlanProgress{done, total, runs});
+  });
 
   for (size_t ci = 0; ci < spec.candidates.size(); ++ci) {
     CandidateResult cr;

@@ -1,7 +1,6 @@
 #include "experiments/sweep.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -14,12 +13,12 @@
 #include <mutex>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "experiments/outputs.h"
+#include "experiments/parallel.h"
 #include "experiments/run.h"
 #include "experiments/run_script.h"
 #include "traces/input_error.h"
@@ -309,103 +308,75 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
   std::map<std::string, Cached> cache;
   for (const auto* r : todo) ++cache[inputs_key(r->experiment)].users;
 
-  std::mutex mu;  // guards cache, notes, progress and the error
+  std::mutex mu;  // guards cache, notes and progress
   std::set<std::string> notes;
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
   size_t done = 0;
-  size_t error_at = todo.size();
-  std::exception_ptr error;
 
-  auto work = [&]() {
-    while (!failed.load()) {
-      size_t i = next.fetch_add(1);
-      if (i >= todo.size()) return;
-      const SweepRun& run = *todo[i];
-      const Experiment& e = run.experiment;
-      auto t0 = std::chrono::steady_clock::now();
-      std::string key = inputs_key(e);
-      try {
-        std::shared_future<std::shared_ptr<const Inputs>> fut;
-        std::promise<std::shared_ptr<const Inputs>> mine;
-        bool preparer = false;
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          auto& c = cache[key];
-          if (!c.inputs.valid()) {
-            c.inputs = mine.get_future().share();
-            preparer = true;
-          }
-          fut = c.inputs;
-        }
-        if (preparer) {
-          try {
-            mine.set_value(std::make_shared<const Inputs>(prepare(e)));
-          } catch (...) {
-            mine.set_exception(std::current_exception());
-          }
-        }
-        std::shared_ptr<const Inputs> in = fut.get();
-        auto r = run_policy(e, *in, run.policy());
-        if (!o.keep_runs_dir.empty())
-          write_run((fs::path(o.keep_runs_dir) / std::to_string(run.index)).string(), e, *in,
-                    run.policy(), r);
-
-        std::vector<std::string> row = {std::to_string(run.index), run.policy().name};
-        for (const auto& [k, v] : run.point) row.push_back(v);
-        // The estimator the policy actually used (its default when the spec names none).
-        std::string est = run.estimator;
-        for (const auto& [k, v] : r.policy_facts)
-          if (k == "estimator") est = v;
-        row.push_back(est);
-        for (auto& [k, v] : metric_fields(r.summary)) row.push_back(std::move(v));
-        res.rows[i] = std::move(row);
-        res.indices[i] = run.index;
-        std::string w;
-        skipped[i] = !r.skipped.empty();
-        if (!r.skipped.empty())
-          w = fmt::format("run {} ({}): {} session(s) can never fit and were skipped, e.g. {}",
-                          run.index, run.label(), r.skipped.size(), r.skipped.front());
-        else if (r.summary.extrapolations > 0)
-          w = fmt::format("run {} ({}): profile extrapolated beyond its grid {} times", run.index,
-                          run.label(), r.summary.extrapolations);
-        warnings[i] = w;
-        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::lock_guard<std::mutex> lock(mu);
-        for (const auto& n : in->notes) notes.insert(n);
-        in.reset();
-        if (--cache[key].users == 0) cache.erase(key);
-        ++done;
-        if (o.on_done) o.on_done(SweepProgress{run, done, todo.size(), secs});
-      } catch (...) {
-        std::exception_ptr ex = std::current_exception();
-        try {
-          std::rethrow_exception(ex);
-        } catch (const InputError& ie) {
-          ex = std::make_exception_ptr(
-              InputError(fmt::format("sweep run {} ({}): {}", run.index, run.label(), ie.what())));
-        } catch (...) {
-        }
-        std::lock_guard<std::mutex> lock(mu);
-        if (i < error_at) {
-          error_at = i;
-          error = ex;
-        }
-        failed.store(true);
-        return;
-      }
-    }
-  };
-
-  size_t jobs = std::max<size_t>(1, std::min(o.jobs, todo.size()));
+  size_t jobs = o.jobs;
   // Live executors measure wall time: runs side by side would slow each other down.
   for (const auto* r : todo)
     if (r->experiment.executor != "sim") jobs = 1;
-  std::vector<std::thread> pool;
-  for (size_t j = 1; j < jobs; ++j) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  run_indexed(todo.size(), jobs, [&](size_t i) {
+    const SweepRun& run = *todo[i];
+    const Experiment& e = run.experiment;
+    auto t0 = std::chrono::steady_clock::now();
+    std::string key = inputs_key(e);
+    try {
+      std::shared_future<std::shared_ptr<const Inputs>> fut;
+      std::promise<std::shared_ptr<const Inputs>> mine;
+      bool preparer = false;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        auto& c = cache[key];
+        if (!c.inputs.valid()) {
+          c.inputs = mine.get_future().share();
+          preparer = true;
+        }
+        fut = c.inputs;
+      }
+      if (preparer) {
+        try {
+          mine.set_value(std::make_shared<const Inputs>(prepare(e)));
+        } catch (...) {
+          mine.set_exception(std::current_exception());
+        }
+      }
+      std::shared_ptr<const Inputs> in = fut.get();
+      auto r = run_policy(e, *in, run.policy());
+      if (!o.keep_runs_dir.empty())
+        write_run((fs::path(o.keep_runs_dir) / std::to_string(run.index)).string(), e, *in,
+                  run.policy(), r);
+
+      std::vector<std::string> row = {std::to_string(run.index), run.policy().name};
+      for (const auto& [k, v] : run.point) row.push_back(v);
+      // The estimator the policy actually used (its default when the spec names none).
+      std::string est = run.estimator;
+      for (const auto& [k, v] : r.policy_facts)
+        if (k == "estimator") est = v;
+      row.push_back(est);
+      for (auto& [k, v] : metric_fields(r.summary)) row.push_back(std::move(v));
+      res.rows[i] = std::move(row);
+      res.indices[i] = run.index;
+      std::string w;
+      skipped[i] = !r.skipped.empty();
+      if (!r.skipped.empty())
+        w = fmt::format("run {} ({}): {} session(s) can never fit and were skipped, e.g. {}",
+                        run.index, run.label(), r.skipped.size(), r.skipped.front());
+      else if (r.summary.extrapolations > 0)
+        w = fmt::format("run {} ({}): profile extrapolated beyond its grid {} times", run.index,
+                        run.label(), r.summary.extrapolations);
+      warnings[i] = w;
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::lock_guard<std::mutex> lock(mu);
+      for (const auto& n : in->notes) notes.insert(n);
+      in.reset();
+      if (--cache[key].users == 0) cache.erase(key);
+      ++done;
+      if (o.on_done) o.on_done(SweepProgress{run, done, todo.size(), secs});
+    } catch (const InputError& ie) {
+      throw InputError(fmt::format("sweep run {} ({}): {}", run.index, run.label(), ie.what()));
+    }
+  });
 
   for (auto& w : warnings)
     if (!w.empty()) res.warnings.push_back(std::move(w));
