@@ -324,22 +324,10 @@ cudaError_t launch_decode_attention(const DevicePagedKv& kv, const void* q, void
       return cudaErrorInvalidValue;
 
     DecodeParams prm{};
-    prm.q = q;
-    prm.k = kv.k;
-    prm.v = kv.v;
-    prm.out = out;
-    prm.lse = lse;
-    prm.indptr = kv.table.indptr;
-    prm.indices = kv.table.indices;
-    prm.last_page_len = kv.table.last_page_len;
-    prm.num_q_heads = sh.num_q_heads;
-    prm.num_kv_heads = sh.num_kv_heads;
-    prm.block_tokens = sh.block_tokens;
-    prm.group = sh.group_size();
+    set_paged_params(prm, kv, q, out, lse, sm_scale);
     const int gt = head_tile(prm.group);
     prm.head_tiles = prm.group / gt;
     prm.num_splits = num_splits;
-    prm.scale_log2 = sm_scale * kLog2e;
     if (num_splits > 1) {
       const size_t rows = size_t(batch) * size_t(sh.num_q_heads) * size_t(num_splits);
       prm.partial_out = static_cast<float*>(workspace);

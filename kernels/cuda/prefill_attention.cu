@@ -182,21 +182,9 @@ cudaError_t launch_prefill_attention(const DevicePagedKv& kv, const int32_t* qo_
       return cudaErrorInvalidValue;
 
     PrefillParams prm{};
-    prm.q = q;
-    prm.k = kv.k;
-    prm.v = kv.v;
-    prm.out = out;
-    prm.lse = lse;
+    set_paged_params(prm, kv, q, out, lse, sm_scale);
     prm.qo_indptr = qo_indptr;
-    prm.indptr = kv.table.indptr;
-    prm.indices = kv.table.indices;
-    prm.last_page_len = kv.table.last_page_len;
-    prm.num_q_heads = sh.num_q_heads;
-    prm.num_kv_heads = sh.num_kv_heads;
-    prm.block_tokens = sh.block_tokens;
-    prm.group = sh.group_size();
     prm.queries_per_cta = kRows / prm.group;
-    prm.scale_log2 = sm_scale * kLog2e;
     const dim3 grid(
         static_cast<unsigned>((max_q_len + prm.queries_per_cta - 1) / prm.queries_per_cta),
         static_cast<unsigned>(sh.num_kv_heads), static_cast<unsigned>(batch));

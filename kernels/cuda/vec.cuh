@@ -101,4 +101,24 @@ inline bool aligned16(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }
 
+// Fills the fields the decode and prefill kernels' parameter blocks share: the operands, the
+// page table and the head layout of `kv`, and the softmax scale in the log2 domain.
+template <typename Params, typename Kv>
+void set_paged_params(Params& prm, const Kv& kv, const void* q, void* out, float* lse,
+                      float sm_scale) {
+  prm.q = q;
+  prm.k = kv.k;
+  prm.v = kv.v;
+  prm.out = out;
+  prm.lse = lse;
+  prm.indptr = kv.table.indptr;
+  prm.indices = kv.table.indices;
+  prm.last_page_len = kv.table.last_page_len;
+  prm.num_q_heads = kv.shape.num_q_heads;
+  prm.num_kv_heads = kv.shape.num_kv_heads;
+  prm.block_tokens = kv.shape.block_tokens;
+  prm.group = kv.shape.group_size();
+  prm.scale_log2 = sm_scale * kLog2e;
+}
+
 }  // namespace isim::kernels::cuda
