@@ -15,7 +15,10 @@
 namespace isim::exp {
 
 namespace {
-uint64_t fnv1a(const std::string& s) {
+// FNV-1a over the trace's JSONL. Its offset basis, 1469598103934665603, is not FNV's
+// (14695981039346656037, traces/hash.h): a digit was lost when it was written. It is kept
+// because the trace fingerprints in every written config.resolved.yaml depend on it.
+uint64_t trace_fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) {
     h ^= c;
@@ -86,7 +89,7 @@ Inputs prepare(const Experiment& e, bool with_profile) {
   trace::apply_arrivals(in.trace, e.arrival);
   std::ostringstream os;
   trace::write_jsonl(os, in.trace);
-  in.trace_fingerprint = fmt::format("{:016x}", fnv1a(os.str()));
+  in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));
   if (with_profile) in.profile = sim::load_profile(e.profile);
   return in;
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "traces/hash.h"
 #include "traces/input_error.h"
 
 namespace isim::sim {
@@ -114,12 +115,8 @@ std::vector<uint64_t> prefix_chain(const trace::Session& src, int64_t block_toke
   for (int64_t j = 0; (j + 1) * block_tokens <= covered; ++j) {
     // splitmix64 over (parent, the trace's block id, the position inside it): equal chains
     // give equal hashes, and a diverging block changes every hash after it.
-    uint64_t x =
-        h ^ (p.hashes[static_cast<size_t>(j / sub)] + 0x632be59bd9b4e019ull * (j % sub + 1));
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    x ^= x >> 31;
+    const uint64_t x = splitmix64(
+        h ^ (p.hashes[static_cast<size_t>(j / sub)] + 0x632be59bd9b4e019ull * (j % sub + 1)));
     h = x == 0 ? 1 : x;  // 0 means "no hash" in the pool
     chain.push_back(h);
   }

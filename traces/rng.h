@@ -16,6 +16,8 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "traces/hash.h"
+
 namespace isim::trace {
 
 class Rng {
@@ -64,11 +66,11 @@ class Rng {
 
  private:
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  // The stateful form: mixes the state, then advances it by the splitmix64 increment.
   static uint64_t splitmix64(uint64_t& x) {
-    uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    const uint64_t z = isim::splitmix64(x);
+    x += 0x9e3779b97f4a7c15ULL;
+    return z;
   }
 
   uint64_t state_[4];

@@ -35,6 +35,8 @@ TEST_CASE("the quickstart experiment runs every policy under the invariant check
   auto e = exp::load_experiment(test::source_dir() + "/experiments/quickstart.yaml", {});
   auto in = exp::prepare(e);
   CHECK(in.trace.size() == 397);
+  // Pinned: every written config.resolved.yaml records it, so its hash must never change.
+  CHECK(in.trace_fingerprint == "7f0c8cdae9275397");
   for (const auto& p : e.policies) {
     CAPTURE(p.name);
     auto r = exp::run_policy(e, in, p, /*check_invariants=*/true);
