@@ -105,12 +105,12 @@ int cmd_validate(const Args& args) {
   es.executor_params = {};
 
   std::vector<PolicyValidation> rows;
-  std::vector<std::pair<std::string, sim::RunResult>> lives;
+  std::vector<std::pair<std::string, cluster::RunResult>> lives;
   bool failed = false;
   for (const PolicySpec& p : e.policies) {
-    sim::RunResult live = run_policy(e, in, p, check);
+    cluster::RunResult live = run_policy(e, in, p, check);
     write_run((fs::path(out) / p.name / "live").string(), e, in, p, live);
-    sim::RunResult simr = run_policy(es, in, p, check);
+    cluster::RunResult simr = run_policy(es, in, p, check);
     write_run((fs::path(out) / p.name / "sim").string(), es, in, p, simr);
     PolicyValidation pv{p.name, compare_runs(simr.summary, live.summary)};
     const auto& rep = live.executor;

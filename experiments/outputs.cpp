@@ -98,7 +98,7 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
 }
 
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
-               const sim::RunResult& r) {
+               const cluster::RunResult& r) {
   fs::create_directories(dir);
   {
     auto j = summary_json(r.summary, p.name);

@@ -21,7 +21,7 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
 
 // Writes the four files into `dir` (created if missing).
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
-               const sim::RunResult& r);
+               const cluster::RunResult& r);
 
 struct TableRow {
   std::string policy;

@@ -64,7 +64,7 @@ bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, doubl
   return slope > fraction * rate;
 }
 
-Verdict judge_run(const sim::RunResult& r, const std::vector<Slo>& slos, double rate, double from_s,
+Verdict judge_run(const cluster::RunResult& r, const std::vector<Slo>& slos, double rate, double from_s,
                   double to_s, double divergence) {
   Verdict v;
   v.extrapolations = r.summary.extrapolations;
@@ -144,9 +144,6 @@ Sizing size_fleet(double peak_rate, double capacity, int tp, double price_per_gp
 
 namespace {
 
-// Thrown by the run's observer to cut a run at its drain deadline.
-struct Cut {};
-
 struct Workload {
   Inputs in;
   double from_s = 0, to_s = 0;  // the measured span of arrivals
@@ -204,19 +201,18 @@ Verdict run_at(const PlanSpec& p, const Candidate& c, double rate, uint64_t seed
   auto policy = policy::policy_registry().create(pol.name, pol.params.where, pol.params);
   auto executor =
       sim::executor_registry().create("sim", "executor", w.in.profile, sim::ExecutorParams{});
-  const sim::Nanos deadline = sim::from_seconds(w.deadline_s);
-  try {
-    auto r = sim::simulate(w.in.trace, c.experiment.engine, *executor, *policy,
-                           [deadline](const sim::IterationRecord& it) {
-                             if (it.start > deadline) throw Cut{};
-                           });
-    return judge_run(r, p.slos, rate, w.from_s, w.to_s, p.search.divergence);
-  } catch (const Cut&) {
-    Verdict v;
-    v.reason = fmt::format("diverged (still busy at {:.0f} s)", w.deadline_s);
-    v.extrapolations = executor->cost_model().extrapolations();
-    return v;
-  }
+  cluster::SingleReplica router;
+  cluster::Cluster sim(w.in.trace,
+                       {cluster::ReplicaSpec{c.experiment.engine, executor.get(), policy.get(), ""}},
+                       router);
+  sim.load();
+  // A run still busy at its drain deadline is cut: it has not kept up with the rate.
+  if (sim.run_until(sim::from_seconds(w.deadline_s)))
+    return judge_run(sim.result(), p.slos, rate, w.from_s, w.to_s, p.search.divergence);
+  Verdict v;
+  v.reason = fmt::format("diverged (still busy at {:.0f} s)", w.deadline_s);
+  v.extrapolations = executor->cost_model().extrapolations();
+  return v;
 }
 
 // Mean decoded tokens per session of the workload at the peak rate, first seed.

@@ -27,7 +27,7 @@
 
 #include "experiments/experiment.h"
 #include "sim/metrics.h"
-#include "sim/simulation.h"
+#include "cluster/simulation.h"
 
 namespace isim::exp {
 
@@ -105,7 +105,7 @@ struct Verdict {
   int64_t extrapolations = 0;
 };
 // Judges a finished run at `rate`; sessions arriving in [from_s, to_s] are measured.
-Verdict judge_run(const sim::RunResult& r, const std::vector<Slo>& slos, double rate, double from_s,
+Verdict judge_run(const cluster::RunResult& r, const std::vector<Slo>& slos, double rate, double from_s,
                   double to_s, double divergence);
 
 // --- The search ----------------------------------------------------------------------------

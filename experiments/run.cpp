@@ -94,14 +94,14 @@ Inputs prepare(const Experiment& e, bool with_profile) {
   return in;
 }
 
-sim::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
+cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                           bool check_invariants) {
   auto policy = policy::policy_registry().create(p.name, p.params.where, p.params);
   auto executor =
       live::executor_registry().create(e.executor, "executor", in.profile, e.executor_params);
   sim::EngineConfig cfg = e.engine;
   cfg.check_invariants = check_invariants;
-  return sim::simulate(in.trace, cfg, *executor, *policy);
+  return cluster::simulate(in.trace, cfg, *executor, *policy);
 }
 
 }  // namespace isim::exp

@@ -12,7 +12,7 @@
 
 #include "experiments/experiment.h"
 #include "sim/profile.h"
-#include "sim/simulation.h"
+#include "cluster/simulation.h"
 #include "traces/session.h"
 
 namespace isim::exp {
@@ -27,7 +27,7 @@ struct Inputs {
 // `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it).
 Inputs prepare(const Experiment& e, bool with_profile = true);
 
-sim::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
+cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                           bool check_invariants = false);
 
 }  // namespace isim::exp

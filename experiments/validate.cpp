@@ -33,8 +33,8 @@ std::vector<MetricError> compare_runs(const sim::Summary& s, const sim::Summary&
 }
 
 std::string first_divergence(const trace::Trace& trace, const std::string& name_a,
-                             const sim::RunResult& a, const std::string& name_b,
-                             const sim::RunResult& b) {
+                             const cluster::RunResult& a, const std::string& name_b,
+                             const cluster::RunResult& b) {
   const auto& ta = a.executor.tokens;
   const auto& tb = b.executor.tokens;
   for (size_t i = 0; i < trace.size() && i < ta.size() && i < tb.size(); ++i) {

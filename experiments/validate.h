@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/simulation.h"
+#include "cluster/simulation.h"
 #include "traces/session.h"
 
 namespace isim::exp {
@@ -29,8 +29,8 @@ struct MetricError {
 std::vector<MetricError> compare_runs(const sim::Summary& sim, const sim::Summary& live);
 
 std::string first_divergence(const trace::Trace& trace, const std::string& name_a,
-                             const sim::RunResult& a, const std::string& name_b,
-                             const sim::RunResult& b);
+                             const cluster::RunResult& a, const std::string& name_b,
+                             const cluster::RunResult& b);
 
 struct PolicyValidation {
   std::string policy;

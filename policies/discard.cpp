@@ -10,7 +10,7 @@ class Discard final : public sim::Policy {
  public:
   explicit Discard(bool keep_order) : keep_order_(keep_order) {}
   std::string name() const override { return keep_order_ ? "improved-discard" : "discard"; }
-  sim::PauseAction on_pause(const sim::SessionState&, const sim::Engine&) override {
+  sim::PauseAction on_pause(const sim::SessionState&, const sim::ReplicaView&) override {
     return sim::PauseAction::kDiscard;
   }
   // vLLM treats a resumed request as a new one; InferCept's improvement keeps its arrival order.

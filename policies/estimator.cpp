@@ -1,6 +1,16 @@
 #include "policies/estimator.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
+
+#include "sim/oracle.h"
+#include "sim/time.h"
 
 namespace isim::policy {
 
@@ -9,92 +19,94 @@ namespace {
 class Oracle final : public DurationEstimator {
  public:
   std::string name() const override { return "oracle"; }
-  double remaining_s(const std::string&, double elapsed_s, double true_s) const override {
-    return std::max(true_s - elapsed_s, 0.0);
+  double remaining_s(const std::string&, double) const override {
+    throw std::logic_error("the oracle estimator needs the paused session (remaining_for)");
+  }
+  double remaining_for(const sim::SessionState& s, double elapsed_s) const override {
+    return std::max(sim::Oracle::intercept_duration_s(s) - elapsed_s, 0.0);
   }
 };
 
 class Elapsed final : public DurationEstimator {
  public:
   std::string name() const override { return "elapsed"; }
-  double remaining_s(const std::string&, double elapsed_s, double) const override {
+  double remaining_s(const std::string&, double elapsed_s) const override {
     return std::max(elapsed_s, 0.0);
   }
 };
 
-// Counts and sums of observed durations, indexed by the rank of the value.
-class Fenwick {
- public:
-  explicit Fenwick(size_t n) : count_(n + 1, 0), sum_(n + 1, 0.0) {}
-  void add(size_t i, double v) {
-    for (size_t k = i + 1; k < count_.size(); k += k & (~k + 1)) {
-      count_[k] += 1;
-      sum_[k] += v;
+// Subtree count and sum (nanoseconds) of an order-statistics tree keyed (duration, sequence).
+using Key = std::pair<sim::Nanos, int64_t>;
+template <class CIt, class It, class Cmp, class Alloc>
+struct CountSum {
+  using metadata_type = std::pair<int64_t, sim::Nanos>;
+  void operator()(It it, CIt end) const {
+    auto l = it.get_l_child(), r = it.get_r_child();
+    int64_t n = 1;
+    sim::Nanos s = (**it).first;
+    if (l != end) {
+      n += l.get_metadata().first;
+      s += l.get_metadata().second;
     }
-  }
-  // Totals over ranks [0, i).
-  void prefix(size_t i, int64_t& n, double& s) const {
-    n = 0;
-    s = 0;
-    for (size_t k = i; k > 0; k -= k & (~k + 1)) {
-      n += count_[k];
-      s += sum_[k];
+    if (r != end) {
+      n += r.get_metadata().first;
+      s += r.get_metadata().second;
     }
+    const_cast<metadata_type&>(it.get_metadata()) = {n, s};
   }
+  virtual CIt node_begin() const = 0;
+  virtual CIt node_end() const = 0;
+  virtual ~CountSum() = default;
 
- private:
-  std::vector<int64_t> count_;
-  std::vector<double> sum_;
+  // Count and sum of keys with duration > t.
+  std::pair<int64_t, sim::Nanos> above(sim::Nanos t) const {
+    int64_t n = 0;
+    sim::Nanos s = 0;
+    for (CIt it = node_begin(); it != node_end();) {
+      if ((**it).first > t) {
+        n += 1;
+        s += (**it).first;
+        auto r = it.get_r_child();
+        if (r != node_end()) {
+          n += r.get_metadata().first;
+          s += r.get_metadata().second;
+        }
+        it = it.get_l_child();
+      } else {
+        it = it.get_r_child();
+      }
+    }
+    return {n, s};
+  }
 };
+using Tree = __gnu_pbds::tree<Key, __gnu_pbds::null_type, std::less<Key>, __gnu_pbds::rb_tree_tag,
+                              CountSum>;
 
 class History final : public DurationEstimator {
  public:
   explicit History(int64_t min_samples) : min_samples_(min_samples) {}
   std::string name() const override { return "history"; }
 
-  void prepare(const std::vector<trace::Intercept>& universe) override {
-    std::map<std::string, std::vector<double>> values;
-    for (const auto& ic : universe) values[ic.kind].push_back(ic.duration_s);
-    for (auto& [kind, v] : values) {
-      std::sort(v.begin(), v.end());
-      v.erase(std::unique(v.begin(), v.end()), v.end());
-      Kind k{v, Fenwick(v.size())};
-      kinds_.emplace(kind, std::move(k));
-    }
-  }
-
   void observe(const std::string& kind, double duration_s) override {
-    auto it = kinds_.find(kind);
-    if (it == kinds_.end()) return;  // not in the trace: nothing to learn into
-    Kind& k = it->second;
-    auto pos = std::lower_bound(k.values.begin(), k.values.end(), duration_s);
-    if (pos == k.values.end() || *pos != duration_s) return;
-    k.tree.add(static_cast<size_t>(pos - k.values.begin()), duration_s);
+    Kind& k = kinds_[kind];
+    k.tree.insert({sim::from_seconds(duration_s), k.n});
     k.n += 1;
-    k.sum += duration_s;
   }
 
-  double remaining_s(const std::string& kind, double elapsed_s, double) const override {
+  double remaining_s(const std::string& kind, double elapsed_s) const override {
     const double fallback = std::max(elapsed_s, 0.0);
     auto it = kinds_.find(kind);
     if (it == kinds_.end() || it->second.n < min_samples_) return fallback;
-    const Kind& k = it->second;
     // Durations strictly longer than the elapsed time.
-    auto first_longer = std::upper_bound(k.values.begin(), k.values.end(), elapsed_s);
-    int64_t n_le;
-    double s_le;
-    k.tree.prefix(static_cast<size_t>(first_longer - k.values.begin()), n_le, s_le);
-    const int64_t n = k.n - n_le;
+    const auto [n, sum] = it->second.tree.above(sim::from_seconds(elapsed_s));
     if (n <= 0) return fallback;
-    return std::max((k.sum - s_le) / static_cast<double>(n) - elapsed_s, 0.0);
+    return std::max(sim::to_seconds(sum) / static_cast<double>(n) - elapsed_s, 0.0);
   }
 
  private:
   struct Kind {
-    std::vector<double> values;
-    Fenwick tree;
+    Tree tree;
     int64_t n = 0;
-    double sum = 0;
   };
   int64_t min_samples_;
   std::map<std::string, Kind> kinds_;

@@ -2,26 +2,26 @@
 //
 // | name      | estimate of remaining time                                                  |
 // |-----------|-----------------------------------------------------------------------------|
-// | oracle    | the trace's duration minus elapsed time                                      |
+// | oracle    | the trace's duration minus elapsed time (through sim::Oracle, by name)       |
 // | elapsed   | the time already elapsed (no knowledge needed)                               |
 // | history   | mean residual life E[D - t | D > t] over completed intercepts of the same    |
 // |           | kind; `elapsed` until `min_samples` of that kind have completed, or when no   |
 // |           | completed one lasted longer than t                                           |
 //
-// Contract: estimates are >= 0 and deterministic. Only `oracle` reads the true duration.
-// `history` learns only from intercepts that have ended (`observe`), never from the future; its
-// answer is exact (Fenwick trees over the trace's duration values, which fixes the index space
-// but not what has been seen).
+// Contract: estimates are >= 0 and deterministic. Estimators see the past only: the kind of
+// the pause, how long it has lasted, and the intercepts that have ended (`observe`). The one
+// exception is `oracle`, the only estimator that overrides `remaining_for` and the only file
+// that includes sim/oracle.h. `history` is exact over what it has observed: it keeps each
+// kind's ended durations in an order-statistics tree of whole nanoseconds, so its answer does
+// not depend on the order of observation.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
-#include <vector>
 
+#include "sim/session_state.h"
 #include "traces/registry.h"
-#include "traces/session.h"
 
 namespace isim::policy {
 
@@ -29,11 +29,14 @@ class DurationEstimator {
  public:
   virtual ~DurationEstimator() = default;
   virtual std::string name() const = 0;
-  virtual double remaining_s(const std::string& kind, double elapsed_s, double true_s) const = 0;
+  // Past only: a pause of `kind` that has lasted `elapsed_s`.
+  virtual double remaining_s(const std::string& kind, double elapsed_s) const = 0;
+  // The estimate for paused session `s`; only the oracle looks further than its kind.
+  virtual double remaining_for(const sim::SessionState& s, double elapsed_s) const {
+    return remaining_s(s.intercept_kind(), elapsed_s);
+  }
   // An intercept of `kind` ended after `duration_s`.
   virtual void observe(const std::string& /*kind*/, double /*duration_s*/) {}
-  // Called once before use with every intercept the run may observe.
-  virtual void prepare(const std::vector<trace::Intercept>& /*universe*/) {}
 };
 
 struct EstimatorOptions {

@@ -12,7 +12,7 @@ class Lru final : public TieredCache {
   using TieredCache::TieredCache;
   std::string name() const override { return "lru"; }
 
-  double value(const sim::Engine&, const sim::SessionState&, int64_t,
+  double value(const sim::ReplicaView&, const sim::SessionState&, int64_t,
                double idle_s) const override {
     return -idle_s;
   }

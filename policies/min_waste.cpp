@@ -20,7 +20,7 @@
 #include "policies/builtin.h"
 #include "policies/estimator.h"
 #include "policies/waste.h"
-#include "sim/engine.h"
+#include "sim/policy.h"
 #include "traces/input_error.h"
 
 namespace isim::policy {
@@ -40,17 +40,16 @@ class MinWaste final : public sim::Policy {
   }
 
   // Decisions are made every iteration; at the pause itself the KV simply stays.
-  sim::PauseAction on_pause(const sim::SessionState&, const sim::Engine&) override {
+  sim::PauseAction on_pause(const sim::SessionState&, const sim::ReplicaView&) override {
     return sim::PauseAction::kPreserve;
   }
 
-  void on_resume(const sim::SessionState& s, const sim::Engine&) override {
-    const auto& ic = *s.segment().intercept;
-    est_->observe(ic.kind, ic.duration_s);
+  void on_resume(const sim::SessionState& s, double duration_s,
+                 const sim::ReplicaView&) override {
+    est_->observe(s.intercept_kind(), duration_s);
   }
 
-  void before_iteration(sim::Engine& e) override {
-    if (!prepared_) prepare(e);
+  void before_iteration(const sim::ReplicaView& e, sim::KvDecisions& d) override {
     if (e.paused().empty()) return;
     const auto& cm = e.cost_model();
     const double S = static_cast<double>(cm.saturation_tokens());
@@ -66,10 +65,9 @@ class MinWaste final : public sim::Policy {
     for (int32_t idx : e.paused()) {
       const auto& s = e.session(idx);
       if (s.gpu_blocks.empty()) continue;
-      const auto& ic = *s.segment().intercept;
       Cand c;
       c.idx = idx;
-      c.t_hat = est_->remaining_s(ic.kind, now - sim::to_seconds(s.pause_start), ic.duration_s);
+      c.t_hat = est_->remaining_for(s, now - sim::to_seconds(s.pause_start));
       const double on_gpu = std::min<double>(static_cast<double>(s.kv),
                                              static_cast<double>(s.gpu_blocks.size() * bt));
       c.w_p = waste_preserve(c.t_hat, on_gpu);
@@ -94,17 +92,17 @@ class MinWaste final : public sim::Policy {
                         sim::Direction::kHostToDevice, false));
         if (c.t_hat > t_in && c.m > 0) {
           if (cpu_free >= blocks) {
-            e.request_swap_out(c.idx);
+            d.request_swap_out(c.idx);
             budget -= std::min(budget, blocks);
             cpu_free -= blocks;
           } else {
-            e.discard_paused(c.idx);
-            e.count_swap_fallback();
+            d.discard_paused(c.idx);
+            d.count_swap_fallback();
           }
           continue;
         }
       }
-      if (c.w_dc < c.w_p) e.discard_paused(c.idx);
+      if (c.w_dc < c.w_p) d.discard_paused(c.idx);
     }
   }
 
@@ -114,18 +112,8 @@ class MinWaste final : public sim::Policy {
     double t_hat, w_p, w_dc, m;
   };
 
-  void prepare(const sim::Engine& e) {
-    std::vector<trace::Intercept> all;
-    for (int32_t i = 0; i < e.num_sessions(); ++i)
-      for (const auto& seg : e.session(i).src->segments)
-        if (seg.intercept) all.push_back(*seg.intercept);
-    est_->prepare(all);
-    prepared_ = true;
-  }
-
   std::unique_ptr<DurationEstimator> est_;
   int64_t min_samples_;
-  bool prepared_ = false;
   std::vector<Cand> cands_;
 };
 

@@ -15,7 +15,7 @@ class Pensieve final : public TieredCache {
   using TieredCache::TieredCache;
   std::string name() const override { return "pensieve"; }
 
-  double value(const sim::Engine& e, const sim::SessionState&, int64_t pos,
+  double value(const sim::ReplicaView& e, const sim::SessionState&, int64_t pos,
                double idle_s) const override {
     const auto& cm = e.cost_model();
     const int64_t c = params().chunk_tokens;

@@ -8,7 +8,7 @@ namespace {
 class Preserve final : public sim::Policy {
  public:
   std::string name() const override { return "preserve"; }
-  sim::PauseAction on_pause(const sim::SessionState&, const sim::Engine&) override {
+  sim::PauseAction on_pause(const sim::SessionState&, const sim::ReplicaView&) override {
     return sim::PauseAction::kPreserve;
   }
 };

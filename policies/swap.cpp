@@ -10,7 +10,7 @@ namespace {
 class Swap final : public sim::Policy {
  public:
   std::string name() const override { return "swap"; }
-  sim::PauseAction on_pause(const sim::SessionState&, const sim::Engine&) override {
+  sim::PauseAction on_pause(const sim::SessionState&, const sim::ReplicaView&) override {
     return sim::PauseAction::kSwap;
   }
 };

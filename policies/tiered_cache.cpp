@@ -46,7 +46,7 @@ std::vector<std::pair<std::string, std::string>> TieredCache::describe() const {
           {"reserve", fmt::format("{}", p_.reserve)}};
 }
 
-std::vector<std::pair<int32_t, int64_t>> TieredCache::plan(const sim::Engine& e, int64_t blocks,
+std::vector<std::pair<int32_t, int64_t>> TieredCache::plan(const sim::ReplicaView& e, int64_t blocks,
                                                            bool from_cpu) const {
   const int64_t bt = e.block_tokens();
   const int64_t cb = std::max<int64_t>(1, (p_.chunk_tokens + bt - 1) / bt);
@@ -69,30 +69,30 @@ std::vector<std::pair<int32_t, int64_t>> TieredCache::plan(const sim::Engine& e,
     const auto& s = e.session(idx);
     if (avail(s, 0) <= 0) continue;
     const double idle = std::max(now - sim::to_seconds(s.pause_start), 1e-9);
-    heap.push({value(e, s, first_pos(s, 0), idle), idx, first_pos(s, 0)});
+    heap.push({value(e, s, first_pos(s, 0), idle), s.idx, idx, first_pos(s, 0)});
   }
   std::vector<std::pair<int32_t, int64_t>> order;
   while (blocks > 0 && !heap.empty()) {
     Pick p = heap.top();
     heap.pop();
-    const auto& s = e.session(p.idx);
-    int64_t& planned = taken[p.idx];
+    const auto& s = e.session(p.h);
+    int64_t& planned = taken[p.h];
     // Whole chunks: the last one chosen may overshoot the need by less than a chunk.
     const int64_t n = std::min(cb, avail(s, planned));
     if (n <= 0) continue;
-    if (planned == 0) order.push_back({p.idx, 0});
+    if (planned == 0) order.push_back({p.h, 0});
     planned += n;
     blocks -= n;
     if (avail(s, planned) > 0) {
       const double idle = std::max(now - sim::to_seconds(s.pause_start), 1e-9);
-      heap.push({value(e, s, first_pos(s, planned), idle), p.idx, first_pos(s, planned)});
+      heap.push({value(e, s, first_pos(s, planned), idle), p.idx, p.h, first_pos(s, planned)});
     }
   }
   for (auto& [idx, n] : order) n = taken[idx];
   return order;
 }
 
-void TieredCache::before_iteration(sim::Engine& e) {
+void TieredCache::before_iteration(const sim::ReplicaView& e, sim::KvDecisions& d) {
   if (e.paused().empty()) return;
   const auto total = static_cast<double>(e.gpu().total());
   const auto target = static_cast<int64_t>(std::ceil(p_.swap_threshold * total));
@@ -108,16 +108,16 @@ void TieredCache::before_iteration(sim::Engine& e) {
   for (const auto& [idx, n] : moves) want += n;
   const int64_t cpu_short = want - e.cpu().free();
   if (cpu_short > 0)
-    for (const auto& [idx, n] : plan(e, cpu_short, /*from_cpu=*/true)) e.drop_leading(idx, n);
+    for (const auto& [idx, n] : plan(e, cpu_short, /*from_cpu=*/true)) d.drop_leading(idx, n);
   int64_t room = e.cpu().free();
   for (const auto& [idx, n] : moves) {
     if (room >= n) {
-      e.request_swap_out(idx, n);
+      d.request_swap_out(idx, n);
       room -= n;
     } else {
       // Neither tier has room: the chunks are dropped straight from the GPU.
-      if (room > 0) e.request_swap_out(idx, room);
-      e.drop_leading(idx, n - room);
+      if (room > 0) d.request_swap_out(idx, room);
+      d.drop_leading(idx, n - room);
       room = 0;
     }
   }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "policies/builtin.h"
-#include "sim/engine.h"
+#include "sim/policy.h"
 
 namespace isim::policy {
 
@@ -31,21 +31,21 @@ TierParams parse_tier_params(const std::string& policy, const PolicyParams& p);
 class TieredCache : public sim::Policy {
  public:
   explicit TieredCache(TierParams p) : p_(p) {}
-  sim::PauseAction on_pause(const sim::SessionState&, const sim::Engine&) override {
+  sim::PauseAction on_pause(const sim::SessionState&, const sim::ReplicaView&) override {
     return sim::PauseAction::kPreserve;
   }
   bool pipelined_swap() const override { return true; }
   double reserved_gpu_fraction() const override { return p_.reserve; }
   std::vector<std::pair<std::string, std::string>> describe() const override;
-  void before_iteration(sim::Engine& e) override;
+  void before_iteration(const sim::ReplicaView& e, sim::KvDecisions& d) override;
 
   // Retention value of the chunk starting at token `pos` of paused session `s`, idle for
   // `idle_s` seconds. Lower values are evicted first.
-  virtual double value(const sim::Engine& e, const sim::SessionState& s, int64_t pos,
+  virtual double value(const sim::ReplicaView& e, const sim::SessionState& s, int64_t pos,
                        double idle_s) const = 0;
   // The eviction order for `blocks` GPU blocks (or CPU blocks when `from_cpu`), lowest value
   // first, a chunk at a time: (session, blocks) in the order first chosen.
-  std::vector<std::pair<int32_t, int64_t>> plan(const sim::Engine& e, int64_t blocks,
+  std::vector<std::pair<int32_t, int64_t>> plan(const sim::ReplicaView& e, int64_t blocks,
                                                 bool from_cpu) const;
 
  protected:
@@ -54,7 +54,8 @@ class TieredCache : public sim::Policy {
  private:
   struct Pick {
     double v;
-    int32_t idx;
+    int32_t idx;  // trace index: the tie-break
+    int32_t h;    // handle on the replica
     int64_t pos;  // token position of the chunk
     bool operator>(const Pick& o) const { return v != o.v ? v > o.v : idx > o.idx; }
   };

@@ -44,6 +44,8 @@ class BlockPool {
   // returns -1. `publish` names a held block's content; false if another block already has it.
   BlockId acquire_cached(uint64_t hash);
   bool publish(BlockId b, uint64_t hash);
+  // A block (held or cached) is published under `hash`: acquire_cached would find it.
+  bool has_hash(uint64_t hash) const { return by_hash_.count(hash) != 0; }
   int64_t evictions() const { return evictions_; }
 
   // Throws std::logic_error describing the first inconsistency.

@@ -1,24 +1,34 @@
 // Engine: one replica's iteration-level scheduler (continuous batching over paged KV).
 //
 // Contract:
-// - The engine reacts to three events on a shared EventQueue (arrival, intercept end,
-//   iteration end) and starts an iteration whenever it is idle and has work. Each iteration
-//   forms a batch within `max_num_seqs` and `max_num_batched_tokens` through its Scheduler,
-//   asks the Executor for the forward time, and adds the stall of any synchronous swaps.
-// - Queues are FCFS by original arrival; a policy may send discarded sessions to the back.
+// - The engine knows only the sessions admitted to it. It never reads a trace, never schedules
+//   arrivals or intercept ends, and keeps no metrics beyond its own counters and waste: what a
+//   session measured travels with it (SessionState::m) and goes out through EngineListener
+//   when it pauses, finishes or leaves.
+// - Sessions come in through `admit` (a new arrival), `resume` (an intercept of a session it
+//   holds ended) and `admit_resumed` (an intercept ended and the session continues here, its
+//   KV left on the replica that exported it). `export_paused` hands a paused session out,
+//   dropping its KV (lost KV reuse by migration).
+// - Its own events (iteration end) go on the shared EventQueue with the replica's index as
+//   target; the owner dispatches them to `handle`. `maybe_start` starts an iteration when the
+//   replica is idle and has work. Each iteration forms a batch within `max_num_seqs` and
+//   `max_num_batched_tokens` through its registered Scheduler, asks the Executor for the
+//   forward time, and adds the stall of any synchronous swaps.
+// - Queues are FCFS by original arrival (ties by trace index); a policy may send discarded
+//   sessions to the back.
 // - Out of GPU blocks while decoding, the most recently arrived running session is preempted
 //   by recompute. If nothing can run because idle KV (paused or waiting sessions) fills the
 //   GPU, the most recently arrived idle holder's KV is dropped (counted as idle_evictions).
-// - A session that can never fit (its largest context needs more GPU blocks than exist, or,
-//   under vllm-v0, more tokens than one batch holds) is skipped and reported, never looped on.
+// - `never_fits(session)` says why a session could never run here ("" if it can); the owner
+//   skips such sessions instead of admitting them.
 // - `check_invariants()` (run after every iteration when EngineConfig::check_invariants) throws
 //   std::logic_error if blocks are not conserved per tier, a block is owned twice or by the
 //   wrong session, a session is lost from its queue, or the clock went backwards.
-// - With a live executor (Executor::live()), every swap and KV drop is also logged, in decision
-//   order, with the block ids and token blocks involved, and each iteration is handed to
+// - With a live executor (Executor::live()), every swap and KV drop is also told to the
+//   KvObserver (sim/live_log.h) in decision order, and each iteration is handed to
 //   Executor::execute with its real steps; the clock then advances by the measured times.
 //   Swap budgets are sized from the profile's predicted forward time.
-// - The engine has no globals: a cluster can hold N engines on one queue.
+// - The engine has no globals: a cluster holds N engines on one queue.
 #pragma once
 
 #include <climits>
@@ -26,6 +36,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -33,8 +44,11 @@
 #include "sim/cost_model.h"
 #include "sim/event_queue.h"
 #include "sim/executor.h"
+#include "sim/live_log.h"
 #include "sim/metrics.h"
 #include "sim/policy.h"
+#include "sim/replica_view.h"
+#include "sim/scheduler.h"
 #include "sim/session_state.h"
 #include "traces/session.h"
 
@@ -54,34 +68,21 @@ struct EngineConfig {
   bool check_invariants = false;
 };
 
-struct BlockCounts {
-  int64_t gpu = 0, cpu = 0;
-  int64_t block_bytes = 0;
-};
 // GPU blocks = (memory x utilisation - weights - activation reserve) / block bytes;
 // CPU blocks = swap space / block bytes. Throws InputError when no GPU block fits.
 BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c);
 
-class Engine;
-
 // Content hashes of the full engine blocks of a session's prompt, from its trace prefix hashes
 // (empty when it has none). InputError if the trace's block size is not a multiple of ours.
 std::vector<uint64_t> prefix_chain(const trace::Session& s, int64_t block_tokens);
+std::vector<uint64_t> prefix_chain(const std::string& id, const trace::PrefixHashes& p,
+                                   int64_t prompt_tokens, int64_t block_tokens);
 
-// Scheduler: composes the engine's batch-forming steps into one policy of admission.
-class Scheduler {
- public:
-  virtual ~Scheduler() = default;
-  virtual std::string name() const = 0;
-  virtual void schedule(Engine& e) = 0;
-};
-using SchedulerRegistry = Registry<Scheduler>;
-const SchedulerRegistry& scheduler_registry();
-
-enum EventType : int32_t { kEvArrival = 0, kEvInterceptEnd = 1, kEvIterationEnd = 2 };
+enum EventType : int32_t { kEvIterationEnd = 2 };
 
 // What one iteration did; handed to an observer (tests, traces of a run).
 struct IterationRecord {
+  int32_t replica = 0;
   Nanos start = 0;
   Nanos stall = 0;     // synchronous swap time before the forward
   Nanos forward = 0;   // executor time of the batch (0 for a transfer-only iteration)
@@ -96,101 +97,112 @@ struct IterationRecord {
   int64_t swap_in_budget_tokens = 0;
 };
 
-class Engine {
+// Where a replica's sessions go when they leave it or pause (the cluster listens).
+class EngineListener {
+ public:
+  virtual ~EngineListener() = default;
+  // Session `handle` paused at an intercept that, in the world, lasts `duration`.
+  virtual void paused(int32_t replica, int32_t handle, const SessionState& s, Nanos duration) = 0;
+  // The session emitted its last token; its slot is freed right after this call.
+  virtual void finished(int32_t replica, const SessionState& s) = 0;
+  // A resumed session emitted the first token of its new segment, `ttft` after its resume.
+  virtual void turn_first_token(int32_t replica, const SessionState& s, Nanos ttft) = 0;
+};
+
+class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
  public:
   Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, Executor& executor,
-         Policy& policy, const trace::Trace& trace);
+         Policy& policy);
 
-  // Schedules every session's arrival; skips (and reports) those that can never fit.
-  void load();
+  void set_listener(EngineListener* l) { listener_ = l; }
+  void set_observer(std::function<void(const IterationRecord&)> f) { observer_ = std::move(f); }
+  // Live executors: the engine's KV operations and steps (sim/live_log.h).
+  LiveLog* live_log() { return live_ ? &log_ : nullptr; }
+
+  // Starts the waste accounting at t, if it has not started (the cluster opens every replica at
+  // the first arrival; an admission opens its replica).
+  void open(Nanos t);
+  // Why `src` can never run on this replica ("" when it can).
+  std::string never_fits(const trace::Session& src) const;
+  // A new session arrives (its state from SessionState::arrive); returns its handle.
+  int32_t admit(SessionState s);
+  // The intercept of paused session `handle` ended and it continues here.
+  void resume(int32_t handle, double intercept_s);
+  // The intercept of a session ended and it continues here; its KV stayed elsewhere (it holds
+  // none). Returns its handle.
+  int32_t admit_resumed(SessionState s, double intercept_s);
+  // Hands paused session `handle` out, its KV dropped and counted as lost to `why`.
+  SessionState export_paused(int32_t handle, LostCause why);
+
   void handle(const Event& ev);
   // Starts an iteration if idle and there is work.
   void maybe_start();
-  void set_observer(std::function<void(const IterationRecord&)> f) { observer_ = std::move(f); }
   bool busy() const { return busy_; }
   bool has_work() const;
   // Closes the waste accounting at `end` (the time of the last event).
   void close(Nanos end);
-  // Appends a time-series sample of the current state at time t.
-  void sample(Nanos t);
+  // The current state, as one time-series sample at time t.
+  TimeSample sample(Nanos t) const;
 
-  // Results.
-  std::vector<SessionRecord> records() const;
   const Counters& counters() const { return counters_; }
   const WasteBreakdown& waste() const { return waste_; }
-  const std::vector<TimeSample>& timeseries() const { return timeseries_; }
-  const std::vector<std::string>& skipped() const { return skipped_; }
-  const std::vector<double>& turn_ttfts() const { return turn_ttfts_; }
-  const BlockCounts& blocks() const { return block_counts_; }
+  size_t slot_count() const { return slots_.size(); }  // handles < this; free ones have idx -1
+  int64_t sessions_held() const { return static_cast<int64_t>(slots_.size() - free_slots_.size()); }
 
-  // Batch-forming steps, for Scheduler implementations.
-  // Gives every decoding session its next token, preempting when out of blocks. Returns false
-  // if it had to preempt.
-  bool schedule_decodes();
-  // Continues running sessions that are part-way through a chunked prefill.
-  void continue_prefills();
-  // Admits waiting sessions in queue order; `whole` admits only whole prefills.
-  void admit_waiting(bool whole);
-  // Swaps in swapped sessions (FCFS) while GPU blocks allow; the iteration stalls for it.
-  void swap_in();
-  // Sessions with pending pipelined recompute get chunks of at most max(S - R, 1) tokens in
-  // total, R being the decodes already in the batch.
-  void schedule_recompute_chunks();
-  // Synchronous swap-ins waiting (vLLM v0 admits no new prompts while there are any).
-  bool has_swapped() const { return !pipelined_ && !swapped_.empty(); }
-  bool batch_has_prefill() const { return batch_prefills_ > 0; }
+  // ReplicaView.
+  int32_t replica() const override { return replica_; }
+  Nanos now() const override { return queue_.now(); }
+  const SessionState& session(int32_t h) const override { return slots_[static_cast<size_t>(h)]; }
+  const std::vector<int32_t>& running() const override { return running_; }
+  const std::vector<int32_t>& paused() const override { return paused_; }
+  const BlockPool& gpu() const override { return gpu_; }
+  const BlockPool& cpu() const override { return cpu_; }
+  const CostModel& cost_model() const override { return executor_.cost_model(); }
+  const EngineConfig& config() const override { return config_; }
+  const BlockCounts& blocks() const override { return block_counts_; }
+  int64_t block_tokens() const override { return block_tokens_; }
+  int64_t running_kv_tokens() const override;
+  int32_t decoding_sessions() const override;
+  int64_t waiting_head_need() const override;
+  int64_t prefill_reserve() const override { return prefill_reserve_; }
+  Nanos last_forward() const override { return last_forward_; }
+  int64_t swap_budget_blocks(Nanos window, Direction dir, bool duplex) const override;
+  ReplicaLoad load() const override;
+  int64_t cached_prefix_blocks(const std::vector<uint64_t>& chain) const override;
 
-  // Read access for policies.
-  Nanos now() const { return queue_.now(); }
-  const SessionState& session(int32_t idx) const { return sessions_[static_cast<size_t>(idx)]; }
-  const BlockPool& gpu() const { return gpu_; }
-  const BlockPool& cpu() const { return cpu_; }
-  const CostModel& cost_model() const { return executor_.cost_model(); }
-  const EngineConfig& config() const { return config_; }
-  int32_t num_sessions() const { return static_cast<int32_t>(sessions_.size()); }
-  const std::vector<int32_t>& running() const { return running_; }
-  const std::vector<int32_t>& paused() const { return paused_; }
-  int64_t running_kv_tokens() const;  // M: KV tokens held by running sessions
-  int32_t decoding_sessions() const;  // R estimate: running sessions past their prefill
-  // GPU blocks the first waiting session needs for its whole pending prefill (0 if none), and
-  // the blocks prefills may not take.
-  int64_t waiting_head_need() const;
-  int64_t prefill_reserve() const { return prefill_reserve_; }
-  Nanos last_forward() const { return last_forward_; }
-  int64_t block_tokens() const { return block_tokens_; }
-  // Blocks that cross PCIe in one direction within `window` (whole blocks, per-copy overhead
-  // included); `duplex` when both directions are busy.
-  int64_t swap_budget_blocks(Nanos window, Direction dir, bool duplex) const;
+  // KvDecisions.
+  void discard_paused(int32_t h) override;
+  void request_swap_out(int32_t h, int64_t max_blocks = INT64_MAX) override;
+  void drop_leading(int32_t h, int64_t n) override;
+  void count_swap_fallback() override { ++counters_.swap_fallback_discards; }
 
-  // Decisions for policies, valid on paused sessions only (std::logic_error otherwise).
-  void discard_paused(int32_t idx);
-  // Queues a pipelined swap-out of up to `max_blocks` leading GPU blocks for this iteration;
-  // earlier requests get the budget first.
-  void request_swap_out(int32_t idx, int64_t max_blocks = INT64_MAX);
-  // Drops up to n leading held blocks (CPU first, then GPU) of a paused session; its next
-  // prefill recomputes them. The last block is never dropped.
-  void drop_leading(int32_t idx, int64_t n);
-  const Counters& counters_view() const { return counters_; }
-  void count_swap_fallback() { ++counters_.swap_fallback_discards; }
+  // BatchSteps.
+  bool schedule_decodes() override;
+  void continue_prefills() override;
+  void admit_waiting(bool whole) override;
+  void swap_in() override;
+  void schedule_recompute_chunks() override;
+  bool has_swapped() const override { return !pipelined_ && !swapped_.empty(); }
+  bool batch_has_prefill() const override { return batch_prefills_ > 0; }
 
   void check_invariants() const;
 
  private:
-  struct Entry {
-    int32_t idx;
-    int64_t tokens;
-    bool decode;
-    bool recompute;
-    int64_t restore;  // leading dropped tokens recomputed within `tokens`
-  };
   struct QueueKey {
     Nanos key;
-    int32_t idx;
+    int32_t idx;  // trace index: the tie-break
+    int32_t h;    // handle
     bool operator<(const QueueKey& o) const { return key != o.key ? key < o.key : idx < o.idx; }
   };
 
-  void on_arrival(int32_t idx);
-  void on_intercept_end(int32_t idx);
+  SessionState& S(int32_t h) { return slots_[static_cast<size_t>(h)]; }
+  int32_t take_slot(SessionState&& s);
+  void free_slot(int32_t h);
+  // The rest of an intercept's end: the next segment's input, the turn's counters, the queue.
+  void begin_turn(int32_t h, double intercept_s);
+  // Waiting and swapped queues, keeping queued_tokens_ in step.
+  void enqueue(std::set<QueueKey>& q, int32_t h, Nanos key);
+  std::set<QueueKey>::iterator dequeue(std::set<QueueKey>& q, std::set<QueueKey>::iterator it);
   void on_iteration_end();
   void form_batch();
   void do_swap_outs();
@@ -202,13 +214,15 @@ class Engine {
   bool evict_idle_kv();
   void emit_token(SessionState& s);
   void complete_segment(SessionState& s);
-  void drop_kv(SessionState& s);
-  void preempt(int32_t idx);
-  void add_to_running(int32_t idx);
-  void remove_from_running(int32_t idx);
+  void drop_kv(SessionState& s, LostCause why);
+  void add_recompute(SessionState& s, int64_t tokens, LostCause why);
+  void take_recompute(SessionState& s, int64_t tokens, bool counted);
+  void preempt(int32_t h);
+  void add_to_running(int32_t h);
+  void remove_from_running(int32_t h);
   bool grow_gpu(SessionState& s, int64_t tokens);
   // Adds a prefill chunk (recomputing dropped leading blocks first); false if it cannot.
-  bool add_prefill(SessionState& s, int64_t chunk);
+  bool add_prefill(SessionState& s, int32_t h, int64_t chunk);
   bool recompute_lane(const SessionState& s) const;
   // Past its prefill: only the last emitted token lacks KV. A session preempted mid-segment
   // has emitted tokens but must rebuild its context before it decodes again.
@@ -217,14 +231,11 @@ class Engine {
   }
   void match_prefix(SessionState& s);
   void publish_prefix(SessionState& s);
+  void publish_load();  // the running set's part of load(), at an iteration end
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
-  // Live executors: log a KV operation, and turn the batch into real steps.
-  // Drops of the n_cpu leading CPU blocks and the n_gpu leading GPU blocks.
-  void log_drop(const SessionState& s, int64_t n_cpu, int64_t n_gpu);
-  void log_move(const SessionState& s, bool to_cpu, bool sync, const std::vector<BlockId>& src,
-                const std::vector<BlockId>& dst, int64_t first_token_block);
-  void build_steps(Nanos predicted_forward);
   int64_t block_bytes() const { return block_counts_.block_bytes; }
+  void count_turn(const SessionState& s);
+  void record_iteration(Nanos t, Nanos forward, Nanos busy);
 
   int32_t replica_;
   EventQueue& queue_;
@@ -232,44 +243,45 @@ class Engine {
   Executor& executor_;
   Policy& policy_;
   std::unique_ptr<Scheduler> scheduler_;
-  const trace::Trace& trace_;
+  EngineListener* listener_ = nullptr;
   BlockCounts block_counts_;
   int64_t block_tokens_;
   BlockPool gpu_;
   BlockPool cpu_;
 
-  std::vector<SessionState> sessions_;
-  std::vector<int32_t> running_;  // sorted by (arrival, idx)
+  std::vector<SessionState> slots_;  // by handle
+  std::vector<int32_t> free_slots_;  // handles to reuse, most recently freed last
+  std::vector<int32_t> running_;     // handles, sorted by (arrival, trace index)
   std::set<QueueKey> waiting_;
   std::set<QueueKey> swapped_;
   std::vector<int32_t> swap_out_pending_;                       // synchronous (policy `swap`)
-  std::vector<std::pair<int32_t, int64_t>> swap_out_requests_;  // (session, max blocks), in order
+  std::vector<std::pair<int32_t, int64_t>> swap_out_requests_;  // (handle, max blocks), in order
   int64_t prefill_reserve_ = 0;                                 // GPU blocks only decodes may take
-  std::vector<int32_t> paused_;                                 // paused sessions, in pause order
+  std::vector<int32_t> paused_;                                 // paused handles, in pause order
   bool pipelined_ = false;
   bool chunked_recompute_ = false;
-  bool live_ = false;  // the executor runs iterations for real (LiveWork below)
-  LiveWork work_;
+  bool live_ = false;  // the executor runs iterations for real (LiveLog below)
+  LiveLog log_;
   Nanos last_forward_ = 0;
   IterationRecord record_;
   std::function<void(const IterationRecord&)> observer_;
+  int64_t queued_tokens_ = 0;    // sum of queued_tokens over the waiting and swapped queues
+  int64_t running_pending_ = 0;  // prefill pending in the running set at the last iteration end
+  int64_t running_decodes_ = 0;  // decoding sessions at the last iteration end
+  std::unordered_set<uint64_t> ever_published_;  // prefix hashes this replica computed
 
   // The batch in flight.
   bool busy_ = false;
-  std::vector<Entry> batch_;
+  std::vector<BatchEntry> batch_;
   BatchShape shape_;
   int64_t batch_tokens_ = 0;
   int32_t batch_prefills_ = 0;
   Nanos stall_ = 0;
-  Nanos iter_start_ = 0;
 
   // Accounting.
   Counters counters_;
   WasteBreakdown waste_;
   Nanos accounted_until_ = -1;  // -1: nothing arrived yet
-  std::vector<TimeSample> timeseries_;
-  std::vector<std::string> skipped_;
-  std::vector<double> turn_ttfts_;
   mutable Nanos last_check_ = 0;
   std::vector<uint64_t> block_stamp_;  // account(): which blocks were already counted
   uint64_t account_stamp_ = 0;

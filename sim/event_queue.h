@@ -5,8 +5,8 @@
 // - Time is int64 nanoseconds. Scheduling before `now()` throws std::logic_error: time never
 //   goes backwards.
 // - `pop` advances `now()` to the event's time.
-// - An Event is plain data (target replica, type, argument); the owner dispatches it. No
-//   callbacks, so a cluster can route events for N engines through one queue.
+// - An Event is plain data (target, type, argument); the owner dispatches it by target. No
+//   callbacks, so a cluster routes events for itself and N engines through one queue.
 #pragma once
 
 #include <cstdint>
@@ -19,21 +19,24 @@
 
 namespace isim::sim {
 
-// Same-time order. Lower runs first.
+// Same-time order. Lower runs first. Spaced by 100 so that later components (transfers,
+// planners) can slot their events in between without renumbering.
 enum EventPriority : int32_t {
   // An iteration's results (tokens, finished segments) land before anything else at that time,
   // so a session that pauses at t sees intercept ends and arrivals at t in a settled state.
-  kPrioIterationEnd = 0,
+  kPrioIterationEnd = 100,
   // A resuming session is queued before new arrivals at the same time: it arrived earlier.
-  kPrioInterceptEnd = 1,
-  kPrioArrival = 2,
+  kPrioInterceptEnd = 200,
+  kPrioArrival = 300,
 };
+
+inline constexpr int32_t kClusterTarget = -1;
 
 struct Event {
   Nanos time = 0;
   int32_t priority = 0;
   uint64_t seq = 0;
-  int32_t target = 0;  // replica index
+  int32_t target = 0;  // who handles it: a replica's index, or kClusterTarget
   int32_t type = 0;    // meaning is the target's
   int64_t arg = 0;     // e.g. a session index
 };

@@ -29,6 +29,63 @@ Stat make_stat(std::vector<double> v) {
   return s;
 }
 
+void WasteBreakdown::merge(const WasteBreakdown& o) {
+  active += o.active;
+  recompute += o.recompute;
+  preserved += o.preserved;
+  swap_stall += o.swap_stall;
+  free += o.free;
+}
+
+void TimeSample::merge(const TimeSample& o) {
+  running += o.running;
+  waiting += o.waiting;
+  paused += o.paused;
+  swapped += o.swapped;
+  gpu_blocks_used += o.gpu_blocks_used;
+  cpu_blocks_used += o.cpu_blocks_used;
+  queued_tokens += o.queued_tokens;
+  busy_s += o.busy_s;
+}
+
+// A new field in Counters must be merged below: this fails to compile until the size is
+// updated with it.
+static_assert(sizeof(Counters) == 28 * sizeof(int64_t), "Counters::merge must add every field");
+
+void Counters::merge(const Counters& o) {
+  iterations += o.iterations;
+  recomputed_tokens += o.recomputed_tokens;
+  swapped_out_bytes += o.swapped_out_bytes;
+  swapped_in_bytes += o.swapped_in_bytes;
+  preemptions += o.preemptions;
+  idle_evictions += o.idle_evictions;
+  swap_fallback_discards += o.swap_fallback_discards;
+  pauses += o.pauses;
+  discards += o.discards;
+  swaps += o.swaps;
+  preserves += o.preserves;
+  prefill_tokens += o.prefill_tokens;
+  decode_tokens += o.decode_tokens;
+  prefix_lookup_tokens += o.prefix_lookup_tokens;
+  prefix_hit_tokens += o.prefix_hit_tokens;
+  dropped_blocks += o.dropped_blocks;
+  oversized_restores += o.oversized_restores;
+  turns += o.turns;
+  turn_gpu_hit_tokens += o.turn_gpu_hit_tokens;
+  turn_cpu_hit_tokens += o.turn_cpu_hit_tokens;
+  turn_recompute_tokens += o.turn_recompute_tokens;
+  busy_time += o.busy_time;
+  stall_time += o.stall_time;
+  for (size_t c = 0; c < lost_reuse.size(); ++c) lost_reuse[c] += o.lost_reuse[c];
+  prefix_evicted_tokens += o.prefix_evicted_tokens;
+}
+
+int64_t Counters::lost_reuse_total() const {
+  int64_t t = prefix_evicted_tokens;
+  for (int64_t x : lost_reuse) t += x;
+  return t;
+}
+
 Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
                   int64_t extrapolations, std::vector<double> turn_ttfts) {

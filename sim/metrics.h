@@ -14,6 +14,7 @@
 // - Waste: GPU block-seconds in five classes summed over the run (see WasteBreakdown).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ namespace isim::sim {
 
 struct SessionRecord {
   std::string id;
+  int32_t replica_first = -1, replica_last = -1, migrations = 0;
   std::string status;  // finished | skipped
   double arrival_s = 0, first_token_s = -1, finish_s = -1;
   double ttft_s = -1, tpot_s = -1, resume_ttft_s = -1, e2e_s = -1, intercept_s = 0;
@@ -43,12 +45,16 @@ struct SessionRecord {
 struct WasteBreakdown {
   double active = 0, recompute = 0, preserved = 0, swap_stall = 0, free = 0;
   double total() const { return active + recompute + preserved + swap_stall + free; }
+  void merge(const WasteBreakdown& o);
 };
 
 struct TimeSample {
   double t_s = 0;
   int64_t running = 0, waiting = 0, paused = 0, swapped = 0;
   int64_t gpu_blocks_used = 0, cpu_blocks_used = 0;
+  int64_t queued_tokens = 0;  // the replica's queued prefill tokens (ReplicaLoad)
+  double busy_s = 0;          // the replica's busy time so far
+  void merge(const TimeSample& o);  // sums every count (t_s stays)
 };
 
 struct Stat {
@@ -73,6 +79,14 @@ struct Counters {
   int64_t turns = 0;
   int64_t turn_gpu_hit_tokens = 0, turn_cpu_hit_tokens = 0, turn_recompute_tokens = 0;
   Nanos busy_time = 0, stall_time = 0;
+  // Lost KV reuse: tokens recomputed that the session had computed before, by LostCause
+  // (sim/session_state.h), plus prompt blocks this replica had computed and published but
+  // evicted from its prefix cache before they were needed again.
+  std::array<int64_t, 4> lost_reuse{};
+  int64_t prefix_evicted_tokens = 0;
+  int64_t lost_reuse_total() const;
+  // Adds every count of `o` (a fleet's totals are the merge of its replicas').
+  void merge(const Counters& o);
 };
 
 struct Summary {

@@ -6,11 +6,15 @@
 //   to CPU synchronously (the next iteration stalls for the transfer).
 // - `resume_at_back()` true means a resumed session whose KV was discarded joins the waiting
 //   queue as if it had just arrived (vLLM's discard); false keeps its original arrival order.
+// - A policy sees its replica through a read-only ReplicaView and each session's past only
+//   (sim/replica_view.h); it changes KV only through KvDecisions. One policy instance serves one
+//   replica.
 // - `before_iteration` runs before each iteration's batch is formed, for policies that
 //   re-decide every iteration (min-waste): they may drop a paused session's KV
-//   (Engine::discard_paused) or ask for it to be swapped out within this iteration's PCIe
-//   budget (Engine::request_swap_out, in priority order). The baselines do nothing there.
-// - `on_resume` is told when an intercept ends (estimators learn durations from it).
+//   (KvDecisions::discard_paused) or ask for it to be swapped out within this iteration's PCIe
+//   budget (KvDecisions::request_swap_out, in priority order). The baselines do nothing there.
+// - `on_resume` is told when an intercept ends, on the replica where the session resumes
+//   (estimators learn durations from it: `Oracle`-free, the duration is then the past).
 // - `pipelined_swap()`: swaps move within per-iteration budgets beside compute, never
 //   stalling; swapped sessions are brought back within the swap-in budget.
 // - `chunked_recompute()`: sessions rebuilding discarded KV do so in chunks of at most
@@ -23,12 +27,11 @@
 #include <utility>
 #include <vector>
 
+#include "sim/replica_view.h"
 #include "sim/session_state.h"
 #include "traces/registry.h"
 
 namespace isim::sim {
-
-class Engine;
 
 enum class PauseAction { kPreserve, kDiscard, kSwap };
 
@@ -36,10 +39,11 @@ class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string name() const = 0;
-  virtual PauseAction on_pause(const SessionState& s, const Engine& e) = 0;
+  virtual PauseAction on_pause(const SessionState& s, const ReplicaView& e) = 0;
   virtual bool resume_at_back() const { return false; }
-  virtual void before_iteration(Engine&) {}
-  virtual void on_resume(const SessionState&, const Engine&) {}
+  virtual void before_iteration(const ReplicaView&, KvDecisions&) {}
+  // `duration_s`: how long the intercept that just ended lasted (now the past).
+  virtual void on_resume(const SessionState&, double /*duration_s*/, const ReplicaView&) {}
   virtual bool pipelined_swap() const { return false; }
   virtual bool chunked_recompute() const { return false; }
   // Share of GPU blocks that prefills may not take, kept for running decodes (Pensieve).

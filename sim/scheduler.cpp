@@ -1,5 +1,5 @@
 // The two iteration schedulers. Each is a few lines over the engine's batch-forming steps.
-#include "sim/engine.h"
+#include "sim/scheduler.h"
 
 namespace isim::sim {
 
@@ -11,7 +11,8 @@ namespace {
 class VllmV0 final : public Scheduler {
  public:
   std::string name() const override { return "vllm-v0"; }
-  void schedule(Engine& e) override {
+  bool whole_prefills() const override { return true; }
+  void schedule(BatchSteps& e) override {
     if (!e.has_swapped()) e.admit_waiting(/*whole=*/true);
     if (e.batch_has_prefill()) return;
     bool clean = e.schedule_decodes();
@@ -25,7 +26,7 @@ class VllmV0 final : public Scheduler {
 class Chunked final : public Scheduler {
  public:
   std::string name() const override { return "chunked"; }
-  void schedule(Engine& e) override {
+  void schedule(BatchSteps& e) override {
     e.schedule_decodes();
     e.schedule_recompute_chunks();
     e.continue_prefills();

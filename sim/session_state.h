@@ -1,4 +1,4 @@
-// SessionState: the engine's view of one session while it runs.
+// SessionState: one session as the replica engine that holds it sees it.
 //
 // Token bookkeeping (one rule covers prompts, resumes, recomputes and swaps):
 // - `context` counts every token the session has so far: inputs appended plus outputs emitted.
@@ -7,16 +7,24 @@
 //   completes emits the segment's first output token; each decode step then computes the KV of
 //   the last token and emits the next one. So while decoding, context == kv + 1, and after a
 //   discard the whole context is recomputed.
-// - `recompute_left` is the part of that prefill that recomputes KV the session once held.
+// - `recompute_left` is the part of that prefill that recomputes KV the session once held;
+//   `recompute_cause` splits it by why the KV was lost (it always sums to recompute_left).
 // - Layout of the `kv` tokens, in token order: `dropped_blocks` leading blocks whose KV is gone
 //   (Pensieve drops the cheapest, leading chunks), then cpu_blocks, then gpu_blocks. A swap-out
 //   moves the GPU list's head to the CPU list's tail; a swap-in moves the CPU list's tail back
 //   to the GPU list's head, so a pipelined swap can stop part-way and both lists stay in token
 //   order. A session runs only with no CPU blocks; its next prefill first recomputes the
 //   dropped blocks (in the same iteration, with attention over the KV it kept).
+//
+// Past and future: a SessionState carries its trace session, but only the engine (which plays
+// the world: it must know when a segment's decode ends) and `Oracle` (sim/oracle.h, the one
+// named door for estimators that may see the future) can read it. Everything else (policies,
+// routers, estimators) sees the public fields and the past-only accessors below.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/block_manager.h"
@@ -35,15 +43,54 @@ enum class Phase : uint8_t {
   kSkipped,  // can never fit; reported, never run
 };
 
+// Why KV that a session had computed was lost (and must be computed again).
+enum class LostCause : uint8_t {
+  kIntercept,     // the intercept policy dropped it (discard, min-waste, tier chunk drops)
+  kPreemption,    // the engine preempted a running session out of blocks
+  kIdleEviction,  // the engine evicted idle KV because nothing could run otherwise
+  kMigration,     // the session resumed on another replica than the one holding its KV
+};
+inline constexpr int kLostCauses = 4;
+const char* lost_cause_name(LostCause c);
+
+// What a session's life measured, wherever it ran; the cluster's ledger keeps it.
+struct SessionMetrics {
+  Nanos first_token = -1;
+  Nanos finish = -1;
+  Nanos decode_time = 0;      // sum over segments of last - first token time
+  int64_t decode_steps = 0;   // sum over segments of (outputs - 1)
+  Nanos resume_ttft_sum = 0;  // sum over resumes of first token - intercept end
+  int64_t resumes_with_token = 0;
+  Nanos intercept_time = 0;  // sum of intercept durations
+  int64_t recomputed_tokens = 0;
+  std::array<int64_t, kLostCauses> recomputed_by_cause{};
+  int64_t swapped_out_bytes = 0;
+  int64_t swapped_in_bytes = 0;
+  int32_t preemptions = 0;
+  int64_t prefix_lookup_tokens = 0;  // prompt tokens looked up in the prefix cache
+  int64_t prefix_hit_tokens = 0;     // of which were found cached
+  int32_t replica_first = -1;        // where it was first admitted
+  int32_t replica_last = -1;         // where it ran last
+  int32_t migrations = 0;            // resumes on another replica than the one before
+};
+
+class Engine;
+struct Oracle;
+
 struct SessionState {
-  const trace::Session* src = nullptr;
+  // Starts a session's state at its arrival. `idx` is its index in the trace: global across
+  // the cluster and stable, it breaks every tie (queues, evictions) so runs are deterministic.
+  static SessionState arrive(const trace::Session& src, int32_t idx, Nanos arrival);
+
   int32_t idx = 0;
+  int32_t h = -1;  // its handle on the replica that holds it (-1: none)
   Phase phase = Phase::kPending;
   int32_t seg = 0;  // current segment
   int64_t context = 0;
   int64_t kv = 0;
   int64_t decoded_in_seg = 0;  // outputs emitted in the current segment
   int64_t recompute_left = 0;
+  std::array<int64_t, kLostCauses> recompute_cause{};  // sums to recompute_left
   bool swap_out_pending = false;  // paused under `swap`; copied out at the next iteration
   bool chunked = false;           // rebuilding its context in S - R chunks (min-waste)
   bool discarded = false;         // KV dropped at its last pause
@@ -51,36 +98,37 @@ struct SessionState {
   Nanos queue_key = 0;  // order in the waiting queue
   std::vector<BlockId> gpu_blocks;
   std::vector<BlockId> cpu_blocks;
+  int64_t dropped_blocks = 0;
   // Prefix caching: the content hash of each full engine block of the prompt (a chain: each
   // covers its parent), and how many leading gpu_blocks have been published under them.
   std::vector<uint64_t> chain;
   int64_t published = 0;
 
-  // Metrics.
-  Nanos first_token = -1;
-  Nanos finish = -1;
+  int64_t queued_tokens = 0;  // prefill it needed when it joined the waiting or swapped queue
   Nanos pause_start = -1;
   Nanos intercept_end = -1;
   Nanos seg_first_token = -1;  // first token of the current segment
-  Nanos decode_time = 0;       // sum over segments of last - first token time
-  int64_t decode_steps = 0;    // sum over segments of (outputs - 1)
-  Nanos resume_ttft_sum = 0;   // sum over resumes of first token - intercept end
-  int64_t resumes_with_token = 0;
-  Nanos intercept_time = 0;  // sum of intercept durations
-  int64_t recomputed_tokens = 0;
-  int64_t swapped_out_bytes = 0;
-  int64_t swapped_in_bytes = 0;
-  int32_t preemptions = 0;
-  int64_t prefix_lookup_tokens = 0;  // prompt tokens looked up in the prefix cache
-  int64_t prefix_hit_tokens = 0;     // of which were found cached
-
-  int64_t dropped_blocks = 0;
+  SessionMetrics m;
 
   int64_t pending_prefill(int64_t block_tokens) const {
     return dropped_blocks * block_tokens + context - kv;
   }
-  const trace::Segment& segment() const { return src->segments[static_cast<size_t>(seg)]; }
-  bool last_segment() const { return static_cast<size_t>(seg) + 1 == src->segments.size(); }
+  // Past-only facts.
+  const std::string& id() const { return src_->id; }
+  int64_t prompt_tokens() const { return src_->segments.front().input; }
+  int32_t segments_done() const { return seg; }
+  // The kind of intercept the session is paused in: a real harness knows which tool it called
+  // (not for how long). Empty when the current segment has none.
+  const std::string& intercept_kind() const;
+  // The trace session's prefix hashes (content identity of the prompt, known on arrival).
+  const trace::PrefixHashes& prefix() const { return src_->prefix; }
+
+ private:
+  friend class Engine;
+  friend struct Oracle;
+  const trace::Segment& segment() const { return src_->segments[static_cast<size_t>(seg)]; }
+  bool last_segment() const { return static_cast<size_t>(seg) + 1 == src_->segments.size(); }
+  const trace::Session* src_ = nullptr;
 };
 
 }  // namespace isim::sim

@@ -9,6 +9,7 @@ namespace isim::sim {
 using Nanos = int64_t;
 
 constexpr Nanos kNanosPerSecond = 1'000'000'000;
+constexpr Nanos kForever = INT64_MAX;  // a horizon no event reaches
 
 // Rounds to the nearest nanosecond (ties away from zero), so conversions are deterministic.
 inline Nanos from_seconds(double s) {

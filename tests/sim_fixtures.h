@@ -6,7 +6,7 @@
 
 #include "policies/builtin.h"
 #include "sim/executor.h"
-#include "sim/simulation.h"
+#include "cluster/simulation.h"
 #include "traces/session.h"
 
 namespace isim::test {
@@ -62,15 +62,15 @@ inline trace::Segment seg(int64_t in, int64_t out, const std::string& kind = "",
   return s;
 }
 
-inline sim::RunResult run(const trace::Trace& t, const std::string& policy, sim::EngineConfig cfg,
+inline cluster::RunResult run(const trace::Trace& t, const std::string& policy, sim::EngineConfig cfg,
                           const sim::Profile& p = round_profile()) {
   cfg.check_invariants = true;
   sim::SimExecutor ex(p);
   auto pol = policy::policy_registry().create(policy, "test", policy::PolicyParams{});
-  return sim::simulate(t, cfg, ex, *pol);
+  return cluster::simulate(t, cfg, ex, *pol);
 }
 
-inline const sim::SessionRecord& rec(const sim::RunResult& r, const std::string& id) {
+inline const sim::SessionRecord& rec(const cluster::RunResult& r, const std::string& id) {
   for (const auto& s : r.sessions)
     if (s.id == id) return s;
   throw std::runtime_error("no session " + id);

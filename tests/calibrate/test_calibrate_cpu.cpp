@@ -8,7 +8,7 @@
 #include "calibrate/measure.h"
 #include "policies/builtin.h"
 #include "sim/executor.h"
-#include "sim/simulation.h"
+#include "cluster/simulation.h"
 #include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
@@ -81,7 +81,7 @@ TEST_CASE("isim-calibrate --backend cpu --model tiny --quick writes a profile th
   cfg.check_invariants = true;
   sim::SimExecutor ex(p);
   auto pol = policy::policy_registry().create("preserve", "test", policy::PolicyParams{});
-  const sim::RunResult r = sim::simulate(t, cfg, ex, *pol);
+  const cluster::RunResult r = cluster::simulate(t, cfg, ex, *pol);
   CHECK(r.summary.finished == 4);
   CHECK(r.skipped.empty());
   for (const auto& s : r.sessions) CHECK(s.finish_s > s.arrival_s);

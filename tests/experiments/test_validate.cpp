@@ -41,7 +41,7 @@ TEST_CASE("first_divergence names the session, segment and token") {
   trace::Trace t;
   t.push_back({"a", 0.0, {test::seg(3, 2, "math", 1), test::seg(2, 3)}, {}});
   t.push_back({"b", 0.0, {test::seg(2, 2)}, {}});
-  sim::RunResult x, y;
+  cluster::RunResult x, y;
   for (auto* r : {&x, &y}) {
     r->sessions.resize(2);
     r->sessions[0].status = r->sessions[1].status = "finished";

@@ -30,15 +30,15 @@ sim::EngineConfig pools(int64_t gpu, int64_t cpu) {
   return c;
 }
 
-sim::RunResult run_live(const trace::Trace& t, const std::string& policy, sim::EngineConfig cfg,
+cluster::RunResult run_live(const trace::Trace& t, const std::string& policy, sim::EngineConfig cfg,
                         sim::ExecutorParams params = {}) {
   const sim::Profile p = live_profile();
   auto ex = live::executor_registry().create("live-cpu", "test", p, params);
   auto pol = policy::policy_registry().create(policy, "test", policy::PolicyParams{});
-  return sim::simulate(t, cfg, *ex, *pol);
+  return cluster::simulate(t, cfg, *ex, *pol);
 }
 
-std::string fact(const sim::RunResult& r, const std::string& key) {
+std::string fact(const cluster::RunResult& r, const std::string& key) {
   return r.executor.fact(key);
 }
 
@@ -58,7 +58,7 @@ TEST_CASE("live-cpu runs every policy with passing integrity checks and identica
   std::vector<std::vector<int32_t>> first;
   for (const std::string policy : {"discard", "preserve", "swap", "min-waste"}) {
     CAPTURE(policy);
-    const sim::RunResult r = run_live(t, policy, pools(64, 64));
+    const cluster::RunResult r = run_live(t, policy, pools(64, 64));
     REQUIRE(r.executor.live);
     CHECK(r.executor.violations.empty());
     CHECK(fact(r, "integrity.violations") == "0");
@@ -80,19 +80,19 @@ TEST_CASE("the integrity checks count exactly what each policy moved or recomput
   const trace::Trace t = two_sessions();
   // discard: at a's pause its KV holds 10 + 3 - 1 = 12 tokens; all 12 are recomputed and
   // checked (exactly: the CPU runner is batch invariant).
-  const sim::RunResult d = run_live(t, "discard", pools(64, 64));
+  const cluster::RunResult d = run_live(t, "discard", pools(64, 64));
   CHECK(d.summary.counters.recomputed_tokens == 12);
   CHECK(fact(d, "integrity.recomputed_positions_checked") == "12");
   CHECK(fact(d, "integrity.recompute_max_abs_error") == "0");
   CHECK(fact(d, "integrity.swapped_blocks_checked") == "0");
   // swap: 12 tokens are 3 blocks of 4, checked on the way out and on the way back.
-  const sim::RunResult s = run_live(t, "swap", pools(64, 64));
+  const cluster::RunResult s = run_live(t, "swap", pools(64, 64));
   // 3 blocks of 4 tokens x 512 B (2 layers x K,V x 2 heads x 16 dims x fp32).
   CHECK(s.summary.counters.swapped_out_bytes == 3 * 4 * 512);
   CHECK(fact(s, "integrity.swapped_blocks_checked") == "6");
   CHECK(fact(s, "integrity.recomputed_positions_checked") == "0");
   // preserve moves and recomputes nothing.
-  const sim::RunResult p = run_live(t, "preserve", pools(64, 64));
+  const cluster::RunResult p = run_live(t, "preserve", pools(64, 64));
   CHECK(fact(p, "integrity.swapped_blocks_checked") == "0");
   CHECK(fact(p, "integrity.recomputed_positions_checked") == "0");
 }
@@ -102,8 +102,8 @@ TEST_CASE("preemption by recompute is checked too, and tokens stay identical") {
   trace::Trace t;
   for (int i = 0; i < 6; ++i)
     t.push_back({fmt::format("s{}", i), 0.0, {test::seg(7, 9)}, {}});
-  const sim::RunResult tight = run_live(t, "preserve", pools(12, 0));
-  const sim::RunResult roomy = run_live(t, "preserve", pools(200, 0));
+  const cluster::RunResult tight = run_live(t, "preserve", pools(12, 0));
+  const cluster::RunResult roomy = run_live(t, "preserve", pools(200, 0));
   REQUIRE(tight.summary.counters.preemptions > 0);
   CHECK(roomy.summary.counters.preemptions == 0);
   CHECK(tight.executor.violations.empty());
@@ -123,8 +123,8 @@ TEST_CASE("prefix caching shares real KV: hits, exact checks and the same tokens
   }
   sim::EngineConfig on = pools(64, 0), off = pools(64, 0);
   off.prefix_caching = false;
-  const sim::RunResult shared = run_live(t, "preserve", on);
-  const sim::RunResult alone = run_live(t, "preserve", off);
+  const cluster::RunResult shared = run_live(t, "preserve", on);
+  const cluster::RunResult alone = run_live(t, "preserve", off);
   CHECK(shared.summary.counters.prefix_hit_tokens == 2 * 8);  // p1 and p2 reuse 2 blocks each
   CHECK(alone.summary.counters.prefix_hit_tokens == 0);
   CHECK(shared.executor.violations.empty());
@@ -140,10 +140,10 @@ TEST_CASE("dropped leading chunks (pensieve, lru) are restored with exact KV") {
     t.push_back({fmt::format("c{}", i), 0.01 * i,
                  {test::seg(14, 3, "chat", 0.3), test::seg(6, 3, "chat", 0.3), test::seg(5, 2)},
                  {}});
-  const sim::RunResult reference = run_live(t, "preserve", pools(64, 64));
+  const cluster::RunResult reference = run_live(t, "preserve", pools(64, 64));
   for (const std::string policy : {"pensieve", "lru"}) {
     CAPTURE(policy);
-    const sim::RunResult r = run_live(t, policy, pools(10, 2));
+    const cluster::RunResult r = run_live(t, policy, pools(10, 2));
     CHECK(r.summary.counters.dropped_blocks > 0);
     CHECK(std::stoll(fact(r, "integrity.recomputed_positions_checked")) > 0);
     CHECK(fact(r, "integrity.recompute_max_abs_error") == "0");
@@ -154,7 +154,7 @@ TEST_CASE("dropped leading chunks (pensieve, lru) are restored with exact KV") {
 }
 
 TEST_CASE("a corrupted swap copy is caught when the block comes back") {
-  const sim::RunResult r = run_live(two_sessions(), "swap", pools(64, 64), {{{"fault", "swap"}}, "executor"});
+  const cluster::RunResult r = run_live(two_sessions(), "swap", pools(64, 64), {{{"fault", "swap"}}, "executor"});
   REQUIRE(fact(r, "fault").rfind("swap: CPU copy of CPU block", 0) == 0);
   REQUIRE(r.executor.violations.size() == 1);
   CHECK(r.executor.violations[0].find("swap-in of token block 0") != std::string::npos);
@@ -165,7 +165,7 @@ TEST_CASE("a corrupted swap copy is caught when the block comes back") {
 }
 
 TEST_CASE("a wrong recompute is caught, naming the session and position") {
-  const sim::RunResult r =
+  const cluster::RunResult r =
       run_live(two_sessions(), "discard", pools(64, 64), {{{"fault", "recompute"}}, "executor"});
   CHECK(fact(r, "fault") ==
         "recompute: wrong token fed at session a segment 0 position 0 (input token 0)");
@@ -174,7 +174,7 @@ TEST_CASE("a wrong recompute is caught, naming the session and position") {
   CHECK(r.executor.violations[0].find("recomputed KV differs from the original") !=
         std::string::npos);
   // A fault that the policy never gives a chance to fire says so.
-  const sim::RunResult quiet =
+  const cluster::RunResult quiet =
       run_live(two_sessions(), "preserve", pools(64, 64), {{{"fault", "recompute"}}, "executor"});
   CHECK(fact(quiet, "fault") == "recompute (never triggered)");
   CHECK(quiet.executor.violations.empty());
@@ -182,7 +182,7 @@ TEST_CASE("a wrong recompute is caught, naming the session and position") {
 
 TEST_CASE("virtual time: intercepts cost nothing to run, compute is measured") {
   // A 30 s intercept: the virtual clock passes it, the run's real compute is what it measured.
-  const sim::RunResult r = run_live(two_sessions(30.0), "preserve", pools(64, 64));
+  const cluster::RunResult r = run_live(two_sessions(30.0), "preserve", pools(64, 64));
   const auto& a = test::rec(r, "a");
   CHECK(a.intercept_s == doctest::Approx(30.0));
   CHECK(a.e2e_s > 30.0);

@@ -17,7 +17,7 @@ namespace {
 // blocks.
 sim::Profile cuda_profile() { return test::runnable_profile(64, "bf16", 16); }
 
-sim::RunResult run_cuda(const std::string& policy, sim::ExecutorParams params = {}) {
+cluster::RunResult run_cuda(const std::string& policy, sim::ExecutorParams params = {}) {
   trace::Trace t;
   for (int i = 0; i < 6; ++i)
     t.push_back({fmt::format("s{}", i), 0.0,
@@ -28,10 +28,10 @@ sim::RunResult run_cuda(const std::string& policy, sim::ExecutorParams params = 
   c.check_invariants = true;
   auto ex = live::executor_registry().create("live-cuda", "test", cuda_profile(), params);
   auto pol = policy::policy_registry().create(policy, "test", policy::PolicyParams{});
-  return sim::simulate(t, c, *ex, *pol);
+  return cluster::simulate(t, c, *ex, *pol);
 }
 
-std::string fact(const sim::RunResult& r, const std::string& key) {
+std::string fact(const cluster::RunResult& r, const std::string& key) {
   return r.executor.fact(key);
 }
 
@@ -41,7 +41,7 @@ TEST_CASE("live-cuda: integrity checks pass under discard, swap and min-waste") 
   std::vector<std::vector<int32_t>> first;
   for (const std::string policy : {"discard", "swap", "min-waste"}) {
     CAPTURE(policy);
-    const sim::RunResult r = run_cuda(policy);
+    const cluster::RunResult r = run_cuda(policy);
     for (const auto& v : r.executor.violations) MESSAGE(v);
     CHECK(r.executor.violations.empty());
     for (const auto& s : r.sessions) CHECK(s.status == "finished");
@@ -58,8 +58,8 @@ TEST_CASE("live-cuda: integrity checks pass under discard, swap and min-waste") 
 }
 
 TEST_CASE("live-cuda: injected faults are caught") {
-  const sim::RunResult s = run_cuda("swap", {{{"fault", "swap"}}, "executor"});
+  const cluster::RunResult s = run_cuda("swap", {{{"fault", "swap"}}, "executor"});
   CHECK(!s.executor.violations.empty());
-  const sim::RunResult d = run_cuda("discard", {{{"fault", "recompute"}}, "executor"});
+  const cluster::RunResult d = run_cuda("discard", {{{"fault", "recompute"}}, "executor"});
   CHECK(!d.executor.violations.empty());
 }

@@ -170,7 +170,7 @@ TEST_CASE("a session preempted mid-segment rebuilds its context before it decode
   std::vector<int32_t> decodes;
   sim::SimExecutor ex(test::round_profile());
   auto pol = policy::policy_registry().create("preserve", "test", policy::PolicyParams{});
-  auto r = sim::simulate(t, c, ex, *pol, [&](const sim::IterationRecord& it) {
+  auto r = cluster::simulate(t, c, ex, *pol, [&](const sim::IterationRecord& it) {
     tokens.push_back(it.batch_tokens);
     decodes.push_back(it.decodes);
   });

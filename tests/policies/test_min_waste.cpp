@@ -14,7 +14,7 @@ using isim::test::seg;
 
 namespace {
 
-sim::RunResult run_mw(const trace::Trace& t, const std::string& estimator,
+cluster::RunResult run_mw(const trace::Trace& t, const std::string& estimator,
                       std::vector<sim::IterationRecord>* iters, int64_t cpu_blocks = 100) {
   sim::EngineConfig cfg;
   cfg.gpu_blocks = 40;
@@ -26,7 +26,7 @@ sim::RunResult run_mw(const trace::Trace& t, const std::string& estimator,
   policy::PolicyParams params;
   params.values["estimator"] = estimator;
   auto pol = policy::policy_registry().create("min-waste", "test", params);
-  return sim::simulate(t, cfg, ex, *pol, [iters](const sim::IterationRecord& r) {
+  return cluster::simulate(t, cfg, ex, *pol, [iters](const sim::IterationRecord& r) {
     if (iters) iters->push_back(r);
   });
 }

@@ -4,6 +4,7 @@
 // 4 ms to swap a block) unless stated.
 #include <doctest/doctest.h>
 
+#include "cluster/cluster.h"
 #include "policies/tiered_cache.h"
 #include "sim/profile.h"
 #include "tests/sim_fixtures.h"
@@ -32,14 +33,15 @@ sim::EngineConfig cfg(int64_t gpu, int64_t cpu) {
   return c;
 }
 
-// Runs the engine's event loop up to and including time `until`.
-void run_until(sim::EventQueue& q, sim::Engine& e, sim::Nanos until) {
-  while (!q.empty() && q.top().time <= until) {
-    const sim::Nanos t = q.top().time;
-    while (!q.empty() && q.top().time == t) e.handle(q.pop());
-    e.maybe_start();
+// A cluster of one around `pol`, loaded and not yet run.
+struct One {
+  One(const trace::Trace& t, sim::Executor& ex, sim::Policy& pol)
+      : c(t, {cluster::ReplicaSpec{cfg(40, 100), &ex, &pol, ""}}, router, true) {
+    c.load();
   }
-}
+  cluster::SingleReplica router;
+  cluster::Cluster c;
+};
 
 // x pauses at 30 ms holding 20 KV tokens (5 blocks); y pauses at 522 ms holding 12 (3 blocks).
 trace::Trace two_idle() {
@@ -53,12 +55,11 @@ TEST_CASE("eviction order: LRU empties the most idle conversation first, leading
   auto pol = make("lru", {{"chunk_tokens", "8"}, {"swap_threshold", "0"}});
   auto& lru = dynamic_cast<policy::TieredCache&>(*pol);
   auto t = two_idle();
-  sim::EventQueue q;
   auto p = test::round_profile();
   sim::SimExecutor ex(p);
-  sim::Engine e(0, q, cfg(40, 100), ex, *pol, t);
-  e.load();
-  run_until(q, e, sim::from_seconds(1.0));
+  One one(t, ex, *pol);
+  one.c.run_until(sim::from_seconds(1.0));
+  const sim::Engine& e = one.c.replica(0);
   REQUIRE(e.session(0).phase == sim::Phase::kPaused);
   REQUIRE(e.session(1).phase == sim::Phase::kPaused);
   CHECK(e.session(0).gpu_blocks.size() == 5);
@@ -83,10 +84,10 @@ TEST_CASE("Pensieve's value: idle conversations and leading chunks are cheapest 
   auto lru_pol = make("lru", {{"chunk_tokens", "8"}});
   auto& lru = dynamic_cast<policy::TieredCache&>(*lru_pol);
   trace::Trace t = two_idle();
-  sim::EventQueue q;
   sim::SimExecutor ex(prof);
-  sim::Engine e(0, q, cfg(40, 100), ex, *pol, t);
-  e.load();
+  One one(t, ex, *pol);
+  one.c.run_until(0);  // x has arrived
+  const sim::Engine& e = one.c.replica(0);
   const auto& x = e.session(0);
   // With this profile, recomputing an 8-token chunk costs 8 x 10 us of dense work plus
   // 2 layers x prefill_attention(8, pos) = 2 x (8 + 2.4 pos / 64) us: 96 us + 75 ns per
@@ -112,7 +113,7 @@ TEST_CASE("ahead-of-time swap-out starts only when free GPU blocks fall under th
       auto p = test::round_profile();
       sim::SimExecutor ex(p);
       std::vector<sim::IterationRecord> its;
-      auto r = sim::simulate(t, cfg(20, 100), ex, *pol,
+      auto r = cluster::simulate(t, cfg(20, 100), ex, *pol,
                              [&](const sim::IterationRecord& it) { its.push_back(it); });
       CHECK(rec(r, "x").swapped_out_bytes == 5 * 4000);  // all of x's 5 blocks
       CHECK(rec(r, "x").swapped_in_bytes == 5 * 4000);   // and back before its next turn
@@ -125,7 +126,7 @@ TEST_CASE("ahead-of-time swap-out starts only when free GPU blocks fall under th
       auto pol = make(name, {{"swap_threshold", "0.1"}, {"reserve", "0"}});
       auto p = test::round_profile();
       sim::SimExecutor ex(p);
-      auto r = sim::simulate(t, cfg(20, 100), ex, *pol);
+      auto r = cluster::simulate(t, cfg(20, 100), ex, *pol);
       CHECK(rec(r, "x").swapped_out_bytes == 0);
     }
   }
@@ -140,21 +141,21 @@ TEST_CASE("a share of GPU blocks is kept for decodes: prefills may not take it")
   {
     auto pol = make("pensieve", {{"reserve", "0.1"}});
     sim::SimExecutor ex(p);
-    auto r = sim::simulate(t, cfg(20, 0), ex, *pol);
+    auto r = cluster::simulate(t, cfg(20, 0), ex, *pol);
     CHECK(rec(r, "a").finish_s == doctest::Approx(0.050).epsilon(1e-12));
     CHECK(rec(r, "b").finish_s == doctest::Approx(0.096).epsilon(1e-12));
   }
   {
     auto pol = make("pensieve", {{"reserve", "0"}});
     sim::SimExecutor ex(p);
-    auto r = sim::simulate(t, cfg(20, 0), ex, *pol);
+    auto r = cluster::simulate(t, cfg(20, 0), ex, *pol);
     CHECK(rec(r, "b").finish_s == doctest::Approx(0.086).epsilon(1e-12));
   }
   // A prompt that only the reserved blocks could hold can never be prefilled: skipped.
   trace::Trace big = {trace::Session{"big", 0.0, {seg(76, 1)}}};
   auto pol = make("pensieve", {{"reserve", "0.1"}});
   sim::SimExecutor ex(p);
-  auto r = sim::simulate(big, cfg(20, 0), ex, *pol);
+  auto r = cluster::simulate(big, cfg(20, 0), ex, *pol);
   REQUIRE(r.skipped.size() == 1);
   CHECK(r.skipped[0].find("2 reserved for decodes") != std::string::npos);
 }
@@ -168,7 +169,7 @@ TEST_CASE("with no CPU room, leading chunks are dropped and recomputed on the ne
   auto pol = make("pensieve", {{"swap_threshold", "0.5"}, {"reserve", "0"}});
   auto p = test::round_profile();
   sim::SimExecutor ex(p);
-  auto r = sim::simulate(t, cfg(20, 0), ex, *pol);
+  auto r = cluster::simulate(t, cfg(20, 0), ex, *pol);
   const auto& x = rec(r, "x");
   CHECK(x.status == "finished");
   CHECK(x.swapped_out_bytes == 0);
@@ -200,7 +201,7 @@ TEST_CASE("on demand: room is made for the next prefill without the engine's fal
     auto pol = make(name, {{"chunk_tokens", "8"}, {"swap_threshold", "0"}, {"reserve", "0"}});
     auto p = test::round_profile();
     sim::SimExecutor ex(p);
-    auto r = sim::simulate(t, cfg(20, 100), ex, *pol);
+    auto r = cluster::simulate(t, cfg(20, 100), ex, *pol);
     CHECK(r.summary.counters.idle_evictions == 0);
     CHECK(rec(r, "x").swapped_out_bytes == 2 * 4000);  // one 8-token chunk of 2 blocks
     CHECK(rec(r, "x").recomputed_tokens == 0);
@@ -219,7 +220,7 @@ TEST_CASE("a dropped lead larger than one batch is rebuilt whole, in chunks") {
   auto c = cfg(20, 0);
   c.scheduler = "chunked";
   c.max_num_batched_tokens = 8;
-  auto r = sim::simulate(t, c, ex, *pol);
+  auto r = cluster::simulate(t, c, ex, *pol);
   CHECK(r.summary.counters.oversized_restores == 1);
   CHECK(rec(r, "x").status == "finished");
   CHECK(rec(r, "x").recomputed_tokens == 20);

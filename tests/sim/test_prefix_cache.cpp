@@ -2,7 +2,7 @@
 // Profile: T(x) = 10 ms + 1 ms/token, 4-token blocks (tests/sim_fixtures.h's round profile).
 #include <doctest/doctest.h>
 
-#include "sim/simulation.h"
+#include "cluster/simulation.h"
 #include "traces/input_error.h"
 
 #include "tests/sim_fixtures.h"
@@ -16,12 +16,12 @@ namespace {
 class Keep final : public sim::Policy {
  public:
   std::string name() const override { return "keep"; }
-  sim::PauseAction on_pause(const sim::SessionState&, const sim::Engine&) override {
+  sim::PauseAction on_pause(const sim::SessionState&, const sim::ReplicaView&) override {
     return sim::PauseAction::kPreserve;
   }
 };
 
-sim::RunResult run(const trace::Trace& t, int64_t gpu_blocks = 64) {
+cluster::RunResult run(const trace::Trace& t, int64_t gpu_blocks = 64) {
   sim::EngineConfig cfg;
   cfg.gpu_blocks = gpu_blocks;
   cfg.cpu_blocks = 0;
@@ -30,7 +30,7 @@ sim::RunResult run(const trace::Trace& t, int64_t gpu_blocks = 64) {
   auto p = test::round_profile();
   sim::SimExecutor ex(p);
   Keep keep;
-  return sim::simulate(t, cfg, ex, keep);
+  return cluster::simulate(t, cfg, ex, keep);
 }
 
 trace::Session with_prefix(std::string id, double at, int64_t prompt, int64_t out,

@@ -1,0 +1,56 @@
+// Ledger: every session's timings and counts across the replicas it ran on, and where each
+// unfinished session is now.
+//
+// Contract:
+// - One entry per trace session, indexed by its trace index. `where(i)` is the replica and
+//   handle holding it, or {-1, -1} while it is waiting in the cluster (not arrived, skipped,
+//   finished).
+// - A session's metrics travel with it (SessionState::m); the ledger stores them when it
+//   finishes. `records` builds SessionRecords from the trace and these metrics, asking the
+//   replicas for the sessions still on them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/metrics.h"
+#include "sim/session_state.h"
+#include "traces/session.h"
+
+namespace isim::cluster {
+
+enum class Status : uint8_t { kPending, kOnReplica, kFinished, kSkipped };
+
+struct Location {
+  int32_t replica = -1;
+  int32_t handle = -1;
+};
+
+class Ledger {
+ public:
+  explicit Ledger(const trace::Trace& trace);
+
+  const Location& where(int32_t i) const { return loc_[static_cast<size_t>(i)]; }
+  Status status(int32_t i) const { return status_[static_cast<size_t>(i)]; }
+  void placed(int32_t i, int32_t replica, int32_t handle);
+  void finished(int32_t i, const sim::SessionMetrics& m);
+  void skipped(int32_t i) { status_[static_cast<size_t>(i)] = Status::kSkipped; }
+  void turn_ttft(double s) { turn_ttfts_.push_back(s); }
+
+  // `on_replica(r, h)` gives the metrics of a session still on a replica.
+  std::vector<sim::SessionRecord> records(
+      const std::function<const sim::SessionMetrics&(int32_t, int32_t)>& on_replica) const;
+  const std::vector<double>& turn_ttfts() const { return turn_ttfts_; }
+  int64_t size() const { return static_cast<int64_t>(loc_.size()); }
+
+ private:
+  const trace::Trace& trace_;
+  std::vector<Location> loc_;
+  std::vector<Status> status_;
+  std::vector<sim::SessionMetrics> done_;  // finished sessions' metrics
+  std::vector<double> turn_ttfts_;
+};
+
+}  // namespace isim::cluster

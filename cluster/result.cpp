@@ -1,0 +1,75 @@
+// Cluster::result: the fleet's records, summary, per-replica results and imbalance.
+#include <algorithm>
+
+#include "cluster/cluster.h"
+
+namespace isim::cluster {
+
+namespace {
+
+// max / mean of `v` (0 when the mean is 0).
+double imbalance(const std::vector<double>& v) {
+  double sum = 0, mx = 0;
+  for (double x : v) {
+    sum += x;
+    mx = std::max(mx, x);
+  }
+  const double mean = v.empty() ? 0 : sum / static_cast<double>(v.size());
+  return mean > 0 ? mx / mean : 0;
+}
+
+}  // namespace
+
+RunResult Cluster::result() {
+  if (dt_ > 0 && next_sample_ <= end_) sample(end_);
+  for (auto& e : engines_) e->close(end_);
+  RunResult r;
+  r.sessions = ledger_.records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
+    return replica(rep).session(h).m;
+  });
+  sim::Counters c;
+  sim::WasteBreakdown w;
+  int64_t gpu = 0, cpu = 0, extrapolations = 0;
+  std::vector<double> busy, queued;
+  std::vector<double> queued_sum(engines_.size(), 0);
+  std::vector<int64_t> samples(engines_.size(), 0);
+  for (const auto& s : replica_ts_) {
+    queued_sum[static_cast<size_t>(s.replica)] += static_cast<double>(s.s.queued_tokens);
+    ++samples[static_cast<size_t>(s.replica)];
+  }
+  for (size_t i = 0; i < engines_.size(); ++i) {
+    const sim::Engine& e = *engines_[i];
+    c.merge(e.counters());
+    w.merge(e.waste());
+    gpu += e.blocks().gpu;
+    cpu += e.blocks().cpu;
+    extrapolations += specs_[i].executor->cost_model().extrapolations();
+    ReplicaResult rr;
+    rr.replica = e.replica();
+    rr.group = specs_[i].group;
+    rr.counters = e.counters();
+    rr.waste = e.waste();
+    rr.blocks = e.blocks();
+    rr.admitted = admitted_[i];
+    rr.resumed_here = resumed_[i];
+    rr.mean_queued_tokens = samples[i] > 0 ? queued_sum[i] / static_cast<double>(samples[i]) : 0;
+    busy.push_back(sim::to_seconds(e.counters().busy_time));
+    queued.push_back(rr.mean_queued_tokens);
+    r.replicas.push_back(std::move(rr));
+  }
+  r.summary = sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations, ledger_.turn_ttfts());
+  r.fleet.router = router_.name();
+  r.fleet.replicas = size();
+  r.fleet.busy_imbalance = imbalance(busy);
+  r.fleet.queued_imbalance = imbalance(queued);
+  r.fleet.migrations = migrations_;
+  r.timeseries = fleet_ts_;
+  r.replica_timeseries = replica_ts_;
+  r.skipped = skipped_;
+  r.policy_facts = specs_.front().policy->describe();
+  r.router_facts = router_.describe();
+  r.executor = specs_.front().executor->report();
+  return r;
+}
+
+}  // namespace isim::cluster

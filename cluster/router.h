@@ -1,0 +1,60 @@
+// Router: places each arriving session, and each session whose intercept ended, on a replica.
+//
+// Contract:
+// - `route(request, view)` returns the index of an eligible replica (ClusterView::eligible);
+//   anything else is a std::logic_error raised by the cluster.
+// - A router sees the fleet only through the read-only ClusterView and the request, which
+//   carry the past and present: loads as the replicas publish them, what their prefix caches
+//   hold, where a resumed session's KV is. Never a session's future.
+// - Deterministic: equal inputs (and equal `seed` parameters) give equal placements.
+// - Registered by name (policies/routers.h); adding one is one file plus one registration line.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/replica_view.h"
+#include "traces/registry.h"
+#include "traces/session.h"
+
+namespace isim {
+class Params;  // traces/params.h
+}  // namespace isim
+
+namespace isim::cluster {
+
+struct RouteRequest {
+  int32_t session = 0;          // its index in the trace
+  bool resume = false;          // an intercept ended (false: a new arrival)
+  int32_t holder = -1;          // resume: the replica that holds its KV (-1: none)
+  int64_t holder_kv_tokens = 0;  // resume: KV tokens the holder keeps for it (GPU or CPU)
+  int64_t context_tokens = 0;    // tokens the session needs in KV to continue (its prompt, or
+                                 // its context plus what the intercept returned)
+};
+
+class ClusterView {
+ public:
+  virtual ~ClusterView() = default;
+  virtual int32_t replicas() const = 0;
+  virtual const sim::ReplicaView& replica(int32_t r) const = 0;
+  // The requested session could ever run on replica r (its capacity and scheduler allow it).
+  virtual bool eligible(int32_t r) const = 0;
+  // The requested session's prompt as content hashes in replica r's block size (empty when
+  // the trace gives no prefix hashes).
+  virtual const std::vector<uint64_t>& prefix_chain(int32_t r) const = 0;
+};
+
+class Router {
+ public:
+  virtual ~Router() = default;
+  virtual std::string name() const = 0;
+  virtual int32_t route(const RouteRequest& q, const ClusterView& v) = 0;
+  // Facts for the run's provenance (e.g. {"seed", "7"}).
+  virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
+};
+
+using RouterRegistry = Registry<Router, const Params&>;
+
+}  // namespace isim::cluster

@@ -1,0 +1,60 @@
+// RunResult: what one simulated run produced, for one replica or a fleet.
+//
+// Contract:
+// - `summary` is over the whole fleet: its counters and waste are the merge of every replica's,
+//   its block counts their sums. For a cluster of one it is exactly the replica's.
+// - `replicas` has one entry per replica in index order; `fleet` derives from them:
+//   load imbalance is max / mean over replicas of busy time and of time-averaged queued
+//   prefill tokens (1 = perfectly even; 0 when the mean is 0).
+// - `timeseries` is the fleet's (sums over replicas at each sample time); `replica_timeseries`
+//   holds every replica's samples (long format: time-major, replica order within a time).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/executor.h"
+#include "sim/metrics.h"
+#include "sim/replica_view.h"
+
+namespace isim::cluster {
+
+struct ReplicaSample {
+  int32_t replica = 0;
+  sim::TimeSample s;
+};
+
+struct ReplicaResult {
+  int32_t replica = 0;
+  std::string group;
+  sim::Counters counters;
+  sim::WasteBreakdown waste;
+  sim::BlockCounts blocks;
+  int64_t admitted = 0;           // arrivals routed here
+  int64_t resumed_here = 0;       // intercept ends resumed here (migrations in included)
+  double mean_queued_tokens = 0;  // over the time series samples
+};
+
+struct FleetStats {
+  std::string router;
+  int32_t replicas = 1;
+  double busy_imbalance = 0;    // max / mean busy seconds
+  double queued_imbalance = 0;  // max / mean of mean queued prefill tokens
+  int64_t migrations = 0;       // resumes on another replica than the holder
+};
+
+struct RunResult {
+  std::vector<sim::SessionRecord> sessions;
+  sim::Summary summary;
+  std::vector<sim::TimeSample> timeseries;
+  std::vector<ReplicaSample> replica_timeseries;
+  std::vector<ReplicaResult> replicas;
+  FleetStats fleet;
+  std::vector<std::string> skipped;
+  std::vector<std::pair<std::string, std::string>> policy_facts;  // e.g. the estimator
+  std::vector<std::pair<std::string, std::string>> router_facts;
+  sim::ExecutorReport executor;  // live executors: measured seconds, integrity, token streams
+};
+
+}  // namespace isim::cluster

@@ -1,0 +1,28 @@
+#include "cluster/simulation.h"
+
+#include "traces/input_error.h"
+
+namespace isim::cluster {
+
+RunResult simulate(const trace::Trace& trace, const sim::EngineConfig& config,
+                   sim::Executor& executor, sim::Policy& policy,
+                   std::function<void(const sim::IterationRecord&)> observer) {
+  SingleReplica router;
+  return simulate(trace, {ReplicaSpec{config, &executor, &policy, ""}}, router,
+                  config.check_invariants, std::move(observer));
+}
+
+RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
+                   bool check_invariants,
+                   std::function<void(const sim::IterationRecord&)> observer) {
+  for (const auto& r : replicas)
+    if (r.executor && r.executor->live() && replicas.size() > 1)
+      throw InputError("cluster.replicas: live executors run on one replica only");
+  Cluster c(trace, std::move(replicas), router, check_invariants);
+  if (observer) c.set_observer(std::move(observer));
+  c.load();
+  c.run_until(sim::kForever);
+  return c.result();
+}
+
+}  // namespace isim::cluster

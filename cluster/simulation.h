@@ -1,0 +1,37 @@
+// Simulation: runs a trace to its end on one replica or on a fleet.
+//
+// Contract:
+// - `simulate(trace, config, executor, policy)` is a cluster of one: it gives exactly the
+//   single-replica results (there is nothing to route).
+// - `simulate(trace, replicas, router)` runs a fleet. Live executors run on a cluster of one
+//   only (InputError otherwise): their measured clocks cannot be shared by several replicas.
+// - Time-series samples are taken every `timeseries_interval_s` (replica 0's setting) of
+//   simulated time, each showing the state in force at that instant.
+// - Sessions that never fit are skipped and listed in `RunResult::skipped`.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "cluster/run_result.h"
+
+namespace isim::cluster {
+
+// `observer`, when set, sees every iteration as it starts.
+RunResult simulate(const trace::Trace& trace, const sim::EngineConfig& config,
+                   sim::Executor& executor, sim::Policy& policy,
+                   std::function<void(const sim::IterationRecord&)> observer = nullptr);
+
+RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
+                   bool check_invariants = false,
+                   std::function<void(const sim::IterationRecord&)> observer = nullptr);
+
+// The router of a cluster of one: everything goes to replica 0.
+class SingleReplica final : public Router {
+ public:
+  std::string name() const override { return "single"; }
+  int32_t route(const RouteRequest&, const ClusterView&) override { return 0; }
+};
+
+}  // namespace isim::cluster

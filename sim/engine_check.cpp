@@ -1,0 +1,183 @@
+// The engine's accounting (waste, load, samples) and its invariant check.
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/engine.h"
+
+namespace isim::sim {
+
+void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
+  if (to <= from) return;
+  const double dt = to_seconds(to - from);
+  const auto used = static_cast<double>(gpu_.used());
+  waste_.free += static_cast<double>(gpu_.free()) * dt;
+  if (stall) {
+    waste_.swap_stall += used * dt;
+    return;
+  }
+  if (!in_batch_phase) {
+    waste_.preserved += used * dt;
+    return;
+  }
+  // Blocks shared by several running sessions (a common prefix) count once.
+  double active = 0, recompute = 0;
+  ++account_stamp_;
+  if (block_stamp_.size() != static_cast<size_t>(gpu_.total()))
+    block_stamp_.assign(static_cast<size_t>(gpu_.total()), 0);
+  for (int32_t h : running_) {
+    const auto& s = session(h);
+    if (!shared_blocks_) {
+      (s.recompute_left > 0 ? recompute : active) += static_cast<double>(s.gpu_blocks.size());
+      continue;
+    }
+    double n = 0;
+    for (BlockId b : s.gpu_blocks) {
+      auto& st = block_stamp_[static_cast<size_t>(b)];
+      if (st != account_stamp_) {
+        st = account_stamp_;
+        n += 1;
+      }
+    }
+    (s.recompute_left > 0 ? recompute : active) += n;
+  }
+  waste_.active += active * dt;
+  waste_.recompute += recompute * dt;
+  waste_.preserved += (used - active - recompute) * dt;
+}
+
+void Engine::close(Nanos end) {
+  if (accounted_until_ >= 0) account(accounted_until_, end, false, false);
+  accounted_until_ = std::max(accounted_until_, end);
+}
+
+TimeSample Engine::sample(Nanos t) const {
+  TimeSample ts;
+  ts.t_s = to_seconds(t);
+  ts.running = static_cast<int64_t>(running_.size());
+  ts.waiting = static_cast<int64_t>(waiting_.size());
+  ts.paused = static_cast<int64_t>(paused_.size());
+  ts.swapped = static_cast<int64_t>(swapped_.size());
+  ts.gpu_blocks_used = gpu_.used();
+  ts.cpu_blocks_used = cpu_.used();
+  ts.queued_tokens = load().queued_prefill_tokens;
+  ts.busy_s = to_seconds(counters_.busy_time);
+  return ts;
+}
+
+int64_t Engine::running_kv_tokens() const {
+  int64_t m = 0;
+  for (int32_t h : running_) m += session(h).kv;
+  return m;
+}
+
+int64_t Engine::waiting_head_need() const {
+  if (waiting_.empty()) return 0;
+  const auto& s = session(waiting_.begin()->h);
+  return std::max<int64_t>(
+      blocks_for(s.context, block_tokens_) - static_cast<int64_t>(s.gpu_blocks.size()), 0);
+}
+
+int32_t Engine::decoding_sessions() const {
+  int32_t r = 0;
+  for (int32_t h : running_) r += decoding(session(h));
+  return r;
+}
+
+void Engine::publish_load() {
+  int64_t pending = 0, decodes = 0;
+  for (int32_t h : running_) {
+    const auto& s = session(h);
+    pending += s.pending_prefill(block_tokens_);
+    decodes += decoding(s);
+  }
+  running_pending_ = pending;
+  running_decodes_ = decodes;
+}
+
+ReplicaLoad Engine::load() const {
+  ReplicaLoad l;
+  l.queued_prefill_tokens = running_pending_ + queued_tokens_;
+  l.decode_sequences = running_decodes_;
+  l.gpu_blocks_used = gpu_.used();
+  l.sessions = sessions_held();
+  return l;
+}
+
+namespace {
+
+void check_session(const SessionState& s, int64_t block_tokens) {
+  auto fail = [](const std::string& m) { throw std::logic_error("invariant: " + m); };
+  if (s.kv < 0 || s.kv > s.context)
+    fail(fmt::format("session {}: kv {} > context {}", s.idx, s.kv, s.context));
+  const auto held =
+      static_cast<int64_t>(s.gpu_blocks.size() + s.cpu_blocks.size()) + s.dropped_blocks;
+  if (s.phase != Phase::kFinished && held < blocks_for(s.kv, block_tokens))
+    fail(fmt::format("session {}: {} KV tokens in {} blocks", s.idx, s.kv, held));
+  if (s.phase == Phase::kRunning && (!s.cpu_blocks.empty() || s.dropped_blocks > 0))
+    fail(fmt::format("session {} runs with KV still on CPU or dropped", s.idx));
+  int64_t causes = 0;
+  for (int64_t c : s.recompute_cause) causes += c;
+  if (causes != s.recompute_left)
+    fail(fmt::format("session {}: recompute causes sum to {}, not {}", s.idx, causes,
+                     s.recompute_left));
+  if ((s.phase == Phase::kFinished || s.phase == Phase::kSkipped) &&
+      (!s.gpu_blocks.empty() || !s.cpu_blocks.empty()))
+    fail(fmt::format("session {} ended but holds blocks", s.idx));
+}
+
+}  // namespace
+
+void Engine::check_invariants() const {
+  auto fail = [this](const std::string& m) {
+    throw std::logic_error(fmt::format("invariant (replica {}): {}", replica_, m));
+  };
+  gpu_.check();
+  cpu_.check();
+  if (now() < last_check_) fail("clock went backwards");
+  last_check_ = now();
+  // Every hold on a block is one listing in one session.
+  std::vector<int32_t> gpu_refs(static_cast<size_t>(gpu_.total()), 0);
+  std::vector<int32_t> cpu_refs(static_cast<size_t>(cpu_.total()), 0);
+  int64_t n[7] = {0, 0, 0, 0, 0, 0, 0};
+  int64_t queued = 0;
+  for (size_t h = 0; h < slots_.size(); ++h) {
+    const auto& s = slots_[h];
+    if (s.idx < 0) continue;  // a free slot
+    if (s.h != static_cast<int32_t>(h)) fail(fmt::format("session {} lost its handle", s.idx));
+    for (BlockId b : s.gpu_blocks) ++gpu_refs[static_cast<size_t>(b)];
+    for (BlockId b : s.cpu_blocks) ++cpu_refs[static_cast<size_t>(b)];
+    check_session(s, block_tokens_);
+    ++n[static_cast<size_t>(s.phase)];
+    if (s.phase == Phase::kWaiting || s.phase == Phase::kSwapped) queued += s.queued_tokens;
+  }
+  for (size_t b = 0; b < gpu_refs.size(); ++b)
+    if (gpu_refs[b] != gpu_.refcount(static_cast<BlockId>(b)))
+      fail(fmt::format("gpu block {} is listed by {} sessions but held {} times", b, gpu_refs[b],
+                       gpu_.refcount(static_cast<BlockId>(b))));
+  for (size_t b = 0; b < cpu_refs.size(); ++b)
+    if (cpu_refs[b] != cpu_.refcount(static_cast<BlockId>(b)))
+      fail(fmt::format("cpu block {} is listed by {} sessions but held {} times", b, cpu_refs[b],
+                       cpu_.refcount(static_cast<BlockId>(b))));
+  auto count = [&](Phase p) { return n[static_cast<size_t>(p)]; };
+  if (count(Phase::kRunning) != static_cast<int64_t>(running_.size()))
+    fail("running set lost a session");
+  if (count(Phase::kWaiting) != static_cast<int64_t>(waiting_.size()))
+    fail("waiting queue lost a session");
+  if (count(Phase::kSwapped) != static_cast<int64_t>(swapped_.size()))
+    fail("swapped queue lost a session");
+  if (count(Phase::kPaused) != static_cast<int64_t>(paused_.size()))
+    fail("paused list lost a session");
+  if (count(Phase::kFinished) + count(Phase::kSkipped) + count(Phase::kPending) != 0)
+    fail("a slot holds a session that is not on the replica");
+  if (queued != queued_tokens_) fail("queued prefill tokens drifted from the queues");
+  for (int32_t h : running_)
+    if (session(h).phase != Phase::kRunning)
+      fail("running set holds a session that is not running");
+  for (const auto& q : waiting_)
+    if (session(q.h).phase != Phase::kWaiting)
+      fail("waiting queue holds a session that is not waiting");
+}
+
+}  // namespace isim::sim

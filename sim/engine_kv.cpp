@@ -1,0 +1,273 @@
+// The engine's KV mechanics: drops, swaps (synchronous and pipelined), idle evictions and the
+// prefix cache, with lost KV reuse counted by cause.
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/engine.h"
+
+namespace isim::sim {
+
+void Engine::add_recompute(SessionState& s, int64_t tokens, LostCause why) {
+  if (tokens <= 0) return;
+  s.recompute_left += tokens;
+  s.recompute_cause[static_cast<size_t>(why)] += tokens;
+}
+
+void Engine::take_recompute(SessionState& s, int64_t tokens, bool recomputed) {
+  tokens = std::min(tokens, s.recompute_left);
+  if (tokens <= 0) return;
+  s.recompute_left -= tokens;
+  if (recomputed) {
+    s.m.recomputed_tokens += tokens;
+    counters_.recomputed_tokens += tokens;
+  }
+  // Causes are drawn in a fixed order, so the split is deterministic; its totals are exact
+  // whenever every pending recompute completes.
+  for (int c = 0; c < kLostCauses && tokens > 0; ++c) {
+    const int64_t n = std::min(tokens, s.recompute_cause[static_cast<size_t>(c)]);
+    s.recompute_cause[static_cast<size_t>(c)] -= n;
+    tokens -= n;
+    if (!recomputed) continue;
+    s.m.recomputed_by_cause[static_cast<size_t>(c)] += n;
+    counters_.lost_reuse[static_cast<size_t>(c)] += n;
+  }
+}
+
+void Engine::drop_kv(SessionState& s, LostCause why) {
+  if (live_)
+    log_.dropped(s, static_cast<int64_t>(s.cpu_blocks.size()),
+                 static_cast<int64_t>(s.gpu_blocks.size()));
+  gpu_.release(s.gpu_blocks);
+  cpu_.release(s.cpu_blocks);
+  s.published = 0;
+  // Dropped blocks were already counted when they were dropped.
+  add_recompute(s, std::max<int64_t>(s.kv - s.dropped_blocks * block_tokens_, 0), why);
+  s.dropped_blocks = 0;
+  s.kv = 0;
+}
+
+void Engine::do_swap_outs() {
+  for (int32_t h : swap_out_pending_) {
+    SessionState& s = S(h);
+    s.swap_out_pending = false;
+    auto n = static_cast<int64_t>(s.gpu_blocks.size());
+    if (live_ && !s.cpu_blocks.empty())
+      throw std::logic_error("do_swap_outs: a session to swap out already holds CPU blocks");
+    if (!cpu_.allocate(n, s.cpu_blocks)) {
+      // CPU pool full: the KV cannot be kept anywhere, so it is dropped.
+      ++counters_.swap_fallback_discards;
+      drop_kv(s, LostCause::kIntercept);
+      s.discarded = true;
+      continue;
+    }
+    if (live_) log_.moved(s, true, true, s.gpu_blocks, s.cpu_blocks, s.dropped_blocks);
+    gpu_.release(s.gpu_blocks);
+    int64_t bytes = n * block_bytes();
+    stall_ += executor_.transfer(bytes, n, Direction::kDeviceToHost, false);
+    s.m.swapped_out_bytes += bytes;
+    counters_.swapped_out_bytes += bytes;
+  }
+  swap_out_pending_.clear();
+}
+
+int64_t Engine::swap_budget_blocks(Nanos window, Direction dir, bool duplex) const {
+  if (window <= 0) return 0;
+  Nanos per_block = executor_.cost_model().transfer(block_bytes(), 1, dir, duplex);
+  if (per_block <= 0) return gpu_.total() + cpu_.total();  // free transfers: no limit
+  return window / per_block;
+}
+
+void Engine::discard_paused(int32_t h) {
+  SessionState& s = S(h);
+  if (s.phase != Phase::kPaused) throw std::logic_error("discard_paused: session not paused");
+  if (s.kv == 0 && s.gpu_blocks.empty() && s.cpu_blocks.empty()) return;
+  if (s.swap_out_pending) {
+    s.swap_out_pending = false;
+    swap_out_pending_.erase(std::find(swap_out_pending_.begin(), swap_out_pending_.end(), h));
+  }
+  drop_kv(s, LostCause::kIntercept);
+  s.discarded = true;
+  ++counters_.discards;
+}
+
+void Engine::request_swap_out(int32_t h, int64_t max_blocks) {
+  const SessionState& s = session(h);
+  if (s.phase != Phase::kPaused) throw std::logic_error("request_swap_out: session not paused");
+  if (!pipelined_) throw std::logic_error("request_swap_out: policy does not pipeline swaps");
+  swap_out_requests_.push_back({h, max_blocks});
+}
+
+void Engine::move_blocks(SessionState& s, bool to_cpu, int64_t n) {
+  // Token order is [dropped][cpu_blocks][gpu_blocks]: a swap-out moves the GPU list's head to
+  // the CPU list's tail, a swap-in the CPU list's tail back to the GPU list's head.
+  BlockPool& src = to_cpu ? gpu_ : cpu_;
+  BlockPool& dst = to_cpu ? cpu_ : gpu_;
+  std::vector<BlockId> moved;
+  if (!dst.allocate(n, moved)) throw std::logic_error("move_blocks: destination full");
+  if (to_cpu && s.cpu_blocks.empty()) ++counters_.swaps;  // a swap-out starts
+  std::vector<BlockId> released;
+  if (live_) {
+    const auto ncpu = static_cast<int64_t>(s.cpu_blocks.size());
+    if (to_cpu)
+      log_.moved(s, true, false, {s.gpu_blocks.begin(), s.gpu_blocks.begin() + n}, moved,
+                 s.dropped_blocks + ncpu);
+    else
+      log_.moved(s, false, false, {s.cpu_blocks.end() - n, s.cpu_blocks.end()}, moved,
+                 s.dropped_blocks + ncpu - n);
+  }
+  if (to_cpu) {
+    released.assign(s.gpu_blocks.begin(), s.gpu_blocks.begin() + n);
+    s.gpu_blocks.erase(s.gpu_blocks.begin(), s.gpu_blocks.begin() + n);
+    s.cpu_blocks.insert(s.cpu_blocks.end(), moved.begin(), moved.end());
+    s.published = 0;  // gpu_blocks[j] no longer holds token block j
+  } else {
+    released.assign(s.cpu_blocks.end() - n, s.cpu_blocks.end());
+    s.cpu_blocks.resize(s.cpu_blocks.size() - static_cast<size_t>(n));
+    s.gpu_blocks.insert(s.gpu_blocks.begin(), moved.begin(), moved.end());
+  }
+  src.release(released);
+  int64_t bytes = n * block_bytes();
+  (to_cpu ? s.m.swapped_out_bytes : s.m.swapped_in_bytes) += bytes;
+  (to_cpu ? counters_.swapped_out_bytes : counters_.swapped_in_bytes) += bytes;
+}
+
+void Engine::drop_leading(int32_t h, int64_t n) {
+  SessionState& s = S(h);
+  if (s.phase != Phase::kPaused) throw std::logic_error("drop_leading: session not paused");
+  const auto held = static_cast<int64_t>(s.cpu_blocks.size() + s.gpu_blocks.size());
+  // The last block may be partial and holds the newest tokens: it is never a leading chunk.
+  n = std::min(n, held - 1);
+  if (n <= 0) return;
+  const int64_t from_cpu = std::min<int64_t>(n, static_cast<int64_t>(s.cpu_blocks.size()));
+  if (live_) log_.dropped(s, from_cpu, n - from_cpu);
+  std::vector<BlockId> c(s.cpu_blocks.begin(), s.cpu_blocks.begin() + from_cpu);
+  s.cpu_blocks.erase(s.cpu_blocks.begin(), s.cpu_blocks.begin() + from_cpu);
+  cpu_.release(c);
+  std::vector<BlockId> g(s.gpu_blocks.begin(), s.gpu_blocks.begin() + (n - from_cpu));
+  s.gpu_blocks.erase(s.gpu_blocks.begin(), s.gpu_blocks.begin() + (n - from_cpu));
+  gpu_.release(g);
+  s.dropped_blocks += n;
+  add_recompute(s, n * block_tokens_, LostCause::kIntercept);
+  s.published = 0;
+  counters_.dropped_blocks += n;
+}
+
+Nanos Engine::progress_swaps(Nanos window, bool transfer_only) {
+  if (!pipelined_) return 0;
+  const bool want_out = !swap_out_requests_.empty();
+  const bool want_in = !swapped_.empty();
+  if (!want_out && !want_in) return 0;
+  const bool duplex = want_out && want_in;
+  int64_t out_budget = swap_budget_blocks(window, Direction::kDeviceToHost, duplex);
+  int64_t in_budget = swap_budget_blocks(window, Direction::kHostToDevice, duplex);
+  record_.swap_out_budget_tokens = out_budget * block_tokens_;
+  record_.swap_in_budget_tokens = in_budget * block_tokens_;
+  int64_t moved_out = 0, moved_in = 0;
+  for (const auto& [h, limit] : swap_out_requests_) {
+    SessionState& s = S(h);
+    if (s.phase != Phase::kPaused) continue;
+    int64_t n = std::min(
+        {out_budget - moved_out, static_cast<int64_t>(s.gpu_blocks.size()), cpu_.free(), limit});
+    if (n <= 0) continue;
+    move_blocks(s, /*to_cpu=*/true, n);
+    moved_out += n;
+  }
+  // Swap-ins in FCFS order; a session runs again only when all of its KV is back.
+  for (auto it = swapped_.begin(); it != swapped_.end() && moved_in < in_budget;) {
+    SessionState& s = S(it->h);
+    ++it;
+    int64_t n =
+        std::min({in_budget - moved_in, static_cast<int64_t>(s.cpu_blocks.size()), gpu_.free()});
+    if (n > 0) {
+      move_blocks(s, /*to_cpu=*/false, n);
+      moved_in += n;
+    }
+    if (s.cpu_blocks.empty()) finish_swap_in(s);
+    if (gpu_.free() == 0) break;
+  }
+  record_.swap_out_tokens = moved_out * block_tokens_;
+  record_.swap_in_tokens = moved_in * block_tokens_;
+  if (!transfer_only) return 0;
+  Nanos t_out =
+      executor_.transfer(moved_out * block_bytes(), moved_out, Direction::kDeviceToHost, duplex);
+  Nanos t_in =
+      executor_.transfer(moved_in * block_bytes(), moved_in, Direction::kHostToDevice, duplex);
+  return std::max(t_out, t_in);
+}
+
+bool Engine::evict_idle_kv() {
+  // The most recently arrived session that holds GPU KV but is not running.
+  int32_t best = -1;
+  for (const auto& s : slots_) {
+    if (s.idx < 0 || s.gpu_blocks.empty()) continue;
+    if (s.phase != Phase::kPaused && s.phase != Phase::kWaiting) continue;
+    const SessionState* b = best < 0 ? nullptr : &session(best);
+    if (!b || s.arrival > b->arrival || (s.arrival == b->arrival && s.idx > b->idx)) best = s.h;
+  }
+  if (best < 0) return false;
+  SessionState& s = S(best);
+  // A waiting session's queued prefill grows by what it loses.
+  const bool queued = s.phase == Phase::kWaiting;
+  if (queued) queued_tokens_ -= s.queued_tokens;
+  drop_kv(s, LostCause::kIdleEviction);
+  if (queued) {
+    s.queued_tokens = s.pending_prefill(block_tokens_);
+    queued_tokens_ += s.queued_tokens;
+  }
+  if (s.phase == Phase::kPaused) s.discarded = true;
+  ++counters_.idle_evictions;
+  return true;
+}
+
+void Engine::match_prefix(SessionState& s) {
+  // Only a session rebuilding from nothing can start from cached blocks; one token is always
+  // left to compute so that the prefill produces the next token's logits.
+  if (!config_.prefix_caching || s.chain.empty() || s.kv != 0 || !s.gpu_blocks.empty() ||
+      !s.cpu_blocks.empty())
+    return;
+  // The hit rate counts each prompt once; later rebuilds (after a preemption or a discard)
+  // still reuse what is cached.
+  const bool first = s.m.prefix_lookup_tokens == 0;
+  const auto lookup = std::min<int64_t>(s.context, s.prompt_tokens());
+  if (first) {
+    s.m.prefix_lookup_tokens += lookup;
+    counters_.prefix_lookup_tokens += lookup;
+  }
+  int64_t j = 0;
+  while (j < static_cast<int64_t>(s.chain.size()) && (j + 1) * block_tokens_ < s.context) {
+    BlockId b = gpu_.acquire_cached(s.chain[static_cast<size_t>(j)]);
+    if (b < 0) break;
+    s.gpu_blocks.push_back(b);
+    ++j;
+  }
+  s.published = j;
+  const int64_t hit = j * block_tokens_;
+  s.kv = hit;
+  take_recompute(s, hit, /*recomputed=*/false);
+  if (!first) return;
+  s.m.prefix_hit_tokens += hit;
+  counters_.prefix_hit_tokens += hit;
+  // Blocks this replica had computed and published before, evicted since: lost reuse.
+  for (auto k = static_cast<size_t>(j); k < s.chain.size(); ++k)
+    if (ever_published_.count(s.chain[k]) && static_cast<int64_t>(k + 1) * block_tokens_ < s.context)
+      counters_.prefix_evicted_tokens += block_tokens_;
+}
+
+void Engine::publish_prefix(SessionState& s) {
+  const auto full = std::min<int64_t>(s.kv / block_tokens_, static_cast<int64_t>(s.chain.size()));
+  for (; s.published < full && s.published < static_cast<int64_t>(s.gpu_blocks.size());
+       ++s.published) {
+    const uint64_t hash = s.chain[static_cast<size_t>(s.published)];
+    gpu_.publish(s.gpu_blocks[static_cast<size_t>(s.published)], hash);
+    ever_published_.insert(hash);
+  }
+}
+
+int64_t Engine::cached_prefix_blocks(const std::vector<uint64_t>& chain) const {
+  int64_t j = 0;
+  while (j < static_cast<int64_t>(chain.size()) && gpu_.has_hash(chain[static_cast<size_t>(j)]))
+    ++j;
+  return j;
+}
+
+}  // namespace isim::sim

@@ -1,0 +1,83 @@
+// What components outside the engine may see of a replica, and the KV decisions they may make.
+//
+// Contract:
+// - ReplicaView is read-only: policies, routers and estimators observe a replica through it.
+//   Sessions are named by the replica's handles (the ints in `paused()`, `running()`), which stay
+//   valid while the session is on the replica; `session(h).idx` is its stable trace index, the
+//   key every tie-break uses. A SessionState shows only the past (sim/session_state.h).
+// - KvDecisions are the only changes a policy may make, each valid on a paused session only
+//   (std::logic_error otherwise), and each takes effect within the current iteration.
+// - `load()` is the replica's load as a router sees it: what the replica published at its last
+//   iteration end, plus the prompt tokens routed to it since (so a burst spreads out).
+#pragma once
+
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "sim/block_manager.h"
+#include "sim/cost_model.h"
+#include "sim/session_state.h"
+#include "sim/time.h"
+
+namespace isim::sim {
+
+struct EngineConfig;
+
+struct BlockCounts {
+  int64_t gpu = 0, cpu = 0;
+  int64_t block_bytes = 0;
+};
+
+struct ReplicaLoad {
+  int64_t queued_prefill_tokens = 0;  // prefill still to do for every admitted, unpaused session
+  int64_t decode_sequences = 0;       // running sessions past their prefill
+  int64_t gpu_blocks_used = 0;
+  int64_t sessions = 0;  // admitted and not finished (paused included)
+  int64_t outstanding_tokens() const { return queued_prefill_tokens + decode_sequences; }
+};
+
+class ReplicaView {
+ public:
+  virtual ~ReplicaView() = default;
+  virtual int32_t replica() const = 0;
+  virtual Nanos now() const = 0;
+  virtual const SessionState& session(int32_t handle) const = 0;
+  virtual const std::vector<int32_t>& running() const = 0;
+  virtual const std::vector<int32_t>& paused() const = 0;
+  virtual const BlockPool& gpu() const = 0;
+  virtual const BlockPool& cpu() const = 0;
+  virtual const CostModel& cost_model() const = 0;
+  virtual const EngineConfig& config() const = 0;
+  virtual const BlockCounts& blocks() const = 0;
+  virtual int64_t block_tokens() const = 0;
+  virtual int64_t running_kv_tokens() const = 0;  // M: KV tokens held by running sessions
+  virtual int32_t decoding_sessions() const = 0;  // R estimate: running sessions past prefill
+  // GPU blocks the first waiting session needs for its whole pending prefill (0 if none), and
+  // the blocks prefills may not take.
+  virtual int64_t waiting_head_need() const = 0;
+  virtual int64_t prefill_reserve() const = 0;
+  virtual Nanos last_forward() const = 0;
+  // Blocks that cross PCIe in one direction within `window` (whole blocks, per-copy overhead
+  // included); `duplex` when both directions are busy.
+  virtual int64_t swap_budget_blocks(Nanos window, Direction dir, bool duplex) const = 0;
+  virtual ReplicaLoad load() const = 0;
+  // Leading blocks of `chain` (content hashes in this replica's block size) that the replica's
+  // GPU prefix cache holds now.
+  virtual int64_t cached_prefix_blocks(const std::vector<uint64_t>& chain) const = 0;
+};
+
+class KvDecisions {
+ public:
+  virtual ~KvDecisions() = default;
+  virtual void discard_paused(int32_t handle) = 0;
+  // Queues a pipelined swap-out of up to `max_blocks` leading GPU blocks for this iteration;
+  // earlier requests get the budget first.
+  virtual void request_swap_out(int32_t handle, int64_t max_blocks = INT64_MAX) = 0;
+  // Drops up to n leading held blocks (CPU first, then GPU) of a paused session; its next
+  // prefill recomputes them. The last block is never dropped.
+  virtual void drop_leading(int32_t handle, int64_t n) = 0;
+  virtual void count_swap_fallback() = 0;
+};
+
+}  // namespace isim::sim

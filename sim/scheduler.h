@@ -1,0 +1,50 @@
+// Scheduler: composes a replica's batch-forming steps into one admission policy.
+//
+// Contract:
+// - `schedule(steps)` is called once per iteration, after the intercept policy's
+//   before_iteration; it adds work to the batch only through BatchSteps.
+// - `whole_prefills()` true means a prompt (or a discarded context) is only ever prefilled in
+//   one piece, so a session whose context exceeds max_num_batched_tokens can never run; the
+//   engine then skips it at admission time and says why. The engine never checks a scheduler's
+//   name.
+// - Registered by name (`scheduler_registry()`); adding one is one class plus one line.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "traces/registry.h"
+
+namespace isim::sim {
+
+class BatchSteps {
+ public:
+  virtual ~BatchSteps() = default;
+  // Gives every decoding session its next token, preempting when out of blocks. Returns false
+  // if it had to preempt.
+  virtual bool schedule_decodes() = 0;
+  // Continues running sessions that are part-way through a chunked prefill.
+  virtual void continue_prefills() = 0;
+  // Admits waiting sessions in queue order; `whole` admits only whole prefills.
+  virtual void admit_waiting(bool whole) = 0;
+  // Swaps in swapped sessions (FCFS) while GPU blocks allow; the iteration stalls for it.
+  virtual void swap_in() = 0;
+  // Sessions with pending pipelined recompute get chunks of at most max(S - R, 1) tokens in
+  // total, R being the decodes already in the batch.
+  virtual void schedule_recompute_chunks() = 0;
+  // Synchronous swap-ins waiting (vLLM v0 admits no new prompts while there are any).
+  virtual bool has_swapped() const = 0;
+  virtual bool batch_has_prefill() const = 0;
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual std::string name() const = 0;
+  virtual void schedule(BatchSteps& steps) = 0;
+  virtual bool whole_prefills() const { return false; }
+};
+using SchedulerRegistry = Registry<Scheduler>;
+const SchedulerRegistry& scheduler_registry();
+
+}  // namespace isim::sim
