@@ -129,6 +129,7 @@ void Cluster::on_intercept_end(int32_t i) {
   q.resume = true;
   q.holder = at.replica;
   q.holder_kv_tokens = s.kv;
+  q.holder_gpu_blocks = static_cast<int64_t>(s.gpu_blocks.size());
   q.context_tokens = s.context + src.segments[seg + 1].input;
   const int32_t r = route(q);
   ++resumed_[static_cast<size_t>(r)];
