@@ -7,10 +7,36 @@
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
 #include "experiments/outputs.h"
+#include "experiments/run_script.h"
+#include "experiments/sweep.h"
 
 namespace isim::exp {
 
 namespace po = boost::program_options;
+
+namespace {
+
+std::string replicas_plot_script() {
+  if (const char* p = std::getenv("ISIM_PLOT_REPLICAS_SCRIPT"); p && *p) return p;
+  return ISIM_PLOT_REPLICAS_SCRIPT_DEFAULT;
+}
+
+// replicas.png beside a fleet run's replicas.csv; a note (never a failure) without matplotlib.
+void plot_replicas(const std::string& dir) {
+  std::string tried;
+  const std::string py = find_plot_python(&tried);
+  if (py.empty()) {
+    fmt::print(stderr, "note: no python3 with matplotlib ({}): {}/replicas.png not drawn\n", tried,
+               dir);
+    return;
+  }
+  const auto csv = (std::filesystem::path(dir) / "replicas.csv").string();
+  const auto png = (std::filesystem::path(dir) / "replicas.png").string();
+  if (run_script({py, replicas_plot_script(), csv, png}, true, false) != 0)
+    fmt::print(stderr, "warning: {} failed: {} not drawn\n", replicas_plot_script(), png);
+}
+
+}  // namespace
 
 int cmd_run(const Args& args) {
   po::options_description opts(
@@ -71,6 +97,7 @@ int cmd_run(const Args& args) {
   Inputs in = prepare(e);
   for (const auto& n : in.notes) fmt::print(stderr, "note: {}\n", n);
   std::vector<TableRow> rows;
+  std::vector<FleetRow> fleet;
   size_t skipped = 0;
   for (const auto& p : e.policies) {
     auto r = run_policy(e, in, p, vm.count("check-invariants") > 0);
@@ -85,8 +112,11 @@ int cmd_run(const Args& args) {
       for (const auto& s : r.skipped) fmt::print(stderr, "error: {}\n", s);
     skipped = r.skipped.size();
     rows.push_back({p.name, r.summary});
+    fleet.push_back({p.name, r.summary, r.fleet});
+    if (e.cluster.given && e.cluster.replicas() > 1) plot_replicas(dir);
   }
   fmt::print("{}", summary_table(rows));
+  if (e.cluster.given) fmt::print("\n{}", fleet_table(fleet));
   if (skipped > 0) {
     fmt::print(stderr,
                "isim: error: {} session(s) can never fit and were skipped (listed above and in "

@@ -21,6 +21,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/cluster_spec.h"
 #include "policies/builtin.h"
 #include "sim/engine.h"
 #include "traces/arrival.h"
@@ -72,6 +73,7 @@ struct Experiment {
   std::string executor = "sim";
   sim::ExecutorParams executor_params;  // `executor: {name: live-cpu, threads: 2}`
   std::vector<PolicySpec> policies;
+  ClusterSpec cluster;  // `cluster:`; not given = a cluster of one
   std::vector<SweepAxis> sweep;  // in file order; empty = not a sweep
   bool has_plot = false;
   PlotSpec plot;

@@ -97,6 +97,62 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   return j;
 }
 
+namespace {
+
+nlohmann::ordered_json lost_reuse_json(const sim::Counters& c) {
+  nlohmann::ordered_json j;
+  for (int k = 0; k < sim::kLostCauses; ++k)
+    j[sim::lost_cause_name(static_cast<sim::LostCause>(k))] = c.lost_reuse[static_cast<size_t>(k)];
+  j["prefix_eviction"] = c.prefix_evicted_tokens;
+  j["total"] = c.lost_reuse_total();
+  return j;
+}
+
+nlohmann::ordered_json cluster_json(const cluster::RunResult& r) {
+  nlohmann::ordered_json j;
+  j["router"] = r.fleet.router;
+  for (const auto& [k, v] : r.router_facts) j["router_" + k] = v;
+  j["replicas"] = r.fleet.replicas;
+  j["busy_imbalance"] = r.fleet.busy_imbalance;
+  j["queued_imbalance"] = r.fleet.queued_imbalance;
+  j["migrations"] = r.fleet.migrations;
+  auto& per = j["per_replica"];
+  per = nlohmann::ordered_json::array();
+  for (const auto& x : r.replicas) {
+    nlohmann::ordered_json e;
+    e["replica"] = x.replica;
+    e["group"] = x.group;
+    e["admitted"] = x.admitted;
+    e["resumed"] = x.resumed_here;
+    e["iterations"] = x.counters.iterations;
+    e["busy_s"] = sim::to_seconds(x.counters.busy_time);
+    e["mean_queued_tokens"] = x.mean_queued_tokens;
+    e["prefill_tokens"] = x.counters.prefill_tokens;
+    e["decode_tokens"] = x.counters.decode_tokens;
+    e["recomputed_tokens"] = x.counters.recomputed_tokens;
+    e["preemptions"] = x.counters.preemptions;
+    e["lost_kv_reuse_tokens"] = lost_reuse_json(x.counters);
+    e["gpu_blocks"] = x.blocks.gpu;
+    e["cpu_blocks"] = x.blocks.cpu;
+    per.push_back(std::move(e));
+  }
+  return j;
+}
+
+void write_fleet_files(const fs::path& dir, const cluster::RunResult& r) {
+  auto f = open_out(dir / "replicas.csv");
+  f << "t_s,replica,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used,"
+       "queued_tokens,busy_s\n";
+  for (const auto& x : r.replica_timeseries) {
+    const auto& t = x.s;
+    f << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", t.t_s, x.replica, t.running, t.waiting,
+                     t.paused, t.swapped, t.gpu_blocks_used, t.cpu_blocks_used, t.queued_tokens,
+                     t.busy_s);
+  }
+}
+
+}  // namespace
+
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
                const cluster::RunResult& r) {
   fs::create_directories(dir);
@@ -104,6 +160,10 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     auto j = summary_json(r.summary, p.name);
     for (const auto& [k, v] : r.policy_facts) j["policy_" + k] = v;
     j["skipped_sessions"] = r.skipped;
+    if (e.cluster.given) {
+      j["lost_kv_reuse_tokens"] = lost_reuse_json(r.summary.counters);
+      j["cluster"] = cluster_json(r);
+    }
     if (r.executor.live) {
       // Measured, so not byte-reproducible: kept in one section that tools can ignore.
       auto& x = j["executor"];
@@ -117,13 +177,18 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     auto f = open_out(fs::path(dir) / "sessions.csv");
     f << "id,status,arrival_s,first_token_s,finish_s,ttft_s,resume_ttft_s,tpot_s,e2e_s,"
          "intercept_s,normalized_latency_s,output_tokens,returned_tokens,segments,"
-         "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens\n";
-    for (const auto& s : r.sessions)
-      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", s.id, s.status,
+         "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens";
+    f << (e.cluster.given ? ",replica_first,replica_last,migrations\n" : "\n");
+    for (const auto& s : r.sessions) {
+      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", s.id, s.status,
                        s.arrival_s, s.first_token_s, s.finish_s, s.ttft_s, s.resume_ttft_s,
                        s.tpot_s, s.e2e_s, s.intercept_s, s.normalized_latency_s, s.output_tokens,
                        s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
                        s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens);
+      if (e.cluster.given)
+        f << fmt::format(",{},{},{}", s.replica_first, s.replica_last, s.migrations);
+      f << "\n";
+    }
   }
   {
     auto f = open_out(fs::path(dir) / "timeseries.csv");
@@ -132,6 +197,7 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
       f << fmt::format("{},{},{},{},{},{},{}\n", t.t_s, t.running, t.waiting, t.paused, t.swapped,
                        t.gpu_blocks_used, t.cpu_blocks_used);
   }
+  if (e.cluster.given) write_fleet_files(dir, r);
   {
     Experiment one = e;
     one.policies = {p};
@@ -174,6 +240,25 @@ std::string summary_table(const std::vector<TableRow>& rows) {
         static_cast<double>(s.counters.swapped_out_bytes + s.counters.swapped_in_bytes) / gib,
         100 * share(w.active, tot), 100 * share(w.preserved, tot), 100 * share(w.recompute, tot),
         100 * share(w.swap_stall, tot), 100 * share(w.free, tot));
+  }
+  return out;
+}
+
+std::string fleet_table(const std::vector<FleetRow>& rows) {
+  if (rows.empty()) return "";
+  const auto& f0 = rows.front().fleet;
+  std::string out = fmt::format("fleet: {} replicas behind {}\n", f0.replicas, f0.router);
+  out += fmt::format("{:<17} {:>8} {:>8} {:>10}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+                     "policy", "busy", "queued", "migrations", "intercept", "preempt", "idle-evict",
+                     "migration", "prefix-evict", "total");
+  out += fmt::format("{:<17} {:>8} {:>8} {:>10}  {:>65}\n", "", "max/mean", "max/mean", "",
+                     "lost KV reuse (tokens recomputed that were computed before)");
+  for (const auto& r : rows) {
+    const auto& c = r.summary.counters;
+    out += fmt::format("{:<17} {:>8.3f} {:>8.3f} {:>10}  {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+                       r.policy, r.fleet.busy_imbalance, r.fleet.queued_imbalance,
+                       r.fleet.migrations, c.lost_reuse[0], c.lost_reuse[1], c.lost_reuse[2],
+                       c.lost_reuse[3], c.prefix_evicted_tokens, c.lost_reuse_total());
   }
   return out;
 }

@@ -19,7 +19,8 @@ namespace isim::exp {
 
 nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy);
 
-// Writes the four files into `dir` (created if missing).
+// Writes the four files into `dir` (created if missing); with `cluster:` also replicas.csv, and
+// summary.json gains `cluster` and `lost_kv_reuse_tokens`, sessions.csv the replica columns.
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
                const cluster::RunResult& r);
 
@@ -30,5 +31,14 @@ struct TableRow {
 // One row per policy: normalized latency (mean, p99), TTFT (mean, p99), throughput,
 // recomputed tokens, swapped GiB, and waste shares.
 std::string summary_table(const std::vector<TableRow>& rows);
+
+struct FleetRow {
+  std::string policy;
+  sim::Summary summary;
+  cluster::FleetStats fleet;
+};
+// For runs with `cluster:`: the fleet, its router and load imbalance, migrations, and lost KV
+// reuse by cause.
+std::string fleet_table(const std::vector<FleetRow>& rows);
 
 }  // namespace isim::exp

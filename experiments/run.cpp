@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "live/live_executor.h"
+#include "policies/routers.h"
+#include "traces/input_error.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
 #include "traces/jsonl.h"
@@ -91,17 +93,52 @@ Inputs prepare(const Experiment& e, bool with_profile) {
   trace::write_jsonl(os, in.trace);
   in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));
   if (with_profile) in.profile = sim::load_profile(e.profile);
+  if (with_profile) in.group_profiles = load_group_profiles(e, in.profile);
   return in;
 }
 
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                          bool check_invariants) {
-  auto policy = policy::policy_registry().create(p.name, p.params.where, p.params);
-  auto executor =
-      live::executor_registry().create(e.executor, "executor", in.profile, e.executor_params);
-  sim::EngineConfig cfg = e.engine;
-  cfg.check_invariants = check_invariants;
-  return cluster::simulate(in.trace, cfg, *executor, *policy);
+                              bool check_invariants) {
+  std::vector<std::unique_ptr<sim::Policy>> policies;
+  std::vector<std::unique_ptr<sim::Executor>> executors;
+  std::vector<cluster::ReplicaSpec> specs;
+  auto add = [&](const sim::EngineConfig& engine, const sim::Profile& profile,
+                 const std::string& group) {
+    policies.push_back(policy::policy_registry().create(p.name, p.params.where, p.params));
+    executors.push_back(
+        live::executor_registry().create(e.executor, "executor", profile, e.executor_params));
+    sim::EngineConfig cfg = engine;
+    cfg.check_invariants = check_invariants;
+    specs.push_back({cfg, executors.back().get(), policies.back().get(), group});
+  };
+  if (!e.cluster.given) {
+    add(e.engine, in.profile, "");
+    cluster::SingleReplica single;
+    return cluster::simulate(in.trace, std::move(specs), single, check_invariants);
+  }
+  for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
+    const auto& grp = e.cluster.groups[g];
+    for (int32_t k = 0; k < grp.count; ++k) add(grp.engine, in.group_profiles.at(g), grp.name);
+  }
+  auto router =
+      policy::router_registry().create(e.cluster.router, "cluster.router", e.cluster.router_params);
+  return cluster::simulate(in.trace, std::move(specs), *router, check_invariants);
+}
+
+std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {
+  std::vector<sim::Profile> out;
+  for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
+    const auto& grp = e.cluster.groups[g];
+    out.push_back(grp.profile.empty() || grp.profile == e.profile ? base
+                                                                   : sim::load_profile(grp.profile));
+    if (grp.tp > 0 && grp.tp != out.back().model.tp)
+      throw InputError(fmt::format(
+          "{}: cluster.replicas[{}].tp: {} GPUs per replica, but the profile {} was measured at "
+          "tp {}; give a profile measured at that TP",
+          e.origin, g, grp.tp, out.back().path.empty() ? e.profile : out.back().path,
+          out.back().model.tp));
+  }
+  return out;
 }
 
 }  // namespace isim::exp

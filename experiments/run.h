@@ -20,6 +20,7 @@ namespace isim::exp {
 struct Inputs {
   trace::Trace trace;
   sim::Profile profile;
+  std::vector<sim::Profile> group_profiles;  // cluster groups, in order (their own or `profile`)
   std::string trace_fingerprint;   // FNV-1a 64 of the trace as native JSONL (after arrivals)
   std::vector<std::string> notes;  // what importers reported (dropped intercepts, ...)
 };
@@ -27,6 +28,11 @@ struct Inputs {
 // `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it).
 Inputs prepare(const Experiment& e, bool with_profile = true);
 
+// The profile of each cluster group (InputError when a group's tp differs from its profile's).
+std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base);
+
+// Runs policy `p` on the experiment's cluster (a cluster of one without `cluster:`): every
+// replica gets its own executor and policy instance, the cluster its router.
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                           bool check_invariants = false);
 
