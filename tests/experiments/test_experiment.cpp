@@ -88,6 +88,7 @@ TEST_CASE("spec errors name the file, line and key") {
 }
 
 TEST_CASE("loading a missing or malformed experiment file") {
-  CHECK_THROWS_WITH_AS(exp::load_experiment("/nonexistent/x.yaml", {}),
-                       "/nonexistent/x.yaml: cannot open experiment file", InputError);
+  CHECK_THROWS_WITH_AS(
+      exp::load_experiment("/nonexistent/x.yaml", {}),
+      "/nonexistent/x.yaml: cannot open experiment file: No such file or directory", InputError);
 }
