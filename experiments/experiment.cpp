@@ -10,6 +10,7 @@
 #include "experiments/yaml_util.h"
 #include "live/live_executor.h"
 #include "traces/input_error.h"
+#include "traces/sources.h"
 #include "traces/yaml_where.h"
 
 namespace isim::exp {
@@ -112,18 +113,6 @@ void parse_plot(const YAML::Node& pl, const std::string& file, Experiment& e) {
 
 }  // namespace
 
-const std::vector<std::pair<std::string, std::string>>& trace_sources() {
-  static const std::vector<std::pair<std::string, std::string>> v = {
-      {"generator", "synthetic InferCept-style sessions from a generator YAML (or the defaults)"},
-      {"infercept", "InferCept's workload JSON (cumulative prompt_tokens, text or counts)"},
-      {"jsonl", "the native trace format, one session per line"},
-      {"mooncake", "Mooncake request traces (timestamp, lengths, 512-token prefix hash_ids)"},
-      {"multiturn", "Pensieve-style multi-turn conversations (ShareGPT turns, 60 s think time)"},
-      {"tracelab", "TraceLab coding-agent rounds (appended context, tool waits)"},
-  };
-  return v;
-}
-
 Experiment parse_experiment(const YAML::Node& root, const std::string& file,
                             const std::string& base_dir) {
   Experiment e;
@@ -141,18 +130,12 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
              {"from", "path", "limit", "draw", "sessions", "max_context", "think_time_s",
               "intercept_scale"});
   if (auto n = tr["from"]) e.trace.from = read_as<std::string>(n, file, "trace.from", "a string");
-  bool known = false;
-  std::string valid;
-  for (const auto& [name, desc] : trace_sources()) {
-    known = known || name == e.trace.from;
-    valid += (valid.empty() ? "" : ", ") + name;
-  }
-  if (!known)
-    throw InputError(where(file, tr["from"], "trace.from") + ": unknown trace source '" +
-                     e.trace.from + "'; valid: " + valid);
+  const bool generated =
+      trace::trace_source_registry().create(e.trace.from, where(file, tr["from"], "trace.from"))
+          ->generated;
   if (auto n = tr["path"])
     e.trace.path = resolve(base_dir, read_as<std::string>(n, file, "trace.path", "a path"));
-  if (e.trace.path.empty() && e.trace.from != "generator" && e.trace.from != "multiturn")
+  if (e.trace.path.empty() && !generated)
     throw InputError(where(file, tr, "trace.path") + ": missing (expected a trace file)");
   auto count = [&](const char* k, int64_t& out) {
     if (auto n = tr[k]) {
@@ -180,17 +163,17 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& file,
   if (e.trace.max_context == 1)
     throw InputError(where(file, tr["max_context"], "trace.max_context") +
                      ": must be >= 2 (a prompt token and one output)");
-  if ((e.trace.from == "generator" || e.trace.from == "multiturn") && e.trace.sessions <= 0)
+  if (generated && e.trace.sessions <= 0)
     throw InputError(where(file, tr, "trace.sessions") +
                      ": a generator needs sessions > 0 (how many to generate)");
 
   if (auto ar = root["arrival"]) {
     check_keys(ar, file, "arrival", {"process", "rate"});
     if (auto n = ar["process"])
-      e.arrival.process = read_as<std::string>(n, file, "arrival.process", "poisson or replay");
-    if (e.arrival.process != "poisson" && e.arrival.process != "replay")
-      throw InputError(where(file, ar["process"], "arrival.process") + ": unknown process '" +
-                       e.arrival.process + "'; valid: poisson, replay");
+      e.arrival.process = read_as<std::string>(
+          n, file, "arrival.process",
+          ("one of " + trace::arrival_registry().names_joined()).c_str());
+    trace::arrival_registry().get(e.arrival.process, where(file, ar["process"], "arrival.process"));
     if (auto n = ar["rate"]) {
       e.arrival.rate = read_as<double>(n, file, "arrival.rate", "sessions per second");
       if (!(e.arrival.rate > 0))
