@@ -75,13 +75,13 @@ TEST_CASE("spec errors name the file, line and key") {
   CHECK(error_of(std::string(kMinimal) + "arrival: {rate: -1}\n") ==
         "e.yaml:4: arrival.rate: must be > 0 sessions per second");
   CHECK(error_of(std::string(kMinimal) + "engine: {max_num_seqs: many}\n") ==
-        "e.yaml:4: engine.max_num_seqs: expected an integer");
+        "e.yaml:4: engine.max_num_seqs: expected an integer, got 'many'");
   CHECK(error_of("trace: {from: jsonl}\nprofile: p\npolicy: swap\n") ==
         "e.yaml:1: trace.path: missing (expected a trace file)");
   CHECK(error_of("trace: {from: jsonl, path: t}\npolicy: swap\n") ==
-        "e.yaml: profile: missing (expected a profile YAML path)");
+        "e.yaml:1: profile: missing (expected a profile YAML path)");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\n") ==
-        "e.yaml: policy: missing; valid: discard, improved-discard, lru, min-waste, pensieve, "
+        "e.yaml:1: policy: missing; valid: discard, improved-discard, lru, min-waste, pensieve, "
         "preserve, swap");
   CHECK(error_of(std::string(kMinimal) + "executor: gpu\n") ==
         "e.yaml:4: executor: unknown executor 'gpu'; valid: live-cpu, live-cuda, sim");
