@@ -10,51 +10,20 @@
 #include <sstream>
 
 #include "traces/input_error.h"
-#include "traces/yaml_where.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::calib {
 
 namespace {
 
-const char* const kSpecKeys[] = {"name",       "bf16_dense_tflops", "hbm_gbps",
-                                 "memory_gib", "pcie_gen",          "pcie_gbps"};
-
-std::string spec_key_list() {
-  std::string list;
-  for (const char* k : kSpecKeys) {
-    if (!list.empty()) list += ", ";
-    list += k;
-  }
-  return list;
-}
-
 // A {value, source} entry: returns the value, checked > 0.
-double sourced_value(const YAML::Node& root, const std::string& file, const std::string& key) {
-  YAML::Node n = root[key];
-  if (!n) throw InputError(fmt::format("{}: {}: missing (expected {{value, source}})", file, key));
-  if (!n.IsMap()) throw InputError(yaml_where(file, n, key) + ": expected a map {value, source}");
-  for (const auto& kv : n) {
-    const auto k = kv.first.as<std::string>();
-    if (k != "value" && k != "source")
-      throw InputError(yaml_where(file, kv.first, key + "." + k) +
-                       ": unknown key (valid: value, source)");
-  }
-  YAML::Node src = n["source"];
+double sourced_value(const YamlMap& root, const std::string& key) {
+  const YamlMap n = root.map(key, {"value", "source"}, "a map {value, source}");
+  const YAML::Node src = n.value("source");
   if (!src || !src.IsScalar() || src.Scalar().empty())
-    throw InputError(yaml_where(file, n, key + ".source") +
-                     ": missing (every figure names where it comes from)");
-  YAML::Node v = n["value"];
-  if (!v) throw InputError(yaml_where(file, n, key + ".value") + ": missing (expected a number)");
-  double out = 0;
-  try {
-    if (!v.IsScalar()) throw YAML::Exception(v.Mark(), "not a scalar");
-    out = v.as<double>();
-  } catch (const YAML::Exception&) {
-    throw InputError(yaml_where(file, v, key + ".value") + ": expected a number");
-  }
-  if (!(out > 0) || !std::isfinite(out))
-    throw InputError(yaml_where(file, v, key + ".value") +
-                     fmt::format(": must be > 0, got {}", out));
+    n.fail("source", "missing (every figure names where it comes from)");
+  const double out = n.require<double>("value", "a number");
+  if (!(out > 0) || !std::isfinite(out)) n.fail("value", fmt::format("must be > 0, got {}", out));
   return out;
 }
 
@@ -85,31 +54,27 @@ size_t count(const std::vector<bool>& v) {
 }  // namespace
 
 GpuSpec load_gpu_spec(const std::string& path) {
-  YAML::Node root = load_yaml_file(path, "GPU spec file");
-  if (!root.IsMap()) throw InputError(path + ": expected a map with keys " + spec_key_list());
-  for (const auto& kv : root) {
-    const auto k = kv.first.as<std::string>();
-    bool ok = false;
-    for (const char* v : kSpecKeys) ok = ok || k == v;
-    if (!ok)
-      throw InputError(yaml_where(path, kv.first, k) +
-                       ": unknown key; valid keys: " + spec_key_list());
-  }
+  const std::vector<std::string> keys = {"name",       "bf16_dense_tflops", "hbm_gbps",
+                                         "memory_gib", "pcie_gen",          "pcie_gbps"};
+  std::string key_list;
+  for (const auto& k : keys) key_list += (key_list.empty() ? "" : ", ") + k;
+  const YamlMap root(load_yaml_file(path, "GPU spec file"), path, "", keys,
+                     "a map with keys " + key_list);
   GpuSpec g;
   g.path = path;
-  YAML::Node name = root["name"];
+  const YAML::Node name = root.value("name");
   if (!name || !name.IsScalar() || name.Scalar().empty())
-    throw InputError(yaml_where(path, name, "name") + ": missing (expected the GPU's name)");
+    root.fail("name", "missing (expected the GPU's name)");
   g.name = name.Scalar();
-  g.bf16_dense_tflops = sourced_value(root, path, "bf16_dense_tflops");
-  g.hbm_gbps = sourced_value(root, path, "hbm_gbps");
-  g.memory_gib = sourced_value(root, path, "memory_gib");
-  const double gen = sourced_value(root, path, "pcie_gen");
+  g.bf16_dense_tflops = sourced_value(root, "bf16_dense_tflops");
+  g.hbm_gbps = sourced_value(root, "hbm_gbps");
+  g.memory_gib = sourced_value(root, "memory_gib");
+  const double gen = sourced_value(root, "pcie_gen");
   if (gen != std::floor(gen) || gen > 7)
-    throw InputError(yaml_where(path, root["pcie_gen"]["value"], "pcie_gen.value") +
-                     fmt::format(": expected a PCIe generation 1..7, got {}", gen));
+    root.map("pcie_gen", {"value", "source"})
+        .fail("value", fmt::format("expected a PCIe generation 1..7, got {}", gen));
   g.pcie_gen = static_cast<int>(gen);
-  g.pcie_gbps = sourced_value(root, path, "pcie_gbps");
+  g.pcie_gbps = sourced_value(root, "pcie_gbps");
   return g;
 }
 

@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -14,6 +12,7 @@
 
 #include "calibrate/import_common.h"
 #include "traces/input_error.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::calib {
 
@@ -241,16 +240,7 @@ sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& mode
 
   // System spec.
   const std::string spec_file = dir + "/" + opt.system + ".yaml";
-  std::ifstream in(spec_file);
-  if (!in) throw InputError(spec_file + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  YAML::Node spec;
-  try {
-    spec = YAML::Load(ss.str());
-  } catch (const YAML::Exception& e) {
-    throw InputError(spec_file + ":" + std::to_string(e.mark.line + 1) + ": YAML: " + e.msg);
-  }
+  const YAML::Node spec = load_yaml_file(spec_file);
   const double mem_bytes = spec_number(spec_file, spec, "gpu", "mem_capacity");
   const double pcie_nominal = spec_number(spec_file, spec, "node", "pcie_bw");
 

@@ -11,7 +11,7 @@
 
 #include "calibrate/import_common.h"
 #include "traces/input_error.h"
-#include "traces/yaml_where.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::calib {
 
@@ -39,17 +39,6 @@ YAML::Node need(const std::string& file, const YAML::Node& parent, const std::st
   return n;
 }
 
-template <class T>
-T scalar(const std::string& file, const YAML::Node& n, const std::string& path,
-         const char* expected) {
-  try {
-    if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "not a scalar");
-    return n.as<T>();
-  } catch (const YAML::Exception&) {
-    throw InputError(yaml_where(file, n, path) + ": expected " + expected);
-  }
-}
-
 struct Meta {
   std::string gpu, hardware, hf_model, vllm, cuda, profiled_at;
   int block_tokens = 0;
@@ -62,10 +51,10 @@ Meta read_meta(const std::string& file, const sim::ModelShape& m) {
   if (!root.IsMap()) throw InputError(file + ": expected a map");
   Meta meta;
   auto text = [&](const char* key) {
-    return scalar<std::string>(file, need(file, root, key, key), key, "a string");
+    return read_as<std::string>(need(file, root, key, key), file, key, "a string");
   };
   auto optional_text = [&](const char* key) {
-    return root[key] ? scalar<std::string>(file, root[key], key, "a string") : std::string("?");
+    return root[key] ? read_as<std::string>(root[key], file, key, "a string") : std::string("?");
   };
   meta.gpu = text("gpu");
   meta.hardware = text("hardware");
@@ -76,10 +65,12 @@ Meta read_meta(const std::string& file, const sim::ModelShape& m) {
   const YAML::Node tps = need(file, root, "tp_degrees", "tp_degrees");
   if (!tps.IsSequence())
     throw InputError(yaml_where(file, tps, "tp_degrees") + ": expected a list");
-  for (const auto& t : tps) meta.tp_degrees.push_back(scalar<int>(file, t, "tp_degrees", "an int"));
+  for (const auto& t : tps)
+    meta.tp_degrees.push_back(read_as<int32_t>(t, file, "tp_degrees", "an int"));
   const YAML::Node eng = need(file, root, "engine_effective", "engine_effective");
   const YAML::Node bs = need(file, eng, "block_size", "engine_effective.block_size");
-  meta.block_tokens = scalar<int>(file, bs, "engine_effective.block_size", "a positive integer");
+  meta.block_tokens =
+      read_as<int32_t>(bs, file, "engine_effective.block_size", "a positive integer");
   if (meta.block_tokens <= 0) {
     throw InputError(yaml_where(file, bs, "engine_effective.block_size") + ": must be > 0");
   }
@@ -96,7 +87,7 @@ Meta read_meta(const std::string& file, const sim::ModelShape& m) {
       bool all = true;
       for (const auto& [key, full] : keys) {
         if (!hf[key]) continue;
-        const int v = scalar<int>(file, hf[key], key, "an int");
+        const int v = read_as<int32_t>(hf[key], file, key, "an int");
         all = all && tp > 0 && full % tp == 0 && v == full / tp;
       }
       if (all) {
@@ -107,7 +98,7 @@ Meta read_meta(const std::string& file, const sim::ModelShape& m) {
     if (shown_tp == 0) {
       for (const auto& [key, full] : keys) {
         if (!hf[key]) continue;
-        const int v = scalar<int>(file, hf[key], key, "an int");
+        const int v = read_as<int32_t>(hf[key], file, key, "an int");
         if (v != full) {
           throw InputError(fmt::format(
               "{}: {} does not match model {} ({}) for any tp in tp_degrees",

@@ -8,6 +8,8 @@
 #include "sim/engine.h"
 #include "live/live_executor.h"
 #include "sim/executor.h"
+#include "traces/arrival.h"
+#include "traces/sources.h"
 
 namespace isim::exp {
 
@@ -25,11 +27,8 @@ int cmd_list(const Args& args) {
   section("estimators (min-waste: -p policy.estimator=NAME)", policy::estimator_registry());
   section("schedulers", sim::scheduler_registry());
   section("executors", live::executor_registry());
-  fmt::print("trace sources:\n");
-  for (const auto& [name, desc] : trace_sources()) fmt::print("  {:<18} {}\n", name, desc);
-  fmt::print("arrival processes:\n");
-  fmt::print("  {:<18} {}\n", "poisson", "exponential gaps at arrival.rate, seeded");
-  fmt::print("  {:<18} {}\n", "replay", "the trace's own arrival_s times");
+  section("trace sources", trace::trace_source_registry());
+  section("arrival processes", trace::arrival_registry());
   std::string stats;
   for (const auto& st : slo_stats()) stats += (stats.empty() ? "" : ", ") + st;
   fmt::print("SLO metrics (isim plan, slo: METRIC.STAT: limit; STAT one of {}):\n", stats);

@@ -31,6 +31,7 @@
 
 #include "sim/engine.h"
 #include "traces/params.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 
@@ -56,11 +57,6 @@ struct ClusterSpec {
   }
 };
 
-#if __has_include("traces/strict_yaml.h")
-#include "traces/strict_yaml.h"
-#define ISIM_HAVE_STRICT_YAML 1
-#endif
-#ifdef ISIM_HAVE_STRICT_YAML
 // Applies an `engine:` map's keys onto a config (the experiment reader's, so both check alike).
 using EngineReader = std::function<void(const YamlMap& engine, sim::EngineConfig& c)>;
 
@@ -69,6 +65,5 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
                           const sim::EngineConfig& engine, const EngineReader& read_engine);
 // The section as config.resolved.yaml records it (every default filled in).
 YAML::Node resolved_cluster(const ClusterSpec& c);
-#endif
 
 }  // namespace isim::exp

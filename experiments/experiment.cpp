@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "experiments/yaml_util.h"
 #include "live/live_executor.h"
 #include "traces/input_error.h"
-#include "traces/yaml_where.h"
+#include "traces/sources.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 
@@ -30,28 +30,35 @@ std::string num(double v) {
   return fmt::format("{}", v);
 }
 
+// `{name: X, key: value, ...}`: the name, and every other key a parameter (its text).
+// "missing WHAT" without the name; "expected A_WHAT" for a name that is not a scalar.
+void read_named(const YAML::Node& n, const std::string& file, const std::string& key,
+                const char* what, const char* a_what, std::string& name, Params& params) {
+  if (!n["name"]) throw InputError(yaml_where(file, n, key + ".name") + ": missing " + what);
+  for (const auto& kv : n) {
+    const auto k = read_as<std::string>(kv.first, file, key, "a parameter name");
+    if (k == "name") {
+      name = read_as<std::string>(kv.second, file, key + ".name", a_what);
+      continue;
+    }
+    const auto v = read_as<std::string>(kv.second, file, key + "." + k, "a scalar parameter");
+    if (!params.values.emplace(k, v).second)
+      throw InputError(yaml_where(file, kv.first, key + "." + k) + ": duplicate key");
+  }
+}
+
 PolicySpec parse_policy(const YAML::Node& n, const std::string& file, const std::string& key) {
   PolicySpec ps;
   ps.params.where = key;
   if (n.IsScalar()) {
     ps.name = read_as<std::string>(n, file, key, "a policy name");
   } else if (n.IsMap()) {
-    if (!n["name"]) throw InputError(where(file, n, key + ".name") + ": missing policy name");
-    for (const auto& kv : n) {
-      auto k = kv.first.as<std::string>();
-      if (k == "name") {
-        ps.name = read_as<std::string>(kv.second, file, key + ".name", "a policy name");
-      } else {
-        ps.params.values[k] =
-            read_as<std::string>(kv.second, file, key + "." + k, "a scalar parameter");
-      }
-    }
+    read_named(n, file, key, "policy name", "a policy name", ps.name, ps.params);
   } else {
-    throw InputError(where(file, n, key) + ": expected a policy name or {name: ..., params}");
+    throw InputError(yaml_where(file, n, key) + ": expected a policy name or {name: ..., params}");
   }
   // Fail now, with the file's position, rather than when the run starts.
-  policy::policy_registry().get(ps.name, where(file, n, key));
-  policy::policy_registry().create(ps.name, where(file, n, key), ps.params);
+  policy::policy_registry().create(ps.name, yaml_where(file, n, key), ps.params);
   return ps;
 }
 
@@ -61,241 +68,200 @@ PolicySpec parse_policy(const YAML::Node& n, const std::string& file, const std:
 void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
   if (sw.IsNull()) return;
   if (!sw.IsMap())
-    throw InputError(where(file, sw, "sweep") +
+    throw InputError(yaml_where(file, sw, "sweep") +
                      ": expected a map of dotted keys to lists, e.g. arrival.rate: [1, 2]");
   for (const auto& kv : sw) {
     SweepAxis ax;
     ax.key = read_as<std::string>(kv.first, file, "sweep", "a dotted key such as arrival.rate");
     ax.line = kv.first.Mark().line >= 0 ? kv.first.Mark().line + 1 : 0;
-    std::string key = "sweep.";
-    key += ax.key;
+    const std::string key = "sweep." + ax.key;
+    const std::string at = yaml_where(file, kv.first, key);
     if (ax.key.empty() || ax.key.front() == '.' || ax.key.back() == '.' ||
         ax.key.find("..") != std::string::npos)
-      throw InputError(where(file, kv.first, key) + ": expected a dotted key such as arrival.rate");
+      throw InputError(at + ": expected a dotted key such as arrival.rate");
     auto head = ax.key.substr(0, ax.key.find('.'));
     if (head == "policy" || head == "policies")
-      throw InputError(where(file, kv.first, key) +
+      throw InputError(at +
                        ": policies are swept by listing them under policies:, each with its "
                        "parameters (e.g. {name: min-waste, estimator: history})");
     if (head == "sweep" || head == "plot" || head == "name")
-      throw InputError(where(file, kv.first, key) + ": '" + head + "' cannot be swept");
+      throw InputError(at + ": '" + head + "' cannot be swept");
     for (const auto& other : e.sweep)
-      if (other.key == ax.key) throw InputError(where(file, kv.first, key) + ": listed twice");
+      if (other.key == ax.key) throw InputError(at + ": listed twice");
     const auto& vs = kv.second;
     if (!vs.IsSequence() || vs.size() == 0)
-      throw InputError(where(file, vs, key) + ": expected a non-empty list of values, e.g. [1, 2]");
+      throw InputError(yaml_where(file, vs, key) +
+                       ": expected a non-empty list of values, e.g. [1, 2]");
     for (size_t i = 0; i < vs.size(); ++i) {
       std::string vkey = key + "[" + std::to_string(i) + "]";
       auto v = read_as<std::string>(vs[i], file, vkey, "a scalar value");
       if (v.find_first_of("\r\n\"") != std::string::npos)
-        throw InputError(where(file, vs[i], vkey) +
+        throw InputError(yaml_where(file, vs[i], vkey) +
                          ": a swept value cannot hold quotes or newlines");
       for (const auto& seen : ax.values)
-        if (seen == v) throw InputError(where(file, vs[i], vkey) + ": '" + v + "' listed twice");
+        if (seen == v)
+          throw InputError(yaml_where(file, vs[i], vkey) + ": '" + v + "' listed twice");
       ax.values.push_back(v);
     }
     e.sweep.push_back(std::move(ax));
   }
 }
 
-void parse_plot(const YAML::Node& pl, const std::string& file, Experiment& e) {
+void parse_plot(const YamlMap& root, Experiment& e) {
   e.has_plot = true;
-  if (pl.IsNull()) return;
-  check_keys(pl, file, "plot", {"latency_target_s"});
-  if (auto n = pl["latency_target_s"]) {
-    e.plot.latency_target_s =
-        read_as<double>(n, file, "plot.latency_target_s", "seconds per token");
-    if (!(e.plot.latency_target_s > 0))
-      throw InputError(where(file, n, "plot.latency_target_s") + ": must be > 0 seconds per token");
+  if (root.value("plot").IsNull()) return;
+  const YamlMap pl = root.map("plot", {"latency_target_s"});
+  e.plot.latency_target_s = pl.get<double>("latency_target_s", 0, "seconds per token");
+  if (pl.has("latency_target_s") && !(e.plot.latency_target_s > 0))
+    pl.fail("latency_target_s", "must be > 0 seconds per token");
+}
+
+void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t) {
+  const YamlMap tr = root.map("trace",
+                              {"from", "path", "limit", "draw", "sessions", "max_context",
+                               "think_time_s", "intercept_scale"},
+                              "{from, path, ...}");
+  t.from = tr.get<std::string>("from", t.from, "a string");
+  const bool generated = trace::trace_source_registry().create(t.from, tr.where("from"))->generated;
+  t.path = resolve(base_dir, tr.get<std::string>("path", "", "a path"));
+  if (t.path.empty() && !generated) tr.fail("path", "missing (expected a trace file)");
+  for (auto [k, out] : {std::pair<const char*, int64_t*>{"limit", &t.limit},
+                        {"draw", &t.draw},
+                        {"sessions", &t.sessions},
+                        {"max_context", &t.max_context}}) {
+    *out = tr.get<int64_t>(k, *out, "an integer");
+    if (*out < 0) tr.fail(k, "must be >= 0");
+  }
+  if (tr.has("think_time_s")) {
+    t.think_time_s = tr.require<double>("think_time_s", "seconds");
+    if (!(t.think_time_s > 0)) tr.fail("think_time_s", "must be > 0 seconds");
+    if (t.from != "multiturn")
+      tr.fail("think_time_s", "only a multiturn trace has think times to set");
+  }
+  if (tr.has("intercept_scale")) {
+    t.intercept_scale = tr.require<double>("intercept_scale", "a factor");
+    if (!(t.intercept_scale > 0) || !std::isfinite(t.intercept_scale))
+      tr.fail("intercept_scale", "must be a finite factor > 0");
+  }
+  if (t.max_context == 1) tr.fail("max_context", "must be >= 2 (a prompt token and one output)");
+  if (generated && t.sessions <= 0)
+    tr.fail("sessions", "a generator needs sessions > 0 (how many to generate)");
+}
+
+void parse_arrival(const YamlMap& root, trace::ArrivalSpec& a) {
+  if (!root.has("arrival")) return;
+  const YamlMap ar = root.map("arrival", {"process", "rate"});
+  a.process = ar.get<std::string>("process", a.process,
+                                  "one of " + trace::arrival_registry().names_joined());
+  trace::arrival_registry().get(a.process, ar.where("process"));
+  if (ar.has("rate")) {
+    a.rate = ar.require<double>("rate", "sessions per second");
+    if (!(a.rate > 0)) ar.fail("rate", "must be > 0 sessions per second");
   }
 }
 
-}  // namespace
+const std::vector<std::string> kEngineKeys = {
+    "scheduler",     "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
+    "activation_reserve_gib", "swap_space_gib", "gpu_blocks", "cpu_blocks", "prefix_caching"};
 
-const std::vector<std::pair<std::string, std::string>>& trace_sources() {
-  static const std::vector<std::pair<std::string, std::string>> v = {
-      {"generator", "synthetic InferCept-style sessions from a generator YAML (or the defaults)"},
-      {"infercept", "InferCept's workload JSON (cumulative prompt_tokens, text or counts)"},
-      {"jsonl", "the native trace format, one session per line"},
-      {"mooncake", "Mooncake request traces (timestamp, lengths, 512-token prefix hash_ids)"},
-      {"multiturn", "Pensieve-style multi-turn conversations (ShareGPT turns, 60 s think time)"},
-      {"tracelab", "TraceLab coding-agent rounds (appended context, tool waits)"},
+// The keys of an `engine:` map onto `c` (the experiment's, or a cluster group's overrides).
+void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
+  if (en.has("scheduler")) {
+    c.scheduler = en.require<std::string>("scheduler", "a scheduler name");
+    sim::scheduler_registry().get(c.scheduler, en.where("scheduler"));
+  }
+  // A present value must be > 0 (`positive`) or >= 0.
+  auto bounded = [&](const char* k, auto& out, const char* what, bool positive) {
+    if (!en.has(k)) return;
+    out = en.require<std::decay_t<decltype(out)>>(k, what);
+    if (positive && !(out > 0)) en.fail(k, "must be > 0");
+    if (!positive && out < 0) en.fail(k, "must be >= 0");
   };
-  return v;
+  bounded("max_num_seqs", c.max_num_seqs, "an integer", true);
+  bounded("max_num_batched_tokens", c.max_num_batched_tokens, "an integer", true);
+  bounded("gpu_memory_utilization", c.gpu_memory_utilization, "a fraction in (0, 1]", true);
+  if (c.gpu_memory_utilization > 1) en.fail("gpu_memory_utilization", "must be <= 1");
+  bounded("activation_reserve_gib", c.activation_reserve_gib, "GiB", false);
+  bounded("swap_space_gib", c.swap_space_gib, "GiB", false);
+  bounded("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)", false);
+  c.prefix_caching = en.get<bool>("prefix_caching", c.prefix_caching, "true or false");
+  c.cpu_blocks =
+      en.get<int64_t>("cpu_blocks", c.cpu_blocks, "an integer (-1 = derive from swap_space_gib)");
 }
 
-Experiment parse_experiment(const YAML::Node& root, const std::string& file,
-                            const std::string& base_dir) {
-  Experiment e;
-  e.origin = file;
-  if (!root || !root.IsMap()) throw InputError(file + ": expected a YAML map of experiment keys");
-  check_keys(root, file, "",
-             {"name", "seed", "trace", "arrival", "profile", "engine", "executor", "policy",
-              "policies", "metrics", "sweep", "plot", "validate"});
-  if (auto n = root["name"]) e.name = read_as<std::string>(n, file, "name", "a string");
-  if (auto n = root["seed"]) e.seed = read_as<uint64_t>(n, file, "seed", "a non-negative integer");
+void parse_engine(const YamlMap& root, sim::EngineConfig& c) {
+  if (root.has("engine")) apply_engine(root.map("engine", kEngineKeys), c);
+}
 
-  auto tr = root["trace"];
-  if (!tr) throw InputError(file + ": trace: missing (expected {from, path, ...})");
-  check_keys(tr, file, "trace",
-             {"from", "path", "limit", "draw", "sessions", "max_context", "think_time_s",
-              "intercept_scale"});
-  if (auto n = tr["from"]) e.trace.from = read_as<std::string>(n, file, "trace.from", "a string");
-  bool known = false;
-  std::string valid;
-  for (const auto& [name, desc] : trace_sources()) {
-    known = known || name == e.trace.from;
-    valid += (valid.empty() ? "" : ", ") + name;
-  }
-  if (!known)
-    throw InputError(where(file, tr["from"], "trace.from") + ": unknown trace source '" +
-                     e.trace.from + "'; valid: " + valid);
-  if (auto n = tr["path"])
-    e.trace.path = resolve(base_dir, read_as<std::string>(n, file, "trace.path", "a path"));
-  if (e.trace.path.empty() && e.trace.from != "generator" && e.trace.from != "multiturn")
-    throw InputError(where(file, tr, "trace.path") + ": missing (expected a trace file)");
-  auto count = [&](const char* k, int64_t& out) {
-    if (auto n = tr[k]) {
-      out = read_as<int64_t>(n, file, std::string("trace.") + k, "an integer");
-      if (out < 0) throw InputError(where(file, n, std::string("trace.") + k) + ": must be >= 0");
-    }
-  };
-  count("limit", e.trace.limit);
-  count("draw", e.trace.draw);
-  count("sessions", e.trace.sessions);
-  count("max_context", e.trace.max_context);
-  if (auto n = tr["think_time_s"]) {
-    e.trace.think_time_s = read_as<double>(n, file, "trace.think_time_s", "seconds");
-    if (!(e.trace.think_time_s > 0))
-      throw InputError(where(file, n, "trace.think_time_s") + ": must be > 0 seconds");
-    if (e.trace.from != "multiturn")
-      throw InputError(where(file, n, "trace.think_time_s") +
-                       ": only a multiturn trace has think times to set");
-  }
-  if (auto n = tr["intercept_scale"]) {
-    e.trace.intercept_scale = read_as<double>(n, file, "trace.intercept_scale", "a factor");
-    if (!(e.trace.intercept_scale > 0) || !std::isfinite(e.trace.intercept_scale))
-      throw InputError(where(file, n, "trace.intercept_scale") + ": must be a finite factor > 0");
-  }
-  if (e.trace.max_context == 1)
-    throw InputError(where(file, tr["max_context"], "trace.max_context") +
-                     ": must be >= 2 (a prompt token and one output)");
-  if ((e.trace.from == "generator" || e.trace.from == "multiturn") && e.trace.sessions <= 0)
-    throw InputError(where(file, tr, "trace.sessions") +
-                     ": a generator needs sessions > 0 (how many to generate)");
+void parse_validate(const YamlMap& root, const std::string& base_dir, Experiment& e) {
+  if (!root.has("validate")) return;
+  const YamlMap v = root.map("validate", {"model", "quick"});
+  e.has_validate = true;
+  e.validate.model = resolve(base_dir, v.get<std::string>("model", "", "a model YAML path"));
+  e.validate.quick = v.get<bool>("quick", e.validate.quick, "true or false");
+}
 
-  if (auto ar = root["arrival"]) {
-    check_keys(ar, file, "arrival", {"process", "rate"});
-    if (auto n = ar["process"])
-      e.arrival.process = read_as<std::string>(n, file, "arrival.process", "poisson or replay");
-    if (e.arrival.process != "poisson" && e.arrival.process != "replay")
-      throw InputError(where(file, ar["process"], "arrival.process") + ": unknown process '" +
-                       e.arrival.process + "'; valid: poisson, replay");
-    if (auto n = ar["rate"]) {
-      e.arrival.rate = read_as<double>(n, file, "arrival.rate", "sessions per second");
-      if (!(e.arrival.rate > 0))
-        throw InputError(where(file, n, "arrival.rate") + ": must be > 0 sessions per second");
-    }
-  }
-  e.arrival.seed = e.seed;
+void parse_executor(const YamlMap& root, Experiment& e) {
+  const YAML::Node n = root.value("executor");
+  if (!n) return;
+  const std::string& file = root.file();
+  e.executor_params.where = "executor";
+  if (n.IsMap())
+    read_named(n, file, "executor", "executor name", "an executor name", e.executor,
+               e.executor_params);
+  else
+    e.executor = read_as<std::string>(n, file, "executor", "an executor name");
+  live::executor_registry().get(e.executor, yaml_where(file, n, "executor"));
+  live::check_executor(e.executor, e.executor_params);
+}
 
-  if (!root["profile"])
-    throw InputError(file + ": profile: missing (expected a profile YAML path)");
-  e.profile = resolve(base_dir, read_as<std::string>(root["profile"], file, "profile", "a path"));
-
-  if (auto en = root["engine"]) {
-    check_keys(
-        en, file, "engine",
-        {"scheduler", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
-         "activation_reserve_gib", "swap_space_gib", "gpu_blocks", "cpu_blocks", "prefix_caching"});
-    auto& c = e.engine;
-    if (auto n = en["scheduler"]) {
-      c.scheduler = read_as<std::string>(n, file, "engine.scheduler", "a scheduler name");
-      sim::scheduler_registry().get(c.scheduler, where(file, n, "engine.scheduler"));
-    }
-    auto positive = [&](const char* k, auto& out, const char* what) {
-      if (auto n = en[k]) {
-        out = read_as<std::decay_t<decltype(out)>>(n, file, std::string("engine.") + k, what);
-        if (!(out > 0))
-          throw InputError(where(file, n, std::string("engine.") + k) + ": must be > 0");
-      }
-    };
-    positive("max_num_seqs", c.max_num_seqs, "an integer");
-    positive("max_num_batched_tokens", c.max_num_batched_tokens, "an integer");
-    positive("gpu_memory_utilization", c.gpu_memory_utilization, "a fraction in (0, 1]");
-    if (c.gpu_memory_utilization > 1)
-      throw InputError(where(file, en["gpu_memory_utilization"], "engine.gpu_memory_utilization") +
-                       ": must be <= 1");
-    auto non_negative = [&](const char* k, auto& out, const char* what) {
-      if (auto n = en[k]) {
-        out = read_as<std::decay_t<decltype(out)>>(n, file, std::string("engine.") + k, what);
-        if (out < 0)
-          throw InputError(where(file, n, std::string("engine.") + k) + ": must be >= 0");
-      }
-    };
-    non_negative("activation_reserve_gib", c.activation_reserve_gib, "GiB");
-    non_negative("swap_space_gib", c.swap_space_gib, "GiB");
-    non_negative("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)");
-    if (auto n = en["prefix_caching"])
-      c.prefix_caching = read_as<bool>(n, file, "engine.prefix_caching", "true or false");
-    if (auto n = en["cpu_blocks"])
-      c.cpu_blocks = read_as<int64_t>(n, file, "engine.cpu_blocks",
-                                      "an integer (-1 = derive from swap_space_gib)");
-  }
-
-  if (auto v = root["validate"]) {
-    check_keys(v, file, "validate", {"model", "quick"});
-    e.has_validate = true;
-    if (auto n = v["model"])
-      e.validate.model =
-          resolve(base_dir, read_as<std::string>(n, file, "validate.model", "a model YAML path"));
-    if (auto n = v["quick"]) e.validate.quick = read_as<bool>(n, file, "validate.quick", "true or false");
-  }
-  if (auto n = root["executor"]) {
-    e.executor_params.where = "executor";
-    if (n.IsMap()) {
-      if (!n["name"]) throw InputError(where(file, n, "executor.name") + ": missing executor name");
-      for (const auto& kv : n) {
-        auto k = kv.first.as<std::string>();
-        if (k == "name")
-          e.executor = read_as<std::string>(kv.second, file, "executor.name", "an executor name");
-        else
-          e.executor_params.values[k] =
-              read_as<std::string>(kv.second, file, "executor." + k, "a scalar parameter");
-      }
-    } else {
-      e.executor = read_as<std::string>(n, file, "executor", "an executor name");
-    }
-    live::executor_registry().get(e.executor, where(file, n, "executor"));
-    live::check_executor(e.executor, e.executor_params);
-  }
-
-  if (root["policy"] && root["policies"])
-    throw InputError(where(file, root["policies"], "policies") +
-                     ": give either policy or policies, not both");
-  if (auto n = root["policy"]) e.policies.push_back(parse_policy(n, file, "policy"));
-  if (auto n = root["policies"]) {
+void parse_policies(const YamlMap& root, Experiment& e) {
+  const std::string& file = root.file();
+  if (root.has("policy") && root.has("policies"))
+    root.fail("policies", "give either policy or policies, not both");
+  if (auto n = root.value("policy")) e.policies.push_back(parse_policy(n, file, "policy"));
+  if (auto n = root.value("policies")) {
     if (!n.IsSequence() || n.size() == 0)
-      throw InputError(where(file, n, "policies") + ": expected a non-empty list of policies");
+      root.fail("policies", "expected a non-empty list of policies");
     for (size_t i = 0; i < n.size(); ++i)
       e.policies.push_back(parse_policy(n[i], file, "policies[" + std::to_string(i) + "]"));
   }
   if (e.policies.empty())
-    throw InputError(file +
-                     ": policy: missing; valid: " + policy::policy_registry().names_joined());
+    root.fail("policy", "missing; valid: " + policy::policy_registry().names_joined());
+}
 
-  if (auto sw = root["sweep"]) parse_sweep(sw, file, e);
-  if (auto pl = root["plot"]) parse_plot(pl, file, e);
+}  // namespace
 
-  if (auto m = root["metrics"]) {
-    check_keys(m, file, "metrics", {"timeseries_interval_s"});
-    if (auto n = m["timeseries_interval_s"]) {
-      e.engine.timeseries_interval_s =
-          read_as<double>(n, file, "metrics.timeseries_interval_s", "seconds");
-      if (!(e.engine.timeseries_interval_s > 0))
-        throw InputError(where(file, n, "metrics.timeseries_interval_s") + ": must be > 0");
-    }
+Experiment parse_experiment(const YAML::Node& node, const std::string& file,
+                            const std::string& base_dir) {
+  Experiment e;
+  e.origin = file;
+  if (!node || !node.IsMap()) throw InputError(file + ": expected a YAML map of experiment keys");
+  const YamlMap root(node, file, "",
+                     {"name", "seed", "trace", "arrival", "profile", "engine", "cluster",
+                      "executor", "policy", "policies", "metrics", "sweep", "plot", "validate"});
+  e.name = root.get<std::string>("name", e.name, "a string");
+  e.seed = root.get<uint64_t>("seed", e.seed, "a non-negative integer");
+  parse_trace(root, base_dir, e.trace);
+  parse_arrival(root, e.arrival);
+  e.arrival.seed = e.seed;
+  e.profile = resolve(base_dir, root.require<std::string>("profile", "a profile YAML path"));
+  parse_engine(root, e.engine);
+  parse_validate(root, base_dir, e);
+  parse_executor(root, e);
+  parse_policies(root, e);
+  if (auto sw = root.value("sweep")) parse_sweep(sw, file, e);
+  if (root.has("plot")) parse_plot(root, e);
+  if (root.has("metrics")) {
+    const YamlMap m = root.map("metrics", {"timeseries_interval_s"});
+    auto& t = e.engine.timeseries_interval_s;
+    t = m.get<double>("timeseries_interval_s", t, "seconds");
+    if (m.has("timeseries_interval_s") && !(t > 0)) m.fail("timeseries_interval_s", "must be > 0");
   }
+  // Last: the groups start from the experiment's complete engine settings.
+  e.cluster = parse_cluster(root, base_dir, e.engine, apply_engine);
+  if (e.cluster.given && e.cluster.replicas() > 1 && e.executor != "sim")
+    root.fail("cluster", "live executors run on one replica only (executor " + e.executor + ")");
   return e;
 }
 
@@ -317,7 +283,7 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
   for (const auto& kv : root) {
     auto k = kv.first.as<std::string>();
     if (k == "sweep" || k == "plot") {
-      std::string msg = where(path, kv.first, k);
+      std::string msg = yaml_where(path, kv.first, k);
       msg += ": this spec is a sweep; run it with `isim sweep ";
       msg += path;
       msg += "`";
@@ -354,6 +320,7 @@ YAML::Node Experiment::resolved() const {
   r["engine"]["gpu_blocks"] = c.gpu_blocks;
   r["engine"]["cpu_blocks"] = c.cpu_blocks;
   r["engine"]["prefix_caching"] = c.prefix_caching;
+  if (cluster.given) r["cluster"] = resolved_cluster(cluster);
   if (executor_params.values.empty()) {
     r["executor"] = executor;
   } else {

@@ -29,7 +29,7 @@
 namespace isim::exp {
 
 struct TraceSpec {
-  std::string from = "jsonl";  // a trace source: see trace_sources()
+  std::string from = "jsonl";  // a trace source: trace::trace_source_registry()
   std::string path;            // the trace, or the generator's YAML ("" = built-in defaults)
   int64_t limit = 0;           // > 0: keep only the first N sessions
   int64_t draw = 0;            // > 0: draw N sessions with replacement (seeded)
@@ -82,9 +82,6 @@ struct Experiment {
 
   YAML::Node resolved() const;
 };
-
-// Trace sources (`trace.from`), each with a one-line description, in name order.
-const std::vector<std::pair<std::string, std::string>>& trace_sources();
 
 // Parses a spec node. `base_dir` resolves relative paths.
 Experiment parse_experiment(const YAML::Node& root, const std::string& origin,

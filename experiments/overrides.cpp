@@ -2,6 +2,7 @@
 
 #include "experiments/experiment.h"
 #include "traces/input_error.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 
@@ -10,7 +11,7 @@ void apply_override(YAML::Node& root, const std::string& kv) {
   if (eq == std::string::npos || eq == 0)
     throw InputError("-p " + kv + ": expected key=value (e.g. arrival.rate=2)");
   std::string key = kv.substr(0, eq);
-  YAML::Node value = YAML::Load(kv.substr(eq + 1));
+  YAML::Node value = parse_yaml_value(kv.substr(eq + 1), "-p " + kv);
   // One policy named on the command line replaces the list of policies.
   if (key == "policy") root.remove("policies");
   if (key.rfind("policy.", 0) == 0 && root["policy"] && root["policy"].IsScalar()) {

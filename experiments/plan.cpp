@@ -13,6 +13,7 @@
 #include "experiments/parallel.h"
 #include "experiments/run.h"
 #include "traces/input_error.h"
+#include "traces/sources.h"
 
 namespace isim::exp {
 
@@ -159,7 +160,7 @@ Workload make_workload(Experiment e, const SearchSpec& s, double rate, uint64_t 
   const bool replay = e.arrival.process == "replay";
   if (!replay) {
     const auto n = static_cast<int64_t>(std::ceil(rate * s.window_s));
-    if (e.trace.from == "generator" || e.trace.from == "multiturn") {
+    if (trace::trace_source_registry().create(e.trace.from, "trace.from")->generated) {
       e.trace.sessions = n;
     } else {
       e.trace.draw = n;

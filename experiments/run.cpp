@@ -8,11 +8,8 @@
 #include "policies/routers.h"
 #include "traces/input_error.h"
 #include "traces/generator.h"
-#include "traces/infercept.h"
 #include "traces/jsonl.h"
-#include "traces/mooncake.h"
-#include "traces/multiturn.h"
-#include "traces/tracelab.h"
+#include "traces/sources.h"
 
 namespace isim::exp {
 
@@ -33,40 +30,11 @@ uint64_t trace_fnv1a(const std::string& s) {
 Inputs prepare(const Experiment& e, bool with_profile) {
   Inputs in;
   const auto& ts = e.trace;
-  if (ts.from == "jsonl") {
-    in.trace = trace::read_jsonl(ts.path);
-  } else if (ts.from == "infercept") {
-    trace::ImportReport rep;
-    in.trace = trace::import_infercept(ts.path, &rep);
-    if (rep.dropped_trailing_intercepts > 0)
-      in.notes.push_back(fmt::format(
-          "{}: {} trailing intercepts (after a session's last segment) dropped: nothing resumes "
-          "after them",
-          ts.path, rep.dropped_trailing_intercepts));
-  } else if (ts.from == "mooncake") {
-    trace::MooncakeReport rep;
-    in.trace = trace::import_mooncake(ts.path, &rep);
-    if (rep.zero_outputs_raised > 0)
-      in.notes.push_back(
-          fmt::format("{}: {} requests with output_length 0 decode 1 token (first "
-                      "at line {})",
-                      ts.path, rep.zero_outputs_raised, rep.first_zero_output_line));
-  } else if (ts.from == "tracelab") {
-    trace::TraceLabReport rep;
-    in.trace = trace::import_tracelab(ts.path, &rep);
-    if (rep.inputs_raised + rep.zero_outputs_raised > 0)
-      in.notes.push_back(fmt::format("{}: {} round inputs and {} outputs below 1 raised to 1",
-                                     ts.path, rep.inputs_raised, rep.zero_outputs_raised));
-  } else if (ts.from == "multiturn") {
-    auto cfg =
-        ts.path.empty() ? trace::default_multiturn_config() : trace::load_multiturn_config(ts.path);
-    if (ts.think_time_s > 0) cfg.think_time_s.mean = ts.think_time_s;
-    in.trace = trace::generate_multiturn(cfg, ts.sessions, e.seed);
-  } else {
-    auto cfg =
-        ts.path.empty() ? trace::default_generator_config() : trace::load_generator_config(ts.path);
-    in.trace = trace::generate(cfg, ts.sessions, e.seed);
-  }
+  trace::LoadedTrace loaded = trace::trace_source_registry()
+                                  .create(ts.from, "trace.from")
+                                  ->load({ts.path, ts.sessions, e.seed, ts.think_time_s});
+  in.trace = std::move(loaded.trace);
+  in.notes = std::move(loaded.notes);
   if (ts.limit > 0 && static_cast<size_t>(ts.limit) < in.trace.size())
     in.trace.resize(static_cast<size_t>(ts.limit));
   if (ts.max_context > 0) {

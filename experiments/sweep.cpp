@@ -22,6 +22,7 @@
 #include "experiments/run.h"
 #include "experiments/run_script.h"
 #include "traces/input_error.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 
@@ -229,12 +230,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& overri
     std::string key = eq == std::string::npos ? o : o.substr(0, eq);
     if (key.rfind("sweep.", 0) == 0 && key.size() > 6) {
       // Sweep keys are dotted paths themselves: `-p sweep.arrival.rate=[1,2]` sets that one list.
-      YAML::Node value;
-      try {
-        value = YAML::Load(o.substr(eq + 1));
-      } catch (const YAML::Exception& ex) {
-        throw InputError("-p " + o + ": YAML: " + ex.msg);
-      }
+      YAML::Node value = parse_yaml_value(o.substr(eq + 1), "-p " + o);
       if (!root["sweep"] || !root["sweep"].IsMap()) root["sweep"] = YAML::Node(YAML::NodeType::Map);
       root["sweep"][key.substr(6)] = value;
     } else {

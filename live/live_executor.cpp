@@ -1,7 +1,6 @@
 #include "live/live_executor.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -33,37 +32,17 @@ struct Options {
   double max_pool_gib = 16;
 };
 
-template <typename T>
-T parse_number(const std::string& key, const std::string& text, const char* expected) {
-  T v{};
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end)
-    throw InputError(fmt::format("{}: '{}' is not {}", key, text, expected));
-  return v;
-}
-
-Options parse_options(const sim::ExecutorParams& params) {
+// `component` names the executor in the unknown-parameter error ("executor 'live-cpu'").
+Options parse_options(const sim::ExecutorParams& params, const std::string& component) {
   Options o;
-  for (const auto& [k, v] : params.values) {
-    const std::string key = params.where + "." + k;
-    if (k == "threads") {
-      o.threads = parse_number<int>(key, v, "a thread count");
-      if (o.threads < 0) throw InputError(key + ": must be >= 0 (0 = every hardware thread)");
-    } else if (k == "seed") {
-      o.seed = parse_number<uint64_t>(key, v, "an unsigned integer");
-    } else if (k == "fault") {
-      if (v != "none" && v != "swap" && v != "recompute")
-        throw InputError(fmt::format("{}: '{}': expected none, swap or recompute", key, v));
-      o.fault = v;
-    } else if (k == "max_pool_gib") {
-      o.max_pool_gib = parse_number<double>(key, v, "a number of GiB");
-      if (!(o.max_pool_gib > 0)) throw InputError(key + ": must be > 0");
-    } else {
-      throw InputError(fmt::format(
-          "{}: unknown parameter; live executors take threads, seed, fault, max_pool_gib", key));
-    }
-  }
+  o.threads =
+      params.get<int32_t>("threads", o.threads, "a thread count >= 0 (0 = every hardware thread)",
+                          [](int32_t n) { return n >= 0; });
+  o.seed = params.get<uint64_t>("seed", o.seed);
+  o.fault = params.get_choice("fault", o.fault, {"none", "swap", "recompute"});
+  o.max_pool_gib = params.get<double>("max_pool_gib", o.max_pool_gib, "a number of GiB > 0",
+                                      [](double g) { return g > 0; });
+  params.done(component);
   return o;
 }
 
@@ -504,7 +483,7 @@ void check_device(const std::string& backend, const sim::ExecutorParams& params)
 
 std::unique_ptr<sim::Executor> make(const sim::Profile& p, const sim::ExecutorParams& params,
                                     const std::string& backend) {
-  Options o = parse_options(params);
+  Options o = parse_options(params, "executor 'live-" + backend + "'");
   check_device(backend, params);
   return std::make_unique<LiveExecutor>(p, std::move(o), backend);
 }
@@ -513,11 +492,10 @@ std::unique_ptr<sim::Executor> make(const sim::Profile& p, const sim::ExecutorPa
 
 void check_executor(const std::string& name, const sim::ExecutorParams& params) {
   if (name == "live-cpu" || name == "live-cuda") {
-    parse_options(params);
+    parse_options(params, "executor '" + name + "'");
     check_device(name == "live-cpu" ? "cpu" : "cuda", params);
-  } else if (!params.values.empty()) {
-    throw InputError(params.where + "." + params.values.begin()->first + ": the " + name +
-                     " executor takes no parameters");
+  } else {
+    params.done("executor '" + name + "'");
   }
 }
 

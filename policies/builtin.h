@@ -15,20 +15,22 @@
 #include <string>
 
 #include "sim/policy.h"
+#include "traces/params.h"
 #include "traces/registry.h"
 
 namespace isim::policy {
 
-// Parameters from YAML (`policy: {name: X, key: value}`) or `-p policy.key=value`.
-struct PolicyParams {
-  std::map<std::string, std::string> values;
-  std::string where = "policy";  // prefix for error messages
+// Parameters from YAML (`policy: {name: X, key: value}`) or `-p policy.key=value`; errors
+// name `policy.KEY` unless `where` says otherwise (traces/params.h).
+struct PolicyParams : Params {
+  PolicyParams() : Params({}, "policy") {}
+  using Params::Params;
 };
 
 using PolicyRegistry = Registry<sim::Policy, const PolicyParams&>;
 const PolicyRegistry& policy_registry();
 
-// Throws InputError unless `p` is empty; for policies that take no parameters.
+// Throws InputError unless `p` is empty; for policies that take no parameters (p.done()).
 void expect_no_params(const std::string& policy, const PolicyParams& p);
 
 std::unique_ptr<sim::Policy> make_discard(const PolicyParams& p);

@@ -15,7 +15,6 @@
 // Parameters: estimator = oracle | elapsed | history (default oracle);
 //             history_min_samples = N (default 8).
 #include <algorithm>
-#include <cstdlib>
 
 #include "policies/builtin.h"
 #include "policies/estimator.h"
@@ -120,24 +119,11 @@ class MinWaste final : public sim::Policy {
 }  // namespace
 
 std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p) {
-  std::string est = "oracle";
   EstimatorOptions opt;
-  for (const auto& [k, v] : p.values) {
-    if (k == "estimator") {
-      est = v;
-    } else if (k == "history_min_samples") {
-      char* end = nullptr;
-      long long n = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 1)
-        throw InputError(p.where + ".history_min_samples: expected an integer >= 1, got '" + v +
-                         "'");
-      opt.history_min_samples = n;
-    } else {
-      throw InputError(p.where + "." + k +
-                       ": unknown parameter; policy 'min-waste' takes estimator, "
-                       "history_min_samples");
-    }
-  }
+  const auto est = p.get<std::string>("estimator", "oracle");
+  opt.history_min_samples = p.get<int64_t>("history_min_samples", opt.history_min_samples,
+                                           "an integer >= 1", [](int64_t n) { return n >= 1; });
+  p.done("policy 'min-waste'");
   auto e = estimator_registry().create(est, p.where + ".estimator", opt);
   return std::make_unique<MinWaste>(std::move(e), opt.history_min_samples);
 }

@@ -1,42 +1,23 @@
 #include "policies/tiered_cache.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <map>
 #include <queue>
 
 #include <fmt/format.h>
 
-#include "traces/input_error.h"
-
 namespace isim::policy {
 
 TierParams parse_tier_params(const std::string& policy, const PolicyParams& p) {
   TierParams t;
-  auto number = [&](const std::string& k, const std::string& v) {
-    char* end = nullptr;
-    double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0')
-      throw InputError(p.where + "." + k + ": expected a number, got '" + v + "'");
-    return x;
-  };
-  for (const auto& [k, v] : p.values) {
-    if (k == "chunk_tokens") {
-      double x = number(k, v);
-      if (x < 1 || x != static_cast<double>(static_cast<int64_t>(x)))
-        throw InputError(p.where + ".chunk_tokens: expected an integer >= 1, got '" + v + "'");
-      t.chunk_tokens = static_cast<int64_t>(x);
-    } else if (k == "swap_threshold" || k == "reserve") {
-      double x = number(k, v);
-      if (!(x >= 0 && x < 1))
-        throw InputError(p.where + "." + k + ": expected a fraction in [0, 1), got '" + v + "'");
-      (k == "reserve" ? t.reserve : t.swap_threshold) = x;
-    } else {
-      throw InputError(p.where + "." + k + ": unknown parameter; policy '" + policy +
-                       "' takes chunk_tokens, swap_threshold, reserve");
-    }
-  }
+  auto fraction = [](double x) { return x >= 0 && x < 1; };
+  t.chunk_tokens = p.get<int64_t>("chunk_tokens", t.chunk_tokens, "an integer >= 1",
+                                  [](int64_t n) { return n >= 1; });
+  t.swap_threshold =
+      p.get<double>("swap_threshold", t.swap_threshold, "a fraction in [0, 1)", fraction);
+  t.reserve = p.get<double>("reserve", t.reserve, "a fraction in [0, 1)", fraction);
+  p.done("policy '" + policy + "'");
   return t;
 }
 

@@ -62,7 +62,10 @@ TimeSample Engine::sample(Nanos t) const {
   ts.gpu_blocks_used = gpu_.used();
   ts.cpu_blocks_used = cpu_.used();
   ts.queued_tokens = load().queued_prefill_tokens;
-  ts.busy_s = to_seconds(counters_.busy_time);
+  // Busy time up to t: an iteration in flight counts only its part before t.
+  Nanos busy = counters_.busy_time;
+  if (busy_) busy -= std::max<Nanos>(record_.start + record_.duration - t, 0);
+  ts.busy_s = to_seconds(busy);
   return ts;
 }
 

@@ -28,15 +28,17 @@
 
 #include "sim/block_manager.h"
 #include "sim/cost_model.h"
+#include "traces/params.h"
 #include "traces/registry.h"
 #include "traces/session.h"
 
 namespace isim::sim {
 
-// Parameters from YAML (`executor: {name: live-cpu, key: value}`) or `-p executor.key=value`.
-struct ExecutorParams {
-  std::map<std::string, std::string> values;
-  std::string where = "executor";  // prefix for error messages
+// Parameters from YAML (`executor: {name: live-cpu, key: value}`) or `-p executor.key=value`;
+// errors name `executor.KEY` unless `where` says otherwise (traces/params.h).
+struct ExecutorParams : Params {
+  ExecutorParams() : Params({}, "executor") {}
+  using Params::Params;
 };
 
 // One sequence's work in a live iteration: `tokens` new positions from `kv_before`, attending

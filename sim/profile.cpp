@@ -17,6 +17,7 @@
 
 #include "sim/cost_model.h"
 #include "traces/input_error.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::sim {
 namespace {
@@ -43,7 +44,7 @@ bool contains(const Names& names, std::string_view s) {
 }
 
 std::string child(const std::string& parent, std::string_view key) {
-  return parent.empty() ? std::string(key) : parent + "." + std::string(key);
+  return yaml_key_path(parent, std::string(key));
 }
 
 std::string element(const std::string& parent, std::size_t i) {
@@ -52,20 +53,7 @@ std::string element(const std::string& parent, std::size_t i) {
 
 // What a node is, for "expected X, got Y" messages.
 std::string kind(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing (null)";
-    case YAML::NodeType::Scalar:
-      if (n.Tag() == "!") return fmt::format("the quoted string \"{}\"", n.Scalar());
-      return fmt::format("'{}'", n.Scalar());
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "an undefined node";
+  return yaml_describe(n);
 }
 
 // A YAML map whose keys are all plain strings, none repeated, in file order.

@@ -5,6 +5,7 @@
 
 #include "traces/input_error.h"
 #include "traces/rng.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::trace {
 
@@ -28,6 +29,17 @@ void check_dist(const Dist& d, const std::string& where, const std::string& key)
     fail(".sd", "is implied by the mean for dist " + d.dist + "; leave it out");
   if (!std::isfinite(d.min) || d.min < 0) fail(".min", "must be finite and >= 0");
   if (std::isnan(d.max) || d.max < d.min) fail(".max", "must be >= min");
+}
+
+Dist read_dist(const YamlMap& parent, const std::string& key) {
+  const YamlMap m = parent.map(key, {"dist", "mean", "sd", "min", "max"});
+  Dist d;
+  d.dist = m.get<std::string>("dist", d.dist, "a string");
+  d.mean = m.require<double>("mean", "a number");
+  if (!sd_is_implied(d.dist) || m.has("sd")) d.sd = m.require<double>("sd", "a number");
+  d.min = m.get<double>("min", d.min, "a number");
+  d.max = m.get<double>("max", d.max, "a number");
+  return d;
 }
 
 double draw(const Dist& d, Rng& rng) {

@@ -11,11 +11,17 @@
 // - draw_count rounds a draw to the nearest integer (and caps it at 1e15).
 // - Every draw uses the project's Rng, so a seed gives the same values everywhere.
 // - check_dist throws InputError `WHERE: KEY.FIELD: reason` for a Dist that draw cannot use.
+// - read_dist reads the required map `key` of a YAML map as {dist, mean, sd, min, max} (sd may be
+//   left out for the families whose sd is implied); errors as traces/strict_yaml.h gives them.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <string>
+
+namespace isim {
+class YamlMap;
+}
 
 namespace isim::trace {
 
@@ -35,6 +41,7 @@ struct Dist {
 bool sd_is_implied(const std::string& family);
 
 void check_dist(const Dist& d, const std::string& where, const std::string& key);
+Dist read_dist(const YamlMap& parent, const std::string& key);
 double draw(const Dist& d, Rng& rng);
 int64_t draw_count(const Dist& d, Rng& rng);
 

@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <set>
 
 #include "traces/input_error.h"
 #include "traces/rng.h"
-#include "traces/yaml_reader.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::trace {
 namespace {
@@ -26,25 +25,25 @@ Dist lognormal(double mean, double sd, double min = 0, double max = kInf) {
 
 // ---- YAML (generator-specific parts) ------------------------------------------------------
 
-InterceptSpec read_intercept(const YamlReader& r, const YAML::Node& n, const std::string& path) {
-  r.expect_map(n, path, {"kind", "duration_s", "returned"});
+InterceptSpec read_intercept(const YamlMap& m) {
   InterceptSpec s;
-  s.kind = r.text(r.required(n, path, "kind"), path + ".kind");
-  s.duration_s = r.dist(r.required(n, path, "duration_s"), path + ".duration_s");
-  s.returned = r.dist(r.required(n, path, "returned"), path + ".returned");
+  s.kind = m.require<std::string>("kind", "a string");
+  s.duration_s = read_dist(m, "duration_s");
+  s.returned = read_dist(m, "returned");
   return s;
 }
 
-SessionKind read_kind(const YamlReader& r, const YAML::Node& n, const std::string& path) {
-  r.expect_map(n, path, {"name", "share", "calls", "prompt", "output", "intercept", "human_turn"});
+const std::vector<std::string> kInterceptKeys = {"kind", "duration_s", "returned"};
+
+SessionKind read_kind(const YamlMap& m) {
   SessionKind k;
-  k.name = r.text(r.required(n, path, "name"), path + ".name");
-  k.share = r.number(r.required(n, path, "share"), path + ".share");
-  k.calls = r.dist(r.required(n, path, "calls"), path + ".calls");
-  k.prompt = r.dist(r.required(n, path, "prompt"), path + ".prompt");
-  k.output = r.dist(r.required(n, path, "output"), path + ".output");
-  k.intercept = read_intercept(r, r.required(n, path, "intercept"), path + ".intercept");
-  if (n["human_turn"]) k.human_turn = read_intercept(r, n["human_turn"], path + ".human_turn");
+  k.name = m.require<std::string>("name", "a string");
+  k.share = m.require<double>("share", "a number");
+  k.calls = read_dist(m, "calls");
+  k.prompt = read_dist(m, "prompt");
+  k.output = read_dist(m, "output");
+  k.intercept = read_intercept(m.map("intercept", kInterceptKeys));
+  if (m.has("human_turn")) k.human_turn = read_intercept(m.map("human_turn", kInterceptKeys));
   return k;
 }
 
@@ -146,22 +145,24 @@ GeneratorConfig default_generator_config() {
 }
 
 GeneratorConfig load_generator_config(const std::string& path) {
-  const YAML::Node root = load_yaml(path);
-  const YamlReader r(path);
-  r.expect_map(root, "", {"max_context", "mix"});
+  const YamlMap root(load_yaml_file(path), path, "", {"max_context", "mix"});
   GeneratorConfig c;
-  if (root["max_context"]) {
-    const double m = r.number(root["max_context"], "max_context");
-    if (m != std::floor(m) || m < 2 || m > 1e15)
-      r.fail(root["max_context"], "max_context", "expected an integer >= 2");
-    c.max_context = static_cast<int64_t>(m);
-  }
-  const YAML::Node mix = r.required(root, "", "mix");
-  if (!mix.IsSequence()) r.fail(mix, "mix", "expected a list of session kinds");
+  c.max_context = read_max_context(root, c.max_context);
+  const YAML::Node mix = root.need("mix", "a list of session kinds");
+  if (!mix.IsSequence()) root.fail("mix", "expected a list of session kinds");
   for (size_t i = 0; i < mix.size(); ++i)
-    c.mix.push_back(read_kind(r, mix[i], fmt::format("mix[{}]", i)));
+    c.mix.push_back(read_kind(
+        YamlMap(mix[i], path, fmt::format("mix[{}]", i),
+                {"name", "share", "calls", "prompt", "output", "intercept", "human_turn"})));
   validate_generator_config(c, path);
   return c;
+}
+
+int64_t read_max_context(const YamlMap& m, int64_t def) {
+  if (!m.has("max_context")) return def;
+  const double v = m.require<double>("max_context", "a number");
+  if (v != std::floor(v) || v < 2 || v > 1e15) m.fail("max_context", "expected an integer >= 2");
+  return static_cast<int64_t>(v);
 }
 
 void validate_generator_config(const GeneratorConfig& c, const std::string& where) {

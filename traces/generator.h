@@ -30,6 +30,10 @@
 #include "traces/dist.h"
 #include "traces/session.h"
 
+namespace isim {
+class YamlMap;
+}
+
 namespace isim::trace {
 
 struct InterceptSpec {
@@ -63,6 +67,8 @@ GeneratorConfig default_generator_config();
 GeneratorConfig load_generator_config(const std::string& path);
 // Semantic checks (shares, sds, bounds, names); `where` prefixes messages.
 void validate_generator_config(const GeneratorConfig& c, const std::string& where);
+// The optional `max_context` key of a generator's YAML (an integer >= 2; `def` when absent).
+int64_t read_max_context(const YamlMap& m, int64_t def);
 
 Trace generate(const GeneratorConfig& c, int64_t sessions, uint64_t seed);
 Trace bootstrap(const Trace& source, int64_t n, uint64_t seed);

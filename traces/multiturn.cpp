@@ -1,7 +1,6 @@
 #include "traces/multiturn.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +8,7 @@
 #include "traces/generator.h"
 #include "traces/input_error.h"
 #include "traces/rng.h"
-#include "traces/yaml_reader.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::trace {
 
@@ -45,22 +44,15 @@ void validate_multiturn_config(const MultiTurnConfig& c, const std::string& wher
 }
 
 MultiTurnConfig load_multiturn_config(const std::string& path) {
-  const YAML::Node root = load_yaml(path);
-  const YamlReader r(path);
-  r.expect_map(root, "",
-               {"max_context", "turns", "input", "output", "think_time_s", "intercept_kind"});
+  const YamlMap root(load_yaml_file(path), path, "",
+                     {"max_context", "turns", "input", "output", "think_time_s", "intercept_kind"});
   MultiTurnConfig c;
-  if (root["max_context"]) {
-    const double m = r.number(root["max_context"], "max_context");
-    if (m != std::floor(m) || m < 2 || m > 1e15)
-      r.fail(root["max_context"], "max_context", "expected an integer >= 2");
-    c.max_context = static_cast<int64_t>(m);
-  }
-  c.turns = r.dist(r.required(root, "", "turns"), "turns");
-  c.input = r.dist(r.required(root, "", "input"), "input");
-  c.output = r.dist(r.required(root, "", "output"), "output");
-  c.think_time_s = r.dist(r.required(root, "", "think_time_s"), "think_time_s");
-  if (root["intercept_kind"]) c.intercept_kind = r.text(root["intercept_kind"], "intercept_kind");
+  c.max_context = read_max_context(root, c.max_context);
+  c.turns = read_dist(root, "turns");
+  c.input = read_dist(root, "input");
+  c.output = read_dist(root, "output");
+  c.think_time_s = read_dist(root, "think_time_s");
+  c.intercept_kind = root.get<std::string>("intercept_kind", c.intercept_kind, "a string");
   validate_multiturn_config(c, path);
   return c;
 }

@@ -169,7 +169,8 @@ TEST_CASE("aiconfigurator import: bad input") {
   SUBCASE("an unknown system spec") {
     AiconfiguratorOptions o;
     o.system = "nope";
-    CHECK(error_of(kExcerpt, m, o) == kExcerpt + "/nope.yaml: cannot open");
+    CHECK(error_of(kExcerpt, m, o) ==
+          kExcerpt + "/nope.yaml: cannot open: No such file or directory");
   }
   SUBCASE("tp other than 1") {
     AiconfiguratorOptions o;

@@ -61,7 +61,7 @@ TEST_CASE("overrides are applied before checking") {
 
 TEST_CASE("spec errors name the file, line and key") {
   CHECK(error_of(std::string(kMinimal) + "polcy: swap\n") ==
-        "e.yaml:4: polcy: unknown key; valid keys: name, seed, trace, arrival, profile, engine, "
+        "e.yaml:4: polcy: unknown key; valid keys: name, seed, trace, arrival, profile, engine, cluster, "
         "executor, policy, policies, metrics, sweep, plot, validate");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\npolicy: swapp\n") ==
         "e.yaml:3: policy: unknown policy 'swapp'; valid: discard, improved-discard, lru, "
@@ -75,19 +75,20 @@ TEST_CASE("spec errors name the file, line and key") {
   CHECK(error_of(std::string(kMinimal) + "arrival: {rate: -1}\n") ==
         "e.yaml:4: arrival.rate: must be > 0 sessions per second");
   CHECK(error_of(std::string(kMinimal) + "engine: {max_num_seqs: many}\n") ==
-        "e.yaml:4: engine.max_num_seqs: expected an integer");
+        "e.yaml:4: engine.max_num_seqs: expected an integer, got 'many'");
   CHECK(error_of("trace: {from: jsonl}\nprofile: p\npolicy: swap\n") ==
         "e.yaml:1: trace.path: missing (expected a trace file)");
   CHECK(error_of("trace: {from: jsonl, path: t}\npolicy: swap\n") ==
-        "e.yaml: profile: missing (expected a profile YAML path)");
+        "e.yaml:1: profile: missing (expected a profile YAML path)");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\n") ==
-        "e.yaml: policy: missing; valid: discard, improved-discard, lru, min-waste, pensieve, "
+        "e.yaml:1: policy: missing; valid: discard, improved-discard, lru, min-waste, pensieve, "
         "preserve, swap");
   CHECK(error_of(std::string(kMinimal) + "executor: gpu\n") ==
         "e.yaml:4: executor: unknown executor 'gpu'; valid: live-cpu, live-cuda, sim");
 }
 
 TEST_CASE("loading a missing or malformed experiment file") {
-  CHECK_THROWS_WITH_AS(exp::load_experiment("/nonexistent/x.yaml", {}),
-                       "/nonexistent/x.yaml: cannot open experiment file", InputError);
+  CHECK_THROWS_WITH_AS(
+      exp::load_experiment("/nonexistent/x.yaml", {}),
+      "/nonexistent/x.yaml: cannot open experiment file: No such file or directory", InputError);
 }

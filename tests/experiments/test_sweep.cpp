@@ -161,7 +161,7 @@ TEST_CASE("swept keys and values are validated like -p and named sweep.<key>") {
   CHECK(sweep_error(spec_text("  engine.max_num_seqs: [8, 8]\n")) ==
         "s.yaml:9: sweep.engine.max_num_seqs[1]: '8' listed twice");
   CHECK(sweep_error(spec_text("  engine.max_num_seqs: [[8]]\n")) ==
-        "s.yaml:9: sweep.engine.max_num_seqs[0]: expected a scalar value");
+        "s.yaml:9: sweep.engine.max_num_seqs[0]: expected a scalar value, got a list");
   CHECK(sweep_error(spec_text("  policy.estimator: [oracle]\n"))
             .find("s.yaml:9: sweep.policy.estimator: policies are swept by listing them under "
                   "policies:") == 0);

@@ -132,7 +132,8 @@ TEST_CASE("isim validate: bad input exits 2 with the reason") {
   CHECK(err.find("needs EXPERIMENT.yaml") != std::string::npos);
   CHECK(test::run_bin("isim", "validate " + tiny_spec(d) + " -p executor.fault=disk", nullptr,
                       &err) == 2);
-  CHECK(err.find("executor.fault: 'disk': expected none, swap or recompute") != std::string::npos);
+  CHECK(err.find("executor.fault: expected none, swap or recompute, got 'disk'") !=
+        std::string::npos);
   CHECK(test::run_bin("isim", "validate " + tiny_spec(d, "validate: {modle: x}\n"), nullptr,
                       &err) == 2);
   CHECK(err.find("validate.modle") != std::string::npos);

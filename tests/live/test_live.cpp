@@ -233,21 +233,26 @@ TEST_CASE("live executor parameters and pools are checked") {
     return live::executor_registry().create(name, "executor", p, params);
   };
   CHECK_THROWS_WITH_AS(make("live-cpu", {{{"treads", "2"}}, ""}),
-                       "e.yaml:3: executor.treads: unknown parameter; live executors take threads, "
-                       "seed, fault, max_pool_gib",
+                       "e.yaml:3: executor.treads: unknown parameter; executor 'live-cpu' takes "
+                       "threads, seed, fault, max_pool_gib",
                        InputError);
   CHECK_THROWS_WITH_AS(make("live-cpu", {{{"fault", "disk"}}, ""}),
-                       "e.yaml:3: executor.fault: 'disk': expected none, swap or recompute",
+                       "e.yaml:3: executor.fault: expected none, swap or recompute, got 'disk'",
                        InputError);
   CHECK_THROWS_WITH_AS(make("live-cpu", {{{"threads", "-1"}}, ""}),
-                       "e.yaml:3: executor.threads: must be >= 0 (0 = every hardware thread)",
+                       "e.yaml:3: executor.threads: expected a thread count >= 0 (0 = every "
+                       "hardware thread), got '-1'",
                        InputError);
   CHECK_THROWS_WITH_AS(make("live-cpu", {{{"threads", "two"}}, ""}),
-                       "e.yaml:3: executor.threads: 'two' is not a thread count", InputError);
+                       "e.yaml:3: executor.threads: expected a thread count >= 0 (0 = every "
+                       "hardware thread), got 'two'",
+                       InputError);
   CHECK_THROWS_WITH_AS(make("live-cpu", {{{"max_pool_gib", "0"}}, ""}),
-                       "e.yaml:3: executor.max_pool_gib: must be > 0", InputError);
+                       "e.yaml:3: executor.max_pool_gib: expected a number of GiB > 0, got '0'",
+                       InputError);
   CHECK_THROWS_WITH_AS(make("sim", {{{"threads", "1"}}, ""}),
-                       "e.yaml:3: executor.threads: the sim executor takes no parameters",
+                       "e.yaml:3: executor.threads: unknown parameter; executor 'sim' takes no "
+                       "parameters",
                        InputError);
   CHECK_THROWS_AS(live::check_executor("live-cpu", {{{"seed", "x"}}, "executor"}), InputError);
   CHECK_NOTHROW(live::check_executor("live-cpu", {{{"seed", "7"}, {"threads", "0"}}, "executor"}));

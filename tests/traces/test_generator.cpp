@@ -178,17 +178,17 @@ TEST_CASE("generator: config errors name file, line and key") {
     std::string suffix;  // after "PATH"
   };
   const Case cases[] = {
-      {"max_context: 2048\nmixx: []\n", ":2: mixx: unknown key; valid: max_context, mix"},
+      {"max_context: 2048\nmixx: []\n", ":2: mixx: unknown key; valid keys: max_context, mix"},
       {"max_context: 2048\n", ":1: mix: missing"},
       {"mix: {a: 1}\n", ":1: mix: expected a list of session kinds"},
       {"max_context: 1.5\nmix: []\n", ":1: max_context: expected an integer >= 2"},
       {head + dists + "    intercept:\n      kind: k\n      durtion_s: {mean: 1, sd: 0}\n",
-       ":10: mix[0].intercept.durtion_s: unknown key; valid: kind, duration_s, returned"},
+       ":10: mix[0].intercept.durtion_s: unknown key; valid keys: kind, duration_s, returned"},
       {"mix:\n  - name: t\n" + dists + icpt, ":2: mix[0].share: missing"},
       {head + "    calls: {mean: lots, sd: 0}\n",
        ":5: mix[0].calls.mean: expected a number, got 'lots'"},
       {head + "    calls: {mean: 1, sd: 0, median: 1}\n",
-       ":5: mix[0].calls.median: unknown key; valid: dist, mean, sd, min, max"},
+       ":5: mix[0].calls.median: unknown key; valid keys: dist, mean, sd, min, max"},
       {head + "    calls: {mean: 1, sd: -1}\n" + dists.substr(dists.find("    prompt")) + icpt,
        ": mix[0].calls.sd: must be finite and >= 0"},
       {head + "    calls: {mean: 1, sd: 0, dist: gamma}\n" +

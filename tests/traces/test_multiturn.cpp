@@ -143,7 +143,7 @@ TEST_CASE("multiturn: config errors name file, line and key") {
   };
   const Case cases[] = {
       {ok + "think_s: 3\n",
-       ":5: think_s: unknown key; valid: max_context, turns, input, output, think_time_s, "
+       ":5: think_s: unknown key; valid keys: max_context, turns, input, output, think_time_s, "
        "intercept_kind"},
       {"input: {mean: 5, sd: 0}\n", ":1: turns: missing"},
       {ok + "max_context: 1\n", ":5: max_context: expected an integer >= 2"},

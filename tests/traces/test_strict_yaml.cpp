@@ -1,0 +1,146 @@
+// The strict YAML reader: every error names the file, the line and the key path.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "traces/input_error.h"
+#include "traces/strict_yaml.h"
+
+using isim::InputError;
+using isim::YamlMap;
+
+namespace {
+
+const std::vector<std::string> kKeys = {"name", "rate", "count", "seed", "on", "sub"};
+
+YamlMap root(const std::string& text) {
+  return YamlMap(YAML::Load(text), "f.yaml", "", kKeys);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string write(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+}  // namespace
+
+TEST_CASE("strict yaml: typed reads with defaults and required keys") {
+  const YamlMap m = root("name: a\nrate: 2.5\ncount: -3\nseed: 7\non: true\n");
+  CHECK(m.require<std::string>("name", "a name") == "a");
+  CHECK(m.get<double>("rate", 1, "a rate") == 2.5);
+  CHECK(m.get<int64_t>("count", 0, "an integer") == -3);
+  CHECK(m.get<int32_t>("count", 0, "an integer") == -3);
+  CHECK(m.get<uint64_t>("seed", 1, "a seed") == 7);
+  CHECK(m.get<bool>("on", false, "true or false"));
+  // Absent keys give the default; has() and value() say whether a key is there.
+  const YamlMap empty = root("{}");
+  CHECK(empty.get<double>("rate", 1.5, "a rate") == 1.5);
+  CHECK(empty.get<std::string>("name", "dflt", "a name") == "dflt");
+  CHECK_FALSE(empty.has("rate"));
+  CHECK_FALSE(empty.value("rate"));
+  CHECK(m.has("rate"));
+  // Reading never adds a key to the map.
+  CHECK(empty.node().size() == 0);
+}
+
+TEST_CASE("strict yaml: wrong types name file, line, key and the value") {
+  const YamlMap m = root("name: a\nrate: fast\ncount: 1.5\nseed: -1\non: maybe\nsub: [1, 2]\n");
+  CHECK(error_of([&] { m.get<double>("rate", 1, "sessions per second"); }) ==
+        "f.yaml:2: rate: expected sessions per second, got 'fast'");
+  CHECK(error_of([&] { m.get<int64_t>("count", 0, "an integer"); }) ==
+        "f.yaml:3: count: expected an integer, got '1.5'");
+  CHECK(error_of([&] { m.get<uint64_t>("seed", 0, "a non-negative integer"); }) ==
+        "f.yaml:4: seed: expected a non-negative integer, got '-1'");
+  CHECK(error_of([&] { m.get<bool>("on", false, "true or false"); }) ==
+        "f.yaml:5: on: expected true or false, got 'maybe'");
+  CHECK(error_of([&] { m.get<std::string>("sub", "", "a string"); }) ==
+        "f.yaml:6: sub: expected a string, got a list");
+  const YamlMap n = root("name:\nrate: {a: 1}\ncount: \"3x\"\n");
+  CHECK(error_of([&] { n.require<std::string>("name", "a name"); }) ==
+        "f.yaml:2: name: expected a name, got nothing (null)");
+  CHECK(error_of([&] { n.get<double>("rate", 0, "a number"); }) ==
+        "f.yaml:2: rate: expected a number, got a map");
+  CHECK(error_of([&] { n.get<int64_t>("count", 0, "an integer"); }) ==
+        "f.yaml:3: count: expected an integer, got the quoted string \"3x\"");
+}
+
+TEST_CASE("strict yaml: missing required keys are reported at the map that lacks them") {
+  const YamlMap m = root("rate: 1\nsub:\n  x: 1\n");
+  CHECK(error_of([&] { m.require<std::string>("name", "a name"); }) ==
+        "f.yaml:1: name: missing (expected a name)");
+  const YamlMap sub = m.map("sub", {"x", "y"});
+  CHECK(sub.path() == "sub");
+  CHECK(sub.require<int64_t>("x", "an integer") == 1);
+  CHECK(error_of([&] { sub.require<double>("y", "a number"); }) ==
+        "f.yaml:3: sub.y: missing (expected a number)");
+  CHECK(error_of([&] { m.map("count", {"x"}); }) ==
+        "f.yaml:1: count: missing (expected a map with keys x)");
+  CHECK(error_of([&] { m.map("rate", {"x"}, "{x}"); }) == "f.yaml:1: rate: expected {x}, got '1'");
+  // fail() and where() point at the value when the key is there, at the map otherwise.
+  CHECK(error_of([&] { sub.fail("x", "must be > 1"); }) == "f.yaml:3: sub.x: must be > 1");
+  CHECK(sub.where("y") == "f.yaml:3: sub.y");
+  // A node built in code has no line.
+  YAML::Node built;
+  built["rate"] = 1;
+  CHECK(error_of([&] { YamlMap(built, "f.yaml", "", kKeys).require<int64_t>("count", "n"); }) ==
+        "f.yaml: count: missing (expected n)");
+}
+
+TEST_CASE("strict yaml: unknown, duplicate and non-string keys, and non-maps") {
+  CHECK(error_of([] { root("name: a\nrat: 1\n"); }) ==
+        "f.yaml:2: rat: unknown key; valid keys: name, rate, count, seed, on, sub");
+  CHECK(error_of([] {
+          const YamlMap m = root("sub:\n  x: 1\n  z: 2\n");
+          m.map("sub", {"x", "y"});
+        }) == "f.yaml:3: sub.z: unknown key; valid keys: x, y");
+  CHECK(error_of([] { root("rate: 1\nname: a\nrate: 2\n"); }) == "f.yaml:3: rate: duplicate key");
+  CHECK(error_of([] { root("[a]: 1\n"); }) ==
+        "f.yaml:1: (document): keys must be strings, got a list");
+  CHECK(error_of([] { root("- a\n- b\n"); }) == "f.yaml:1: (document): expected a map, got a list");
+  CHECK(error_of([] { YamlMap(YAML::Load("5"), "f.yaml", "sub", {"x"}, "{x, y}"); }) ==
+        "f.yaml:1: sub: expected {x, y}, got '5'");
+  CHECK(error_of([] { isim::check_keys(YAML::Load("a: 1\nb: 2\n"), "f.yaml", "top", {"a"}); }) ==
+        "f.yaml:2: top.b: unknown key; valid keys: a");
+}
+
+TEST_CASE("strict yaml: loading files and -p values") {
+  const std::string ok = write("isim_strict_ok.yaml", "name: a\n");
+  CHECK(isim::load_yaml_file(ok)["name"].as<std::string>() == "a");
+  const std::string bad = write("isim_strict_bad.yaml", "name: a\nrate: [1,\n");
+  CHECK(
+      error_of([&] { isim::load_yaml_file(bad, "spec file"); }).starts_with(bad + ":3: <yaml>: "));
+  CHECK(error_of([] { isim::load_yaml_file("/nonexistent-dir/x.yaml", "spec file"); }) ==
+        "/nonexistent-dir/x.yaml: cannot open spec file: No such file or directory");
+  CHECK(error_of([] { isim::load_yaml_file("/nonexistent-dir/x.yaml"); }) ==
+        "/nonexistent-dir/x.yaml: cannot open: No such file or directory");
+  CHECK(isim::parse_yaml_value("[1, 2]", "-p k=[1, 2]").size() == 2);
+  CHECK(error_of([] {
+          isim::parse_yaml_value("[1,", "-p k=[1,");
+        }).starts_with("-p k=[1,: <yaml>: "));
+  std::filesystem::remove(ok);
+  std::filesystem::remove(bad);
+}
+
+TEST_CASE("strict yaml: where and describe") {
+  const YAML::Node n = YAML::Load("a: 1\nb: x\n");
+  CHECK(isim::yaml_where("f.yaml", n["b"], "b") == "f.yaml:2: b");
+  CHECK(isim::yaml_where("f.yaml", YAML::Node(), "b") == "f.yaml: b");
+  CHECK(isim::yaml_key_path("", "a") == "a");
+  CHECK(isim::yaml_key_path("a.b", "c") == "a.b.c");
+  CHECK(isim::yaml_describe(n["b"]) == "'x'");
+  CHECK(isim::yaml_describe(YAML::Load("[1]")) == "a list");
+  CHECK(isim::yaml_describe(YAML::Load("{a: 1}")) == "a map");
+  CHECK(isim::yaml_describe(YAML::Load("~")) == "nothing (null)");
+}

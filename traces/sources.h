@@ -1,0 +1,45 @@
+// Trace sources (`trace.from`): every way a trace enters a run, registered by name.
+//
+// Contract:
+// - trace_source_registry() lists each source with a one-line description (`isim list` prints
+//   them); get/create on an unknown name is an InputError listing the valid ones
+//   ("WHERE: unknown trace source 'x'; valid: ...").
+// - A source reads a file (`path`, required), or is `generated`: it synthesizes `sessions`
+//   sessions seeded by `seed`, `path` being an optional config ("" = its built-in defaults).
+// - load() returns the sessions (arrival times as the source has them; generators give 0) and
+//   notes: what an importer changed or dropped, one line each, for the run's report. Bad input
+//   is an InputError naming the file and the place in it.
+// Adding a source: one load function in sources.cpp and one registration line there.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "traces/registry.h"
+#include "traces/session.h"
+
+namespace isim::trace {
+
+struct SourceRequest {
+  std::string path;         // the trace file, or a generator's config ("" = its defaults)
+  int64_t sessions = 0;     // generators: how many sessions (conversations)
+  uint64_t seed = 1;        // generators
+  double think_time_s = 0;  // multiturn: > 0 replaces the mean think time between turns
+};
+
+struct LoadedTrace {
+  Trace trace;
+  std::vector<std::string> notes;
+};
+
+struct TraceSource {
+  bool generated = false;
+  std::function<LoadedTrace(const SourceRequest&)> load;
+};
+
+using TraceSourceRegistry = Registry<TraceSource>;
+const TraceSourceRegistry& trace_source_registry();
+
+}  // namespace isim::trace

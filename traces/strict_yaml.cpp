@@ -1,0 +1,162 @@
+#include "traces/strict_yaml.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "traces/input_error.h"
+
+namespace isim {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// "ORIGIN:LINE: <yaml>: message" (`with_line`) or "ORIGIN: <yaml>: message".
+YAML::Node parse(const std::string& text, const std::string& origin, bool with_line) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    std::string at = origin;
+    if (with_line && e.mark.line >= 0) at += ":" + std::to_string(e.mark.line + 1);
+    throw InputError(at + ": <yaml>: " + e.msg);
+  }
+}
+
+}  // namespace
+
+std::string yaml_where(const std::string& file, const YAML::Node& n, const std::string& key) {
+  std::string s = file;
+  if (n && n.Mark().line >= 0) {
+    s += ':';
+    s += std::to_string(n.Mark().line + 1);
+  }
+  s += ": ";
+  s += key;
+  return s;
+}
+
+std::string yaml_describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Scalar:
+      if (n.Tag() == "!") return "the quoted string \"" + n.Scalar() + "\"";
+      return "'" + n.Scalar() + "'";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "an undefined node";
+}
+
+std::string yaml_key_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  if (!in)
+    throw InputError(path + ": cannot open" + (what.empty() ? "" : " " + what) + ": " +
+                     std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path, true);
+}
+
+YAML::Node parse_yaml_value(const std::string& text, const std::string& origin) {
+  return parse(text, origin, false);
+}
+
+void check_keys(const YAML::Node& n, const std::string& file, const std::string& path,
+                const std::vector<std::string>& valid) {
+  const std::string self = path.empty() ? "(document)" : path;
+  if (!n.IsMap())
+    throw InputError(yaml_where(file, n, self) + ": expected a map, got " + yaml_describe(n));
+  std::vector<std::string> seen;
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar())
+      throw InputError(yaml_where(file, kv.first, self) + ": keys must be strings, got " +
+                       yaml_describe(kv.first));
+    const std::string& k = kv.first.Scalar();
+    const std::string at = yaml_where(file, kv.first, yaml_key_path(path, k));
+    if (std::find(valid.begin(), valid.end(), k) == valid.end())
+      throw InputError(at + ": unknown key; valid keys: " + joined(valid));
+    if (std::find(seen.begin(), seen.end(), k) != seen.end())
+      throw InputError(at + ": duplicate key");
+    seen.push_back(k);
+  }
+}
+
+template <class T>
+T read_as(const YAML::Node& n, const std::string& file, const std::string& key,
+          const std::string& expected) {
+  try {
+    if (n.IsScalar()) return n.as<T>();
+  } catch (const YAML::Exception&) {
+  }
+  throw InputError(yaml_where(file, n, key) + ": expected " + expected + ", got " +
+                   yaml_describe(n));
+}
+
+template std::string read_as<std::string>(const YAML::Node&, const std::string&, const std::string&,
+                                          const std::string&);
+template double read_as<double>(const YAML::Node&, const std::string&, const std::string&,
+                                const std::string&);
+template int64_t read_as<int64_t>(const YAML::Node&, const std::string&, const std::string&,
+                                  const std::string&);
+template uint64_t read_as<uint64_t>(const YAML::Node&, const std::string&, const std::string&,
+                                    const std::string&);
+template int32_t read_as<int32_t>(const YAML::Node&, const std::string&, const std::string&,
+                                  const std::string&);
+template bool read_as<bool>(const YAML::Node&, const std::string&, const std::string&,
+                            const std::string&);
+
+YamlMap::YamlMap(YAML::Node node, std::string file, std::string path,
+                 std::vector<std::string> valid, const std::string& not_map)
+    : node_(std::move(node)),
+      file_(std::move(file)),
+      path_(std::move(path)),
+      valid_(std::move(valid)) {
+  if (!node_.IsMap())
+    throw InputError(yaml_where(file_, node_, path_.empty() ? "(document)" : path_) +
+                     ": expected " + not_map + ", got " + yaml_describe(node_));
+  check_keys(node_, file_, path_, valid_);
+}
+
+YAML::Node YamlMap::value(const std::string& key) const {
+  const YAML::Node& n = node_;  // const: reading never adds the key
+  return n[key];
+}
+
+YAML::Node YamlMap::need(const std::string& key, const std::string& expected) const {
+  YAML::Node n = value(key);
+  if (!n) fail(key, "missing (expected " + expected + ")");
+  return n;
+}
+
+std::string YamlMap::where(const std::string& key) const {
+  const YAML::Node n = value(key);
+  return yaml_where(file_, n ? n : node_, key_path(key));
+}
+
+void YamlMap::fail(const std::string& key, const std::string& reason) const {
+  throw InputError(where(key) + ": " + reason);
+}
+
+YamlMap YamlMap::map(const std::string& key, std::vector<std::string> valid,
+                     const std::string& expected) const {
+  const std::string what = expected.empty() ? "a map with keys " + joined(valid) : expected;
+  return YamlMap(need(key, what), file_, key_path(key), std::move(valid), what);
+}
+
+}  // namespace isim

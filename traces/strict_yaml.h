@@ -1,0 +1,99 @@
+// Strict YAML input: the one reader for every YAML file a user writes (experiment, sweep and
+// plan specs, trace generator configs, model and GPU specs; profiles share its helpers).
+//
+// Contract:
+// - Every error is an InputError "FILE:LINE: key.path: reason", LINE being the 1-based line
+//   yaml-cpp marked on the node at fault ("FILE: key.path: reason" where it marked none, e.g. a
+//   node built in code). Front ends print it and exit 2 (traces/input_error.h).
+// - load_yaml_file: "FILE: cannot open[ WHAT]: <system reason>", or "FILE:LINE: <yaml>:
+//   <parser message>" when the text is not YAML. parse_yaml_value reads one-line text (a `-p`
+//   value) and reports "ORIGIN: <yaml>: <parser message>".
+// - YamlMap: constructing one checks that the node is a map whose keys are strings, none
+//   repeated ("duplicate key"), each one of `valid` ("unknown key; valid keys: a, b, c").
+//   Reads are typed: "expected WHAT, got 'TEXT'" (or got a list, a map, nothing (null)); a
+//   required key that is absent is "missing (expected WHAT)", reported at the map's line.
+// - read_as<T> and check_keys are the same checks on a bare node; T is one of std::string,
+//   double, int64_t, int32_t, uint64_t, bool, as yaml-cpp converts scalars.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace isim {
+
+// "FILE:LINE: key" (LINE from the node's mark when it has one, else "FILE: key").
+std::string yaml_where(const std::string& file, const YAML::Node& n, const std::string& key);
+
+// What a node is, for "got ..." messages: 'text', the quoted string "text", a list, a map,
+// nothing (null).
+std::string yaml_describe(const YAML::Node& n);
+
+// "parent.key", or "key" at the root (parent "").
+std::string yaml_key_path(const std::string& parent, const std::string& key);
+
+// Reads and parses a file. `what` names it in "cannot open WHAT" (e.g. "model file"; "" for
+// just "cannot open").
+YAML::Node load_yaml_file(const std::string& path, const std::string& what = "");
+
+// Parses one-line YAML text such as a `-p key=value` value; `origin` prefixes the error.
+YAML::Node parse_yaml_value(const std::string& text, const std::string& origin);
+
+// Throws InputError unless `n` is a map of string keys, none repeated, all in `valid`; `path`
+// is the map's dotted key ("" for the document).
+void check_keys(const YAML::Node& n, const std::string& file, const std::string& path,
+                const std::vector<std::string>& valid);
+
+// The scalar `n` as T; InputError "FILE:LINE: key: expected EXPECTED, got ..." otherwise.
+template <class T>
+T read_as(const YAML::Node& n, const std::string& file, const std::string& key,
+          const std::string& expected);
+
+// One map of a YAML file, read key by key.
+class YamlMap {
+ public:
+  // `not_map` replaces "a map" in the error for a node that is not one.
+  YamlMap(YAML::Node node, std::string file, std::string path, std::vector<std::string> valid,
+          const std::string& not_map = "a map");
+
+  const std::string& file() const { return file_; }
+  const std::string& path() const { return path_; }
+  const YAML::Node& node() const { return node_; }
+  const std::vector<std::string>& valid() const { return valid_; }
+
+  bool has(const std::string& key) const { return static_cast<bool>(value(key)); }
+  // The value of `key`, or an undefined node (false in a condition) when it is absent.
+  YAML::Node value(const std::string& key) const;
+  // The value of `key`; InputError "missing (expected EXPECTED)" when it is absent.
+  YAML::Node need(const std::string& key, const std::string& expected) const;
+
+  std::string key_path(const std::string& key) const { return yaml_key_path(path_, key); }
+  // "FILE:LINE: path.key" at the key's value, or at this map when the key is absent.
+  std::string where(const std::string& key) const;
+  [[noreturn]] void fail(const std::string& key, const std::string& reason) const;
+
+  template <class T>
+  T get(const std::string& key, T def, const std::string& expected) const {
+    const YAML::Node n = value(key);
+    return n ? read_as<T>(n, file_, key_path(key), expected) : def;
+  }
+  template <class T>
+  T require(const std::string& key, const std::string& expected) const {
+    return read_as<T>(need(key, expected), file_, key_path(key), expected);
+  }
+
+  // The map under `key` (required; `expected` for the missing message, default "a map with
+  // keys ...").
+  YamlMap map(const std::string& key, std::vector<std::string> valid,
+              const std::string& expected = "") const;
+
+ private:
+  YAML::Node node_;
+  std::string file_;
+  std::string path_;
+  std::vector<std::string> valid_;
+};
+
+}  // namespace isim
