@@ -5,6 +5,7 @@
 #include "experiments/plan.h"
 #include "policies/builtin.h"
 #include "policies/estimator.h"
+#include "policies/routers.h"
 #include "sim/engine.h"
 #include "live/live_executor.h"
 #include "sim/executor.h"
@@ -26,6 +27,7 @@ int cmd_list(const Args& args) {
   section("policies", policy::policy_registry());
   section("estimators (min-waste: -p policy.estimator=NAME)", policy::estimator_registry());
   section("schedulers", sim::scheduler_registry());
+  section("routers (cluster.router: NAME)", policy::router_registry());
   section("executors", live::executor_registry());
   section("trace sources", trace::trace_source_registry());
   section("arrival processes", trace::arrival_registry());

@@ -110,7 +110,7 @@ YAML::Node resolved_cluster(const ClusterSpec& c) {
       y["count"] = g.count;
       if (!g.profile.empty()) y["profile"] = g.profile;
       if (g.tp > 0) y["tp"] = g.tp;
-      if (g.engine_overrides) y["engine"] = g.engine_overrides;
+      if (g.engine_overrides.IsMap()) y["engine"] = g.engine_overrides;
       r["replicas"].push_back(y);
     }
   }

@@ -108,14 +108,16 @@ nlohmann::ordered_json lost_reuse_json(const sim::Counters& c) {
   return j;
 }
 
-nlohmann::ordered_json cluster_json(const cluster::RunResult& r) {
+nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replica) {
   nlohmann::ordered_json j;
   j["router"] = r.fleet.router;
-  for (const auto& [k, v] : r.router_facts) j["router_" + k] = v;
+  if (per_replica)  // results.csv needs the same columns in every row: no per-router facts
+    for (const auto& [k, v] : r.router_facts) j["router_" + k] = v;
   j["replicas"] = r.fleet.replicas;
   j["busy_imbalance"] = r.fleet.busy_imbalance;
   j["queued_imbalance"] = r.fleet.queued_imbalance;
   j["migrations"] = r.fleet.migrations;
+  if (!per_replica) return j;
   auto& per = j["per_replica"];
   per = nlohmann::ordered_json::array();
   for (const auto& x : r.replicas) {
@@ -153,6 +155,11 @@ void write_fleet_files(const fs::path& dir, const cluster::RunResult& r) {
 
 }  // namespace
 
+void add_fleet_json(nlohmann::ordered_json& j, const cluster::RunResult& r, bool per_replica) {
+  j["lost_kv_reuse_tokens"] = lost_reuse_json(r.summary.counters);
+  j["cluster"] = cluster_json(r, per_replica);
+}
+
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
                const cluster::RunResult& r) {
   fs::create_directories(dir);
@@ -160,10 +167,7 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     auto j = summary_json(r.summary, p.name);
     for (const auto& [k, v] : r.policy_facts) j["policy_" + k] = v;
     j["skipped_sessions"] = r.skipped;
-    if (e.cluster.given) {
-      j["lost_kv_reuse_tokens"] = lost_reuse_json(r.summary.counters);
-      j["cluster"] = cluster_json(r);
-    }
+    if (e.cluster.given) add_fleet_json(j, r, /*per_replica=*/true);
     if (r.executor.live) {
       // Measured, so not byte-reproducible: kept in one section that tools can ignore.
       auto& x = j["executor"];

@@ -19,6 +19,10 @@ namespace isim::exp {
 
 nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy);
 
+// The fleet parts of summary.json: `lost_kv_reuse_tokens` by cause and `cluster` (router,
+// replicas, load imbalance, migrations, and with `per_replica` one entry per replica).
+void add_fleet_json(nlohmann::ordered_json& j, const cluster::RunResult& r, bool per_replica);
+
 // Writes the four files into `dir` (created if missing); with `cluster:` also replicas.csv, and
 // summary.json gains `cluster` and `lost_kv_reuse_tokens`, sessions.csv the replica columns.
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,

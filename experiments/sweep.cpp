@@ -101,10 +101,13 @@ void flatten(const nlohmann::ordered_json& j, const std::string& prefix,
   }
 }
 
-// summary.json flattened, without its "policy" (results.csv has its own policy column).
-std::vector<std::pair<std::string, std::string>> metric_fields(const sim::Summary& s) {
+// summary.json flattened, without its "policy" (results.csv has its own policy column); with
+// `cluster:`, the fleet totals too (not each replica's).
+std::vector<std::pair<std::string, std::string>> metric_fields(const cluster::RunResult& r,
+                                                               bool fleet) {
   std::vector<std::pair<std::string, std::string>> out;
-  auto j = summary_json(s, "");
+  auto j = summary_json(r.summary, "");
+  if (fleet) add_fleet_json(j, r, /*per_replica=*/false);
   j.erase("policy");
   flatten(j, "", out);
   return out;
@@ -119,6 +122,7 @@ std::string inputs_key(const Experiment& e) {
   k["arrival"] = r["arrival"];
   k["seed"] = r["seed"];
   k["profile"] = r["profile"];
+  if (r["cluster"]) k["cluster"] = r["cluster"];  // groups may name their own profiles
   return YAML::Dump(k);
 }
 
@@ -270,11 +274,19 @@ Shard parse_shard(const std::string& text) {
   return sh;
 }
 
+// Fleet columns when the spec has `cluster:` or sweeps one of its keys (every run then has one).
+bool fleet_columns(const Sweep& s) {
+  bool any = s.base.cluster.given;
+  for (const auto& ax : s.base.sweep) any = any || ax.key.rfind("cluster", 0) == 0;
+  return any;
+}
+
 std::vector<std::string> results_header(const Sweep& s) {
   std::vector<std::string> h = {"run_index", "policy"};
   for (const auto& ax : s.base.sweep) h.push_back(ax.key);
   h.push_back("estimator");
-  for (const auto& [k, v] : metric_fields(sim::Summary{})) h.push_back(k);
+  cluster::RunResult none;
+  for (const auto& [k, v] : metric_fields(none, fleet_columns(s))) h.push_back(k);
   return h;
 }
 
@@ -304,6 +316,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
   std::map<std::string, Cached> cache;
   for (const auto* r : todo) ++cache[inputs_key(r->experiment)].users;
 
+  const bool fleet = fleet_columns(s);
   std::mutex mu;  // guards cache, notes and progress
   std::set<std::string> notes;
   size_t done = 0;
@@ -350,7 +363,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
       for (const auto& [k, v] : r.policy_facts)
         if (k == "estimator") est = v;
       row.push_back(est);
-      for (auto& [k, v] : metric_fields(r.summary)) row.push_back(std::move(v));
+      for (auto& [k, v] : metric_fields(r, fleet)) row.push_back(std::move(v));
       res.rows[i] = std::move(row);
       res.indices[i] = run.index;
       std::string w;

@@ -5,9 +5,10 @@
 // names. A policy rejects parameters it does not know (InputError naming `where.key` and the
 // parameters it takes).
 //
-// Adding a policy: write one class deriving from sim::Policy in its own file here, add a
-// factory declaration below, and one `reg.add(...)` line in builtin.cpp. The registry test
-// fails until the new name is listed there.
+// Adding a policy: one file here defining its class (deriving from sim::Policy) and
+// `void add_policy_NAME(PolicyRegistry&)` (its `reg.add(...)`), plus NAME on the ISIM_POLICIES
+// line below. The build finds the file; the registry test lists every name, so a policy that
+// is registered but not listed there (or listed and not registered) fails it.
 #pragma once
 
 #include <map>
@@ -33,12 +34,11 @@ const PolicyRegistry& policy_registry();
 // Throws InputError unless `p` is empty; for policies that take no parameters (p.done()).
 void expect_no_params(const std::string& policy, const PolicyParams& p);
 
-std::unique_ptr<sim::Policy> make_discard(const PolicyParams& p);
-std::unique_ptr<sim::Policy> make_improved_discard(const PolicyParams& p);
-std::unique_ptr<sim::Policy> make_preserve(const PolicyParams& p);
-std::unique_ptr<sim::Policy> make_swap(const PolicyParams& p);
-std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p);
-std::unique_ptr<sim::Policy> make_pensieve(const PolicyParams& p);
-std::unique_ptr<sim::Policy> make_lru(const PolicyParams& p);
+#define ISIM_POLICIES(X) \
+  X(discard) X(preserve) X(swap) X(min_waste) X(pensieve) X(lru)
+
+#define ISIM_DECLARE_POLICY(name) void add_policy_##name(PolicyRegistry& reg);
+ISIM_POLICIES(ISIM_DECLARE_POLICY)
+#undef ISIM_DECLARE_POLICY
 
 }  // namespace isim::policy

@@ -22,14 +22,18 @@ class Discard final : public sim::Policy {
 
 }  // namespace
 
-std::unique_ptr<sim::Policy> make_discard(const PolicyParams& p) {
-  expect_no_params("discard", p);
-  return std::make_unique<Discard>(false);
-}
-
-std::unique_ptr<sim::Policy> make_improved_discard(const PolicyParams& p) {
-  expect_no_params("improved-discard", p);
-  return std::make_unique<Discard>(true);
+void add_policy_discard(PolicyRegistry& reg) {
+  reg.add("discard", "free all KV on pause; recompute on resume at the back of the queue (vLLM)",
+          [](const PolicyParams& p) {
+            expect_no_params("discard", p);
+            return std::make_unique<Discard>(false);
+          });
+  reg.add("improved-discard",
+          "free all KV on pause; recompute on resume in original arrival order",
+          [](const PolicyParams& p) {
+            expect_no_params("improved-discard", p);
+            return std::make_unique<Discard>(true);
+          });
 }
 
 }  // namespace isim::policy

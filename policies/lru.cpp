@@ -20,8 +20,9 @@ class Lru final : public TieredCache {
 
 }  // namespace
 
-std::unique_ptr<sim::Policy> make_lru(const PolicyParams& p) {
-  return std::make_unique<Lru>(parse_tier_params("lru", p));
+void add_policy_lru(PolicyRegistry& reg) {
+  reg.add("lru", "the GPU/CPU tiers of pensieve, evicting least recently used conversations first",
+          [](const PolicyParams& p) { return std::make_unique<Lru>(parse_tier_params("lru", p)); });
 }
 
 }  // namespace isim::policy

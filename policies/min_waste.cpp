@@ -118,6 +118,8 @@ class MinWaste final : public sim::Policy {
 
 }  // namespace
 
+namespace {
+
 std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p) {
   EstimatorOptions opt;
   const auto est = p.get<std::string>("estimator", "oracle");
@@ -126,6 +128,15 @@ std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p) {
   p.done("policy 'min-waste'");
   auto e = estimator_registry().create(est, p.where + ".estimator", opt);
   return std::make_unique<MinWaste>(std::move(e), opt.history_min_samples);
+}
+
+}  // namespace
+
+void add_policy_min_waste(PolicyRegistry& reg) {
+  reg.add("min-waste",
+          "InferCept: per iteration preserve, pipelined swap or chunked discard by least GPU "
+          "memory waste (estimator=oracle|elapsed|history)",
+          make_min_waste);
 }
 
 }  // namespace isim::policy

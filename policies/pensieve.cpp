@@ -27,8 +27,13 @@ class Pensieve final : public TieredCache {
 
 }  // namespace
 
-std::unique_ptr<sim::Policy> make_pensieve(const PolicyParams& p) {
-  return std::make_unique<Pensieve>(parse_tier_params("pensieve", p));
+void add_policy_pensieve(PolicyRegistry& reg) {
+  reg.add("pensieve",
+          "Pensieve: conversation KV cached in GPU/CPU tiers; evict lowest Cost(position) / "
+          "idle-time chunks first, leading chunks recomputed",
+          [](const PolicyParams& p) {
+            return std::make_unique<Pensieve>(parse_tier_params("pensieve", p));
+          });
 }
 
 }  // namespace isim::policy

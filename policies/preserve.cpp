@@ -15,9 +15,11 @@ class Preserve final : public sim::Policy {
 
 }  // namespace
 
-std::unique_ptr<sim::Policy> make_preserve(const PolicyParams& p) {
-  expect_no_params("preserve", p);
-  return std::make_unique<Preserve>();
+void add_policy_preserve(PolicyRegistry& reg) {
+  reg.add("preserve", "keep all KV on the GPU through the intercept", [](const PolicyParams& p) {
+    expect_no_params("preserve", p);
+    return std::make_unique<Preserve>();
+  });
 }
 
 }  // namespace isim::policy

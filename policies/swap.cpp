@@ -17,9 +17,12 @@ class Swap final : public sim::Policy {
 
 }  // namespace
 
-std::unique_ptr<sim::Policy> make_swap(const PolicyParams& p) {
-  expect_no_params("swap", p);
-  return std::make_unique<Swap>();
+void add_policy_swap(PolicyRegistry& reg) {
+  reg.add("swap", "copy all KV to CPU synchronously on pause and back on resume (iteration stalls)",
+          [](const PolicyParams& p) {
+            expect_no_params("swap", p);
+            return std::make_unique<Swap>();
+          });
 }
 
 }  // namespace isim::policy
