@@ -94,9 +94,10 @@ int32_t Cluster::route(const RouteRequest& q) {
   View v(*this, trace_[static_cast<size_t>(q.session)]);
   const int32_t r = router_.route(q, v);
   if (r < 0 || r >= size() || !v.eligible(r))
-    throw std::logic_error(fmt::format("router {} placed session {} on replica {}, which cannot "
-                                       "take it",
-                                       router_.name(), q.session, r));
+    throw std::logic_error(
+        fmt::format("router {} placed session {} on replica {}, which cannot "
+                    "take it",
+                    router_.name(), q.session, r));
   return r;
 }
 
@@ -148,7 +149,9 @@ void Cluster::paused(int32_t, int32_t, const sim::SessionState& s, sim::Nanos du
                   s.idx);
 }
 
-void Cluster::finished(int32_t, const sim::SessionState& s) { ledger_.finished(s.idx, s.m); }
+void Cluster::finished(int32_t, const sim::SessionState& s) {
+  ledger_.finished(s.idx, s.m);
+}
 
 void Cluster::turn_first_token(int32_t, const sim::SessionState&, sim::Nanos ttft) {
   ledger_.turn_ttft(sim::to_seconds(ttft));

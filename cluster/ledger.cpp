@@ -60,7 +60,8 @@ std::vector<sim::SessionRecord> Ledger::records(
     if (m.decode_steps > 0)
       r.tpot_s = sim::to_seconds(m.decode_time) / static_cast<double>(m.decode_steps);
     if (m.resumes_with_token > 0)
-      r.resume_ttft_s = sim::to_seconds(m.resume_ttft_sum) / static_cast<double>(m.resumes_with_token);
+      r.resume_ttft_s =
+          sim::to_seconds(m.resume_ttft_sum) / static_cast<double>(m.resumes_with_token);
     r.normalized_latency_s = sim::to_seconds(m.finish - arrival - m.intercept_time) /
                              static_cast<double>(r.output_tokens + r.returned_tokens);
     out.push_back(std::move(r));

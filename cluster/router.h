@@ -26,13 +26,13 @@ class Params;  // traces/params.h
 namespace isim::cluster {
 
 struct RouteRequest {
-  int32_t session = 0;          // its index in the trace
-  bool resume = false;          // an intercept ended (false: a new arrival)
-  int32_t holder = -1;          // resume: the replica that holds its KV (-1: none)
-  int64_t holder_kv_tokens = 0;  // resume: KV tokens the holder keeps for it (GPU or CPU)
+  int32_t session = 0;            // its index in the trace
+  bool resume = false;            // an intercept ended (false: a new arrival)
+  int32_t holder = -1;            // resume: the replica that holds its KV (-1: none)
+  int64_t holder_kv_tokens = 0;   // resume: KV tokens the holder keeps for it (GPU or CPU)
   int64_t holder_gpu_blocks = 0;  // resume: of which on the holder's GPU, in blocks
-  int64_t context_tokens = 0;    // tokens the session needs in KV to continue (its prompt, or
-                                 // its context plus what the intercept returned)
+  int64_t context_tokens = 0;     // tokens the session needs in KV to continue (its prompt, or
+                                  // its context plus what the intercept returned)
 };
 
 class ClusterView {

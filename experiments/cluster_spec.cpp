@@ -9,9 +9,15 @@ namespace isim::exp {
 
 namespace {
 
-const std::vector<std::string> kGroupEngineKeys = {
-    "scheduler",     "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
-    "activation_reserve_gib", "swap_space_gib", "gpu_blocks", "cpu_blocks", "prefix_caching"};
+const std::vector<std::string> kGroupEngineKeys = {"scheduler",
+                                                   "max_num_seqs",
+                                                   "max_num_batched_tokens",
+                                                   "gpu_memory_utilization",
+                                                   "activation_reserve_gib",
+                                                   "swap_space_gib",
+                                                   "gpu_blocks",
+                                                   "cpu_blocks",
+                                                   "prefix_caching"};
 
 std::string resolve(const std::string& base_dir, const std::string& p) {
   if (p.empty()) return p;

@@ -36,11 +36,11 @@
 namespace isim::exp {
 
 struct ReplicaGroup {
-  std::string name;     // "" for `replicas: N`
+  std::string name;  // "" for `replicas: N`
   int32_t count = 1;
-  std::string profile;  // "" = the experiment's
-  int32_t tp = 0;       // 0 = the profile's
-  sim::EngineConfig engine;  // the experiment's engine with the group's overrides
+  std::string profile;          // "" = the experiment's
+  int32_t tp = 0;               // 0 = the profile's
+  sim::EngineConfig engine;     // the experiment's engine with the group's overrides
   YAML::Node engine_overrides;  // as given (for config.resolved.yaml)
 };
 

@@ -160,9 +160,15 @@ void parse_arrival(const YamlMap& root, trace::ArrivalSpec& a) {
   }
 }
 
-const std::vector<std::string> kEngineKeys = {
-    "scheduler",     "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
-    "activation_reserve_gib", "swap_space_gib", "gpu_blocks", "cpu_blocks", "prefix_caching"};
+const std::vector<std::string> kEngineKeys = {"scheduler",
+                                              "max_num_seqs",
+                                              "max_num_batched_tokens",
+                                              "gpu_memory_utilization",
+                                              "activation_reserve_gib",
+                                              "swap_space_gib",
+                                              "gpu_blocks",
+                                              "cpu_blocks",
+                                              "prefix_caching"};
 
 // The keys of an `engine:` map onto `c` (the experiment's, or a cluster group's overrides).
 void apply_engine(const YamlMap& en, sim::EngineConfig& c) {

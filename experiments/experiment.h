@@ -73,7 +73,7 @@ struct Experiment {
   std::string executor = "sim";
   sim::ExecutorParams executor_params;  // `executor: {name: live-cpu, threads: 2}`
   std::vector<PolicySpec> policies;
-  ClusterSpec cluster;  // `cluster:`; not given = a cluster of one
+  ClusterSpec cluster;           // `cluster:`; not given = a cluster of one
   std::vector<SweepAxis> sweep;  // in file order; empty = not a sweep
   bool has_plot = false;
   PlotSpec plot;

@@ -259,11 +259,11 @@ std::string fleet_table(const std::vector<FleetRow>& rows) {
                      "lost KV reuse: tokens recomputed that had been computed before");
   for (const auto& r : rows) {
     const auto& c = r.summary.counters;
-    out += fmt::format(
-        "{:<17} {:>8.3f} {:>8.3f} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", r.policy,
-        r.fleet.busy_imbalance, r.fleet.queued_imbalance, r.fleet.migrations, c.lost_reuse[0],
-        c.lost_reuse[1], c.lost_reuse[2], c.lost_reuse[3], c.prefix_evicted_tokens,
-        c.lost_reuse_total());
+    out +=
+        fmt::format("{:<17} {:>8.3f} {:>8.3f} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+                    r.policy, r.fleet.busy_imbalance, r.fleet.queued_imbalance, r.fleet.migrations,
+                    c.lost_reuse[0], c.lost_reuse[1], c.lost_reuse[2], c.lost_reuse[3],
+                    c.prefix_evicted_tokens, c.lost_reuse_total());
   }
   return out;
 }

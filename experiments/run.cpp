@@ -6,8 +6,8 @@
 
 #include "live/live_executor.h"
 #include "policies/routers.h"
-#include "traces/input_error.h"
 #include "traces/generator.h"
+#include "traces/input_error.h"
 #include "traces/jsonl.h"
 #include "traces/sources.h"
 
@@ -98,7 +98,7 @@ std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Pr
   for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
     const auto& grp = e.cluster.groups[g];
     out.push_back(grp.profile.empty() || grp.profile == e.profile ? base
-                                                                   : sim::load_profile(grp.profile));
+                                                                  : sim::load_profile(grp.profile));
     if (grp.tp > 0 && grp.tp != out.back().model.tp)
       throw InputError(fmt::format(
           "{}: cluster.replicas[{}].tp: {} GPUs per replica, but the profile {} was measured at "

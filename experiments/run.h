@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/simulation.h"
 #include "experiments/experiment.h"
 #include "sim/profile.h"
-#include "cluster/simulation.h"
 #include "traces/session.h"
 
 namespace isim::exp {
@@ -34,6 +34,6 @@ std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Pr
 // Runs policy `p` on the experiment's cluster (a cluster of one without `cluster:`): every
 // replica gets its own executor and policy instance, the cluster its router.
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                          bool check_invariants = false);
+                              bool check_invariants = false);
 
 }  // namespace isim::exp

@@ -34,8 +34,7 @@ const PolicyRegistry& policy_registry();
 // Throws InputError unless `p` is empty; for policies that take no parameters (p.done()).
 void expect_no_params(const std::string& policy, const PolicyParams& p);
 
-#define ISIM_POLICIES(X) \
-  X(discard) X(preserve) X(swap) X(min_waste) X(pensieve) X(lru)
+#define ISIM_POLICIES(X) X(discard) X(preserve) X(swap) X(min_waste) X(pensieve) X(lru)
 
 #define ISIM_DECLARE_POLICY(name) void add_policy_##name(PolicyRegistry& reg);
 ISIM_POLICIES(ISIM_DECLARE_POLICY)

@@ -28,8 +28,7 @@ void add_policy_discard(PolicyRegistry& reg) {
             expect_no_params("discard", p);
             return std::make_unique<Discard>(false);
           });
-  reg.add("improved-discard",
-          "free all KV on pause; recompute on resume in original arrival order",
+  reg.add("improved-discard", "free all KV on pause; recompute on resume in original arrival order",
           [](const PolicyParams& p) {
             expect_no_params("improved-discard", p);
             return std::make_unique<Discard>(true);

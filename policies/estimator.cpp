@@ -79,8 +79,8 @@ struct CountSum {
     return {n, s};
   }
 };
-using Tree = __gnu_pbds::tree<Key, __gnu_pbds::null_type, std::less<Key>, __gnu_pbds::rb_tree_tag,
-                              CountSum>;
+using Tree =
+    __gnu_pbds::tree<Key, __gnu_pbds::null_type, std::less<Key>, __gnu_pbds::rb_tree_tag, CountSum>;
 
 class History final : public DurationEstimator {
  public:

@@ -43,8 +43,7 @@ class MinWaste final : public sim::Policy {
     return sim::PauseAction::kPreserve;
   }
 
-  void on_resume(const sim::SessionState& s, double duration_s,
-                 const sim::ReplicaView&) override {
+  void on_resume(const sim::SessionState& s, double duration_s, const sim::ReplicaView&) override {
     est_->observe(s.intercept_kind(), duration_s);
   }
 

@@ -13,7 +13,8 @@
 
 namespace isim::policy {
 
-#define ISIM_ROUTERS(X) X(round_robin) X(least_loaded) X(session_affinity) X(kv_aware) X(power_of_two)
+#define ISIM_ROUTERS(X) \
+  X(round_robin) X(least_loaded) X(session_affinity) X(kv_aware) X(power_of_two)
 
 #define ISIM_DECLARE_ROUTER(name) void add_router_##name(cluster::RouterRegistry& reg);
 ISIM_ROUTERS(ISIM_DECLARE_ROUTER)

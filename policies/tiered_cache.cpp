@@ -27,8 +27,8 @@ std::vector<std::pair<std::string, std::string>> TieredCache::describe() const {
           {"reserve", fmt::format("{}", p_.reserve)}};
 }
 
-std::vector<std::pair<int32_t, int64_t>> TieredCache::plan(const sim::ReplicaView& e, int64_t blocks,
-                                                           bool from_cpu) const {
+std::vector<std::pair<int32_t, int64_t>> TieredCache::plan(const sim::ReplicaView& e,
+                                                           int64_t blocks, bool from_cpu) const {
   const int64_t bt = e.block_tokens();
   const int64_t cb = std::max<int64_t>(1, (p_.chunk_tokens + bt - 1) / bt);
   const double now = sim::to_seconds(e.now());

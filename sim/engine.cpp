@@ -311,9 +311,9 @@ void Engine::on_iteration_end() {
     SessionState& s = S(e.h);
     if (e.decode) {
       if (s.context != s.kv + 1)
-        throw std::logic_error(fmt::format(
-            "Engine: session {} decoded with {} of its {} context tokens in KV", s.idx, s.kv,
-            s.context));
+        throw std::logic_error(
+            fmt::format("Engine: session {} decoded with {} of its {} context tokens in KV", s.idx,
+                        s.kv, s.context));
       s.kv += 1;
       ++counters_.decode_tokens;
       emit_token(s);

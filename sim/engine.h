@@ -36,8 +36,8 @@
 #include <functional>
 #include <memory>
 #include <set>
-#include <unordered_set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "sim/block_manager.h"

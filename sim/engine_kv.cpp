@@ -249,7 +249,8 @@ void Engine::match_prefix(SessionState& s) {
   counters_.prefix_hit_tokens += hit;
   // Blocks this replica had computed and published before, evicted since: lost reuse.
   for (auto k = static_cast<size_t>(j); k < s.chain.size(); ++k)
-    if (ever_published_.count(s.chain[k]) && static_cast<int64_t>(k + 1) * block_tokens_ < s.context)
+    if (ever_published_.count(s.chain[k]) &&
+        static_cast<int64_t>(k + 1) * block_tokens_ < s.context)
       counters_.prefix_evicted_tokens += block_tokens_;
 }
 

@@ -26,9 +26,8 @@ void LiveLog::dropped(const SessionState& s, int64_t n_cpu, int64_t n_gpu) {
   work_.ops.push_back(std::move(op));
 }
 
-void LiveLog::moved(const SessionState& s, bool to_cpu, bool sync,
-                    const std::vector<BlockId>& src, const std::vector<BlockId>& dst,
-                    int64_t first_token_block) {
+void LiveLog::moved(const SessionState& s, bool to_cpu, bool sync, const std::vector<BlockId>& src,
+                    const std::vector<BlockId>& dst, int64_t first_token_block) {
   if (src.size() != dst.size()) throw std::logic_error("live log: swap lists differ in length");
   if (sync && !work_.ops.empty() && !work_.ops.back().sync)
     throw std::logic_error("live log: a synchronous swap after a pipelined one");

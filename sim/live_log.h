@@ -36,8 +36,8 @@ class LiveLog {
   void moved(const SessionState& s, bool to_cpu, bool sync, const std::vector<BlockId>& src,
              const std::vector<BlockId>& dst, int64_t first_token_block);
   void build_steps(const std::vector<BatchEntry>& batch,
-                   const std::function<const SessionState&(int32_t)>& session,
-                   int64_t block_tokens, Nanos predicted_forward, bool with_prefill);
+                   const std::function<const SessionState&(int32_t)>& session, int64_t block_tokens,
+                   Nanos predicted_forward, bool with_prefill);
   const LiveWork& work() const { return work_; }
   void clear() {
     work_.ops.clear();

@@ -52,8 +52,8 @@ struct TimeSample {
   double t_s = 0;
   int64_t running = 0, waiting = 0, paused = 0, swapped = 0;
   int64_t gpu_blocks_used = 0, cpu_blocks_used = 0;
-  int64_t queued_tokens = 0;  // the replica's queued prefill tokens (ReplicaLoad)
-  double busy_s = 0;          // the replica's busy time so far
+  int64_t queued_tokens = 0;        // the replica's queued prefill tokens (ReplicaLoad)
+  double busy_s = 0;                // the replica's busy time so far
   void merge(const TimeSample& o);  // sums every count (t_s stays)
 };
 
@@ -73,7 +73,7 @@ struct Counters {
   int64_t pauses = 0, discards = 0, swaps = 0, preserves = 0;
   int64_t prefill_tokens = 0, decode_tokens = 0;
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prefix cache
-  int64_t dropped_blocks = 0;  // leading blocks dropped from paused sessions (Pensieve)
+  int64_t dropped_blocks = 0;      // leading blocks dropped from paused sessions (Pensieve)
   int64_t oversized_restores = 0;  // dropped leads too large for one batch: fully rebuilt
   // Per turn (every resume after an intercept): where the session's KV was when it resumed.
   int64_t turns = 0;

@@ -41,8 +41,7 @@ class PowerOfTwo final : public cluster::Router {
 }  // namespace
 
 void add_router_power_of_two(cluster::RouterRegistry& reg) {
-  reg.add("power-of-two",
-          "two random replicas (seeded), the less loaded wins (Mitzenmacher 2001)",
+  reg.add("power-of-two", "two random replicas (seeded), the less loaded wins (Mitzenmacher 2001)",
           [](const Params& p) {
             const auto seed = p.get<uint64_t>("seed", 1);
             p.done("router 'power-of-two'");

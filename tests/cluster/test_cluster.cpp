@@ -138,10 +138,8 @@ TEST_CASE("kv-aware places a session on the replica whose prefix cache holds its
 TEST_CASE("least-loaded spreads an imbalanced burst by outstanding tokens") {
   // Four sessions at t = 0 with prompts 40, 8, 8, 8, one output each. Least-loaded: s1 -> 0
   // (tie), then replica 0 has 40 queued tokens and replica 1 has 0, 8, 16: s2, s3, s4 -> 1.
-  trace::Trace t = {trace::Session{"s1", 0.0, {seg(40, 1)}},
-                    trace::Session{"s2", 0.0, {seg(8, 1)}},
-                    trace::Session{"s3", 0.0, {seg(8, 1)}},
-                    trace::Session{"s4", 0.0, {seg(8, 1)}}};
+  trace::Trace t = {trace::Session{"s1", 0.0, {seg(40, 1)}}, trace::Session{"s2", 0.0, {seg(8, 1)}},
+                    trace::Session{"s3", 0.0, {seg(8, 1)}}, trace::Session{"s4", 0.0, {seg(8, 1)}}};
   SUBCASE("least-loaded") {
     Fleet f(2, "preserve");
     auto r = f.run(t, "least-loaded");
@@ -170,7 +168,8 @@ TEST_CASE("least-loaded spreads an imbalanced burst by outstanding tokens") {
 TEST_CASE("power-of-two is seeded: the same seed places the same way") {
   trace::Trace t;
   for (int i = 0; i < 40; ++i)
-    t.push_back(trace::Session{"s" + std::to_string(i), 0.01 * i, {seg(8 + i % 5, 3, "x", 0.2), seg(2, 2)}});
+    t.push_back(trace::Session{
+        "s" + std::to_string(i), 0.01 * i, {seg(8 + i % 5, 3, "x", 0.2), seg(2, 2)}});
   Fleet f1(4, "preserve"), f2(4, "preserve");
   auto a = f1.run(t, "power-of-two", {{"seed", "7"}});
   auto b = f2.run(t, "power-of-two", {{"seed", "7"}});

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "experiments/experiment.h"
 #include "experiments/outputs.h"
@@ -71,13 +71,14 @@ TEST_CASE("cluster: replicas N and a router; a spec without it is a cluster of o
 }
 
 TEST_CASE("heterogeneous groups override the experiment's engine key by key") {
-  auto e = parse(std::string(kMinimal) +
-                 "engine: {max_num_seqs: 64, max_num_batched_tokens: 1024}\n"
-                 "cluster:\n"
-                 "  replicas:\n"
-                 "    - {name: big, count: 2, profile: big.yaml, tp: 2, engine: {max_num_seqs: 128}}\n"
-                 "    - {count: 3}\n"
-                 "  router: {name: power-of-two, seed: 9}\n");
+  auto e =
+      parse(std::string(kMinimal) +
+            "engine: {max_num_seqs: 64, max_num_batched_tokens: 1024}\n"
+            "cluster:\n"
+            "  replicas:\n"
+            "    - {name: big, count: 2, profile: big.yaml, tp: 2, engine: {max_num_seqs: 128}}\n"
+            "    - {count: 3}\n"
+            "  router: {name: power-of-two, seed: 9}\n");
   REQUIRE(e.cluster.groups.size() == 2);
   const auto& big = e.cluster.groups[0];
   CHECK(big.name == "big");
@@ -119,7 +120,8 @@ TEST_CASE("every cluster error names the file, line and key") {
         "groups");
   CHECK(error_of(m + "cluster: {replica: 2}\n") ==
         "e.yaml:4: cluster.replica: unknown key; valid keys: replicas, router");
-  CHECK(error_of(m + "cluster: 4\n") == "e.yaml:4: cluster: expected a map with keys replicas, router, got '4'");
+  CHECK(error_of(m + "cluster: 4\n") ==
+        "e.yaml:4: cluster: expected a map with keys replicas, router, got '4'");
   CHECK(error_of(m + "cluster: {router: random}\n") ==
         "e.yaml:4: cluster.router: unknown router 'random'; valid: kv-aware, least-loaded, "
         "power-of-two, round-robin, session-affinity");
@@ -178,7 +180,8 @@ TEST_CASE("cluster: {replicas: 1} gives the single-replica results, plus the fle
   so.erase("cluster");
   so.erase("lost_kv_reuse_tokens");
   CHECK(so == sp);
-  CHECK(test::slurp(d / "o/preserve/timeseries.csv") == test::slurp(d / "p/preserve/timeseries.csv"));
+  CHECK(test::slurp(d / "o/preserve/timeseries.csv") ==
+        test::slurp(d / "p/preserve/timeseries.csv"));
   const auto sess = test::slurp(d / "o/preserve/sessions.csv");
   CHECK(sess.substr(0, sess.find('\n')).find(",replica_first,replica_last,migrations") !=
         std::string::npos);
@@ -186,10 +189,10 @@ TEST_CASE("cluster: {replicas: 1} gives the single-replica results, plus the fle
 
 TEST_CASE("a fleet's outputs are byte-identical run to run and for any number of jobs") {
   auto d = test::scratch("cluster-jobs");
-  auto spec = test::write_file(
-      d / "s.yaml", run_spec("cluster: {replicas: 3}\n"
-                             "sweep:\n  seed: [1, 2]\n  cluster.router: [power-of-two, "
-                             "round-robin]\n"));
+  auto spec = test::write_file(d / "s.yaml",
+                               run_spec("cluster: {replicas: 3}\n"
+                                        "sweep:\n  seed: [1, 2]\n  cluster.router: [power-of-two, "
+                                        "round-robin]\n"));
   auto s = exp::load_sweep(spec, {});
   exp::SweepOptions one, two;
   one.jobs = 1;
@@ -212,9 +215,9 @@ TEST_CASE("a fleet's outputs are byte-identical run to run and for any number of
 TEST_CASE("InferCept mix, preserve, 4 replicas: session-affinity keeps the KV where it is" *
           doctest::skip(!have_shared_data())) {
   // 400 sessions of the real mix at 4 sessions/s (1 per replica), A100-80GB / GPT-J-6B.
-  auto e = exp::load_experiment(test::source_dir() + "/experiments/quickstart.yaml",
-                                {"trace.draw=400", "arrival.rate=4", "policy=preserve",
-                                 "cluster.replicas=4"});
+  auto e = exp::load_experiment(
+      test::source_dir() + "/experiments/quickstart.yaml",
+      {"trace.draw=400", "arrival.rate=4", "policy=preserve", "cluster.replicas=4"});
   auto in = exp::prepare(e);
   e.cluster.router = "session-affinity";
   auto aff = exp::run_policy(e, in, e.policies[0], /*check_invariants=*/true);

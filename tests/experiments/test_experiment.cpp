@@ -61,7 +61,8 @@ TEST_CASE("overrides are applied before checking") {
 
 TEST_CASE("spec errors name the file, line and key") {
   CHECK(error_of(std::string(kMinimal) + "polcy: swap\n") ==
-        "e.yaml:4: polcy: unknown key; valid keys: name, seed, trace, arrival, profile, engine, cluster, "
+        "e.yaml:4: polcy: unknown key; valid keys: name, seed, trace, arrival, profile, engine, "
+        "cluster, "
         "executor, policy, policies, metrics, sweep, plot, validate");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\npolicy: swapp\n") ==
         "e.yaml:3: policy: unknown policy 'swapp'; valid: discard, improved-discard, lru, "

@@ -18,7 +18,7 @@ TEST_CASE("oracle and elapsed") {
   const auto s = sim::SessionState::arrive(src, 0, 0);
   auto o = make("oracle");
   CHECK(o->remaining_for(s, 0.25) == doctest::Approx(0.75));
-  CHECK(o->remaining_for(s, 2.0) == 0.0);  // overdue: nothing left
+  CHECK(o->remaining_for(s, 2.0) == 0.0);                         // overdue: nothing left
   CHECK_THROWS_AS(o->remaining_s("qa", 0.25), std::logic_error);  // it needs the session
   auto e = make("elapsed");
   CHECK(e->remaining_s("qa", 0.25) == doctest::Approx(0.25));

@@ -114,7 +114,7 @@ TEST_CASE("ahead-of-time swap-out starts only when free GPU blocks fall under th
       sim::SimExecutor ex(p);
       std::vector<sim::IterationRecord> its;
       auto r = cluster::simulate(t, cfg(20, 100), ex, *pol,
-                             [&](const sim::IterationRecord& it) { its.push_back(it); });
+                                 [&](const sim::IterationRecord& it) { its.push_back(it); });
       CHECK(rec(r, "x").swapped_out_bytes == 5 * 4000);  // all of x's 5 blocks
       CHECK(rec(r, "x").swapped_in_bytes == 5 * 4000);   // and back before its next turn
       for (const auto& it : its) {
