@@ -43,7 +43,8 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
       check_(check_invariants),
       ledger_(trace),
       admitted_(specs_.size(), 0),
-      resumed_(specs_.size(), 0) {
+      resumed_(specs_.size(), 0),
+      is_touched_(specs_.size(), 0) {
   if (specs_.empty()) throw InputError("cluster.replicas: must be >= 1");
   for (size_t r = 0; r < specs_.size(); ++r) {
     auto& sp = specs_[r];
@@ -113,6 +114,7 @@ void Cluster::on_arrival(int32_t i) {
   q.context_tokens = src.segments.front().input;
   const int32_t r = route(q);
   ++admitted_[static_cast<size_t>(r)];
+  touch(r);
   const int32_t h =
       replica(r).admit(sim::SessionState::arrive(src, i, sim::from_seconds(src.arrival_s)));
   ledger_.placed(i, r, h);
@@ -134,11 +136,13 @@ void Cluster::on_intercept_end(int32_t i) {
   q.context_tokens = s.context + src.segments[seg + 1].input;
   const int32_t r = route(q);
   ++resumed_[static_cast<size_t>(r)];
+  touch(r);
   if (r == at.replica) {
     holder.resume(at.handle, duration_s);
     return;
   }
   sim::SessionState moved = holder.export_paused(at.handle, sim::LostCause::kMigration);
+  touch(at.replica);  // its freed blocks may let a waiting session in
   ++moved.m.migrations;
   ++migrations_;
   ledger_.placed(i, r, replica(r).admit_resumed(std::move(moved), duration_s));
@@ -157,9 +161,16 @@ void Cluster::turn_first_token(int32_t, const sim::SessionState&, sim::Nanos ttf
   ledger_.turn_ttft(sim::to_seconds(ttft));
 }
 
+void Cluster::touch(int32_t r) {
+  if (is_touched_[static_cast<size_t>(r)]) return;
+  is_touched_[static_cast<size_t>(r)] = 1;
+  touched_.push_back(r);
+}
+
 void Cluster::dispatch(const sim::Event& ev) {
   if (ev.target != sim::kClusterTarget) {
     replica(ev.target).handle(ev);
+    touch(ev.target);
     return;
   }
   switch (ev.type) {
@@ -195,7 +206,13 @@ bool Cluster::run_until(sim::Nanos horizon) {
       next_sample_ += dt_;
     }
     while (!queue_.empty() && queue_.top().time == t) dispatch(queue_.pop());
-    for (auto& e : engines_) e->maybe_start();
+    // Only a replica that had an event can have new work while idle; in replica order.
+    std::sort(touched_.begin(), touched_.end());
+    for (int32_t r : touched_) {
+      replica(r).maybe_start();
+      is_touched_[static_cast<size_t>(r)] = 0;
+    }
+    touched_.clear();
     end_ = t;
     if (check_) check_global();
   }

@@ -72,6 +72,7 @@ class Cluster final : public sim::EngineListener {
   void on_intercept_end(int32_t i);
   int32_t route(const RouteRequest& q);
   void sample(sim::Nanos t);
+  void touch(int32_t r);  // replica r had an event at this instant: it may start an iteration
 
   const trace::Trace& trace_;
   std::vector<ReplicaSpec> specs_;
@@ -86,6 +87,8 @@ class Cluster final : public sim::EngineListener {
   std::vector<sim::TimeSample> fleet_ts_;
   std::vector<ReplicaSample> replica_ts_;
   std::vector<int64_t> admitted_, resumed_;
+  std::vector<int32_t> touched_;     // replicas with an event at the current instant
+  std::vector<char> is_touched_;
   int64_t migrations_ = 0;
 };
 
