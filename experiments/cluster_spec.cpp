@@ -9,15 +9,6 @@ namespace isim::exp {
 
 namespace {
 
-const std::vector<std::string> kGroupEngineKeys = {"scheduler",
-                                                   "max_num_seqs",
-                                                   "max_num_batched_tokens",
-                                                   "gpu_memory_utilization",
-                                                   "activation_reserve_gib",
-                                                   "swap_space_gib",
-                                                   "gpu_blocks",
-                                                   "cpu_blocks",
-                                                   "prefix_caching"};
 
 std::string resolve(const std::string& base_dir, const std::string& p) {
   if (p.empty()) return p;
@@ -64,7 +55,7 @@ ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std
   if (g.has("tp") && r.tp < 1) g.fail("tp", "must be >= 1");
   r.engine = engine;
   if (g.has("engine")) {
-    read_engine(g.map("engine", kGroupEngineKeys), r.engine);
+    read_engine(g, "engine", r.engine);
     r.engine_overrides = YAML::Clone(g.value("engine"));
   }
   return r;

@@ -57,8 +57,10 @@ struct ClusterSpec {
   }
 };
 
-// Applies an `engine:` map's keys onto a config (the experiment reader's, so both check alike).
-using EngineReader = std::function<void(const YamlMap& engine, sim::EngineConfig& c)>;
+// Applies the `key` map of `parent` (an `engine:` section) onto a config: the experiment
+// reader's, so both check alike.
+using EngineReader =
+    std::function<void(const YamlMap& parent, const std::string& key, sim::EngineConfig& c)>;
 
 // Reads `root`'s `cluster:` (given == false without one). `engine` is the experiment's engine.
 ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,

@@ -195,8 +195,8 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
       en.get<int64_t>("cpu_blocks", c.cpu_blocks, "an integer (-1 = derive from swap_space_gib)");
 }
 
-void parse_engine(const YamlMap& root, sim::EngineConfig& c) {
-  if (root.has("engine")) apply_engine(root.map("engine", kEngineKeys), c);
+void parse_engine(const YamlMap& parent, const std::string& key, sim::EngineConfig& c) {
+  if (parent.has(key)) apply_engine(parent.map(key, kEngineKeys), c);
 }
 
 void parse_validate(const YamlMap& root, const std::string& base_dir, Experiment& e) {
@@ -252,7 +252,7 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   parse_arrival(root, e.arrival);
   e.arrival.seed = e.seed;
   e.profile = resolve(base_dir, root.require<std::string>("profile", "a profile YAML path"));
-  parse_engine(root, e.engine);
+  parse_engine(root, "engine", e.engine);
   parse_validate(root, base_dir, e);
   parse_executor(root, e);
   parse_policies(root, e);
@@ -265,7 +265,7 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
     if (m.has("timeseries_interval_s") && !(t > 0)) m.fail("timeseries_interval_s", "must be > 0");
   }
   // Last: the groups start from the experiment's complete engine settings.
-  e.cluster = parse_cluster(root, base_dir, e.engine, apply_engine);
+  e.cluster = parse_cluster(root, base_dir, e.engine, parse_engine);
   if (e.cluster.given && e.cluster.replicas() > 1 && e.executor != "sim")
     root.fail("cluster", "live executors run on one replica only (executor " + e.executor + ")");
   return e;

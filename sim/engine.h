@@ -210,6 +210,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   // transfer-only iteration needs (0 when there was compute to hide behind).
   Nanos progress_swaps(Nanos window, bool transfer_only);
   void move_blocks(SessionState& s, bool to_cpu, int64_t n);
+  // A synchronous copy of n blocks whose destination is allocated: log, release, stall, count.
+  void finish_sync_copy(SessionState& s, bool to_cpu, int64_t n);
   void finish_swap_in(SessionState& s);
   bool evict_idle_kv();
   void emit_token(SessionState& s);

@@ -156,12 +156,7 @@ void Engine::swap_in() {
     if (live_ && !s.gpu_blocks.empty())
       throw std::logic_error("swap_in: a synchronously swapped session kept GPU blocks");
     if (!gpu_.allocate(n, s.gpu_blocks)) break;
-    if (live_) log_.moved(s, false, true, s.cpu_blocks, s.gpu_blocks, s.dropped_blocks);
-    cpu_.release(s.cpu_blocks);
-    int64_t bytes = n * block_bytes();
-    stall_ += executor_.transfer(bytes, n, Direction::kHostToDevice, false);
-    s.m.swapped_in_bytes += bytes;
-    counters_.swapped_in_bytes += bytes;
+    finish_sync_copy(s, /*to_cpu=*/false, n);
     finish_swap_in(s);
   }
 }

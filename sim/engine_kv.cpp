@@ -60,14 +60,22 @@ void Engine::do_swap_outs() {
       s.discarded = true;
       continue;
     }
-    if (live_) log_.moved(s, true, true, s.gpu_blocks, s.cpu_blocks, s.dropped_blocks);
-    gpu_.release(s.gpu_blocks);
-    int64_t bytes = n * block_bytes();
-    stall_ += executor_.transfer(bytes, n, Direction::kDeviceToHost, false);
-    s.m.swapped_out_bytes += bytes;
-    counters_.swapped_out_bytes += bytes;
+    finish_sync_copy(s, /*to_cpu=*/true, n);
   }
   swap_out_pending_.clear();
+}
+
+void Engine::finish_sync_copy(SessionState& s, bool to_cpu, int64_t n) {
+  // The destination list is allocated; the source list is released, and the iteration stalls.
+  auto& src = to_cpu ? s.gpu_blocks : s.cpu_blocks;
+  auto& dst = to_cpu ? s.cpu_blocks : s.gpu_blocks;
+  if (live_) log_.moved(s, to_cpu, true, src, dst, s.dropped_blocks);
+  (to_cpu ? gpu_ : cpu_).release(src);
+  const int64_t bytes = n * block_bytes();
+  const Direction dir = to_cpu ? Direction::kDeviceToHost : Direction::kHostToDevice;
+  stall_ += executor_.transfer(bytes, n, dir, false);
+  (to_cpu ? s.m.swapped_out_bytes : s.m.swapped_in_bytes) += bytes;
+  (to_cpu ? counters_.swapped_out_bytes : counters_.swapped_in_bytes) += bytes;
 }
 
 int64_t Engine::swap_budget_blocks(Nanos window, Direction dir, bool duplex) const {

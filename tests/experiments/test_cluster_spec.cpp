@@ -13,6 +13,7 @@
 #include "experiments/run.h"
 #include "experiments/sweep.h"
 #include "tests/cli_helpers.h"
+#include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
 
@@ -21,17 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-exp::Experiment parse(const std::string& text) {
-  return exp::parse_experiment(YAML::Load(text), "e.yaml", "/base");
-}
-std::string error_of(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
+using test::parse;
 // Lines 1-3; a cluster: section starts on line 4.
 const char* kMinimal = "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\n";
 

@@ -4,23 +4,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/experiment.h"
+#include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
 
 using namespace isim;
 
 namespace {
-exp::Experiment parse(const std::string& text) {
-  return exp::parse_experiment(YAML::Load(text), "e.yaml", "/base");
-}
-std::string error_of(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
+using test::parse;
 const char* kMinimal = "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\n";
 }  // namespace
 
