@@ -2,6 +2,8 @@
 // factors back from a profile generated with known ones, and the shipped GPU and model files.
 #include <doctest/doctest.h>
 
+#include "tests/input_error_text.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -80,14 +82,7 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::function<void()>& f) { return isim::test::error_of_call(f); }
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // value given.
 #include <doctest/doctest.h>
 
+#include "tests/input_error_text.h"
+
 #include <atomic>
 #include <functional>
 #include <thread>
@@ -14,14 +16,7 @@ using isim::Params;
 
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::function<void()>& f) { return isim::test::error_of_call(f); }
 
 }  // namespace
 

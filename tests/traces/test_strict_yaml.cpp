@@ -1,6 +1,8 @@
 // The strict YAML reader: every error names the file, the line and the key path.
 #include <doctest/doctest.h>
 
+#include "tests/input_error_text.h"
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -19,14 +21,7 @@ YamlMap root(const std::string& text) {
   return YamlMap(YAML::Load(text), "f.yaml", "", kKeys);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string error_of(const std::function<void()>& f) { return isim::test::error_of_call(f); }
 
 std::string write(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() / name;
