@@ -13,13 +13,14 @@ namespace isim::cluster {
 // The fleet as a router sees it while placing one session.
 class Cluster::View final : public ClusterView {
  public:
-  View(const Cluster& c, const trace::Session& src) : c_(c), src_(src) {}
+  View(const Cluster& c, int32_t q) : c_(c), q_(q), src_(c.trace_[static_cast<size_t>(q)]) {}
   int32_t replicas() const override { return c_.size(); }
   const sim::ReplicaView& replica(int32_t r) const override {
     return *c_.engines_[static_cast<size_t>(r)];
   }
   bool eligible(int32_t r) const override {
-    return c_.engines_[static_cast<size_t>(r)]->never_fits(src_).empty();
+    return c_.fits_all_[static_cast<size_t>(q_)] ||
+           c_.engines_[static_cast<size_t>(r)]->never_fits(src_).empty();
   }
   const std::vector<uint64_t>& prefix_chain(int32_t r) const override {
     const int64_t bt = replica(r).block_tokens();
@@ -31,6 +32,7 @@ class Cluster::View final : public ClusterView {
 
  private:
   const Cluster& c_;
+  int32_t q_;
   const trace::Session& src_;
   mutable std::vector<std::pair<int64_t, std::vector<uint64_t>>> chains_;
 };
@@ -68,6 +70,7 @@ void Cluster::load() {
       specs_[r].executor->begin(trace_, engines_[r]->blocks().gpu, engines_[r]->blocks().cpu);
   std::set<int64_t> block_sizes;
   for (const auto& e : engines_) block_sizes.insert(e->block_tokens());
+  fits_all_.assign(trace_.size(), 0);
   for (size_t i = 0; i < trace_.size(); ++i) {
     const trace::Session& src = trace_[i];
     for (size_t k = 0; k < src.segments.size(); ++k)
@@ -77,22 +80,38 @@ void Cluster::load() {
                         "segment decodes at least one token)",
                         src.id, k));
     // Where no replica fits, the first one says why.
-    std::string why = engines_.front()->never_fits(src);
-    for (size_t r = 1; r < engines_.size() && !why.empty(); ++r)
-      if (engines_[r]->never_fits(src).empty()) why.clear();
-    if (!why.empty()) {
+    size_t fit = 0;
+    std::string why;
+    for (size_t r = 0; r < engines_.size(); ++r) {
+      std::string w = engines_[r]->never_fits(src);
+      if (w.empty()) ++fit;
+      if (r == 0) why = std::move(w);
+    }
+    if (fit == 0) {
       ledger_.skipped(static_cast<int32_t>(i));
       skipped_.push_back(fmt::format("session {} skipped: {}", src.id, why));
       continue;
     }
+    fits_all_[i] = fit == engines_.size();
     for (int64_t bt : block_sizes) sim::prefix_chain(src, bt);  // InputError before the run
-    queue_.schedule(sim::from_seconds(src.arrival_s), sim::kPrioArrival, sim::kClusterTarget,
-                    kEvArrival, static_cast<int64_t>(i));
+    arrivals_.push_back(static_cast<int32_t>(i));
   }
+  std::stable_sort(arrivals_.begin(), arrivals_.end(), [this](int32_t a, int32_t b) {
+    return sim::from_seconds(trace_[static_cast<size_t>(a)].arrival_s) <
+           sim::from_seconds(trace_[static_cast<size_t>(b)].arrival_s);
+  });
+  schedule_next_arrival();
+}
+
+void Cluster::schedule_next_arrival() {
+  if (next_arrival_ >= arrivals_.size()) return;
+  const int32_t i = arrivals_[next_arrival_++];
+  queue_.schedule(sim::from_seconds(trace_[static_cast<size_t>(i)].arrival_s), sim::kPrioArrival,
+                  sim::kClusterTarget, kEvArrival, i);
 }
 
 int32_t Cluster::route(const RouteRequest& q) {
-  View v(*this, trace_[static_cast<size_t>(q.session)]);
+  View v(*this, q.session);
   const int32_t r = router_.route(q, v);
   if (r < 0 || r >= size() || !v.eligible(r))
     throw std::logic_error(
@@ -103,6 +122,7 @@ int32_t Cluster::route(const RouteRequest& q) {
 }
 
 void Cluster::on_arrival(int32_t i) {
+  schedule_next_arrival();
   if (!opened_) {
     // Waste accounting starts for the whole fleet at the first arrival.
     for (auto& e : engines_) e->open(now());

@@ -3,8 +3,10 @@
 //
 // Contract:
 // - `load` checks the trace (every segment decodes >= 1 token; prefix hashes fit every block
-//   size), skips sessions that fit no replica (each listed with why), and schedules every other
-//   arrival. All bad input surfaces there, before any event runs.
+//   size), skips sessions that fit no replica (each listed with why), and orders the other
+//   arrivals by (time, trace index). All bad input surfaces there, before any event runs. Only
+//   the next arrival is on the queue at any time (a million pending arrivals would make every
+//   queue operation pay for them); the order is the one scheduling them all would give.
 // - Events dispatch by target: kClusterTarget (arrivals, intercept ends) or a replica's index
 //   (its iteration ends). At each instant every event is handled, then every idle replica may
 //   start an iteration, in replica order. Equal inputs give identical runs.
@@ -72,7 +74,8 @@ class Cluster final : public sim::EngineListener {
   void on_intercept_end(int32_t i);
   int32_t route(const RouteRequest& q);
   void sample(sim::Nanos t);
-  void touch(int32_t r);  // replica r had an event at this instant: it may start an iteration
+  void touch(int32_t r);
+  void schedule_next_arrival();  // replica r had an event at this instant: it may start an iteration
 
   const trace::Trace& trace_;
   std::vector<ReplicaSpec> specs_;
@@ -82,6 +85,10 @@ class Cluster final : public sim::EngineListener {
   std::vector<std::unique_ptr<sim::Engine>> engines_;
   Ledger ledger_;
   std::vector<std::string> skipped_;
+  // Arrivals in (time, trace index) order; only the next one is on the queue at a time.
+  std::vector<int32_t> arrivals_;
+  size_t next_arrival_ = 0;
+  std::vector<char> fits_all_;  // the session fits every replica (no eligibility to check)
   bool opened_ = false;
   sim::Nanos dt_ = 0, next_sample_ = 0, end_ = 0;
   std::vector<sim::TimeSample> fleet_ts_;

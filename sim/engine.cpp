@@ -86,6 +86,7 @@ int32_t Engine::admit(SessionState s) {
   open(now());
   s.phase = Phase::kWaiting;
   s.context = s.segment().input;
+  s.seg_output = s.segment().output;
   s.queue_key = s.arrival;
   const int32_t h = take_slot(std::move(s));
   enqueue(waiting_, h, S(h).queue_key);
@@ -109,6 +110,7 @@ void Engine::begin_turn(int32_t h, double intercept_s) {
   policy_.on_resume(s, intercept_s, *this);
   s.seg += 1;
   s.context += s.segment().input;
+  s.seg_output = s.segment().output;
   s.decoded_in_seg = 0;
   s.intercept_end = now();
   count_turn(s);
@@ -259,9 +261,9 @@ void Engine::emit_token(SessionState& s) {
       if (listener_) listener_->turn_first_token(replica_, s, t - s.intercept_end);
     }
   }
-  if (s.decoded_in_seg == s.segment().output) {
+  if (s.decoded_in_seg == s.seg_output) {
     s.m.decode_time += t - s.seg_first_token;
-    s.m.decode_steps += s.segment().output - 1;
+    s.m.decode_steps += s.seg_output - 1;
     complete_segment(s);
   }
 }
@@ -327,7 +329,7 @@ void Engine::on_iteration_end() {
     if (s.pending_prefill(block_tokens_) == 0) emit_token(s);
   }
   batch_.clear();
-  publish_load();
+  running_load_stale_ = true;  // load() recounts the running set when next asked
   if (config_.check_invariants) check_invariants();
 }
 

@@ -233,7 +233,9 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   }
   void match_prefix(SessionState& s);
   void publish_prefix(SessionState& s);
-  void publish_load();  // the running set's part of load(), at an iteration end
+  // The running set's part of load(), recounted when asked after the set or its progress
+  // changed.
+  void refresh_running_load() const;
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
   int64_t block_bytes() const { return block_counts_.block_bytes; }
   void count_turn(const SessionState& s);
@@ -268,8 +270,9 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   IterationRecord record_;
   std::function<void(const IterationRecord&)> observer_;
   int64_t queued_tokens_ = 0;    // sum of queued_tokens over the waiting and swapped queues
-  int64_t running_pending_ = 0;  // prefill pending in the running set at the last iteration end
-  int64_t running_decodes_ = 0;  // decoding sessions at the last iteration end
+  mutable int64_t running_pending_ = 0;  // prefill pending in the running set, last iteration end
+  mutable int64_t running_decodes_ = 0;  // decoding sessions at the last iteration end
+  mutable bool running_load_stale_ = false;
   std::unordered_set<uint64_t> ever_published_;  // prefix hashes this replica computed
 
   // The batch in flight.

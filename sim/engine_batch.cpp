@@ -28,10 +28,12 @@ void Engine::add_to_running(int32_t h) {
     return sa.arrival != sb.arrival ? sa.arrival < sb.arrival : sa.idx < sb.idx;
   };
   running_.insert(std::upper_bound(running_.begin(), running_.end(), h, less), h);
+  running_load_stale_ = true;
 }
 
 void Engine::remove_from_running(int32_t h) {
   running_.erase(std::find(running_.begin(), running_.end(), h));
+  running_load_stale_ = true;
 }
 
 bool Engine::grow_gpu(SessionState& s, int64_t tokens) {

@@ -88,7 +88,7 @@ int32_t Engine::decoding_sessions() const {
   return r;
 }
 
-void Engine::publish_load() {
+void Engine::refresh_running_load() const {
   int64_t pending = 0, decodes = 0;
   for (int32_t h : running_) {
     const auto& s = session(h);
@@ -97,9 +97,11 @@ void Engine::publish_load() {
   }
   running_pending_ = pending;
   running_decodes_ = decodes;
+  running_load_stale_ = false;
 }
 
 ReplicaLoad Engine::load() const {
+  if (running_load_stale_) refresh_running_load();
   ReplicaLoad l;
   l.queued_prefill_tokens = running_pending_ + queued_tokens_;
   l.decode_sequences = running_decodes_;

@@ -7,8 +7,9 @@
 //   key every tie-break uses. A SessionState shows only the past (sim/session_state.h).
 // - KvDecisions are the only changes a policy may make, each valid on a paused session only
 //   (std::logic_error otherwise), and each takes effect within the current iteration.
-// - `load()` is the replica's load as a router sees it: what the replica published at its last
-//   iteration end, plus the prompt tokens routed to it since (so a burst spreads out).
+// - `load()` is the replica's load now: the prefill still to do for its queued sessions (as
+//   they needed when they joined the queue) and its running ones (as of the last iteration
+//   end), and its decoding sessions. A session routed to it counts at once, so a burst spreads.
 #pragma once
 
 #include <climits>
@@ -30,7 +31,7 @@ struct BlockCounts {
 };
 
 struct ReplicaLoad {
-  int64_t queued_prefill_tokens = 0;  // prefill still to do for every admitted, unpaused session
+  int64_t queued_prefill_tokens = 0;  // prefill still to do for queued and running sessions
   int64_t decode_sequences = 0;       // running sessions past their prefill
   int64_t gpu_blocks_used = 0;
   int64_t sessions = 0;  // admitted and not finished (paused included)

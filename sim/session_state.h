@@ -89,6 +89,7 @@ struct SessionState {
   int64_t context = 0;
   int64_t kv = 0;
   int64_t decoded_in_seg = 0;  // outputs emitted in the current segment
+  int64_t seg_output = 0;      // the engine's copy of the current segment's output count
   int64_t recompute_left = 0;
   std::array<int64_t, kLostCauses> recompute_cause{};  // sums to recompute_left
   bool swap_out_pending = false;  // paused under `swap`; copied out at the next iteration
