@@ -35,14 +35,19 @@ std::string plan_plot_script() {
   return ISIM_PLOT_PLAN_SCRIPT_DEFAULT;
 }
 
-// [#####.....] 12/36 searches, 140 runs, 31.2 s
+bool finished(const PlanProgress& p) {
+  return p.searches_done == p.searches_total && p.fleets_done == p.fleets_total;
+}
+
+// [#####.....] 12/36 searches, 0/12 fleets, 140 runs, 31.2 s
 void draw_bar(const PlanProgress& p, double elapsed) {
   const size_t width = 30;
-  const size_t fill = p.searches_total ? p.searches_done * width / p.searches_total : width;
-  fmt::print(stderr, "\r[{}{}] {}/{} searches, {} runs, {:.1f} s", std::string(fill, '#'),
-             std::string(width - fill, '.'), p.searches_done, p.searches_total, p.runs_done,
-             elapsed);
-  if (p.searches_done == p.searches_total) fmt::print(stderr, "\n");
+  const size_t total = p.searches_total + p.fleets_total;
+  const size_t fill = total ? (p.searches_done + p.fleets_done) * width / total : width;
+  fmt::print(stderr, "\r[{}{}] {}/{} searches, {}/{} fleets, {} runs, {:.1f} s",
+             std::string(fill, '#'), std::string(width - fill, '.'), p.searches_done,
+             p.searches_total, p.fleets_done, p.fleets_total, p.runs_done, elapsed);
+  if (finished(p)) fmt::print(stderr, "\n");
   std::fflush(stderr);
 }
 
@@ -64,8 +69,10 @@ int cmd_plan(const Args& args) {
   if (vm.count("help")) {
     std::cout << opts << "\n"
               << "For every deployment x policy, bisects the arrival rate one replica sustains\n"
-                 "within every SLO (per seed), then sizes the fleet for peak_rate:\n"
-                 "replicas = ceil(peak / capacity), GPUs = replicas x tp, cost = GPUs x price.\n"
+                 "within every SLO (per seed). For every router, it then simulates fleets at\n"
+                 "peak_rate from the guess ceil(peak / capacity): down while they pass, up while\n"
+                 "they fail. The smallest passing fleet is the size; GPUs = replicas x tp,\n"
+                 "cost = GPUs x price.\n"
                  "Prints the ranked table, writes plan.csv, and draws cost_capacity.png and\n"
                  "slo_headroom.png with "
               << plan_plot_script()
@@ -81,8 +88,12 @@ int cmd_plan(const Args& args) {
   if (out.empty()) out = "results/" + spec.name;
   fs::create_directories(out);
   const size_t searches = spec.candidates.size() * spec.seeds.size();
-  fmt::print(stderr, "plan {}: {} candidate(s) x {} seed(s), {} job(s)\n", spec.name,
-             spec.candidates.size(), spec.seeds.size(), std::min(jobs, searches));
+  const size_t fleets = spec.candidates.size() * spec.routers.size();
+  fmt::print(stderr,
+             "plan {}: {} deployment x policy pair(s) x {} seed(s) searched, then {} fleet(s) "
+             "({} router(s)) simulated; {} job(s)\n",
+             spec.name, spec.candidates.size(), spec.seeds.size(), fleets, spec.routers.size(),
+             std::min(jobs, searches));
 
   PlanOptions o;
   o.jobs = jobs;
@@ -93,13 +104,13 @@ int cmd_plan(const Args& args) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (tty) {
       draw_bar(p, s);
-    } else if (p.searches_done > shown) {
-      shown = p.searches_done;
-      fmt::print(stderr, "[{}/{}] searches, {} runs, {:.1f} s\n", p.searches_done, p.searches_total,
-                 p.runs_done, s);
+    } else if (p.searches_done + p.fleets_done > shown) {
+      shown = p.searches_done + p.fleets_done;
+      fmt::print(stderr, "[{}/{}] searches, [{}/{}] fleets, {} runs, {:.1f} s\n", p.searches_done,
+                 p.searches_total, p.fleets_done, p.fleets_total, p.runs_done, s);
     }
   };
-  if (tty) draw_bar(PlanProgress{0, searches, 0}, 0);
+  if (tty) draw_bar(PlanProgress{0, searches, 0, fleets, 0}, 0);
   const PlanResult res = run_plan(spec, o);
 
   for (const auto& n : res.notes) fmt::print(stderr, "note: {}\n", n);

@@ -1,21 +1,27 @@
-// Capacity planning (`isim plan`): for each candidate deployment and KV policy, the highest
-// arrival rate one replica sustains within every SLO, and what serving a peak rate then costs.
+// Capacity planning (`isim plan`): for each candidate deployment, KV policy and router, the
+// highest arrival rate one replica sustains within every SLO, the smallest simulated fleet that
+// serves a peak rate within them, and what that fleet costs.
 //
 // Contract:
 // - A plan spec names a workload (`trace:` and `arrival:` as in an experiment, without a rate),
 //   `peak_rate`, `slo:` (METRIC.STAT -> upper limit), `search:` settings, `seeds:`, default
-//   `engine:` and `policies:`, and `deployments:` (name -> gpu, profile, tp, price_per_gpu_hour,
-//   optional engine and policies). A candidate is one deployment with one policy, in file order.
-//   Every key is checked; errors are InputError("FILE:LINE: key: reason").
+//   `engine:` and `policies:`, `routers:` (default [session-affinity]) and `deployments:` (name
+//   -> gpu, profile, tp, price_per_gpu_hour, optional engine and policies). A candidate is one
+//   deployment with one policy behind one router, in file order (routers innermost). Every key
+//   is checked; errors are InputError("FILE:LINE: key: reason").
 // - A run at rate r (`judge_run`) fails when sessions never fit, when the run diverges (the
 //   queue of sessions waiting for the GPU grows faster than `divergence` x r over the measured
 //   span, or the run is still busy at the drain deadline, where it is cut short), or when an
 //   SLO statistic over the measured sessions exceeds its limit.
-// - `find_capacity` searches each (candidate, seed) alone: doubling (or halving) from
-//   start_rate to bracket the capacity, then bisection until (fail - pass) <= tolerance x pass.
-//   The capacity is the highest passing rate probed; it assumes pass/fail is monotone in rate.
-// - The sizing uses the lowest capacity across seeds: replicas = ceil(peak / capacity),
-//   GPUs = replicas x tp, cost = GPUs x price.
+// - `find_capacity` searches each (deployment, policy, seed) alone, on one replica, so once for
+//   every router: doubling (or halving) from start_rate to bracket the capacity, then bisection
+//   until (fail - pass) <= tolerance x pass. The capacity is the highest passing rate probed; it
+//   assumes pass/fail is monotone in rate.
+// - The first guess of the fleet uses the lowest capacity across seeds: ceil(peak / capacity)
+//   replicas. `search_fleet` then simulates fleets of that candidate at the peak rate (every
+//   seed, stopping at the first failing one): from the guess down while sizes pass, or up while
+//   they fail, to at most `fleet_bound` replicas. The sized fleet is the smallest passing size
+//   simulated; GPUs = replicas x tp, cost = GPUs x price. None passing: infeasible at that bound.
 // - `run_plan` gives identical results (and so a byte-identical plan.csv) for any number of jobs.
 #pragma once
 
@@ -25,9 +31,10 @@
 #include <string>
 #include <vector>
 
+#include "cluster/run_result.h"
 #include "experiments/experiment.h"
 #include "sim/metrics.h"
-#include "cluster/simulation.h"
+#include "traces/params.h"
 
 namespace isim::exp {
 
@@ -50,14 +57,15 @@ struct Slo {
 double slo_stat(const sim::Stat& st, const std::string& stat);
 
 struct SearchSpec {
-  double start_rate = 1.0;   // sessions/s of the first probe
-  double min_rate = 0;       // below it a candidate is infeasible (0 = start_rate / 64)
-  double max_rate = 10000;   // a candidate passing here is reported as at least this
-  double tolerance = 0.05;   // stop when (fail - pass) <= tolerance x pass
-  double window_s = 300;     // poisson: sessions arrive over this long (ceil(rate x window))
-  double warmup = 0.2;       // leading fraction of the arrival window not measured
-  double drain_s = 120;      // slack past the last session's unqueued finish before a cut
-  double divergence = 0.05;  // queue growth rate, as a fraction of the arrival rate
+  double start_rate = 1.0;      // sessions/s of the first probe
+  double min_rate = 0;          // below it a candidate is infeasible (0 = start_rate / 64)
+  double max_rate = 10000;      // a candidate passing here is reported as at least this
+  double tolerance = 0.05;      // stop when (fail - pass) <= tolerance x pass
+  double window_s = 300;        // poisson: sessions arrive over this long (ceil(rate x window))
+  double warmup = 0.2;          // leading fraction of the arrival window not measured
+  double drain_s = 120;         // slack past the last session's unqueued finish before a cut
+  double divergence = 0.05;     // queue growth rate, as a fraction of the arrival rate
+  double max_fleet_factor = 2;  // simulated fleets up to max(ceil(f x guess), guess + 4)
 };
 
 struct Deployment {
@@ -75,6 +83,13 @@ struct Candidate {
   Experiment experiment;  // one policy; trace size, rate and seed are set per run
 };
 
+// One entry of `routers:`.
+struct RouterChoice {
+  std::string name;  // a registered router (policies/routers.h)
+  Params params;
+  std::string label;  // name, with parameters as name(k=v,...)
+};
+
 struct PlanSpec {
   std::string name = "plan";
   std::string origin;
@@ -83,7 +98,8 @@ struct PlanSpec {
   std::vector<Slo> slos;
   SearchSpec search;
   std::vector<Deployment> deployments;
-  std::vector<Candidate> candidates;
+  std::vector<Candidate> candidates;  // deployment x policy: what a capacity search runs
+  std::vector<RouterChoice> routers = {{"session-affinity", Params{}, "session-affinity"}};
 };
 
 PlanSpec parse_plan(const YAML::Node& root, const std::string& file, const std::string& base_dir);
@@ -105,8 +121,8 @@ struct Verdict {
   int64_t extrapolations = 0;
 };
 // Judges a finished run at `rate`; sessions arriving in [from_s, to_s] are measured.
-Verdict judge_run(const cluster::RunResult& r, const std::vector<Slo>& slos, double rate, double from_s,
-                  double to_s, double divergence);
+Verdict judge_run(const cluster::RunResult& r, const std::vector<Slo>& slos, double rate,
+                  double from_s, double to_s, double divergence);
 
 // --- The search ----------------------------------------------------------------------------
 
@@ -125,28 +141,56 @@ SearchResult find_capacity(const std::function<Verdict(double)>& probe, const Se
 // --- Sizing --------------------------------------------------------------------------------
 
 struct Sizing {
-  bool feasible = false;  // capacity > 0
+  bool feasible = false;  // replicas > 0
   int64_t replicas = 0, gpus = 0;
   double cost_per_hour = 0;
   double cost_per_million_output_tokens = 0;  // at the peak rate
 };
+// The cost of `replicas` replicas (infeasible when replicas <= 0).
+Sizing fleet_cost(int64_t replicas, double peak_rate, int tp, double price_per_gpu_hour,
+                  double output_tokens_per_session);
+// The arithmetic guess: ceil(peak / capacity) replicas (infeasible when capacity is 0).
 Sizing size_fleet(double peak_rate, double capacity, int tp, double price_per_gpu_hour,
                   double output_tokens_per_session);
+
+// The largest fleet the upward search simulates: max(ceil(factor x guess), guess + 4).
+int64_t fleet_bound(int64_t guess, double factor);
+
+struct FleetCheck {
+  int64_t replicas = 0;
+  Verdict verdict;  // a failure's reason starts with the seed: "seed 2: ttft_s.p99 3.1 > 2"
+};
+struct FleetSearch {
+  int64_t guess = 0;  // where the search started
+  int64_t bound = 0;  // fleet_bound(guess, factor)
+  int64_t sized = 0;  // smallest passing size simulated; 0 when none passed up to bound
+  std::vector<FleetCheck> checks;  // in simulation order
+  std::string simulated() const;   // "5:pass 4:fail"
+  std::string limited_by() const;  // why the largest failing size below `sized` failed
+};
+// From guess >= 1: while `check(n)` passes, n - 1 (not below 1); if the guess fails, n + 1
+// until a size passes or n exceeds the bound.
+FleetSearch search_fleet(int64_t guess, const std::function<Verdict(int64_t)>& check,
+                         double max_fleet_factor);
 
 // --- Running a plan ------------------------------------------------------------------------
 
 struct CandidateResult {
   const Candidate* candidate = nullptr;
-  std::vector<SearchResult> seeds;  // in PlanSpec::seeds order
-  double capacity = 0;              // lowest over seeds (what sizing uses)
+  const RouterChoice* router = nullptr;  // set by run_plan (nullptr: none named)
+  std::vector<SearchResult> seeds;       // in PlanSpec::seeds order
+  double capacity = 0;                   // lowest over seeds (what sizing uses)
   double capacity_mean = 0, capacity_max = 0;
   bool capped = false;
   std::string limited_by;          // the failure that bounded the lowest seed's capacity
   std::vector<double> slo_values;  // worst over seeds, at each seed's capacity
   int64_t extrapolations = 0;      // summed over the seeds' capacity runs
-  Sizing sizing;
+  int64_t guess = 0;               // ceil(peak / capacity); 0 when no rate passed
+  FleetSearch fleet;               // the simulated sizes (none when guess is 0)
+  Sizing sizing;                   // of fleet.sized
   std::vector<std::string> warnings;
-  size_t runs = 0;
+  size_t runs = 0;        // capacity probes, all seeds (shared by the candidate's routers)
+  size_t fleet_runs = 0;  // fleet simulations, all sizes and seeds
 };
 
 struct PlanResult {
@@ -162,7 +206,9 @@ struct PlanResult {
 };
 
 struct PlanProgress {
-  size_t searches_done, searches_total, runs_done;
+  size_t searches_done, searches_total;  // capacity searches: deployment x policy x seed
+  size_t fleets_done, fleets_total;      // fleet searches: one per feasible candidate
+  size_t runs_done;                      // simulations of either kind
 };
 struct PlanOptions {
   size_t jobs = 1;

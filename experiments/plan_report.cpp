@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -17,8 +18,44 @@ const Deployment& deployment_of(const PlanResult& r, const CandidateResult& c) {
   return r.spec->deployments[c.candidate->deployment];
 }
 
+std::string router_of(const CandidateResult& c) {
+  return c.router ? c.router->label : "";
+}
+
+// The policy, and the router when the plan compares several: "preserve/round-robin".
+std::string choice(const PlanResult& r, const CandidateResult& c) {
+  if (r.spec->routers.size() < 2 || !c.router) return c.candidate->policy;
+  return c.candidate->policy + "/" + router_of(c);
+}
+
 std::string label(const PlanResult& r, const CandidateResult& c) {
-  return deployment_of(r, c).name + "/" + c.candidate->policy;
+  return deployment_of(r, c).name + "/" + choice(r, c);
+}
+
+// What the capacity search found worth a warning; the same for every router.
+std::vector<std::string> capacity_warnings(const PlanSpec& spec, const CandidateResult& c) {
+  std::vector<std::string> w;
+  if (c.extrapolations > 0)
+    w.push_back(fmt::format("profile extrapolated beyond its grid {} times in the capacity runs",
+                            c.extrapolations));
+  if (c.capped)
+    w.push_back(fmt::format("passes at search.max_rate {}: the capacity is at least that",
+                            spec.search.max_rate));
+  if (c.capacity > 0) return w;
+  double lowest = c.seeds.empty() ? 0 : c.seeds.front().failed_at;
+  for (const auto& s : c.seeds) lowest = std::min(lowest, s.failed_at);
+  w.push_back(
+      fmt::format("infeasible: fails even at {:.4g} sessions/s ({})", lowest, c.limited_by));
+  return w;
+}
+
+// A candidate whose capacity search passed but whose fleet met the SLOs at no simulated size.
+std::vector<std::string> fleet_warnings(const CandidateResult& c) {
+  if (c.guess == 0 || c.sizing.feasible) return {};
+  const auto& ch = c.fleet.checks;
+  return {fmt::format("infeasible: SLOs not met up to {} replicas (guessed {}; {}: {})",
+                      c.fleet.bound, c.guess, ch.empty() ? 0 : ch.back().replicas,
+                      ch.empty() ? "" : ch.back().verdict.reason)};
 }
 
 // Shortest round-trip text of `v` rounded to `digits` decimals (money, percentages).
@@ -78,24 +115,20 @@ void rank_plan(PlanResult& r) {
       r.warnings.push_back(fmt::format(
           "{}: {} is an analytic (roofline) profile, not measured: its capacities are estimates",
           d.name, std::filesystem::path(d.profile).filename().string()));
+  std::set<const Candidate*> seen;  // capacity warnings once per deployment and policy
   for (auto& c : r.ranked) {
-    c.warnings.clear();
-    if (c.extrapolations > 0)
-      c.warnings.push_back(fmt::format(
-          "profile extrapolated beyond its grid {} times in the capacity runs", c.extrapolations));
-    if (c.capped)
-      c.warnings.push_back(fmt::format(
-          "passes at search.max_rate {}: the capacity is at least that", spec.search.max_rate));
-    if (!c.sizing.feasible) {
-      double lowest = c.seeds.front().failed_at;
-      for (const auto& s : c.seeds) lowest = std::min(lowest, s.failed_at);
-      c.warnings.push_back(
-          fmt::format("infeasible: fails even at {:.4g} sessions/s ({})", lowest, c.limited_by));
+    c.warnings = capacity_warnings(spec, c);
+    if (seen.insert(c.candidate).second)
+      for (const auto& w : c.warnings)
+        r.warnings.push_back(deployment_of(r, c).name + "/" + c.candidate->policy + ": " + w);
+    for (const auto& w : fleet_warnings(c)) {
+      c.warnings.push_back(w);
+      r.warnings.push_back(label(r, c) + ": " + w);
     }
-    for (const auto& w : c.warnings) r.warnings.push_back(label(r, c) + ": " + w);
   }
 
-  // Savings: per deployment, the cheapest policy against every dearer or infeasible one.
+  // Savings: per deployment, the cheapest policy (and router) against every dearer or
+  // infeasible one.
   r.savings.clear();
   for (size_t di = 0; di < spec.deployments.size(); ++di) {
     std::vector<const CandidateResult*> mine;
@@ -111,16 +144,16 @@ void rank_plan(PlanResult& r) {
       if (c.sizing.feasible && c.sizing.cost_per_hour <= best.sizing.cost_per_hour) continue;
       others += others.empty() ? "" : ", ";
       if (c.sizing.feasible) {
-        others += fmt::format("{} needs {}", c.candidate->policy, c.sizing.gpus);
+        others += fmt::format("{} needs {}", choice(r, c), c.sizing.gpus);
         if (!worst || c.sizing.cost_per_hour > worst->sizing.cost_per_hour) worst = &c;
       } else {
-        others += fmt::format("{} cannot meet the SLOs", c.candidate->policy);
+        others += fmt::format("{} cannot meet the SLOs", choice(r, c));
       }
     }
     if (others.empty()) continue;
     std::string line =
-        fmt::format("{}: {} needs {} {} GPU{} where {}", d.name, best.candidate->policy,
-                    best.sizing.gpus, d.gpu, best.sizing.gpus == 1 ? "" : "s", others);
+        fmt::format("{}: {} needs {} {} GPU{} where {}", d.name, choice(r, best), best.sizing.gpus,
+                    d.gpu, best.sizing.gpus == 1 ? "" : "s", others);
     if (worst)
       line += fmt::format(" (${:.2f}/h instead of ${:.2f}/h: {:.0f}% less)",
                           best.sizing.cost_per_hour, worst->sizing.cost_per_hour,
@@ -139,17 +172,18 @@ std::string PlanResult::csv() const {
                                 "tp",
                                 "price_per_gpu_hour",
                                 "policy",
+                                "router",
                                 "capacity_rps",
                                 "capacity_mean_rps",
                                 "capacity_max_rps"};
   for (auto s : p.seeds) h.push_back(fmt::format("capacity_seed_{}", s));
-  for (const char* k :
-       {"peak_rate", "replicas", "gpus", "cost_per_hour", "output_tokens_per_session",
-        "cost_per_million_output_tokens", "saving_pct", "limited_by"})
+  for (const char* k : {"peak_rate", "replicas_guess", "replicas", "fleet_simulated",
+                        "fleet_limited_by", "gpus", "cost_per_hour", "output_tokens_per_session",
+                        "cost_per_million_output_tokens", "saving_pct", "limited_by"})
     h.emplace_back(k);
   for (const auto& s : p.slos) h.push_back(s.key);
   for (const auto& s : p.slos) h.push_back("headroom_pct." + s.key);
-  for (const char* k : {"extrapolations", "runs", "warnings"}) h.emplace_back(k);
+  for (const char* k : {"extrapolations", "runs", "fleet_runs", "warnings"}) h.emplace_back(k);
   std::string out = join_csv(h);
   const auto base = dearest(*this);
   for (size_t i = 0; i < ranked.size(); ++i) {
@@ -164,12 +198,16 @@ std::string PlanResult::csv() const {
                                     std::to_string(d.tp),
                                     fmt::format("{}", d.price_per_gpu_hour),
                                     c.candidate->policy,
+                                    router_of(c),
                                     fmt::format("{}", c.capacity),
                                     fmt::format("{}", c.capacity_mean),
                                     fmt::format("{}", c.capacity_max)};
     for (const auto& s : c.seeds) row.push_back(fmt::format("{}", s.capacity));
     row.push_back(fmt::format("{}", p.peak_rate));
+    row.push_back(c.guess > 0 ? std::to_string(c.guess) : "");
     row.push_back(ok ? std::to_string(c.sizing.replicas) : "");
+    row.push_back(c.fleet.simulated());
+    row.push_back(c.fleet.limited_by());
     row.push_back(ok ? std::to_string(c.sizing.gpus) : "");
     row.push_back(ok ? rounded(c.sizing.cost_per_hour, 4) : "");
     row.push_back(fmt::format("{}", output_tokens_per_session));
@@ -184,6 +222,7 @@ std::string PlanResult::csv() const {
       row.push_back(ok ? rounded(100.0 * (1 - c.slo_values[k] / p.slos[k].limit), 2) : "");
     row.push_back(std::to_string(c.extrapolations));
     row.push_back(std::to_string(c.runs));
+    row.push_back(std::to_string(c.fleet_runs));
     row.push_back(flags(*this, c));
     out += join_csv(row);
   }
@@ -193,17 +232,19 @@ std::string PlanResult::csv() const {
 std::string PlanResult::table() const {
   const PlanSpec& p = *spec;
   std::vector<std::vector<std::string>> rows = {
-      {"#", "deployment", "gpu", "policy", "tp", "capacity/replica", "seeds min-max", "replicas",
-       "GPUs", "$/hour", "$/M out tok", "saving", "limited by", "warnings"}};
+      {"#", "deployment", "gpu", "policy", "router", "tp", "capacity/replica", "seeds min-max",
+       "guess", "simulated", "replicas", "GPUs", "$/hour", "$/M out tok", "saving", "limited by",
+       "warnings"}};
   const auto base = dearest(*this);
   for (size_t i = 0; i < ranked.size(); ++i) {
     const auto& c = ranked[i];
     const auto& d = deployment_of(*this, c);
     const bool ok = c.sizing.feasible;
     double saving = ok ? 1 - c.sizing.cost_per_hour / base.at(c.candidate->deployment) : 0;
-    rows.push_back({std::to_string(i + 1), d.name, d.gpu, c.candidate->policy, std::to_string(d.tp),
-                    rate_text(c.capacity) + (c.capped ? "+" : ""),
+    rows.push_back({std::to_string(i + 1), d.name, d.gpu, c.candidate->policy, router_of(c),
+                    std::to_string(d.tp), rate_text(c.capacity) + (c.capped ? "+" : ""),
                     rate_text(c.capacity) + "-" + rate_text(c.capacity_max),
+                    c.guess > 0 ? std::to_string(c.guess) : "-", c.fleet.simulated(),
                     ok ? std::to_string(c.sizing.replicas) : "-",
                     ok ? std::to_string(c.sizing.gpus) : "-",
                     ok ? fmt::format("{:.2f}", c.sizing.cost_per_hour) : "-",
@@ -212,14 +253,14 @@ std::string PlanResult::table() const {
                     flags(*this, c)});
   }
   // Text columns left-aligned, numbers right-aligned.
-  const std::vector<bool> left = {false, true,  true,  true,  false, false, false,
-                                  false, false, false, false, false, true,  true};
+  const std::vector<bool> left = {false, true,  true,  true,  true,  false, false, false, false,
+                                  true,  false, false, false, false, false, true,  true};
   std::vector<size_t> w(rows.front().size(), 0);
   for (const auto& r : rows)
     for (size_t k = 0; k < r.size(); ++k) w[k] = std::max(w[k], r[k].size());
   std::string out = fmt::format(
       "plan {}: peak {} sessions/s; capacity in sessions/s per replica (lowest of {} seed{}); "
-      "{:.1f} output tokens/session\n",
+      "fleets simulated at the peak (pass: every seed); {:.1f} output tokens/session\n",
       p.name, p.peak_rate, p.seeds.size(), p.seeds.size() == 1 ? "" : "s",
       output_tokens_per_session);
   for (const auto& r : rows) {

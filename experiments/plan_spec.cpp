@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "experiments/plan.h"
+#include "policies/routers.h"
 #include "sim/profile.h"
 #include "traces/input_error.h"
 #include "traces/sources.h"
@@ -79,8 +80,9 @@ void parse_slo(const YAML::Node& n, const std::string& file, const std::string& 
 
 void parse_search(const YamlMap& root, SearchSpec& s) {
   if (!root.has("search")) return;
-  const YamlMap m = root.map("search", {"start_rate", "min_rate", "max_rate", "tolerance",
-                                        "window_s", "warmup", "drain_s", "divergence"});
+  const YamlMap m =
+      root.map("search", {"start_rate", "min_rate", "max_rate", "tolerance", "window_s", "warmup",
+                          "drain_s", "divergence", "max_fleet_factor"});
   auto pos = [&](const char* k, double& out, const char* what) {
     if (m.has(k)) out = positive(m.value(k), m.file(), m.key_path(k), what);
   };
@@ -96,6 +98,11 @@ void parse_search(const YamlMap& root, SearchSpec& s) {
     if (!(s.warmup >= 0 && s.warmup < 1)) m.fail("warmup", "must be in [0, 1)");
   }
   if (s.tolerance >= 1) m.fail("tolerance", "must be < 1");
+  if (m.has("max_fleet_factor")) {
+    s.max_fleet_factor = m.require<double>("max_fleet_factor", "a factor >= 1");
+    if (!(s.max_fleet_factor >= 1 && std::isfinite(s.max_fleet_factor)))
+      m.fail("max_fleet_factor", "must be >= 1");
+  }
   if (s.min_rate == 0) s.min_rate = s.start_rate / 64;
   if (!(s.min_rate <= s.start_rate && s.start_rate <= s.max_rate))
     throw InputError(yaml_where(m.file(), m.node(), "search") +
@@ -103,15 +110,64 @@ void parse_search(const YamlMap& root, SearchSpec& s) {
                                  s.min_rate, s.start_rate, s.max_rate));
 }
 
-std::string policy_label(const PolicySpec& p) {
-  if (p.params.values.empty()) return p.name;
-  std::string s = p.name + "(";
+// name, or name(k=v,...) with parameters.
+std::string component_label(const std::string& name, const Params& params) {
+  if (params.values.empty()) return name;
+  std::string s = name + "(";
   bool first = true;
-  for (const auto& [k, v] : p.params.values) {
+  for (const auto& [k, v] : params.values) {
     s += (first ? "" : ",") + k + "=" + v;
     first = false;
   }
   return s + ")";
+}
+
+// One `routers:` entry: a name, or {name: ..., params}.
+RouterChoice parse_router(const YAML::Node& n, const std::string& file, const std::string& key) {
+  RouterChoice r;
+  r.params.where = key;
+  if (n.IsScalar()) {
+    r.name = read_as<std::string>(n, file, key, "a router name");
+  } else if (n.IsMap()) {
+    if (!n["name"]) throw InputError(yaml_where(file, n, key + ".name") + ": missing router name");
+    for (const auto& kv : n) {
+      const auto k = read_as<std::string>(kv.first, file, key, "a parameter name");
+      const auto v = read_as<std::string>(kv.second, file, key + "." + k, "a scalar");
+      if (k == "name") {
+        r.name = v;
+      } else {
+        r.params.values[k] = v;
+      }
+    }
+  } else {
+    throw InputError(yaml_where(file, n, key) + ": expected a router name or {name: ..., params}");
+  }
+  // Build one now, so that an unknown name or parameter fails with the file's line.
+  const std::string at = yaml_where(file, n, key);
+  Params check = r.params;
+  check.where = at;
+  policy::router_registry().create(r.name, at, check);
+  r.label = component_label(r.name, r.params);
+  return r;
+}
+
+void parse_routers(const YamlMap& root, std::vector<RouterChoice>& out) {
+  const YAML::Node n = root.value("routers");
+  if (!n) return;
+  if (!n.IsSequence() || n.size() == 0)
+    root.fail("routers",
+              "expected a non-empty list of routers, e.g. [session-affinity, "
+              "round-robin]; valid: " +
+                  policy::router_registry().names_joined());
+  out.clear();
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string key = "routers[" + std::to_string(i) + "]";
+    RouterChoice r = parse_router(n[i], root.file(), key);
+    for (const auto& o : out)
+      if (o.label == r.label)
+        throw InputError(yaml_where(root.file(), n[i], key) + ": " + r.label + " listed twice");
+    out.push_back(std::move(r));
+  }
 }
 
 // A map holding `base`'s entries, then `over`'s (replacing equal keys); the nodes are shared,
@@ -229,7 +285,8 @@ void add_candidates(const YamlMap& root, const YamlMap& dn, const PlanWorkload& 
     c.experiment = parse_experiment(y, file, base_dir);
     c.experiment.trace.sessions = 0;
     c.experiment.engine.timeseries_interval_s = 1.0;  // the divergence rule's samples
-    c.policy = policy_label(c.experiment.policies.front());
+    c.policy =
+        component_label(c.experiment.policies.front().name, c.experiment.policies.front().params);
     for (const auto& o : p.candidates)
       if (o.deployment == di && o.policy == c.policy)
         throw InputError(yaml_where(file, policies[i], pkey) + ": " + c.policy + " listed twice");
@@ -245,7 +302,7 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
   if (!node || !node.IsMap()) throw InputError(file + ": expected a YAML map of plan keys");
   const YamlMap root(node, file, "",
                      {"name", "seeds", "trace", "arrival", "peak_rate", "slo", "search", "engine",
-                      "policies", "deployments"});
+                      "policies", "routers", "deployments"});
   p.name = root.get<std::string>("name", p.name, "a string");
   parse_seeds(root, p.seeds);
   p.peak_rate = positive(root.need("peak_rate", "the sessions per second to serve"), file,
@@ -253,6 +310,7 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
   parse_slo(root.need("slo", "e.g. ttft_s.p99: 2"), file, "slo", p.slos);
   if (p.slos.empty()) root.fail("slo", "expected an SLO");
   parse_search(root, p.search);
+  parse_routers(root, p.routers);
   const PlanWorkload w = parse_workload(root);
 
   auto deps = root.value("deployments");

@@ -4,13 +4,15 @@
 usage: plot_plan.py PLAN.csv OUTDIR
 
 Writes two PNGs into OUTDIR:
-  cost_capacity.png  each feasible candidate's fleet cost per hour at the peak rate against the
-                     capacity of one replica (sessions/s; the bar spans the seeds' lowest to
-                     highest capacity), colour by policy, marker by deployment; the Pareto front
-                     (no other candidate is both cheaper and of higher capacity) is joined by a
-                     dashed line and labelled;
-  slo_headroom.png   for each feasible candidate, in rank order, how far below each SLO limit it
-                     runs at its capacity: (limit - value) / limit, worst seed.
+  cost_capacity.png  each feasible candidate's fleet cost per hour at the peak rate (the simulated
+                     fleet) against the capacity of one replica (sessions/s; the bar spans the
+                     seeds' lowest to highest capacity), colour by policy, marker by deployment,
+                     fill by router (when the plan compares several); the Pareto front (no other
+                     candidate is both cheaper and of higher capacity) is joined by a dashed line
+                     and labelled;
+  slo_headroom.png   for each feasible deployment and policy, in rank order, how far below each SLO
+                     limit one replica runs at its capacity: (limit - value) / limit, worst seed
+                     (the same for every router, so shown once).
 
 Needs matplotlib (Debian: python3-matplotlib); no other packages. Exit status 2 on bad input.
 """
@@ -62,9 +64,22 @@ def pareto(points):
     return sorted(front, key=lambda i: points[i][0])
 
 
+FILLS = ["full", "none", "left", "bottom", "right", "top"]
+
+
+def fill_style(k):
+    """Marker fill of the k-th router: full, hollow, then half-filled; the rest white, so that
+    the seeds' bar does not show through."""
+    fill = FILLS[k % len(FILLS)]
+    if fill == "none":
+        return {"markerfacecolor": "white"}
+    return {"fillstyle": fill, "markerfacecoloralt": "white"}
+
+
 def plot_cost(plt, rows, out):
     policies = sorted({r["policy"] for r in rows})
     deployments = list(dict.fromkeys(r["deployment"] for r in rows))
+    routers = list(dict.fromkeys(r.get("router", "") for r in rows))
     colours = plt.get_cmap("tab10")
     markers = "osD^vP*Xh<>"
     fig, ax = plt.subplots(figsize=(8, 5))
@@ -74,18 +89,26 @@ def plot_cost(plt, rows, out):
         points.append((cap, cost))
         c = colours(policies.index(r["policy"]) % 10)
         m = markers[deployments.index(r["deployment"]) % len(markers)]
-        ax.errorbar([cap], [cost], xerr=[[0], [hi - cap]], fmt=m, color=c, ms=8, capsize=3)
+        # Later routers are drawn larger and behind, so equal points show as rings.
+        k = routers.index(r.get("router", ""))
+        ax.errorbar([cap], [cost], xerr=[[0], [hi - cap]], fmt=m, color=c, ms=8 + 4 * k,
+                    capsize=3, markeredgewidth=1.5, zorder=3 + len(routers) - k, **fill_style(k))
     front = pareto(points)
     ax.plot([points[i][0] for i in front], [points[i][1] for i in front], "k--", lw=1,
             label="Pareto front")
     for i in front:
         r = rows[i]
-        ax.annotate("{} {}\n{} GPUs".format(r["deployment"], r["policy"], r["gpus"]), points[i],
-                    textcoords="offset points", xytext=(6, 6), fontsize=7)
+        via = "\n" + r["router"] if len(routers) > 1 else ""
+        ax.annotate("{} {}{}\n{} GPUs".format(r["deployment"], r["policy"], via, r["gpus"]),
+                    points[i], textcoords="offset points", xytext=(6, 6), fontsize=7)
     for p in policies:
         ax.plot([], [], "s", color=colours(policies.index(p) % 10), label=p)
     for d in deployments:
         ax.plot([], [], markers[deployments.index(d) % len(markers)], color="grey", label=d)
+    if len(routers) > 1:
+        for k, name in enumerate(routers):
+            ax.plot([], [], "o", color="grey", markeredgewidth=1.5, label="router " + name,
+                    **fill_style(k))
     ax.set_xlabel("capacity of one replica (sessions/s; bar: seeds' low to high)")
     ax.set_ylabel("fleet cost at the peak rate ($/hour)")
     ax.set_title("Cost against capacity")
@@ -99,6 +122,10 @@ def plot_headroom(plt, rows, out):
     slos = [k[len("headroom_pct."):] for k in rows[0] if k.startswith("headroom_pct.")]
     if not slos:
         fail("no headroom_pct.* columns")
+    # Headroom is one replica's at its capacity: every router of a policy shares it.
+    seen = set()
+    rows = [r for r in rows if (r["deployment"], r["policy"]) not in seen
+            and not seen.add((r["deployment"], r["policy"]))]
     labels = ["{}. {} {}".format(r["rank"], r["deployment"], r["policy"]) for r in rows]
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) * max(1, len(slos)) / 2 + 1.5))
     height = 0.8 / len(slos)

@@ -1,6 +1,6 @@
 // Capacity planning: the rate search on synthetic capacity curves, divergence detection, the
 // replica and cost arithmetic, ranking and savings, a plan whose answer is computed by hand from
-// a linear profile, determinism across --jobs, and the CLI's errors.
+// a linear profile, the drain-deadline cut, determinism across --jobs, and the plots.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,22 +11,17 @@
 
 #include "experiments/plan.h"
 #include "experiments/sweep.h"
-#include "sim/profile.h"
-#include "tests/cli_helpers.h"
-#include "tests/sim_fixtures.h"
+#include "tests/experiments/plan_fixtures.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
-#include "traces/jsonl.h"
 
 using namespace isim;
 namespace fs = std::filesystem;
 
 namespace {
 
-// Runs the isim binary; returns its exit code, with stdout and stderr captured when asked.
-int run_isim(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
-  return test::run_bin("isim", args, out, err);
-}
+using test::hand_plan;
+using test::run_isim;
 
 exp::Verdict verdict(bool pass) {
   exp::Verdict v;
@@ -39,50 +34,6 @@ std::vector<double> rates(const exp::SearchResult& r) {
   std::vector<double> v;
   for (const auto& p : r.probes) v.push_back(p.rate);
   return v;
-}
-
-// A replay trace of `n` identical sessions arriving 1 s apart: 115 prompt tokens, one output
-// token, no intercepts. Under the round profile (T(x) = 10 ms + 1 ms/token) and a 116-token
-// batch limit, each session is one 125 ms prefill: a replica serves exactly 8 sessions/s.
-std::string hand_trace(const fs::path& dir, int n) {
-  trace::Trace t;
-  for (int i = 0; i < n; ++i) {
-    trace::Session s;
-    s.id = fmt::format("s{}", i);
-    s.arrival_s = i;
-    s.segments = {test::seg(115, 1)};
-    t.push_back(s);
-  }
-  std::ofstream f(dir / "hand.jsonl");
-  trace::write_jsonl(f, t);
-  return (dir / "hand.jsonl").string();
-}
-
-std::string hand_profile(const fs::path& dir) {
-  sim::write_profile_file((dir / "round.yaml").string(), test::round_profile());
-  return (dir / "round.yaml").string();
-}
-
-// The hand-computable plan; `slo` and `extra` vary it.
-std::string hand_plan(const fs::path& dir, const std::string& slo = "{ttft_s.p99: 0.2}",
-                      const std::string& extra = "") {
-  std::string s = "name: hand\n";                                                   // 1
-  s += "seeds: [1, 2]\n";                                                           // 2
-  s += "trace: {from: jsonl, path: " + hand_trace(dir, 400) + "}\n";                // 3
-  s += "arrival: {process: replay}\n";                                              // 4
-  s += "peak_rate: 50\n";                                                           // 5
-  s += "slo: " + slo + "\n";                                                        // 6
-  s += "search: {start_rate: 3, tolerance: 0.05}\n";                                // 7
-  s += "engine: {max_num_batched_tokens: 116, gpu_blocks: 1000, cpu_blocks: 0,\n";  // 8
-  s += "         activation_reserve_gib: 0}\n";
-  s += "policies: [discard, preserve]\n";           // 10
-  s += "deployments:\n";                            // 11
-  s += "  test:\n";                                 // 12
-  s += "    gpu: test-gpu\n";                       // 13
-  s += "    profile: " + hand_profile(dir) + "\n";  // 14
-  s += "    price_per_gpu_hour: 2\n";               // 15
-  s += extra;
-  return test::write_file(dir / "plan.yaml", s);
 }
 
 }  // namespace
@@ -224,6 +175,11 @@ TEST_CASE("ranking puts the cheapest first and names the saving between policies
     c.extrapolations = i == 3 ? 5 : 0;
     const auto& d = spec.deployments[spec.candidates[i].deployment];
     c.sizing = exp::size_fleet(54, caps[i], d.tp, d.price_per_gpu_hour, 100);
+    c.router = &spec.routers.front();
+    c.guess = c.sizing.replicas;
+    if (c.guess > 0)  // the guess passed and one fewer failed
+      c.fleet.checks = {{c.guess, verdict(true)}, {c.guess - 1, verdict(false)}};
+    c.fleet.sized = c.guess;
     r.ranked.push_back(c);
   }
   exp::rank_plan(r);
@@ -248,110 +204,12 @@ TEST_CASE("ranking puts the cheapest first and names the saving between policies
   CHECK(has("h100/preserve: infeasible"));
   CHECK_FALSE(has("a100: a100.yaml"));  // measured: no warning
   const std::string csv = r.csv();
-  CHECK(csv.find("rank,deployment,gpu,profile,profile_source,tp,price_per_gpu_hour,policy,") == 0);
-  CHECK(
-      csv.find("\n1,h100,H100,h100.analytic.yaml,analytic,1,3,min-waste,9,9,9,9,54,6,6,18,100,") !=
-      std::string::npos);
-}
-
-TEST_CASE("SLOs are read flat or nested, and each names a known metric and statistic") {
-  const std::string prof =
-      test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
-  auto plan = [&](const std::string& slo) {
-    return YAML::Load("peak_rate: 10\nslo: " + slo +
-                      "\ntrace: {from: generator}\npolicies: [discard]\n"
-                      "deployments: {a: {profile: " +
-                      prof + ", price_per_gpu_hour: 1}}\n");
-  };
-  auto flat = exp::parse_plan(plan("{ttft_s.p99: 2, tpot_s.mean: 0.05}"), "p.yaml", ".");
-  auto nested = exp::parse_plan(plan("{ttft_s: {p99: 2}, tpot_s: {mean: 0.05}}"), "p.yaml", ".");
-  REQUIRE(flat.slos.size() == 2);
-  REQUIRE(nested.slos.size() == 2);
-  for (size_t i = 0; i < 2; ++i) {
-    CHECK(flat.slos[i].key == nested.slos[i].key);
-    CHECK(flat.slos[i].limit == nested.slos[i].limit);
-  }
-  CHECK(flat.slos[1].key == "tpot_s.mean");
-  CHECK(flat.deployments[0].gpu == "A100-SXM4-80GB");  // from the profile when not given
-  CHECK(flat.deployments[0].profile_source == "published");
-  CHECK_THROWS_WITH_AS(exp::parse_plan(plan("{ttft_s.p99: 2, ttft_s: {p99: 3}}"), "p.yaml", "."),
-                       doctest::Contains("listed twice"), InputError);
-  CHECK_THROWS_WITH_AS(exp::parse_plan(plan("{ttft_s: 2}"), "p.yaml", "."),
-                       doctest::Contains("expected ttft_s.STAT"), InputError);
-}
-
-TEST_CASE("every malformed plan key is an InputError naming the key") {
-  const std::string prof =
-      test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
-  const std::string dep = "{a: {profile: " + prof + ", price_per_gpu_hour: 1}}";
-  // A valid plan with `key` replaced by `value` (or removed when value is empty).
-  auto plan = [&](const std::string& key, const std::string& value) {
-    std::vector<std::pair<std::string, std::string>> kv = {
-        {"peak_rate", "10"},          {"slo", "{ttft_s.p99: 2}"}, {"trace", "{from: generator}"},
-        {"policies", "[discard]"},    {"deployments", dep},       {"seeds", "[1, 2]"},
-        {"search", "{start_rate: 1}"}};
-    std::string y;
-    bool found = false;
-    for (auto& [k, v] : kv) {
-      if (k == key) {
-        found = true;
-        if (value.empty()) continue;
-        v = value;
-      }
-      y += k + ": " + v + "\n";
-    }
-    if (!found) y += key + ": " + value + "\n";
-    return YAML::Load(y);
-  };
-  auto bad = [&](const std::string& key, const std::string& value, const std::string& what) {
-    CAPTURE(key);
-    CAPTURE(value);
-    CHECK_THROWS_WITH_AS(exp::parse_plan(plan(key, value), "p.yaml", "."),
-                         doctest::Contains(what.c_str()), InputError);
-  };
-  CHECK_NOTHROW(exp::parse_plan(plan("name", "ok"), "p.yaml", "."));
-  bad("peak_rate", "", "peak_rate: missing");
-  bad("peak_rate", "fast", "peak_rate");
-  bad("slo", "", "slo: missing");
-  bad("slo", "[ttft_s.p99]", "expected a map of METRIC.STAT");
-  bad("slo", "{}", "expected an SLO");
-  bad("seeds", "3", "seeds: expected a non-empty list");
-  bad("seeds", "[-1]", "seeds[0]");
-  bad("search", "{tolerance: 1}", "search.tolerance: must be < 1");
-  bad("search", "{tolerance: 0}", "search.tolerance: must be > 0");
-  bad("search", "{window_s: -5}", "search.window_s: must be > 0");
-  bad("search", "{start_rate: 5, max_rate: 2}", "expected min_rate <= start_rate <= max_rate");
-  bad("search", "{start_rate: 1, min_rate: 2}", "expected min_rate <= start_rate <= max_rate");
-  bad("trace", "", "trace: missing");
-  bad("trace", "{from: generator, sessions: 10}", "trace.sessions: set by the plan");
-  bad("trace", "{from: nonsense}", "unknown trace source 'nonsense'");
-  bad("arrival", "{process: replay}", "replay needs a trace file with arrival times");
-  bad("arrival", "{process: uniform}", "unknown process 'uniform'");
-  bad("deployments", "", "deployments: expected a map of deployment names");
-  bad("deployments", "{}", "deployments: expected a map of deployment names");
-  bad("deployments", "{a: " + prof + "}", "deployments.a: expected {gpu, profile");
-  bad("deployments", "{a: {price_per_gpu_hour: 1}}", "deployments.a.profile: missing");
-  bad("deployments", "{a: {profile: " + prof + "}}", "deployments.a.price_per_gpu_hour: missing");
-  bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, colour: red}}",
-      "unknown key");
-  bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, tp: 0}}",
-      "deployments.a.tp: the profile models tp 1");
-  bad("deployments",
-      "{a: {profile: " + prof + ", price_per_gpu_hour: 1, engine: {max_num_seqs: 0}}}",
-      "engine.max_num_seqs: must be > 0");
-  bad("policies", "", "deployments.a.policies: missing");
-  bad("policies", "[]", "policies: expected a non-empty list");
-  bad("policies", "[discard, discard]", "discard listed twice");
-  bad("policies", "[{name: min-waste, estimator: psychic}]", "psychic");
-  // A deployment's own policies and engine replace and refine the top-level ones.
-  auto own = exp::parse_plan(
-      plan("deployments", "{a: {profile: " + prof +
-                              ", price_per_gpu_hour: 1, policies: [preserve, swap], engine: "
-                              "{scheduler: chunked}}}"),
-      "p.yaml", ".");
-  REQUIRE(own.candidates.size() == 2);
-  CHECK(own.candidates[0].policy == "preserve");
-  CHECK(own.candidates[1].experiment.engine.scheduler == "chunked");
+  CHECK(csv.find("rank,deployment,gpu,profile,profile_source,tp,price_per_gpu_hour,policy,router,"
+                 "capacity_rps,capacity_mean_rps,capacity_max_rps,capacity_seed_1,peak_rate,"
+                 "replicas_guess,replicas,fleet_simulated,fleet_limited_by,gpus,cost_per_hour,") ==
+        0);
+  CHECK(csv.find("\n1,h100,H100,h100.analytic.yaml,analytic,1,3,min-waste,session-affinity,9,9,9,"
+                 "9,54,6,6,6:pass 5:fail,5: synthetic,6,18,100,") != std::string::npos);
 }
 
 TEST_CASE("a replayed trace needs arrivals at different times") {
@@ -395,7 +253,8 @@ TEST_CASE("a plan on a linear profile gives the hand-computed capacity, replicas
     CHECK(c.capacity_max == 7.875);  // replay: every seed sees the same arrivals
     CHECK(c.slo_values[0] == doctest::Approx(0.125));
     CHECK(c.limited_by.rfind("ttft_s.p99 ", 0) == 0);
-    CHECK(c.sizing.replicas == 7);  // ceil(50 / 7.875)
+    CHECK(c.guess == 7);            // ceil(50 / 7.875)
+    CHECK(c.sizing.replicas == 7);  // simulated: 7 pass, 6 fail (test_plan_fleet.cpp)
     CHECK(c.sizing.gpus == 7);
     CHECK(c.sizing.cost_per_hour == 14.0);
     // 50 sessions/s x 3600 s x 1 token = 0.18 M tokens per hour.
@@ -429,25 +288,39 @@ TEST_CASE("a run still busy at the drain deadline is cut and counts as diverged"
     CHECK(rates(c.seeds[0]) == std::vector<double>{3, 6, 12, 9, 7.5, 8.25, 7.875});
     CHECK(c.capacity == 7.875);
     CHECK(c.limited_by == "diverged (still busy at 49 s)");  // 399 / 8.25 + 1 = 49.4
+    // The fleet at 50/s has the deadline 399 / 50 + 1 = 8.98 s. Round-robin gives replica 0 of
+    // 6 the sessions 0, 6, ..., 396: 67 prefills back to back (they arrive 120 ms apart), done
+    // at 67 x 0.125 = 8.375 s, and replica 3 at 0.06 + 8.375 s: in time. Of 5, replica 0 has
+    // 80 sessions: busy until 10 s, so the run is cut.
+    CHECK(c.fleet.simulated() == "7:pass 6:pass 5:fail");
+    CHECK(c.sizing.replicas == 6);
+    CHECK(c.fleet.limited_by() == "5: seed 1: diverged (still busy at 9 s)");
   }
 }
 
 TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --jobs") {
   auto d = test::scratch("cli");
-  const std::string spec = hand_plan(d);
+  const std::string spec = hand_plan(d, "{ttft_s.p99: 0.2}", "", "[round-robin, session-affinity]");
   std::string out, err;
   REQUIRE(run_isim("plan " + spec + " --no-plot --jobs 1 --out " + (d / "j1").string(), &out,
                    &err) == 0);
   CHECK(out.find("plan hand: peak 50 sessions/s") != std::string::npos);
   CHECK(out.find("discard") != std::string::npos);
-  CHECK(out.find(" 7.88 ") != std::string::npos);   // capacity per replica
-  CHECK(out.find(" 14.00 ") != std::string::npos);  // $/hour
-  CHECK(err.find("4/4] searches") != std::string::npos);
-  REQUIRE(run_isim("plan " + spec + " --no-plot --jobs 3 --out " + (d / "j3").string()) == 0);
+  CHECK(out.find(" round-robin ") != std::string::npos);
+  CHECK(out.find(" 7.88 ") != std::string::npos);           // capacity per replica
+  CHECK(out.find(" 7:pass 6:fail ") != std::string::npos);  // the simulated sizes
+  CHECK(out.find(" 14.00 ") != std::string::npos);          // $/hour
+  CHECK(err.find("4/4] searches, [4/4] fleets") != std::string::npos);
+  REQUIRE(run_isim("plan " + spec + " --no-plot --jobs 2 --out " + (d / "j2").string()) == 0);
   const std::string csv = test::slurp(d / "j1" / "plan.csv");
-  CHECK(csv == test::slurp(d / "j3" / "plan.csv"));
-  CHECK(csv.find("\n1,test,test-gpu,round.yaml,published,1,2,discard,7.875,7.875,7.875,7.875,"
-                 "7.875,50,7,7,14,1,77.7778,0,") != std::string::npos);
+  CHECK(csv == test::slurp(d / "j2" / "plan.csv"));
+  // Round-robin puts session i on replica i mod 6 of 6: the sessions arrive 120 ms apart there
+  // and each takes 125 ms, so session i's TTFT is 125 + 5 floor(i / 6) ms. The measured
+  // sessions, i in [80, 399] (arrivals in [0.2 x 7.98 s, 7.98 s]), are 320; the nearest-rank
+  // p99 is the 317th, i = 396: 125 + 5 x 66 = 455 ms.
+  CHECK(csv.find("\n1,test,test-gpu,round.yaml,published,1,2,discard,round-robin,7.875,7.875,"
+                 "7.875,7.875,7.875,50,7,7,7:pass 6:fail,6: seed 1: ttft_s.p99 0.455 > 0.2,7,14,"
+                 "1,77.7778,0,") != std::string::npos);
 }
 
 TEST_CASE("isim plan draws the cost and headroom plots when python3 has matplotlib") {
@@ -462,45 +335,6 @@ TEST_CASE("isim plan draws the cost and headroom plots when python3 has matplotl
   CHECK(fs::file_size(d / "cost_capacity.png") > 1000);
   CHECK(fs::file_size(d / "slo_headroom.png") > 1000);
   CHECK(out.find("plot: ") != std::string::npos);
-}
-
-TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
-  auto d = test::scratch("errors");
-  const std::string spec = hand_plan(d);
-  auto expect = [&](const std::string& args, const std::string& what) {
-    std::string err;
-    CAPTURE(args);
-    CHECK(run_isim("plan " + args + " --no-plot --out " + (d / "o").string(), nullptr, &err) == 2);
-    CHECK_MESSAGE(err.find(what) != std::string::npos, err);
-  };
-  auto with = [&](const std::string& slo, const std::string& extra = "") {
-    auto sub = d / std::to_string(std::hash<std::string>{}(slo + extra));
-    fs::create_directories(sub);
-    return hand_plan(sub, slo, extra);
-  };
-  expect(with("{ttfb_s.p99: 2}"),
-         ":6: slo.ttfb_s.p99: unknown SLO metric 'ttfb_s'; valid: e2e_s, normalized_latency_s, "
-         "resume_ttft_s, tpot_s, ttft_s");
-  expect(with("{ttft_s.p95: 2}"), ":6: slo.ttft_s.p95: expected ttft_s.STAT with STAT one of mean");
-  expect(with("{ttft_s.p99: -1}"), ":6: slo.ttft_s.p99: must be > 0");
-  expect(spec + " -p deployments.test.price_per_gpu_hour=0",
-         "deployments.test.price_per_gpu_hour: must be > 0");
-  expect(spec + " -p deployments.test.profile=nope.yaml", "deployments.test.profile: no such file");
-  expect(spec + " -p deployments.test.tp=2", "deployments.test.tp: the profile models tp 1");
-  expect(spec + " -p arrival.rate=3", "arrival.rate: the plan searches the rate");
-  expect(spec + " -p trace.draw=30", "trace.draw: set by the plan");
-  expect(spec + " -p peak_rate=0", "peak_rate: must be > 0");
-  expect(spec + " -p search.warmup=1", "search.warmup: must be in [0, 1)");
-  expect(spec + " -p search.colour=red", "unknown key");
-  expect(spec + " -p 'seeds=[1, 1]'", "seeds[1]: listed twice");
-  expect(spec + " -p policy=nonsense", "unknown key");
-  expect(with("{ttft_s.p99: 2}", "    policies: [nonsense]\n"), "nonsense");
-  expect(spec + " --jobs 0", "--jobs must be >= 1");
-  std::string err;
-  CHECK(run_isim("plan", nullptr, &err) == 2);
-  CHECK(err.find("needs SPEC.yaml") != std::string::npos);
-  CHECK(run_isim("plan " + (d / "missing.yaml").string(), nullptr, &err) == 2);
-  CHECK(err.find("missing.yaml") != std::string::npos);
 }
 
 TEST_CASE("isim list names the SLO metrics a plan may bound") {
