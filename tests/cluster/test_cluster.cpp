@@ -167,9 +167,11 @@ TEST_CASE("least-loaded spreads an imbalanced burst by outstanding tokens") {
 
 TEST_CASE("power-of-two is seeded: the same seed places the same way") {
   trace::Trace t;
-  for (int i = 0; i < 40; ++i)
-    t.push_back(trace::Session{
-        "s" + std::to_string(i), 0.01 * i, {seg(8 + i % 5, 3, "x", 0.2), seg(2, 2)}});
+  for (int i = 0; i < 40; ++i) {
+    std::string id = "s";  // (not "s" + to_string(i): GCC 12 warns falsely with -Wrestrict)
+    id += std::to_string(i);
+    t.push_back(trace::Session{id, 0.01 * i, {seg(8 + i % 5, 3, "x", 0.2), seg(2, 2)}});
+  }
   Fleet f1(4, "preserve"), f2(4, "preserve");
   auto a = f1.run(t, "power-of-two", {{"seed", "7"}});
   auto b = f2.run(t, "power-of-two", {{"seed", "7"}});
