@@ -1,6 +1,5 @@
 #include "experiments/cluster_spec.h"
-
-#include <filesystem>
+#include "experiments/experiment.h"
 
 #include "policies/routers.h"
 #include "traces/input_error.h"
@@ -9,13 +8,6 @@ namespace isim::exp {
 
 namespace {
 
-
-std::string resolve(const std::string& base_dir, const std::string& p) {
-  if (p.empty()) return p;
-  std::filesystem::path q(p);
-  if (q.is_relative()) q = std::filesystem::path(base_dir) / q;
-  return std::filesystem::absolute(q).lexically_normal().string();
-}
 
 void parse_router(const YamlMap& cl, ClusterSpec& c) {
   const YAML::Node n = cl.value("router");
@@ -50,7 +42,7 @@ ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std
   r.name = g.get<std::string>("name", "", "a string");
   r.count = g.require<int32_t>("count", "an integer >= 1");
   if (r.count < 1) g.fail("count", "must be >= 1");
-  r.profile = resolve(base_dir, g.get<std::string>("profile", "", "a profile YAML path"));
+  r.profile = resolve_spec_path(base_dir, g.get<std::string>("profile", "", "a profile YAML path"));
   r.tp = g.get<int32_t>("tp", 0, "an integer >= 1");
   if (g.has("tp") && r.tp < 1) g.fail("tp", "must be >= 1");
   r.engine = engine;

@@ -16,14 +16,14 @@ namespace isim::exp {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 // Absolute, so that config.resolved.yaml reloads from wherever it was written.
-std::string resolve(const std::string& base_dir, const std::string& p) {
+std::string resolve_spec_path(const std::string& base_dir, const std::string& p) {
   if (p.empty()) return p;
   fs::path q = fs::path(p).is_absolute() ? fs::path(p) : fs::path(base_dir) / p;
   return fs::absolute(q).lexically_normal().string();
 }
+
+namespace {
 
 // Shortest round-trip text, so resolved specs read 0.9 rather than 0.90000000000000002.
 std::string num(double v) {
@@ -123,7 +123,7 @@ void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t)
                               "{from, path, ...}");
   t.from = tr.get<std::string>("from", t.from, "a string");
   const bool generated = trace::trace_source_registry().create(t.from, tr.where("from"))->generated;
-  t.path = resolve(base_dir, tr.get<std::string>("path", "", "a path"));
+  t.path = resolve_spec_path(base_dir, tr.get<std::string>("path", "", "a path"));
   if (t.path.empty() && !generated) tr.fail("path", "missing (expected a trace file)");
   for (auto [k, out] : {std::pair<const char*, int64_t*>{"limit", &t.limit},
                         {"draw", &t.draw},
@@ -203,7 +203,7 @@ void parse_validate(const YamlMap& root, const std::string& base_dir, Experiment
   if (!root.has("validate")) return;
   const YamlMap v = root.map("validate", {"model", "quick"});
   e.has_validate = true;
-  e.validate.model = resolve(base_dir, v.get<std::string>("model", "", "a model YAML path"));
+  e.validate.model = resolve_spec_path(base_dir, v.get<std::string>("model", "", "a model YAML path"));
   e.validate.quick = v.get<bool>("quick", e.validate.quick, "true or false");
 }
 
@@ -251,7 +251,7 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   parse_trace(root, base_dir, e.trace);
   parse_arrival(root, e.arrival);
   e.arrival.seed = e.seed;
-  e.profile = resolve(base_dir, root.require<std::string>("profile", "a profile YAML path"));
+  e.profile = resolve_spec_path(base_dir, root.require<std::string>("profile", "a profile YAML path"));
   parse_engine(root, "engine", e.engine);
   parse_validate(root, base_dir, e);
   parse_executor(root, e);

@@ -88,6 +88,8 @@ Experiment parse_experiment(const YAML::Node& root, const std::string& origin,
                             const std::string& base_dir);
 // Reads a spec file as YAML (InputError naming the file and line when it is not YAML).
 YAML::Node load_spec_yaml(const std::string& path);
+// `p` made absolute against `base_dir` ("" stays ""), as every path in a spec is.
+std::string resolve_spec_path(const std::string& base_dir, const std::string& p);
 // The folder that relative paths in the spec file `path` resolve against.
 std::string spec_base_dir(const std::string& path);
 // Loads a single experiment and applies overrides ("key=value") first. A spec with `sweep:` or

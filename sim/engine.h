@@ -147,7 +147,6 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   const Counters& counters() const { return counters_; }
   const WasteBreakdown& waste() const { return waste_; }
   size_t slot_count() const { return slots_.size(); }  // handles < this; free ones have idx -1
-  int64_t sessions_held() const { return static_cast<int64_t>(slots_.size() - free_slots_.size()); }
 
   // ReplicaView.
   int32_t replica() const override { return replica_; }

@@ -105,8 +105,6 @@ ReplicaLoad Engine::load() const {
   ReplicaLoad l;
   l.queued_prefill_tokens = running_pending_ + queued_tokens_;
   l.decode_sequences = running_decodes_;
-  l.gpu_blocks_used = gpu_.used();
-  l.sessions = sessions_held();
   return l;
 }
 

@@ -33,8 +33,6 @@ struct BlockCounts {
 struct ReplicaLoad {
   int64_t queued_prefill_tokens = 0;  // prefill still to do for queued and running sessions
   int64_t decode_sequences = 0;       // running sessions past their prefill
-  int64_t gpu_blocks_used = 0;
-  int64_t sessions = 0;  // admitted and not finished (paused included)
   int64_t outstanding_tokens() const { return queued_prefill_tokens + decode_sequences; }
 };
 
