@@ -8,7 +8,6 @@ namespace isim::exp {
 
 namespace {
 
-
 void parse_router(const YamlMap& cl, ClusterSpec& c) {
   const YAML::Node n = cl.value("router");
   if (!n) return;
