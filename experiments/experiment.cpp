@@ -168,7 +168,13 @@ const std::vector<std::string> kEngineKeys = {"scheduler",
                                               "swap_space_gib",
                                               "gpu_blocks",
                                               "cpu_blocks",
-                                              "prefix_caching"};
+                                              "prefix_caching",
+                                              "kv_capacity",
+                                              "long_prefill_token_threshold",
+                                              "max_num_partial_prefills",
+                                              "max_long_partial_prefills",
+                                              "watermark",
+                                              "async_scheduling"};
 
 // The keys of an `engine:` map onto `c` (the experiment's, or a cluster group's overrides).
 void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
@@ -188,6 +194,21 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
   bounded("gpu_memory_utilization", c.gpu_memory_utilization, "a fraction in (0, 1]", true);
   if (c.gpu_memory_utilization > 1) en.fail("gpu_memory_utilization", "must be <= 1");
   bounded("activation_reserve_gib", c.activation_reserve_gib, "GiB", false);
+  if (en.has("activation_reserve_gib")) c.activation_reserve_given = true;
+  if (en.has("kv_capacity")) {
+    c.kv_capacity = en.require<std::string>("kv_capacity", "auto, vllm or reserve");
+    if (c.kv_capacity != "auto" && c.kv_capacity != "vllm" && c.kv_capacity != "reserve")
+      en.fail("kv_capacity", "expected auto, vllm or reserve, got '" + c.kv_capacity + "'");
+  }
+  bounded("long_prefill_token_threshold", c.long_prefill_token_threshold, "an integer (0 = no cap)",
+          false);
+  bounded("max_num_partial_prefills", c.max_num_partial_prefills, "an integer", true);
+  bounded("max_long_partial_prefills", c.max_long_partial_prefills, "an integer", true);
+  if (c.max_long_partial_prefills > c.max_num_partial_prefills)
+    en.fail("max_long_partial_prefills", "must be <= max_num_partial_prefills");
+  bounded("watermark", c.watermark, "a fraction in [0, 1)", false);
+  if (c.watermark >= 1) en.fail("watermark", "must be < 1");
+  c.async_scheduling = en.get<bool>("async_scheduling", c.async_scheduling, "true or false");
   bounded("swap_space_gib", c.swap_space_gib, "GiB", false);
   bounded("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)", false);
   c.prefix_caching = en.get<bool>("prefix_caching", c.prefix_caching, "true or false");
@@ -203,7 +224,8 @@ void parse_validate(const YamlMap& root, const std::string& base_dir, Experiment
   if (!root.has("validate")) return;
   const YamlMap v = root.map("validate", {"model", "quick"});
   e.has_validate = true;
-  e.validate.model = resolve_spec_path(base_dir, v.get<std::string>("model", "", "a model YAML path"));
+  e.validate.model =
+      resolve_spec_path(base_dir, v.get<std::string>("model", "", "a model YAML path"));
   e.validate.quick = v.get<bool>("quick", e.validate.quick, "true or false");
 }
 
@@ -251,7 +273,8 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   parse_trace(root, base_dir, e.trace);
   parse_arrival(root, e.arrival);
   e.arrival.seed = e.seed;
-  e.profile = resolve_spec_path(base_dir, root.require<std::string>("profile", "a profile YAML path"));
+  e.profile =
+      resolve_spec_path(base_dir, root.require<std::string>("profile", "a profile YAML path"));
   parse_engine(root, "engine", e.engine);
   parse_validate(root, base_dir, e);
   parse_executor(root, e);
@@ -321,11 +344,19 @@ YAML::Node Experiment::resolved() const {
   r["engine"]["max_num_seqs"] = c.max_num_seqs;
   r["engine"]["max_num_batched_tokens"] = c.max_num_batched_tokens;
   r["engine"]["gpu_memory_utilization"] = num(c.gpu_memory_utilization);
+  r["engine"]["kv_capacity"] = c.kv_capacity;
   r["engine"]["activation_reserve_gib"] = num(c.activation_reserve_gib);
   r["engine"]["swap_space_gib"] = num(c.swap_space_gib);
   r["engine"]["gpu_blocks"] = c.gpu_blocks;
   r["engine"]["cpu_blocks"] = c.cpu_blocks;
   r["engine"]["prefix_caching"] = c.prefix_caching;
+  if (c.scheduler == "vllm-v1") {
+    r["engine"]["long_prefill_token_threshold"] = c.long_prefill_token_threshold;
+    r["engine"]["max_num_partial_prefills"] = c.max_num_partial_prefills;
+    r["engine"]["max_long_partial_prefills"] = c.max_long_partial_prefills;
+    r["engine"]["watermark"] = num(c.watermark);
+  }
+  if (c.async_scheduling) r["engine"]["async_scheduling"] = true;
   if (cluster.given) r["cluster"] = resolved_cluster(cluster);
   if (executor_params.values.empty()) {
     r["executor"] = executor;

@@ -59,12 +59,22 @@ struct EngineConfig {
   int32_t max_num_seqs = 256;
   int64_t max_num_batched_tokens = 4096;
   double gpu_memory_utilization = 0.9;
-  double activation_reserve_gib = 2.0;  // activations, CUDA graphs, workspace
-  double swap_space_gib = 64.0;         // CPU swap pool
-  int64_t gpu_blocks = 0;               // > 0 overrides the derived count
-  int64_t cpu_blocks = -1;              // >= 0 overrides the derived count
+  // KV capacity rule: "auto" (vLLM's rule when the profile has a `memory:` section and no
+  // activation_reserve_gib was given, else the reserve rule), "vllm" or "reserve".
+  std::string kv_capacity = "auto";
+  double activation_reserve_gib = 2.0;  // reserve rule: activations, CUDA graphs, workspace
+  bool activation_reserve_given = false;
+  double swap_space_gib = 64.0;  // CPU swap pool
+  int64_t gpu_blocks = 0;        // > 0 overrides the derived count
+  int64_t cpu_blocks = -1;       // >= 0 overrides the derived count
   double timeseries_interval_s = 1.0;
   bool prefix_caching = true;  // share cached prompt blocks across sessions (traces with hashes)
+  // vLLM v1 knobs (scheduler `vllm-v1` reads them; the other schedulers ignore them).
+  int64_t long_prefill_token_threshold = 0;  // a prefill chunk's cap per step; 0: none
+  int32_t max_num_partial_prefills = 1;      // concurrent partial prefills
+  int32_t max_long_partial_prefills = 1;     // of them, prompts above the threshold
+  double watermark = 0.0;         // fraction of GPU blocks a new admission must leave free
+  bool async_scheduling = false;  // per-step CPU overhead overlaps the previous forward
   bool check_invariants = false;
 };
 
@@ -268,7 +278,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   Nanos last_forward_ = 0;
   IterationRecord record_;
   std::function<void(const IterationRecord&)> observer_;
-  int64_t queued_tokens_ = 0;    // sum of queued_tokens over the waiting and swapped queues
+  int64_t queued_tokens_ = 0;            // sum of queued_tokens over the waiting and swapped queues
   mutable int64_t running_pending_ = 0;  // prefill pending in the running set, last iteration end
   mutable int64_t running_decodes_ = 0;  // decoding sessions at the last iteration end
   mutable bool running_load_stale_ = false;

@@ -1,0 +1,232 @@
+// Writing profiles (YAML that load_profile reads back equal) and describing them.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+#include <ostream>
+#include <string_view>
+
+#include "sim/cost_model.h"
+#include "sim/profile.h"
+#include "traces/input_error.h"
+
+namespace isim::sim {
+namespace {
+
+constexpr std::string_view kSchema = "isim-profile/1";
+
+// ---- writing ----
+
+std::string num(double v) {
+  return fmt::format("{}", v);
+}
+
+bool plain_char(unsigned char c) {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return true;
+  return std::string_view(" _-./()+,=").find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+// True when `s` reads back as the same string written as a YAML plain scalar.
+bool plain_safe(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return false;
+  const unsigned char first = static_cast<unsigned char>(s.front());
+  if (first == ' ' || first == '-' || first == ',' || s.back() == ' ') return false;
+  for (const char c : s) {
+    if (!plain_char(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::string scalar(const std::string& s) {
+  if (plain_safe(s)) return s;
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += fmt::format("\\x{:02X}", c);
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string list(const std::vector<double>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += num(v[i]);
+  }
+  return out + "]";
+}
+
+void write_curve(std::string& out, std::string_view indent, std::string_view key,
+                 std::string_view xkey, std::string_view ykey, const Curve1D& c) {
+  fmt::format_to(std::back_inserter(out), "{}{}:\n{}  {}: {}\n{}  {}: {}\n", indent, key, indent,
+                 xkey, list(c.x), indent, ykey, list(c.y));
+}
+
+void write_grid(std::string& out, std::string_view indent, std::string_view key,
+                std::string_view xkey, std::string_view ykey, const Grid2D& g) {
+  fmt::format_to(std::back_inserter(out), "{}{}:\n{}  {}: {}\n{}  {}: {}\n{}  us:\n", indent, key,
+                 indent, xkey, list(g.x), indent, ykey, list(g.y), indent);
+  for (std::size_t i = 0; i < g.x.size(); ++i) {
+    const auto begin = g.z.begin() + static_cast<std::ptrdiff_t>(i * g.y.size());
+    const std::vector<double> row(begin, begin + static_cast<std::ptrdiff_t>(g.y.size()));
+    fmt::format_to(std::back_inserter(out), "{}    - {}\n", indent, list(row));
+  }
+}
+
+std::string to_yaml(const Profile& p) {
+  std::string out;
+  auto w = std::back_inserter(out);
+  fmt::format_to(w, "schema: {}\n", kSchema);
+  if (p.provenance.empty()) {
+    out += "provenance: {}\n";
+  } else {
+    out += "provenance:\n";
+    for (const auto& [key, value] : p.provenance) {
+      fmt::format_to(w, "  {}: {}\n", scalar(key), scalar(value));
+    }
+  }
+  fmt::format_to(w, "device:\n  name: {}\n  memory_gib: {}\n", scalar(p.device.name),
+                 num(p.device.memory_gib));
+  const ModelShape& m = p.model;
+  fmt::format_to(w,
+                 "model:\n  name: {}\n  layers: {}\n  hidden: {}\n  heads: {}\n  kv_heads: {}\n"
+                 "  head_dim: {}\n  ffn: {}\n  vocab: {}\n  dtype: {}\n  params: {}\n  tp: {}\n",
+                 scalar(m.name), m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn,
+                 m.vocab, scalar(m.dtype), num(m.params), m.tp);
+  fmt::format_to(w, "kv:\n  block_tokens: {}\nsaturation_tokens: {}\nforward:\n", p.block_tokens,
+                 p.saturation_tokens);
+  if (p.form == ForwardForm::kLinear) {
+    fmt::format_to(w, "  linear:\n    base_ms: {}\n    slope_ms_per_token: {}\n",
+                   num(p.linear.base_ms), num(p.linear.slope_ms_per_token));
+  } else {
+    const TablesForward& t = p.tables;
+    out += "  tables:\n";
+    write_curve(out, "    ", "dense_us", "tokens", "us", t.dense_us);
+    write_grid(out, "    ", "decode_attention_us", "sequences", "kv_tokens", t.decode_attention_us);
+    write_grid(out, "    ", "prefill_attention_us", "chunk", "kv_tokens", t.prefill_attention_us);
+    write_curve(out, "    ", "lm_head_us", "sequences", "us", t.lm_head_us);
+    fmt::format_to(w, "    overhead_us: {}\n", num(t.overhead_us));
+    if (t.prefill_interpolation != "time")
+      fmt::format_to(w, "    prefill_interpolation: {}\n", t.prefill_interpolation);
+  }
+  out += "swap:\n";
+  write_curve(out, "  ", "h2d", "bytes", "gbps", p.swap.h2d_gbps);
+  write_curve(out, "  ", "d2h", "bytes", "gbps", p.swap.d2h_gbps);
+  fmt::format_to(w, "  duplex_factor: {}\n  per_copy_overhead_us: {}\n", num(p.swap.duplex_factor),
+                 num(p.swap.per_copy_overhead_us));
+  if (!p.validation.empty()) {
+    out += "validation:\n";
+    for (const ValidationPoint& v : p.validation)
+      fmt::format_to(w, "  - batch: {}\n    predicted_ms: {}\n    measured_ms: {}\n",
+                     scalar(v.batch), num(v.predicted_ms), num(v.measured_ms));
+  }
+  return out;
+}
+
+std::string bytes_text(double bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  constexpr double kGiB = kMiB * 1024.0;
+  if (bytes >= kGiB) return fmt::format("{:.3g} GiB", bytes / kGiB);
+  if (bytes >= kMiB) return fmt::format("{:.3g} MiB", bytes / kMiB);
+  if (bytes >= 1024.0) return fmt::format("{:.3g} KiB", bytes / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+// The curve's bandwidth for one copy of `bytes`, marked when it lies outside the measured grid.
+std::string bandwidth_at(const Curve1D& gbps, int64_t bytes) {
+  bool outside = false;
+  const double v = gbps.eval(static_cast<double>(bytes), &outside);
+  return fmt::format("{:.4g} GB/s{}", v, outside ? " (extrapolated)" : "");
+}
+
+}  // namespace
+
+void write_profile(std::ostream& os, const Profile& p) {
+  os << to_yaml(p);
+}
+
+void write_profile_file(const std::string& path, const Profile& p) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
+  write_profile(out, p);
+  out.flush();
+  if (!out) throw InputError(fmt::format("{}: write failed", path));
+}
+
+std::string describe_profile(const Profile& p) {
+  const CostModel cm(p);
+  const ModelShape& m = p.model;
+  std::string out;
+  auto w = std::back_inserter(out);
+  fmt::format_to(w, "profile: {}\n", p.path.empty() ? "(in memory)" : p.path);
+  out += "provenance:";
+  for (const auto& [key, value] : p.provenance) fmt::format_to(w, " {}={}", key, scalar(value));
+  out += "\n";
+  fmt::format_to(w, "device: {}, {} GiB\n", p.device.name, num(p.device.memory_gib));
+  fmt::format_to(w,
+                 "model: {}, {} layers, hidden {}, {} heads ({} KV) x {}, ffn {}, vocab {}, {}, "
+                 "{:.4g} params, tp {}\n",
+                 m.name, m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn, m.vocab,
+                 m.dtype, m.params, m.tp);
+  const int64_t per_token = m.kv_bytes_per_token();
+  const int64_t per_block = per_token * p.block_tokens;
+  fmt::format_to(w, "weights: {} per GPU\n", bytes_text(m.weight_bytes_per_gpu()));
+  fmt::format_to(w, "kv: {} bytes per token ({}), {} tokens per block = {} bytes ({})\n", per_token,
+                 bytes_text(static_cast<double>(per_token)), p.block_tokens, per_block,
+                 bytes_text(static_cast<double>(per_block)));
+  if (p.form == ForwardForm::kLinear) {
+    fmt::format_to(w, "forward: linear, T(x) = {} ms + {} ms/token * x\n", num(p.linear.base_ms),
+                   num(p.linear.slope_ms_per_token));
+  } else {
+    const TablesForward& t = p.tables;
+    fmt::format_to(w,
+                   "forward: tables per layer, dense {} points, decode attention {}x{}, prefill "
+                   "attention {}x{}, lm_head {} points, overhead {} us\n",
+                   t.dense_us.x.size(), t.decode_attention_us.x.size(),
+                   t.decode_attention_us.y.size(), t.prefill_attention_us.x.size(),
+                   t.prefill_attention_us.y.size(), t.lm_head_us.x.size(), num(t.overhead_us));
+  }
+  const int64_t s = p.saturation_tokens;
+  fmt::format_to(w, "T(1) = {} ms, T({}) = {} ms (saturation), marginal a = {:.6g} ns/token\n",
+                 num(static_cast<double>(cm.T(1)) / 1e6), s,
+                 num(static_cast<double>(cm.T(s)) / 1e6), cm.marginal_ns_per_token());
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  fmt::format_to(w, "swap: h2d {} at 1 MiB, {} at 64 MiB; d2h {} at 1 MiB, {} at 64 MiB\n",
+                 bandwidth_at(p.swap.h2d_gbps, kMiB), bandwidth_at(p.swap.h2d_gbps, 64 * kMiB),
+                 bandwidth_at(p.swap.d2h_gbps, kMiB), bandwidth_at(p.swap.d2h_gbps, 64 * kMiB));
+  fmt::format_to(w, "      duplex factor {}, per-copy overhead {} us\n", num(p.swap.duplex_factor),
+                 num(p.swap.per_copy_overhead_us));
+  if (!p.validation.empty()) {
+    fmt::format_to(w, "validation: {} batches, mean |error| {:.1f}%\n", p.validation.size(),
+                   100 * p.validation_mean_abs_error());
+    for (const ValidationPoint& v : p.validation)
+      fmt::format_to(w, "  {}: predicted {} ms, measured {} ms, {:+.1f}%\n", v.batch,
+                     num(v.predicted_ms), num(v.measured_ms), 100 * v.error());
+  }
+  return out;
+}
+
+}  // namespace isim::sim
