@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "calibrate/import_common.h"
+#include "calibrate/vllm_memory.h"
 #include "traces/input_error.h"
 #include "traces/strict_yaml.h"
 
@@ -22,14 +23,20 @@ struct KnownHardware {
   double memory_gib;
   double pcie_gbps;
   const char* pcie;
+  double usable_bytes;  // total memory as CUDA reports it
+  const char* usable;   // where that figure comes from
 };
 
 // Assumptions, stated in provenance: nominal memory, and one-way pinned-memory PCIe bandwidth
 // from ../shared/data/README.md ("Gen4 x16 reaches about 25 GB/s one way; Gen5 x16 about 55 GB/s
 // host-to-device with copy engines").
 constexpr KnownHardware kHardware[] = {
-    {"RTX4090", 24, 25, "PCIe Gen4 x16"},
-    {"RTXPRO6000", 96, 55, "PCIe Gen5 x16"},
+    {"RTX4090", 24, 25, "PCIe Gen4 x16", 25250627584.0,
+     "torch.cuda total memory of an RTX 4090 (hardware.device_total_memory_bytes in "
+     "../shared/data/llmservingsim/vllm-RTX4090-llama-3.1-8b/meta.json, a device property)"},
+    {"RTXPRO6000", 96, 55, "PCIe Gen5 x16", (96.0 - 0.4835) * 1073741824.0,
+     "assumed: nominal 96 GiB less the 0.4835 GiB that CUDA withholds on the RTX 4090 "
+     "(24 GiB nominal, 25,250,627,584 B reported); no CUDA total of this card was found"},
 };
 
 YAML::Node need(const std::string& file, const YAML::Node& parent, const std::string& key,
@@ -365,6 +372,14 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
                               "(mild end of the 18-50% loss), 3 us per copy (2-4 us per "
                               "cudaMemcpyAsync)",
                               memory, pcie, pcie_text));
+  const double usable =
+      known != nullptr && opt.memory_gib <= 0 ? known->usable_bytes : memory * 1073741824.0;
+  std::string memory_rule;
+  p.memory = vllm_memory(model, usable, 1, &memory_rule);
+  pv.emplace_back("memory_usable", known != nullptr && opt.memory_gib <= 0
+                                       ? std::string(known->usable)
+                                       : "the --memory-gib given, taken as all usable");
+  pv.emplace_back("memory_rule", memory_rule);
   if (!meta.note.empty()) pv.emplace_back("note", meta.note);
   if (empty > 0) pv.emplace_back("note_empty_rows", fmt::format("{} rows with no work", empty));
   return p;

@@ -15,9 +15,9 @@
 
 #include "calibrate/knee.h"
 #include "calibrate/model.h"
+#include "kernels/runner/cuda_module.h"
 #include "kernels/runner/swap_bench.h"
 #include "traces/input_error.h"
-#include "kernels/runner/cuda_module.h"
 
 namespace isim::calib {
 namespace {

@@ -7,7 +7,7 @@ namespace isim::calib {
 ModelSpec load_model(const std::string& path) {
   const YamlMap root(load_yaml_file(path, "model file"), path, "",
                      {"name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn",
-                      "vocab", "dtype", "params"},
+                      "vocab", "dtype", "params", "max_position"},
                      "a map of model keys");
   ModelSpec m;
   auto& s = m.shape;
@@ -31,6 +31,8 @@ ModelSpec load_model(const std::string& path) {
     root.fail("dtype", "unknown dtype '" + s.dtype + "'; valid: bf16, fp16, fp32, fp8");
   s.params = root.require<double>("params", "the parameter count");
   if (!(s.params > 0)) root.fail("params", "must be > 0");
+  m.max_position = root.get<int64_t>("max_position", 0, "a positive integer");
+  if (m.max_position < 0) root.fail("max_position", "must be > 0");
   s.tp = 1;
   return m;
 }

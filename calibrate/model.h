@@ -11,6 +11,7 @@
 // kv_heads, a known dtype) and throws InputError("FILE:LINE: key: reason").
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "sim/profile.h"
@@ -20,6 +21,7 @@ namespace isim::calib {
 struct ModelSpec {
   sim::ModelShape shape;  // tp = 1
   std::string source;
+  int64_t max_position = 0;  // max_position_embeddings (rotary cache rows); 0: not given
 };
 
 ModelSpec load_model(const std::string& path);

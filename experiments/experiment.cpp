@@ -174,6 +174,7 @@ const std::vector<std::string> kEngineKeys = {"scheduler",
                                               "max_num_partial_prefills",
                                               "max_long_partial_prefills",
                                               "watermark",
+                                              "reserve_full_isl",
                                               "async_scheduling"};
 
 // The keys of an `engine:` map onto `c` (the experiment's, or a cluster group's overrides).
@@ -208,6 +209,7 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
     en.fail("max_long_partial_prefills", "must be <= max_num_partial_prefills");
   bounded("watermark", c.watermark, "a fraction in [0, 1)", false);
   if (c.watermark >= 1) en.fail("watermark", "must be < 1");
+  c.reserve_full_isl = en.get<bool>("reserve_full_isl", c.reserve_full_isl, "true or false");
   c.async_scheduling = en.get<bool>("async_scheduling", c.async_scheduling, "true or false");
   bounded("swap_space_gib", c.swap_space_gib, "GiB", false);
   bounded("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)", false);
@@ -355,6 +357,7 @@ YAML::Node Experiment::resolved() const {
     r["engine"]["max_num_partial_prefills"] = c.max_num_partial_prefills;
     r["engine"]["max_long_partial_prefills"] = c.max_long_partial_prefills;
     r["engine"]["watermark"] = num(c.watermark);
+    r["engine"]["reserve_full_isl"] = c.reserve_full_isl;
   }
   if (c.async_scheduling) r["engine"]["async_scheduling"] = true;
   if (cluster.given) r["cluster"] = resolved_cluster(cluster);

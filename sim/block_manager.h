@@ -46,6 +46,11 @@ class BlockPool {
   bool publish(BlockId b, uint64_t hash);
   // A block (held or cached) is published under `hash`: acquire_cached would find it.
   bool has_hash(uint64_t hash) const { return by_hash_.count(hash) != 0; }
+  // The block published under `hash` (held or cached), or -1; takes no hold.
+  BlockId find(uint64_t hash) const {
+    auto it = by_hash_.find(hash);
+    return it == by_hash_.end() ? -1 : it->second;
+  }
   int64_t evictions() const { return evictions_; }
 
   // Throws std::logic_error describing the first inconsistency.

@@ -11,27 +11,76 @@
 
 namespace isim::sim {
 
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+bool vllm_rule(const Profile& p, const EngineConfig& c) {
+  if (c.kv_capacity == "vllm") {
+    if (!p.memory.given)
+      throw InputError(fmt::format(
+          "{}: memory: missing; engine.kv_capacity 'vllm' needs the profile's memory section "
+          "(or use kv_capacity: reserve)",
+          p.path.empty() ? "profile" : p.path));
+    return true;
+  }
+  return c.kv_capacity == "auto" && p.memory.given && !c.activation_reserve_given;
+}
+
+// vLLM's rule (sim/profile.h MemorySpec): returns the KV bytes and says how they came about.
+double vllm_kv_bytes(const Profile& p, const EngineConfig& c, std::string& rule) {
+  const MemorySpec& m = p.memory;
+  const double weights = p.model.weight_bytes_per_gpu() + m.weights_extra_bytes;
+  const auto tokens = static_cast<double>(c.max_num_batched_tokens);
+  const auto seqs =
+      static_cast<double>(std::min<int64_t>(c.max_num_seqs, c.max_num_batched_tokens));
+  const double forward = m.activation_bytes_per_token * tokens;
+  const double sampler = m.sampler_bytes_per_sequence * seqs;
+  const double peak = std::max(forward, sampler);
+  const double requested = m.usable_gib * kGiB * c.gpu_memory_utilization;
+  const double kv = requested - weights - peak - (m.non_torch_gib + m.cuda_graph_gib) * kGiB;
+  rule = fmt::format(
+      "vLLM rule: {:.3f} GiB usable x {} - {:.3f} GiB weights - {:.3f} GiB activation peak "
+      "(the larger of forward at {} tokens {:.3f}, sampler at {} sequences {:.3f}) - {} GiB "
+      "non-torch - "
+      "{} GiB CUDA graphs = {:.3f} GiB",
+      m.usable_gib, c.gpu_memory_utilization, weights / kGiB, peak / kGiB, c.max_num_batched_tokens,
+      forward / kGiB, static_cast<int64_t>(seqs), sampler / kGiB, m.non_torch_gib, m.cuda_graph_gib,
+      kv / kGiB);
+  return kv;
+}
+
+}  // namespace
+
 BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c) {
   BlockCounts b;
   b.block_bytes = p.model.kv_bytes_per_token() * p.block_tokens;
   if (b.block_bytes <= 0) throw InputError(p.path + ": model: KV bytes per block must be > 0");
-  const double gib = 1024.0 * 1024.0 * 1024.0;
+  double avail = 0;
   if (c.gpu_blocks > 0) {
     b.gpu = c.gpu_blocks;
+    b.gpu_rule = "engine.gpu_blocks";
   } else {
-    double avail = p.device.memory_gib * gib * c.gpu_memory_utilization -
-                   p.model.weight_bytes_per_gpu() - c.activation_reserve_gib * gib;
+    if (vllm_rule(p, c)) {
+      avail = vllm_kv_bytes(p, c, b.gpu_rule);
+    } else {
+      avail = p.device.memory_gib * kGiB * c.gpu_memory_utilization -
+              p.model.weight_bytes_per_gpu() - c.activation_reserve_gib * kGiB;
+      b.gpu_rule = fmt::format(
+          "reserve rule: {} GiB x {} - {:.3f} GiB weights - {} GiB activation reserve = {:.3f} "
+          "GiB",
+          p.device.memory_gib, c.gpu_memory_utilization, p.model.weight_bytes_per_gpu() / kGiB,
+          c.activation_reserve_gib, avail / kGiB);
+    }
     b.gpu = avail > 0 ? static_cast<int64_t>(std::floor(avail / static_cast<double>(b.block_bytes)))
                       : 0;
+    b.gpu_rule += fmt::format(" -> {} blocks of {} KiB", b.gpu, b.block_bytes / 1024);
   }
   if (b.gpu <= 0)
-    throw InputError(fmt::format(
-        "{}: no KV block fits on the GPU: {} GiB x {} utilisation - {:.2f} GiB weights - {} GiB "
-        "activation reserve leaves nothing for {} B blocks",
-        p.path.empty() ? "profile" : p.path, p.device.memory_gib, c.gpu_memory_utilization,
-        p.model.weight_bytes_per_gpu() / gib, c.activation_reserve_gib, b.block_bytes));
+    throw InputError(fmt::format("{}: no KV block fits on the GPU ({}); the {} B blocks need more",
+                                 p.path.empty() ? "profile" : p.path, b.gpu_rule, b.block_bytes));
   b.cpu = c.cpu_blocks >= 0 ? c.cpu_blocks
-                            : static_cast<int64_t>(std::floor(c.swap_space_gib * gib /
+                            : static_cast<int64_t>(std::floor(c.swap_space_gib * kGiB /
                                                               static_cast<double>(b.block_bytes)));
   return b;
 }

@@ -27,6 +27,7 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
       pipelined_(policy.pipelined_swap()),
       chunked_recompute_(policy.chunked_recompute()),
       live_(executor.live()) {
+  traits_ = scheduler_->traits();
   prefill_reserve_ = static_cast<int64_t>(
       std::floor(policy.reserved_gpu_fraction() * static_cast<double>(gpu_.total())));
   if (config_.max_num_seqs < 1) throw InputError("engine.max_num_seqs: must be >= 1");
@@ -72,7 +73,8 @@ int32_t Engine::take_slot(SessionState&& s) {
   if (t.m.replica_first < 0) t.m.replica_first = replica_;
   t.chain = prefix_chain(t.id(), t.prefix(), t.prompt_tokens(), block_tokens_);
   t.published = 0;
-  shared_blocks_ = shared_blocks_ || (config_.prefix_caching && !t.chain.empty());
+  shared_blocks_ =
+      shared_blocks_ || (config_.prefix_caching && (!t.chain.empty() || traits_.hash_every_block));
   return h;
 }
 
@@ -181,7 +183,10 @@ void Engine::form_batch() {
   record_ = IterationRecord{};
   do_swap_outs();
   policy_.before_iteration(*this, *this);
+  partial_prefills_ = 0;
+  long_partial_prefills_ = 0;
   scheduler_->schedule(*this);
+  if (traits_.logits_every_request) shape_.num_logits = static_cast<int32_t>(batch_.size());
 }
 
 void Engine::maybe_start() {
@@ -210,6 +215,11 @@ void Engine::maybe_start() {
           t, waiting_.size(), swapped_.size()));
   }
   Nanos busy = std::max(forward, transfer);
+  if (!batch_.empty() && !live_) {
+    // The step's CPU work: hidden behind the previous forward under async scheduling.
+    const Nanos cpu = step_overhead();
+    busy = config_.async_scheduling ? std::max(busy, cpu) : busy + cpu;
+  }
   if (live_) {
     log_.build_steps(
         batch_, [this](int32_t h) -> const SessionState& { return session(h); }, block_tokens_,
@@ -318,6 +328,7 @@ void Engine::on_iteration_end() {
                         s.kv, s.context));
       s.kv += 1;
       ++counters_.decode_tokens;
+      if (traits_.hash_every_block && s.kv % block_tokens_ == 0) publish_prefix(s);
       emit_token(s);
       continue;
     }
@@ -325,7 +336,7 @@ void Engine::on_iteration_end() {
     take_recompute(s, rc, /*recomputed=*/true);
     counters_.prefill_tokens += e.tokens;
     s.kv += e.tokens - e.restore;
-    if (!s.chain.empty()) publish_prefix(s);
+    if (!s.chain.empty() || traits_.hash_every_block) publish_prefix(s);
     if (s.pending_prefill(block_tokens_) == 0) emit_token(s);
   }
   batch_.clear();

@@ -74,6 +74,7 @@ struct EngineConfig {
   int32_t max_num_partial_prefills = 1;      // concurrent partial prefills
   int32_t max_long_partial_prefills = 1;     // of them, prompts above the threshold
   double watermark = 0.0;         // fraction of GPU blocks a new admission must leave free
+  bool reserve_full_isl = true;   // admit only if the whole context fits (vLLM reserve_full_isl)
   bool async_scheduling = false;  // per-step CPU overhead overlaps the previous forward
   bool check_invariants = false;
 };
@@ -193,6 +194,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void schedule_recompute_chunks() override;
   bool has_swapped() const override { return !pipelined_ && !swapped_.empty(); }
   bool batch_has_prefill() const override { return batch_prefills_ > 0; }
+  bool schedule_running_in_order() override;
+  void admit_waiting_in_order() override;
 
   void check_invariants() const;
 
@@ -229,6 +232,22 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void add_recompute(SessionState& s, int64_t tokens, LostCause why);
   void take_recompute(SessionState& s, int64_t tokens, bool counted);
   void preempt(int32_t h);
+  // Adds session h's next decode token to the batch; false if no block is free for it.
+  bool push_decode(SessionState& s, int32_t h);
+  // vLLM v1 helpers (engine_v1.cpp).
+  // The chunk a prefill with `pending` tokens left gets out of `budget` (0: none fits).
+  int64_t v1_chunk(const SessionState& s, int64_t pending, int64_t budget) const;
+  // Whether a waiting session with (hits, unheld hits) may start a `chunk` of its `pending`.
+  bool v1_admissible(const SessionState& s, std::pair<int64_t, int64_t> hit, int64_t pending,
+                     int64_t chunk) const;
+  void note_partial(int64_t pending, int64_t chunk);
+  // Cached prompt blocks a session would hit now, and how many of them are unheld (taking
+  // them uses free capacity); nothing is acquired.
+  std::pair<int64_t, int64_t> preview_prefix(const SessionState& s) const;
+  // Extends a session's hash chain over its full blocks past the prompt (hash_every_block).
+  void extend_chain(SessionState& s) const;
+  // Per-step CPU time (profile step_overhead) for the batch formed.
+  Nanos step_overhead() const;
   void add_to_running(int32_t h);
   void remove_from_running(int32_t h);
   bool grow_gpu(SessionState& s, int64_t tokens);
@@ -256,6 +275,11 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   Executor& executor_;
   Policy& policy_;
   std::unique_ptr<Scheduler> scheduler_;
+  SchedulerTraits traits_;
+  int64_t admit_seq_ = 0;              // admission counter (admission_order)
+  int64_t front_seq_ = 0;              // preemption counter (preempt_to_front)
+  int32_t partial_prefills_ = 0;       // this step: prefills that stay unfinished
+  int32_t long_partial_prefills_ = 0;  // of them, longer than long_prefill_token_threshold
   EngineListener* listener_ = nullptr;
   BlockCounts block_counts_;
   int64_t block_tokens_;

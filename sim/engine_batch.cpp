@@ -22,10 +22,11 @@ std::set<Engine::QueueKey>::iterator Engine::dequeue(std::set<QueueKey>& q,
 void Engine::add_to_running(int32_t h) {
   SessionState& s = S(h);
   s.phase = Phase::kRunning;
+  s.run_key = traits_.admission_order ? ++admit_seq_ : s.arrival;
   auto less = [this](int32_t a, int32_t b) {
     const auto& sa = session(a);
     const auto& sb = session(b);
-    return sa.arrival != sb.arrival ? sa.arrival < sb.arrival : sa.idx < sb.idx;
+    return sa.run_key != sb.run_key ? sa.run_key < sb.run_key : sa.idx < sb.idx;
   };
   running_.insert(std::upper_bound(running_.begin(), running_.end(), h, less), h);
   running_load_stale_ = true;
@@ -49,8 +50,18 @@ void Engine::preempt(int32_t h) {
   ++s.m.preemptions;
   ++counters_.preemptions;
   s.phase = Phase::kWaiting;
-  s.queue_key = s.arrival;
+  s.queue_key = traits_.preempt_to_front ? -(++front_seq_) : s.arrival;
   enqueue(waiting_, h, s.queue_key);
+}
+
+bool Engine::push_decode(SessionState& s, int32_t h) {
+  if (!grow_gpu(s, s.kv + 1)) return false;
+  batch_.push_back({h, 1, true, false, 0});
+  ++batch_tokens_;
+  ++shape_.num_decode;
+  shape_.decode_kv_tokens += s.kv;
+  ++shape_.num_logits;
+  return true;
 }
 
 bool Engine::schedule_decodes() {
@@ -62,7 +73,7 @@ bool Engine::schedule_decodes() {
     if (!decoding(s)) continue;  // still prefilling (or rebuilding after a preemption)
     if (batch_tokens_ + 1 > config_.max_num_batched_tokens) break;
     bool self_preempted = false;
-    while (!grow_gpu(s, s.kv + 1)) {
+    while (!push_decode(s, h)) {
       clean = false;
       int32_t victim = running_.back();
       preempt(victim);
@@ -72,11 +83,6 @@ bool Engine::schedule_decodes() {
       }
     }
     if (self_preempted) break;  // it was the last running session in order
-    batch_.push_back({h, 1, true, false, 0});
-    ++batch_tokens_;
-    ++shape_.num_decode;
-    shape_.decode_kv_tokens += s.kv;
-    ++shape_.num_logits;
   }
   return clean;
 }

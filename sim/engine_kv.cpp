@@ -263,6 +263,7 @@ void Engine::match_prefix(SessionState& s) {
 }
 
 void Engine::publish_prefix(SessionState& s) {
+  if (traits_.hash_every_block && config_.prefix_caching) extend_chain(s);
   const auto full = std::min<int64_t>(s.kv / block_tokens_, static_cast<int64_t>(s.chain.size()));
   for (; s.published < full && s.published < static_cast<int64_t>(s.gpu_blocks.size());
        ++s.published) {

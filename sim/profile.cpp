@@ -14,8 +14,9 @@ namespace {
 
 using namespace profile_io;  // NOLINT(google-build-using-namespace)
 
-const Names kTopKeys = {"schema",  "provenance", "device",    "model", "kv", "saturation_tokens",
-                        "forward", "swap",       "validation"};
+const Names kTopKeys = {
+    "schema",  "provenance", "device",        "model",  "kv",        "saturation_tokens",
+    "forward", "swap",       "step_overhead", "memory", "validation"};
 const Names kValidationKeys = {"batch", "predicted_ms", "measured_ms"};
 const Names kDeviceKeys = {"name", "memory_gib"};
 const Names kModelKeys = {"name", "layers", "hidden", "heads",  "kv_heads", "head_dim",
@@ -135,6 +136,7 @@ Profile read_document(const Reader& r, const YAML::Node& root) {
   p.saturation_tokens = r.count64(top, "saturation_tokens");
   read_forward(r, top, p);
   read_swap(r, top, p.swap);
+  read_serving(r, top, p);
   if (const auto v = Reader::find(top, "validation")) {
     const std::string expected = "a list of {batch, predicted_ms, measured_ms}";
     if (!v->IsSequence())
@@ -188,7 +190,8 @@ double Profile::validation_mean_abs_error() const {
 bool Profile::operator==(const Profile& o) const {
   const bool same = provenance == o.provenance && device == o.device && model == o.model &&
                     block_tokens == o.block_tokens && saturation_tokens == o.saturation_tokens &&
-                    form == o.form && swap == o.swap && validation == o.validation;
+                    form == o.form && swap == o.swap && validation == o.validation &&
+                    step_overhead == o.step_overhead && memory == o.memory;
   if (!same) return false;
   // Only the active forward form is part of a profile (it is all that gets written).
   return form == ForwardForm::kLinear ? linear == o.linear : tables == o.tables;

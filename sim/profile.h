@@ -76,6 +76,37 @@ struct SwapSpec {
   bool operator==(const SwapSpec&) const = default;
 };
 
+// Per-step CPU time around the forward pass (scheduling, input preparation, sampling,
+// detokenisation): fixed + per scheduled sequence + per scheduled token. Optional section
+// `step_overhead:`; all zero when absent. The engine adds it to the step, or overlaps it with
+// the forward pass under engine.async_scheduling.
+struct StepOverhead {
+  double fixed_us = 0;
+  double per_sequence_us = 0;
+  double per_token_us = 0;
+  bool given() const { return fixed_us != 0 || per_sequence_us != 0 || per_token_us != 0; }
+  bool operator==(const StepOverhead&) const = default;
+};
+
+// What vLLM subtracts from GPU memory before the KV cache (optional section `memory:`; the
+// `vllm` KV capacity rule needs it):
+//   KV bytes = usable x utilisation - (weights + weights_extra) - activation peak
+//              - non_torch - cuda_graph,
+//   activation peak = max(activation_bytes_per_token x max_num_batched_tokens,
+//                         sampler_bytes_per_sequence x min(max_num_seqs, max_num_batched_tokens))
+// (the profiling run's dummy forward and its dummy sampler run). Every term's origin is stated
+// in provenance `memory_rule`.
+struct MemorySpec {
+  bool given = false;
+  double usable_gib = 0;           // what the device lets CUDA allocate (not nominal)
+  double weights_extra_bytes = 0;  // buffers loaded with the weights (e.g. rotary cache)
+  double activation_bytes_per_token = 0;
+  double sampler_bytes_per_sequence = 0;
+  double non_torch_gib = 0;   // CUDA memory outside torch's allocator (cuBLAS, ...)
+  double cuda_graph_gib = 0;  // CUDA-graph pool, where the server subtracts it
+  bool operator==(const MemorySpec&) const = default;
+};
+
 enum class ForwardForm { kLinear, kTables };
 
 // One whole batch measured after calibration, against what the profile predicts for it.
@@ -99,6 +130,8 @@ struct Profile {
   LinearForward linear;
   TablesForward tables;
   SwapSpec swap;
+  StepOverhead step_overhead;
+  MemorySpec memory;
   // Optional `validation:` list (isim-calibrate writes it): predicted against measured batches.
   std::vector<ValidationPoint> validation;
   double validation_mean_abs_error() const;  // mean |error| as a fraction; 0 when empty

@@ -303,4 +303,8 @@ class Reader {
   std::string origin_;
   mutable std::vector<std::pair<YAML::Node, YAML::Mark>> key_marks_;  // map value -> its key
 };
+// The optional serving sections `step_overhead:` and `memory:` (profile_serving.cpp).
+void read_serving(const Reader& r, const MapNode& top, Profile& p);
+void write_serving(std::string& out, const Profile& p);
+
 }  // namespace isim::sim::profile_io

@@ -8,6 +8,7 @@
 
 #include "sim/cost_model.h"
 #include "sim/profile.h"
+#include "sim/profile_reader.h"
 #include "traces/input_error.h"
 
 namespace isim::sim {
@@ -137,6 +138,7 @@ std::string to_yaml(const Profile& p) {
   write_curve(out, "  ", "d2h", "bytes", "gbps", p.swap.d2h_gbps);
   fmt::format_to(w, "  duplex_factor: {}\n  per_copy_overhead_us: {}\n", num(p.swap.duplex_factor),
                  num(p.swap.per_copy_overhead_us));
+  profile_io::write_serving(out, p);
   if (!p.validation.empty()) {
     out += "validation:\n";
     for (const ValidationPoint& v : p.validation)
@@ -219,6 +221,20 @@ std::string describe_profile(const Profile& p) {
                  bandwidth_at(p.swap.d2h_gbps, kMiB), bandwidth_at(p.swap.d2h_gbps, 64 * kMiB));
   fmt::format_to(w, "      duplex factor {}, per-copy overhead {} us\n", num(p.swap.duplex_factor),
                  num(p.swap.per_copy_overhead_us));
+  if (p.step_overhead.given())
+    fmt::format_to(w, "step overhead: {} us + {} us per sequence + {} us per token\n",
+                   num(p.step_overhead.fixed_us), num(p.step_overhead.per_sequence_us),
+                   num(p.step_overhead.per_token_us));
+  if (p.memory.given) {
+    const MemorySpec& mem = p.memory;
+    fmt::format_to(w,
+                   "memory (vLLM rule): usable {} GiB; weights extra {}; activations {} per "
+                   "token, sampler {} per sequence; non-torch {} GiB; CUDA graphs {} GiB\n",
+                   num(mem.usable_gib), bytes_text(mem.weights_extra_bytes),
+                   bytes_text(mem.activation_bytes_per_token),
+                   bytes_text(mem.sampler_bytes_per_sequence), num(mem.non_torch_gib),
+                   num(mem.cuda_graph_gib));
+  }
   if (!p.validation.empty()) {
     fmt::format_to(w, "validation: {} batches, mean |error| {:.1f}%\n", p.validation.size(),
                    100 * p.validation_mean_abs_error());

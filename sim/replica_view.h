@@ -14,6 +14,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/block_manager.h"
@@ -28,6 +29,7 @@ struct EngineConfig;
 struct BlockCounts {
   int64_t gpu = 0, cpu = 0;
   int64_t block_bytes = 0;
+  std::string gpu_rule;  // how `gpu` was derived, with every term, for the user
 };
 
 struct ReplicaLoad {

@@ -35,6 +35,22 @@ class Chunked final : public Scheduler {
   }
 };
 
+// vLLM v1 (Scheduler.schedule in vllm/v1/core/sched/scheduler.py, read at 0.19-0.30): one
+// token-budget pass over the running requests in admission order, preempting the last one
+// when blocks run out; then, only in a step that preempted nobody, the waiting queue in order.
+class VllmV1 final : public Scheduler {
+ public:
+  std::string name() const override { return "vllm-v1"; }
+  SchedulerTraits traits() const override { return {true, true, true, true}; }
+  void schedule(BatchSteps& e) override {
+    const bool preempted = e.schedule_running_in_order();
+    e.schedule_recompute_chunks();  // policies that rebuild KV in chunks keep their lane
+    if (preempted) return;
+    e.swap_in();
+    e.admit_waiting_in_order();
+  }
+};
+
 }  // namespace
 
 const SchedulerRegistry& scheduler_registry() {
@@ -44,6 +60,10 @@ const SchedulerRegistry& scheduler_registry() {
             [] { return std::make_unique<VllmV0>(); });
     reg.add("chunked", "decode-first, chunked prefill fills the token budget (Sarathi, vLLM v1)",
             [] { return std::make_unique<Chunked>(); });
+    reg.add("vllm-v1",
+            "vLLM v1: running requests first in one token-budget pass, preempt the last "
+            "admitted, admit nothing in a step that preempted",
+            [] { return std::make_unique<VllmV1>(); });
     return reg;
   }();
   return r;

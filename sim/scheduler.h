@@ -35,6 +35,25 @@ class BatchSteps {
   // Synchronous swap-ins waiting (vLLM v0 admits no new prompts while there are any).
   virtual bool has_swapped() const = 0;
   virtual bool batch_has_prefill() const = 0;
+
+  // vLLM v1's two passes (sim/engine_v1.cpp). `schedule_running_in_order` gives every running
+  // session, in admission order, its next tokens out of the step's budget (1 for a decode,
+  // min(left, long_prefill_token_threshold, budget) for a prefill); when blocks run out it
+  // preempts the last running session until the allocation fits or the session itself was
+  // preempted, and then stops. Returns true if it preempted. `admit_waiting_in_order` admits
+  // waiting sessions in queue order (preempted ones first) while the budget, max_num_seqs,
+  // the partial-prefill limits, the full-prompt reservation and the watermark allow, and stops
+  // at the first that does not fit.
+  virtual bool schedule_running_in_order() = 0;
+  virtual void admit_waiting_in_order() = 0;
+};
+
+// How a scheduler wants the engine's bookkeeping done (all false: the InferCept-era rules).
+struct SchedulerTraits {
+  bool admission_order = false;       // running set in admission order, not arrival order
+  bool preempt_to_front = false;      // a preempted session goes to the front of waiting
+  bool hash_every_block = false;      // every full KV block is cached, not only prompt blocks
+  bool logits_every_request = false;  // lm_head runs for every scheduled sequence
 };
 
 class Scheduler {
@@ -43,6 +62,7 @@ class Scheduler {
   virtual std::string name() const = 0;
   virtual void schedule(BatchSteps& steps) = 0;
   virtual bool whole_prefills() const { return false; }
+  virtual SchedulerTraits traits() const { return {}; }
 };
 using SchedulerRegistry = Registry<Scheduler>;
 const SchedulerRegistry& scheduler_registry();

@@ -97,6 +97,7 @@ struct SessionState {
   bool discarded = false;         // KV dropped at its last pause
   Nanos arrival = 0;
   Nanos queue_key = 0;  // order in the waiting queue
+  int64_t run_key = 0;  // order in the running set (arrival, or admission for vLLM v1)
   std::vector<BlockId> gpu_blocks;
   std::vector<BlockId> cpu_blocks;
   int64_t dropped_blocks = 0;

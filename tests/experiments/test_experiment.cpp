@@ -64,7 +64,7 @@ TEST_CASE("spec errors name the file, line and key") {
         "e.yaml:1: trace.from: unknown trace source 'csv'; valid: generator, infercept, jsonl, "
         "mooncake, multiturn, tracelab");
   CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
-        "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0");
+        "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0, vllm-v1");
   CHECK(error_of(std::string(kMinimal) + "arrival: {rate: -1}\n") ==
         "e.yaml:4: arrival.rate: must be > 0 sessions per second");
   CHECK(error_of(std::string(kMinimal) + "engine: {max_num_seqs: many}\n") ==

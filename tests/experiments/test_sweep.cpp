@@ -153,7 +153,7 @@ TEST_CASE("swept keys and values are validated like -p and named sweep.<key>") {
         "s.yaml:9: sweep.engine.max_num_seqs = -1: engine.max_num_seqs: must be > 0");
   CHECK(sweep_error(spec_text("  engine.scheduler: [chunked, fifo]\n")) ==
         "s.yaml:9: sweep.engine.scheduler = fifo: engine.scheduler: unknown scheduler 'fifo'; "
-        "valid: chunked, vllm-v0");
+        "valid: chunked, vllm-v0, vllm-v1");
   CHECK(sweep_error(spec_text("  trace.from.x: [1]\n")) ==
         "s.yaml:9: sweep.trace.from.x = 1: 'trace.from' is not a map");
   CHECK(sweep_error(spec_text("  engine.max_num_seqs: 8\n")) ==

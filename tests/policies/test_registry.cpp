@@ -21,7 +21,7 @@ TEST_CASE("every policy, scheduler and executor is registered with a description
                                  "preserve", "swap"});
   std::vector<std::string> schedulers;
   for (const auto* e : sim::scheduler_registry().entries()) schedulers.push_back(e->name);
-  CHECK(schedulers == std::vector<std::string>{"chunked", "vllm-v0"});
+  CHECK(schedulers == std::vector<std::string>{"chunked", "vllm-v0", "vllm-v1"});
   CHECK(sim::executor_registry().contains("sim"));
 }
 

@@ -337,7 +337,7 @@ TEST_CASE("file and YAML-level errors") {
   expect_error("", "t.yaml: expected one YAML document, found 0");
   expect_error("- 1\n- 2\n",
                "t.yaml:1: (document): expected a map with keys schema, provenance, device, model, "
-               "kv, saturation_tokens, forward, swap, validation, got a list");
+               "kv, saturation_tokens, forward, swap, step_overhead, memory, validation, got a list");
   const std::string key_list = t + "[a, b]: 1\n";
   expect_error(key_list, at(key_list, "[a, b]") + "(document): keys must be strings, got a list");
 }
@@ -374,7 +374,7 @@ TEST_CASE("unknown and duplicate keys") {
   const std::string top = t + "extra: 1\n";
   expect_error(top, at(top, "extra:") +
                         "extra: unknown key (valid keys: schema, provenance, device, model, kv, "
-                        "saturation_tokens, forward, swap, validation)");
+                        "saturation_tokens, forward, swap, step_overhead, memory, validation)");
   const std::string model = edit(t, "  layers: 2\n", "  layer: 2\n");
   expect_error(model, at(model, "layer: 2") +
                           "model.layer: unknown key (valid keys: name, layers, hidden, heads, "

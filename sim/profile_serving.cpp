@@ -1,0 +1,70 @@
+// The profile's optional serving sections: `step_overhead:` (per-step CPU time) and `memory:`
+// (what a vLLM server subtracts before its KV cache). Absent sections read as all zero and are
+// not written, so older profiles keep their bytes.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <iterator>
+
+#include "sim/profile_reader.h"
+
+namespace isim::sim::profile_io {
+
+namespace {
+
+const Names kOverheadKeys = {"fixed_us", "per_sequence_us", "per_token_us"};
+const Names kMemoryKeys = {"usable_gib",
+                           "weights_extra_bytes",
+                           "activation_bytes_per_token",
+                           "sampler_bytes_per_sequence",
+                           "non_torch_gib",
+                           "cuda_graph_gib"};
+
+std::string num(double v) {
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+void read_serving(const Reader& r, const MapNode& top, Profile& p) {
+  if (Reader::find(top, "step_overhead")) {
+    const MapNode m = r.section(top, "step_overhead", kOverheadKeys);
+    StepOverhead& o = p.step_overhead;
+    o.fixed_us = r.number(m, "fixed_us", Bound::kNonNegative, "a time");
+    o.per_sequence_us = r.number(m, "per_sequence_us", Bound::kNonNegative, "a time");
+    o.per_token_us = r.number(m, "per_token_us", Bound::kNonNegative, "a time");
+  }
+  if (Reader::find(top, "memory")) {
+    const MapNode m = r.section(top, "memory", kMemoryKeys);
+    MemorySpec& s = p.memory;
+    s.given = true;
+    s.usable_gib = r.number(m, "usable_gib", Bound::kPositive, "a size");
+    s.weights_extra_bytes = r.number(m, "weights_extra_bytes", Bound::kNonNegative, "a size");
+    s.activation_bytes_per_token =
+        r.number(m, "activation_bytes_per_token", Bound::kNonNegative, "a size");
+    s.sampler_bytes_per_sequence =
+        r.number(m, "sampler_bytes_per_sequence", Bound::kNonNegative, "a size");
+    s.non_torch_gib = r.number(m, "non_torch_gib", Bound::kNonNegative, "a size");
+    s.cuda_graph_gib = r.number(m, "cuda_graph_gib", Bound::kNonNegative, "a size");
+  }
+}
+
+void write_serving(std::string& out, const Profile& p) {
+  auto w = std::back_inserter(out);
+  if (p.step_overhead.given()) {
+    const StepOverhead& o = p.step_overhead;
+    fmt::format_to(w, "step_overhead:\n  fixed_us: {}\n  per_sequence_us: {}\n  per_token_us: {}\n",
+                   num(o.fixed_us), num(o.per_sequence_us), num(o.per_token_us));
+  }
+  if (p.memory.given) {
+    const MemorySpec& s = p.memory;
+    fmt::format_to(w,
+                   "memory:\n  usable_gib: {}\n  weights_extra_bytes: {}\n"
+                   "  activation_bytes_per_token: {}\n  sampler_bytes_per_sequence: {}\n"
+                   "  non_torch_gib: {}\n  cuda_graph_gib: {}\n",
+                   num(s.usable_gib), num(s.weights_extra_bytes), num(s.activation_bytes_per_token),
+                   num(s.sampler_bytes_per_sequence), num(s.non_torch_gib), num(s.cuda_graph_gib));
+  }
+}
+
+}  // namespace isim::sim::profile_io
