@@ -99,8 +99,16 @@ int cmd_run(const Args& args) {
   std::vector<TableRow> rows;
   std::vector<FleetRow> fleet;
   size_t skipped = 0;
+  bool capacity_shown = false;
   for (const auto& p : e.policies) {
     auto r = run_policy(e, in, p, vm.count("check-invariants") > 0);
+    // The capacity is the same under every policy: say once how it came about.
+    for (size_t i = 0; !capacity_shown && i < r.replicas.size(); ++i)
+      if (i == 0 || r.replicas[i].group != r.replicas[i - 1].group)
+        fmt::print(stderr, "KV capacity{}: {}\n",
+                   r.replicas[i].group.empty() ? "" : " (" + r.replicas[i].group + ")",
+                   r.replicas[i].blocks.gpu_rule);
+    capacity_shown = true;
     std::string dir = (std::filesystem::path(out) / p.name).string();
     write_run(dir, e, in, p, r);
     fmt::print(stderr, "{}: {} sessions, {} iterations -> {}\n", p.name, r.summary.finished,
