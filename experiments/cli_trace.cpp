@@ -9,10 +9,12 @@
 #include "traces/generator.h"
 #include "traces/infercept.h"
 #include "traces/jsonl.h"
+#include "traces/llmservingsim.h"
 #include "traces/mooncake.h"
 #include "traces/multiturn.h"
 #include "traces/stats.h"
 #include "traces/tracelab.h"
+#include "traces/vllm_requests.h"
 
 namespace isim::exp {
 
@@ -21,10 +23,11 @@ namespace po = boost::program_options;
 namespace {
 
 const char* kTraceUsage =
-    "usage: isim trace convert --from jsonl|infercept|mooncake|tracelab IN OUT\n"
+    "usage: isim trace convert --from FORMAT IN OUT\n"
     "       isim trace gen GENERATOR.yaml|default OUT [--multiturn] [--sessions N] [--seed S]\n"
     "                      [--rate R]\n"
-    "       isim trace stats TRACE [--from jsonl|infercept|mooncake|tracelab]\n";
+    "       isim trace stats TRACE [--from FORMAT]\n"
+    "FORMAT: jsonl (default), infercept, llmservingsim, mooncake, tracelab, vllm-requests\n";
 
 trace::Trace read_any(const std::string& from, const std::string& path) {
   if (from == "jsonl") return trace::read_jsonl(path);
@@ -59,7 +62,15 @@ trace::Trace read_any(const std::string& from, const std::string& path) {
                  rep.inputs_raised, rep.zero_outputs_raised);
     return t;
   }
-  throw UsageError{"unknown --from '" + from + "'; valid: infercept, jsonl, mooncake, tracelab",
+  if (from == "llmservingsim" || from == "vllm-requests") {
+    auto t = from == "llmservingsim" ? trace::import_llmservingsim(path)
+                                     : trace::import_vllm_requests(path);
+    fmt::print(stderr, "imported {} requests from {}\n", t.size(), path);
+    return t;
+  }
+  throw UsageError{"unknown --from '" + from +
+                       "'; valid: infercept, jsonl, llmservingsim, mooncake, tracelab, "
+                       "vllm-requests",
                    kTraceUsage};
 }
 

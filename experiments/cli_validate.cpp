@@ -1,4 +1,6 @@
-// isim validate: the simulator's fidelity against live execution, and the live integrity checks.
+// isim validate: the simulator's fidelity against live execution, and the live integrity checks;
+// with --against vllm, against a real vLLM run's recorded requests.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include "experiments/cli_args.h"
 #include "experiments/outputs.h"
 #include "experiments/validate.h"
+#include "experiments/validate_vllm.h"
 #include "traces/input_error.h"
 
 namespace isim::exp {
@@ -26,11 +29,53 @@ std::string percent(double e) {
   return fmt::format("{:+.1f}%", 100.0 * e);
 }
 
+const char* kAgainstUsage =
+    "usage: isim validate --against vllm RUN_DIR --profile PROFILE.yaml [--out DIR]\n"
+    "                     [-p key=value ...] [--scheduler NAME]\n"
+    "Replays RUN_DIR/requests.jsonl on the engine settings of RUN_DIR/meta.json (policy\n"
+    "discard), prints real, sim and the relative error per metric, and writes against.csv,\n"
+    "against.json, against_requests.csv and against.png beside the run's usual outputs.\n"
+    "Exit 0: compared; 2: bad input.\n";
+
+bool wants_against(const Args& args) {
+  return std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--against" || a.starts_with("--against=");
+  });
+}
+
+int cmd_validate_against(const Args& args) {
+  po::options_description opts("options");
+  std::string against;
+  AgainstOptions o;
+  opts.add_options()("help,h", "show this help")("against", po::value(&against),
+                                                 "what the run is: vllm")(
+      "profile", po::value(&o.profile), "profile YAML of the run's GPU and model")(
+      "out,o", po::value(&o.out), "output folder (default results/against-vllm)")(
+      "set,p", po::value(&o.overrides)->composing(),
+      "override a spec key after the run's settings: -p engine.gpu_blocks=2588")(
+      "scheduler", po::value(&o.scheduler),
+      (std::string("scheduler (default ") + kAgainstVllmScheduler + ")").c_str())(
+      "run-dir", po::value(&o.run_dir), "the vLLM run folder");
+  const po::variables_map vm = parse_args(args, opts, "run-dir");
+  if (vm.count("help")) {
+    std::cout << kAgainstUsage << opts << "\n";
+    return 0;
+  }
+  if (against != "vllm")
+    throw UsageError{"--against: unknown '" + against + "'; valid: vllm", kAgainstUsage};
+  if (o.run_dir.empty()) throw UsageError{"needs RUN_DIR", kAgainstUsage};
+  if (o.profile.empty()) throw UsageError{"needs --profile PROFILE.yaml", kAgainstUsage};
+  if (o.out.empty()) o.out = "results/against-vllm";
+  return run_against_vllm(o);
+}
+
 }  // namespace
 
 int cmd_validate(const Args& args) {
+  if (wants_against(args)) return cmd_validate_against(args);
   po::options_description opts(
       "usage: isim validate EXPERIMENT.yaml [--calibrate-first] [-p key=value ...] [--out DIR]\n"
+      "       isim validate --against vllm RUN_DIR --profile P (see --against vllm --help)\n"
       "Runs every policy of the spec with `sim` (on its profile) and with its live executor,\n"
       "prints sim, live and the relative error per metric, and writes validation.csv.\n"
       "Exit 0: integrity checks passed; 1: a check failed or token streams differ; 2: bad "

@@ -23,6 +23,7 @@ const char* kUsage =
     "  validate EXPERIMENT.yaml [--calibrate-first] [--out DIR]  sim against live execution:\n"
     "                                                        fidelity per metric, integrity "
     "checks\n"
+    "  validate --against vllm RUN_DIR --profile P [--out DIR]  sim against a real vLLM run\n"
     "  plan SPEC.yaml [--jobs N] [--out DIR] [-p key=value ...]  cheapest GPUs meeting SLOs, per\n"
     "                                                        policy: plan.csv (+ plots)\n"
     "  list                                                  every registered component\n"

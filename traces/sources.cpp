@@ -5,9 +5,11 @@
 #include "traces/generator.h"
 #include "traces/infercept.h"
 #include "traces/jsonl.h"
+#include "traces/llmservingsim.h"
 #include "traces/mooncake.h"
 #include "traces/multiturn.h"
 #include "traces/tracelab.h"
+#include "traces/vllm_requests.h"
 
 namespace isim::trace {
 
@@ -47,6 +49,14 @@ LoadedTrace load_tracelab(const SourceRequest& r) {
   return t;
 }
 
+LoadedTrace load_llmservingsim(const SourceRequest& r) {
+  return {import_llmservingsim(r.path), {}};
+}
+
+LoadedTrace load_vllm_requests(const SourceRequest& r) {
+  return {import_vllm_requests(r.path), {}};
+}
+
 LoadedTrace generate_multiturn_trace(const SourceRequest& r) {
   auto cfg = r.path.empty() ? default_multiturn_config() : load_multiturn_config(r.path);
   if (r.think_time_s > 0) cfg.think_time_s.mean = r.think_time_s;
@@ -78,6 +88,10 @@ const TraceSourceRegistry& trace_source_registry() {
     reg.add("infercept", "InferCept's workload JSON (cumulative prompt_tokens, text or counts)",
             reads(load_infercept));
     reg.add("jsonl", "the native trace format, one session per line", reads(load_jsonl));
+    reg.add("llmservingsim",
+            "LLMServingSim request datasets (arrival_time_ns, lengths, token ids -> 16-token "
+            "prefix hashes)",
+            reads(load_llmservingsim));
     reg.add("mooncake", "Mooncake request traces (timestamp, lengths, 512-token prefix hash_ids)",
             reads(load_mooncake));
     reg.add("multiturn",
@@ -85,6 +99,9 @@ const TraceSourceRegistry& trace_source_registry() {
             generates(generate_multiturn_trace));
     reg.add("tracelab", "TraceLab coding-agent rounds (appended context, tool waits)",
             reads(load_tracelab));
+    reg.add("vllm-requests",
+            "a real vLLM run's requests.jsonl (arrivals from queued_ts, no prefix hashes)",
+            reads(load_vllm_requests));
     return reg;
   }();
   return r;

@@ -62,7 +62,7 @@ TEST_CASE("spec errors name the file, line and key") {
         "preserve, swap");
   CHECK(error_of("trace: {from: csv, path: t}\nprofile: p\npolicy: swap\n") ==
         "e.yaml:1: trace.from: unknown trace source 'csv'; valid: generator, infercept, jsonl, "
-        "mooncake, multiturn, tracelab");
+        "llmservingsim, mooncake, multiturn, tracelab, vllm-requests");
   CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
         "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0, vllm-v1");
   CHECK(error_of(std::string(kMinimal) + "arrival: {rate: -1}\n") ==

@@ -19,8 +19,8 @@ TEST_CASE("every trace source and arrival process is registered with a descripti
     CHECK(!e->description.empty());
     if (trace_source_registry().create(e->name, "test")->generated) generated.push_back(e->name);
   }
-  CHECK(sources == std::vector<std::string>{"generator", "infercept", "jsonl", "mooncake",
-                                            "multiturn", "tracelab"});
+  CHECK(sources == std::vector<std::string>{"generator", "infercept", "jsonl", "llmservingsim",
+                                            "mooncake", "multiturn", "tracelab", "vllm-requests"});
   CHECK(generated == std::vector<std::string>{"generator", "multiturn"});
   std::vector<std::string> processes;
   for (const auto* e : arrival_registry().entries()) {
@@ -33,7 +33,8 @@ TEST_CASE("every trace source and arrival process is registered with a descripti
 TEST_CASE("an unknown trace source lists the valid ones") {
   CHECK_THROWS_WITH_AS(trace_source_registry().create("csv", "e.yaml:1: trace.from"),
                        "e.yaml:1: trace.from: unknown trace source 'csv'; valid: generator, "
-                       "infercept, jsonl, mooncake, multiturn, tracelab",
+                       "infercept, jsonl, llmservingsim, mooncake, multiturn, tracelab, "
+                       "vllm-requests",
                        isim::InputError);
 }
 
