@@ -303,4 +303,8 @@ class Reader {
   std::string origin_;
   mutable std::vector<std::pair<YAML::Node, YAML::Mark>> key_marks_;  // map value -> its key
 };
+
+// The `forward:` section (sim/profile_forward.cpp); reads after the model (allreduce_us needs tp).
+void read_forward(const Reader& r, const MapNode& top, Profile& p);
+
 }  // namespace isim::sim::profile_io
