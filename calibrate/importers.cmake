@@ -4,4 +4,5 @@ target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/import_common.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_llmservingsim.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_aiconfigurator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/import_allreduce.cpp
 )
