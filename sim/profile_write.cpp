@@ -235,9 +235,9 @@ std::string describe_profile(const Profile& p) {
                      a[1].front(), a[1].back(), a[2].front(), a[2].back(), a[3].front(),
                      a[3].back());
     if (!t.allreduce_us.empty()) {
-      // Per token: the two all-reduces of every layer at one token and at the dense grid's end.
+      // Per token: the two all-reduces of every layer at one token and at saturation.
       const double row = static_cast<double>(m.hidden) * m.dtype_bytes();
-      const double big = t.dense_us.x.back();
+      const auto big = static_cast<double>(p.saturation_tokens);
       fmt::format_to(w,
                      "         all-reduce {} points ({}..{}): 2 x {} layers x allreduce(tokens x "
                      "{} B) = {:.4g} us at 1 token, {:.4g} us per token at {} tokens\n",

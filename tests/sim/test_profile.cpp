@@ -781,10 +781,10 @@ TEST_CASE("tables.allreduce_us: only with model.tp > 1, a curve by bytes, round-
   CHECK(parse_profile(to_text(p), "w") == p);
   const std::string d = isim::sim::describe_profile(p);
   CAPTURE(d);
-  // hidden 64 x fp16 = 128 B per token: 2 x 2 layers x 2.5 us at 1 token; at 16 tokens
-  // (2,048 B) allreduce = 3 + 9 x 1792/2304 = 10 us -> 40 / 16 = 2.5 us per token.
+  // hidden 64 x fp16 = 128 B per token: 2 x 2 layers x 2.5 us at 1 token; at saturation, 8
+  // tokens (1,024 B), allreduce = 3 + 9 x 768/2304 = 6 us -> 24 / 8 = 3 us per token.
   CHECK(d.find("all-reduce 2 points (256 B..2.5 KiB): 2 x 2 layers x allreduce(tokens x 128 B) "
-               "= 10 us at 1 token, 2.5 us per token at 16 tokens") != std::string::npos);
+               "= 10 us at 1 token, 3 us per token at 8 tokens") != std::string::npos);
   const std::string bad = edit(two, "      us: [3, 12]\n", "      us: [3]\n");
   expect_error(bad, at(bad, "us: [3]") +
                         "forward.tables.allreduce_us.us: expected 2 values (one per bytes "
