@@ -55,7 +55,8 @@ size_t count(const std::vector<bool>& v) {
 
 GpuSpec load_gpu_spec(const std::string& path) {
   const std::vector<std::string> keys = {"name",       "bf16_dense_tflops", "hbm_gbps",
-                                         "memory_gib", "pcie_gen",          "pcie_gbps"};
+                                         "memory_gib", "pcie_gen",          "pcie_gbps",
+                                         "nvlink_gbps"};
   std::string key_list;
   for (const auto& k : keys) key_list += (key_list.empty() ? "" : ", ") + k;
   const YamlMap root(load_yaml_file(path, "GPU spec file"), path, "", keys,
@@ -75,6 +76,7 @@ GpuSpec load_gpu_spec(const std::string& path) {
         .fail("value", fmt::format("expected a PCIe generation 1..7, got {}", gen));
   g.pcie_gen = static_cast<int>(gen);
   g.pcie_gbps = sourced_value(root, "pcie_gbps");
+  if (root.has("nvlink_gbps")) g.nvlink_gbps = sourced_value(root, "nvlink_gbps");
   return g;
 }
 
@@ -97,7 +99,10 @@ Roofline::Roofline(const GpuSpec& gpu, const sim::ModelShape& model, const Effic
           fmt::format("efficiency factors must be in (0, 1], got {}", factors_text(eff_)));
   if (!(eff_.duplex > 0 && eff_.duplex <= 1))
     throw InputError(fmt::format("duplex must be in (0, 1], got {}", eff_.duplex));
-  if (eff_.overhead_us < 0 || eff_.attention_per_seq_us < 0 || eff_.pcie_latency_us < 0)
+  if (!(eff_.link > 0 && eff_.link <= 1))
+    throw InputError(fmt::format("link efficiency must be in (0, 1], got {}", eff_.link));
+  if (eff_.overhead_us < 0 || eff_.attention_per_seq_us < 0 || eff_.pcie_latency_us < 0 ||
+      eff_.allreduce_latency_us < 0)
     throw InputError(fmt::format("fixed costs must be >= 0, got {}", factors_text(eff_)));
   layer_params_ = (model_.params - embed) / model_.layers;
   flops_ = gpu_.bf16_dense_tflops * 1e12;
@@ -166,6 +171,13 @@ double Roofline::pcie_gbps(double bytes) const {
   return bytes / ns;  // bytes per ns == GB/s
 }
 
+double Roofline::allreduce_us(double bytes) const {
+  if (model_.tp == 1) return 0;
+  const double link = (gpu_.nvlink_gbps > 0 ? gpu_.nvlink_gbps : gpu_.pcie_gbps) * 1e9;
+  const double ring = 2.0 * (model_.tp - 1) / model_.tp;
+  return eff_.allreduce_latency_us + ring * bytes / (link * eff_.link) * 1e6;
+}
+
 double Roofline::knee_tokens() const {
   // compute(t) = alpha t; memory(t) = beta0 + beta1 t (both with their efficiencies).
   const double alpha = dense_compute_us(1) / eff_.compute;
@@ -204,10 +216,14 @@ sim::Profile analytic_profile(const GpuSpec& gpu, const ModelSpec& model,
       {"factors", factors_text(eff)},
   };
   if (m.tp > 1)
-    p.provenance.emplace_back("tensor_parallel",
-                              fmt::format("tp {}: FLOPs and bytes divided by {}; no all-reduce "
-                                          "term is modeled",
-                                          m.tp, m.tp));
+    p.provenance.emplace_back(
+        "tensor_parallel",
+        fmt::format("tp {}: FLOPs and bytes divided by {}; allreduce_us = {} us + 2 x {} / {} x "
+                    "bytes / ({} GB/s {} x link {}), a ring all-reduce",
+                    m.tp, m.tp, eff.allreduce_latency_us, m.tp - 1, m.tp,
+                    gpu.nvlink_gbps > 0 ? gpu.nvlink_gbps : gpu.pcie_gbps,
+                    gpu.nvlink_gbps > 0 ? "NVLink" : "PCIe (the spec has no nvlink_gbps)",
+                    eff.link));
   p.device.name = gpu.name;
   p.device.memory_gib = gpu.memory_gib;
   p.model = m;
@@ -244,6 +260,13 @@ sim::Profile analytic_profile(const GpuSpec& gpu, const ModelSpec& model,
   t.lm_head_us.x = grid.lm_head_sequences;
   for (double s : grid.lm_head_sequences) t.lm_head_us.y.push_back(r.lm_head_us(s));
   t.overhead_us = eff.overhead_us;
+  const double row_bytes = static_cast<double>(m.hidden) * m.dtype_bytes();
+  if (m.tp > 1) {
+    for (double x : dense_x) {
+      t.allreduce_us.x.push_back(x * row_bytes);
+      t.allreduce_us.y.push_back(r.allreduce_us(x * row_bytes));
+    }
+  }
 
   p.swap.h2d_gbps.x = grid.copy_bytes;
   for (double b : grid.copy_bytes) p.swap.h2d_gbps.y.push_back(r.pcie_gbps(b));

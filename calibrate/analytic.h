@@ -10,6 +10,7 @@
 //   memory_gib:        {value: 141, source: "..."}
 //   pcie_gen:          {value: 5, source: "..."}
 //   pcie_gbps:         {value: 64, source: "..."}    # host link, GB/s each way
+//   nvlink_gbps:       {value: 450, source: "..."}   # optional: GPU-to-GPU, GB/s each way
 // Bad input: InputError("FILE:LINE: key: reason").
 //
 // Roofline, per decoder layer on one GPU (tp = the model's tp), with P = 10^12 * tflops FLOP/s,
@@ -33,8 +34,12 @@
 //   saturation_tokens = the knee of dense(t): the smallest integer t at or beyond which the
 //                  compute term is at least the memory term (the grid's last point when the
 //                  layer never turns compute-bound inside it).
+//   allreduce(b)   (tp > 1 only) = allreduce_latency_us + 2 (tp - 1) / tp * b / (L e_link), the
+//                  ring all-reduce of b bytes per call; L = 10^9 * nvlink_gbps bytes/s, or
+//                  pcie_gbps for a GPU whose spec has no NVLink. Tabulated at the dense grid's
+//                  token counts x hidden x d bytes.
 // Attention FLOPs count QK^T and PV (2 FLOPs per multiply-add, 2 matmuls) over the causal mean
-// context k + c/2. Tensor parallelism divides FLOPs and bytes by tp; no all-reduce term is modeled.
+// context k + c/2. Tensor parallelism divides FLOPs and bytes by tp and adds the all-reduce.
 // Only fp16 and bf16 models are supported (the spec gives the bf16 peak).
 #pragma once
 
@@ -52,8 +57,9 @@ struct GpuSpec {
   double hbm_gbps = 0;
   double memory_gib = 0;
   int pcie_gen = 0;
-  double pcie_gbps = 0;  // each way
-  std::string path;      // the file it was loaded from
+  double pcie_gbps = 0;    // each way
+  double nvlink_gbps = 0;  // each way; 0 when the spec has none
+  std::string path;        // the file it was loaded from
 };
 
 GpuSpec load_gpu_spec(const std::string& path);
@@ -68,6 +74,11 @@ struct Efficiency {
   double attention_per_seq_us = 0.1;  // decode attention, per sequence per layer
   double pcie_latency_us = 4;         // per copy (cudaMemcpyAsync ~2-4 us)
   double duplex = 0.8;                // both directions at once
+  // All-reduce (tp > 1). aiconfigurator's H200 vLLM custom all-reduce (custom_allreduce_perf.csv,
+  // vllm_graph) takes 4.4-4.8 us for small messages at 2-8 GPUs and reaches 0.73 (tp 2) to 1.0
+  // (tp 8, ring-equivalent) of the 450 GB/s NVLink figure on 1 GiB.
+  double link = 0.75;
+  double allreduce_latency_us = 5;
 
   bool operator==(const Efficiency&) const = default;
 };
@@ -91,6 +102,7 @@ class Roofline {
   double lm_head_memory_us(double sequences) const;   // at efficiency 1
   double lm_head_us(double sequences) const;
   double pcie_gbps(double bytes) const;
+  double allreduce_us(double bytes) const;  // one call; 0 at tp 1
   // Where dense turns compute-bound (fractional tokens; +inf when it never does).
   double knee_tokens() const;
 

@@ -230,12 +230,17 @@ double composed_prefill_us(const sim::Curve1D& ctx, const sim::Curve1D& gen, dou
 sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& model,
                                    const AiconfiguratorOptions& opt) {
   const sim::ModelShape& m = model.shape;
-  if (opt.tp != 1) {
-    throw InputError(
-        fmt::format("{}: tp {}: only tp 1 can be imported (the all-reduce of a "
-                    "tensor-parallel layer is not composed)",
-                    dir, opt.tp));
+  const int tp = opt.tp;
+  if (tp < 1 || m.heads % tp != 0 || m.ffn % tp != 0 ||
+      (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)) {
+    throw InputError(fmt::format(
+        "{}: tp {}: heads ({}) and ffn ({}) must divide by tp, and kv_heads ({}) divide by it or "
+        "it by kv_heads",
+        dir, tp, m.heads, m.ffn, m.kv_heads));
   }
+  sim::ModelShape rank = m;  // one rank's attention shard
+  rank.heads = m.heads / tp;
+  rank.kv_heads = std::max(1, m.kv_heads / tp);
   const std::string dtype = table_dtype(m.dtype);
 
   // System spec.
@@ -247,8 +252,9 @@ sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& mode
   // GEMMs.
   const GemmTable gemm(dir + "/gemm_perf.csv", dtype);
   const double hidden = m.hidden, hd = m.head_dim;
-  const double qkv_n = (m.heads + 2.0 * m.kv_heads) * hd, o_k = m.heads * hd, gu_n = 2.0 * m.ffn,
-               ffn = m.ffn, vocab = m.vocab;
+  const double qkv_n = (rank.heads + 2.0 * rank.kv_heads) * hd, o_k = rank.heads * hd,
+               gu_n = 2.0 * m.ffn / tp, ffn = static_cast<double>(m.ffn) / tp,
+               vocab = std::ceil(static_cast<double>(m.vocab) / tp);
   sim::Profile p;
   sim::TablesForward& t = p.tables;
   for (const double tokens : gemm.m_axis()) {
@@ -261,8 +267,8 @@ sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& mode
   // Attention.
   const std::string gen_file = dir + "/generation_attention_perf.csv";
   const std::string ctx_file = dir + "/context_attention_perf.csv";
-  const AttentionRows gen = read_attention(gen_file, m, opt.kernel, dtype, true);
-  const AttentionRows ctx = read_attention(ctx_file, m, opt.kernel, dtype, false);
+  const AttentionRows gen = read_attention(gen_file, rank, opt.kernel, dtype, true);
+  const AttentionRows ctx = read_attention(ctx_file, rank, opt.kernel, dtype, false);
   std::map<int64_t, sim::Curve1D> dec_rows;
   for (const auto& [b, pts] : gen.by_batch) dec_rows[b] = to_curve(pts);
   GridFill dec_fill;
@@ -303,13 +309,18 @@ sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& mode
     }
   }
   t.overhead_us = 0;
+  AllreduceCurve allreduce;
+  if (tp > 1) {
+    allreduce = aiconfigurator_allreduce(dir, tp, m.dtype, opt.allreduce);
+    t.allreduce_us = allreduce.us;
+  }
 
   std::string device = opt.system;
   for (char& ch : device) ch = ch == '_' ? '-' : static_cast<char>(std::toupper(ch));
   p.device.name = device;
   p.device.memory_gib = mem_bytes / (1024.0 * 1024.0 * 1024.0);
   p.model = m;
-  p.model.tp = 1;
+  p.model.tp = tp;
   p.block_tokens = 16;
   p.saturation_tokens = saturation_from_dense(t.dense_us, dir + "/gemm_perf.csv");
   p.form = sim::ForwardForm::kTables;
@@ -350,7 +361,7 @@ sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& mode
                   "batch x KV per sequence); the total axis is every measured product and each "
                   "batch row is read at total / batch along its measured KV (piecewise linear, "
                   "linear extrapolation from the two nearest points outside it); cells: {}",
-                  m.heads, m.kv_heads, m.head_dim, dec_fill.text()));
+                  rank.heads, rank.kv_heads, m.head_dim, dec_fill.text()));
   pv.emplace_back(
       "prefill_attention_rule",
       fmt::format("from batch-1 context rows T_ctx(isl) (no cached prefix) and batch-1 "
@@ -359,6 +370,14 @@ sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& mode
                   "prefill of c + p tokens, never below the chunk alone nor one read of the KV; "
                   "axes: isl values up to {}; lookups: {}",
                   half, pre_fill.text()));
+  if (tp > 1) {
+    pv.emplace_back(
+        "tensor_parallel",
+        fmt::format("tp {}: every GEMM and attention shape is one rank's shard ({} heads, {} kv "
+                    "heads, ffn / {}, vocab / {}); the all-reduces are costed from allreduce_us",
+                    tp, rank.heads, rank.kv_heads, tp, tp));
+    pv.emplace_back("allreduce_rule", allreduce.rule);
+  }
   pv.emplace_back("overhead_rule", "0: the tables have no per-iteration CPU measurement");
   pv.emplace_back("block_tokens_rule", "16, vLLM's default block size (the tables have none)");
   pv.emplace_back(

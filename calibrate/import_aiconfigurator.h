@@ -29,7 +29,11 @@
 // - Device memory = gpu.mem_capacity of <system>.yaml; swap: node.pcie_bw is nominal PCIe 5.0,
 //   the curve assumes ~55 GB/s each way (data README), duplex 0.8, 3 us per copy.
 // - saturation_tokens = knee_tokens(dense_us).
-// - Only tp = 1: the all-reduce a TP deployment adds is not composed.
+// - tp = N > 1 (`opt.tp`): every GEMM and attention shape is one rank's shard, as vLLM splits
+//   them: heads / N and max(1, kv_heads / N) attention heads (rows for that config must exist),
+//   QKV n = (heads + 2 kv_heads) head_dim / N with replicated KV heads counted once per rank,
+//   O k = heads head_dim / N, gate+up n = 2 ffn / N, down k = ffn / N, lm_head n = vocab / N.
+//   heads and ffn must divide by N. allreduce_us comes from `aiconfigurator_allreduce`.
 #pragma once
 
 #include <string>
@@ -45,7 +49,20 @@ struct AiconfiguratorOptions {
   std::string system = "h200_sxm";  // <dir>/<system>.yaml
   std::string kernel = "vllm_flash_attn_fa3";
   double pcie_gbps = 55;
+  std::string allreduce = "vllm_graph";  // vllm_graph | vllm_eager | nccl (tp > 1 only)
 };
+
+// allreduce_us for tp > 1: the all_reduce rows of `num_gpus` = tp, by bytes per call.
+// backend vllm_graph / vllm_eager: custom_allreduce_perf.csv rows with that `backend` and
+// allreduce_dtype bfloat16 (float16 for fp16); nccl: the one nccl_perf*.csv, nccl_dtype half.
+// message_size counts elements (2 bytes each). Fewer than two rows: InputError naming the file
+// and the num_gpus values present.
+struct AllreduceCurve {
+  sim::Curve1D us;   // x: bytes per call
+  std::string rule;  // for provenance
+};
+AllreduceCurve aiconfigurator_allreduce(const std::string& dir, int tp, const std::string& dtype,
+                                        const std::string& backend);
 
 // The prefill rule above for one cell: ctx = T_ctx by isl, gen = batch-1 T_gen by KV tokens.
 double composed_prefill_us(const sim::Curve1D& ctx, const sim::Curve1D& gen, double chunk,

@@ -161,6 +161,96 @@ sim::Grid2D decode_grid(const std::map<int64_t, sim::Curve1D>& rows, GridFill* f
   return g;
 }
 
+namespace {
+
+// One fill step along axis d: every line of cells along d, filled from the cells known before the
+// step. `extrapolate` false: only cells between two known ones; true: the cells beyond them.
+int64_t fill_along(sim::Grid4D& g, std::vector<char>& known, std::size_t d, bool extrapolate) {
+  std::array<std::size_t, 4> n{}, stride{};
+  for (std::size_t i = 0; i < 4; ++i) n[i] = g.axes[i].size();
+  stride[3] = 1;
+  for (std::size_t i = 3; i-- > 0;) stride[i] = stride[i + 1] * n[i + 1];
+  const std::vector<double>& axis = g.axes[d];
+  int64_t filled = 0;
+  for (std::size_t base = 0; base < g.z.size(); ++base) {
+    if ((base / stride[d]) % n[d] != 0) continue;  // one visit per line: its first cell
+    std::vector<std::size_t> have;
+    for (std::size_t k = 0; k < n[d]; ++k)
+      if (known[base + k * stride[d]]) have.push_back(k);
+    if (have.empty() || have.size() == n[d]) continue;
+    for (std::size_t k = 0; k < n[d]; ++k) {
+      const std::size_t cell = base + k * stride[d];
+      if (known[cell]) continue;
+      const auto hi = std::upper_bound(have.begin(), have.end(), k);
+      const bool inside = hi != have.begin() && hi != have.end();
+      if (inside == extrapolate) continue;
+      std::size_t a = 0, b = 0;
+      if (inside) {
+        a = *(hi - 1);
+        b = *hi;
+      } else if (have.size() == 1) {
+        a = b = have.front();
+      } else if (hi == have.begin()) {
+        a = have[0];
+        b = have[1];
+      } else {
+        a = have[have.size() - 2];
+        b = have.back();
+      }
+      const double za = g.z[base + a * stride[d]], zb = g.z[base + b * stride[d]];
+      const double t = a == b ? 0 : (axis[k] - axis[a]) / (axis[b] - axis[a]);
+      g.z[cell] = std::max(0.0, round_us((1 - t) * za + t * zb));
+      known[cell] = 2;  // filled in this step; counts as known from the next step on
+      ++filled;
+    }
+  }
+  for (char& k : known)
+    if (k == 2) k = 1;
+  return filled;
+}
+
+}  // namespace
+
+sim::Grid4D fill_grid4(const std::map<std::array<double, 4>, double>& points, GridFill* fill) {
+  if (points.empty()) throw std::invalid_argument("fill_grid4: no points");
+  sim::Grid4D g;
+  std::array<std::set<double>, 4> values;
+  for (const auto& [at, v] : points)
+    for (std::size_t d = 0; d < 4; ++d) values[d].insert(at[d]);
+  for (std::size_t d = 0; d < 4; ++d) g.axes[d].assign(values[d].begin(), values[d].end());
+  g.z.assign(g.cells(), 0);
+  std::vector<char> known(g.z.size(), 0);
+  for (const auto& [at, v] : points) {
+    std::size_t flat = 0;
+    for (std::size_t d = 0; d < 4; ++d) {
+      const auto& a = g.axes[d];
+      flat = flat * a.size() +
+             static_cast<std::size_t>(std::lower_bound(a.begin(), a.end(), at[d]) - a.begin());
+    }
+    g.z[flat] = round_us(v);
+    known[flat] = 1;
+  }
+  GridFill counts;
+  counts.measured = static_cast<int64_t>(points.size());
+  constexpr std::array<std::size_t, 4> kOrder = {3, 1, 0, 2};
+  // Interpolate until nothing changes; only then extrapolate one round, and start over.
+  while (true) {
+    int64_t got = 0;
+    for (const std::size_t d : kOrder) got += fill_along(g, known, d, false);
+    counts.interpolated += got;
+    if (got > 0) continue;
+    for (const std::size_t d : kOrder) got += fill_along(g, known, d, true);
+    counts.extrapolated += got;
+    if (got == 0) break;
+  }
+  if (fill != nullptr) {
+    fill->measured += counts.measured;
+    fill->interpolated += counts.interpolated;
+    fill->extrapolated += counts.extrapolated;
+  }
+  return g;
+}
+
 sim::SwapSpec assumed_pcie(double gbps, double duplex_factor, double per_copy_overhead_us) {
   sim::SwapSpec s;
   const std::vector<double> bytes = {4096, 1073741824};

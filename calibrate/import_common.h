@@ -21,9 +21,18 @@
 //   axis is the set of every measured n * kv. Cell (n, T) is row n evaluated at T / n: exact when
 //   measured, piecewise-linear inside the row's measured range, and linearly extrapolated from
 //   the row's two nearest points outside it. `fill` counts the three kinds.
+// - `fill_grid4`: scattered 4-D measurements become a full Grid4D whose axes are the union of
+//   the measured values on each axis. Missing cells are filled by 1-D linear interpolation along
+//   one axis between the nearest two cells known before that step, in the axis order 3, 1, 0, 2
+//   (for the mixed attention grid: kv per decode, kv_prefill, chunk, decodes), repeated until
+//   nothing changes. Only then, one round along the same order extrapolates the cells beyond a
+//   line's known ones linearly from its two nearest known cells (one known cell: copied),
+//   clamped at 0, and interpolation starts over; until no cell is missing. `fill` counts the
+//   three kinds.
 // - Table values are rounded to 1 ns (`round_us`).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -64,6 +73,9 @@ int64_t saturation_from_dense(const sim::Curve1D& dense, const std::string& orig
 
 // rows: sequence count -> (time by KV tokens per sequence).
 sim::Grid2D decode_grid(const std::map<int64_t, sim::Curve1D>& rows, GridFill* fill);
+
+// points: (axis 0, 1, 2, 3) -> value; at least one point.
+sim::Grid4D fill_grid4(const std::map<std::array<double, 4>, double>& points, GridFill* fill);
 
 // Evaluates a curve at x and classifies the point for `fill`.
 double eval_counted(const sim::Curve1D& c, double x, GridFill* fill);

@@ -1,5 +1,6 @@
 #include "calibrate/import_llmservingsim.h"
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -239,7 +240,8 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
                     cn = att.column("n_decode"), ckd = att.column("kv_decode"),
                     ct = att.column("time_us");
   std::map<int64_t, std::map<double, double>> dec, pre;
-  int64_t mixed = 0, empty = 0;
+  std::map<std::array<double, 4>, double> mixed;  // (chunk, kv_prefill, n, kv per decode)
+  int64_t empty = 0;
   for (std::size_t r = 0; r < att.rows.size(); ++r) {
     const double chunk = att.number(r, cc), kvp = att.number(r, ckp), n = att.number(r, cn),
                  kvd = att.number(r, ckd), us = att.number(r, ct);
@@ -255,7 +257,8 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
       if (kvd != 0) throw InputError(att.where(r) + ": kv_decode: nonzero without decodes");
       fresh = pre[static_cast<int64_t>(chunk)].emplace(kvp, us).second;
     } else if (n > 0 && chunk > 0) {
-      ++mixed;
+      if (kvd <= 0) throw InputError(att.where(r) + ": kv_decode: must be > 0 for decodes");
+      fresh = mixed.emplace(std::array<double, 4>{chunk, kvp, n, kvd}, us).second;
     } else {
       ++empty;
     }
@@ -292,6 +295,8 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
       t.prefill_attention_us.z.push_back(round_us(eval_counted(row, kv, &pre_fill)));
     }
   }
+  GridFill mixed_fill;
+  if (!mixed.empty()) t.mixed_attention_us = fill_grid4(mixed, &mixed_fill);
   t.overhead_us = 0;
 
   // Device.
@@ -359,8 +364,19 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
       "prefill_attention_rule",
       fmt::format("attention.csv rows with n_decode 0 over (prefill_chunk, kv_prefill); axes are "
                   "the union of measured values, a missing point is interpolated along kv_prefill "
-                  "within its chunk row; cells: {}; {} mixed prefill+decode rows not used",
-                  pre_fill.text(), mixed));
+                  "within its chunk row; cells: {}",
+                  pre_fill.text()));
+  if (!mixed.empty())
+    pv.emplace_back(
+        "mixed_attention_rule",
+        fmt::format("attention.csv rows with prefill_chunk > 0 and n_decode > 0 ({} rows: one "
+                    "chunk and n decodes in one kernel) as a grid over (prefill_chunk, "
+                    "kv_prefill, n_decode, kv_decode per sequence); axes are the union of "
+                    "measured values; a missing cell is interpolated linearly along kv_decode, "
+                    "then kv_prefill, then chunk, then n_decode between the nearest known cells, "
+                    "repeated; only cells outside every known range are extrapolated linearly "
+                    "from the two nearest along the same order (clamped at 0); cells: {}",
+                    mixed.size(), mixed_fill.text()));
   pv.emplace_back("overhead_rule", "0: the perf directory has no per-iteration CPU measurement");
   pv.emplace_back(
       "saturation_rule",

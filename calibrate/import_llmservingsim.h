@@ -12,7 +12,9 @@
 //   become a grid over (sequences, total KV = n_decode x kv_decode) with `decode_grid`.
 // - prefill_attention_us: rows with n_decode = 0, over (prefill_chunk, kv_prefill); the axes are
 //   the union of measured values and a chunk row missing a kv point is interpolated along kv.
-//   Rows with both prefill and decode are counted and not used.
+// - mixed_attention_us, when the file has rows with both prefill_chunk > 0 and n_decode > 0:
+//   those rows over (prefill_chunk, kv_prefill, n_decode, kv_decode per sequence) through
+//   `fill_grid4` (import_common.h), which fills the cells no row measured.
 // - overhead_us = 0: the directory has no per-iteration CPU measurement.
 // - saturation_tokens = knee_tokens(dense_us) (see import_common.h).
 // - block_tokens from meta.yaml engine_effective.block_size; device name from meta.yaml `gpu`;

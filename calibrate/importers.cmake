@@ -5,4 +5,5 @@ target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/vllm_memory.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_llmservingsim.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_aiconfigurator.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/import_allreduce.cpp
 )

@@ -29,7 +29,8 @@ const char* kImportUsage =
     "                  [--memory-gib G] [--pcie-gbps B] override the known-hardware table\n"
     "  aiconfigurator: IN_DIR holds gemm_perf.csv, context_attention_perf.csv,\n"
     "                  generation_attention_perf.csv and SYSTEM.yaml\n"
-    "                  [--system h200_sxm] [--kernel vllm_flash_attn_fa3] [--pcie-gbps 55]\n";
+    "                  [--system h200_sxm] [--kernel vllm_flash_attn_fa3] [--pcie-gbps 55]\n"
+    "                  [--allreduce vllm_graph|vllm_eager|nccl] (with --tp N > 1)\n";
 
 }  // namespace
 
@@ -45,7 +46,8 @@ int cmd_profile_import(const Args& args) {
       "memory-gib", po::value(&memory_gib), "device memory")("pcie-gbps", po::value(&pcie_gbps),
                                                              "swap bandwidth each way")(
       "system", po::value(&aic.system), "aiconfigurator system spec")(
-      "kernel", po::value(&aic.kernel), "aiconfigurator attention kernel_source");
+      "kernel", po::value(&aic.kernel), "aiconfigurator attention kernel_source")(
+      "allreduce", po::value(&aic.allreduce), "aiconfigurator all-reduce table (tp > 1)");
   const po::variables_map vm = parse_args(args, opts, "in");
   if (vm.count("help")) return std::cout << kImportUsage, 0;
   if (from.empty()) throw UsageError{"missing --from", kImportUsage};

@@ -43,14 +43,39 @@ Nanos CostModel::forward(const BatchShape& b) const {
     per_layer_us += t.dense_us.eval(static_cast<double>(b.total_tokens), &outside);
     count();
   }
-  if (b.num_decode > 0) {
+  // With a mixed table, the chunk with the most attended pairs runs with the decodes.
+  const BatchShape::Chunk* joint = nullptr;
+  if (!t.mixed_attention_us.empty() && b.num_decode > 0) {
+    for (const BatchShape::Chunk& c : b.prefills) {
+      if (c.tokens <= 0) continue;
+      const auto cp = pairs(static_cast<double>(c.tokens), static_cast<double>(c.kv_before));
+      if (joint == nullptr ||
+          cp > pairs(static_cast<double>(joint->tokens), static_cast<double>(joint->kv_before)))
+        joint = &c;
+    }
+  }
+  if (b.num_decode > 0 && joint == nullptr) {
     per_layer_us += t.decode_attention_us.eval(static_cast<double>(b.num_decode),
                                                static_cast<double>(b.decode_kv_tokens), &outside);
     count();
   }
   for (const BatchShape::Chunk& c : b.prefills) {
-    if (c.tokens <= 0) continue;
+    if (c.tokens <= 0 || &c == joint) continue;
     per_layer_us += prefill_attention_us(c.tokens, c.kv_before, &outside);
+    count();
+  }
+  if (joint != nullptr) {
+    const auto n = static_cast<double>(b.num_decode);
+    per_layer_us += t.mixed_attention_us.eval(
+        {static_cast<double>(joint->tokens), static_cast<double>(joint->kv_before), n,
+         static_cast<double>(b.decode_kv_tokens) / n},
+        &outside);
+    count();
+  }
+  if (!t.allreduce_us.empty() && b.total_tokens > 0) {
+    const double bytes =
+        static_cast<double>(b.total_tokens) * profile_.model.hidden * profile_.model.dtype_bytes();
+    per_layer_us += 2 * t.allreduce_us.eval(bytes, &outside);
     count();
   }
   double us = static_cast<double>(profile_.model.layers) * per_layer_us;

@@ -7,6 +7,15 @@
 //   + lm_head(num_logits) + overhead; terms with zero count are skipped. With
 //   prefill_interpolation: per_pair, prefill_attention is interpolated as time per attended
 //   pair and scaled by the chunk's pairs (chunk x kv_before + chunk(chunk+1)/2).
+//   With a mixed_attention_us table and a batch holding both decodes and a prefill chunk, the
+//   chunk with the most attended pairs (the first on a tie) and all decodes are priced together
+//   as mixed(chunk, kv_before, num_decode, decode_kv_tokens / num_decode) in place of their
+//   separate terms; any other chunk keeps its prefill_attention term. The table was measured with
+//   one chunk per batch; varlen attention work adds per sequence, so pricing the other chunks
+//   apart keeps their attended pairs right (merging chunks into one, as LLMServingSim does,
+//   would add cross pairs c1 x kv2 + c2 x kv1 + c1 x c2 that no kernel computes).
+//   With an allreduce_us curve (tp > 1), each layer adds 2 x allreduce(total_tokens x hidden x
+//   dtype_bytes).
 // - `transfer(bytes, copies, dir, duplex)`: copies * per_copy_overhead + bytes / bw(bytes per
 //   copy), with bw from the direction's curve, times duplex_factor when `duplex`.
 // - `T(x)`: iteration time for x batched prefill tokens (kv 0), as min-waste uses it;

@@ -63,4 +63,32 @@ double Grid2D::eval(double at_x, double at_y, bool* extrapolated) const {
   return std::max(0.0, lerp(low, high, px.t));
 }
 
+double Grid4D::eval(const std::array<double, 4>& at, bool* extrapolated) const {
+  if (empty() || z.size() != cells()) {
+    throw std::logic_error("Grid4D::eval: empty grid or z size is not the product of the axes");
+  }
+  std::array<AxisPos, 4> p;
+  bool outside = false;
+  for (std::size_t d = 0; d < 4; ++d) {
+    p[d] = locate(axes[d], at[d]);
+    outside = outside || p[d].outside;
+  }
+  if (extrapolated != nullptr) *extrapolated = outside;
+  // Corner c (bit d set: the hi side of axis d) of the cell's 16; reduce the last axis first.
+  std::array<double, 16> v{};
+  for (std::size_t c = 0; c < 16; ++c) {
+    std::size_t flat = 0;
+    for (std::size_t d = 0; d < 4; ++d) {
+      const bool hi = ((c >> (3 - d)) & 1U) != 0;
+      flat = flat * axes[d].size() + (hi ? p[d].hi : p[d].lo);
+    }
+    v[c] = z[flat];
+  }
+  for (std::size_t d = 4; d-- > 0;) {
+    const std::size_t half = std::size_t{1} << d;
+    for (std::size_t c = 0; c < half; ++c) v[c] = lerp(v[2 * c], v[2 * c + 1], p[d].t);
+  }
+  return std::max(0.0, v[0]);
+}
+
 }  // namespace isim::sim

@@ -4,8 +4,12 @@
 // constant). Inside the grid, values are interpolated linearly (bilinearly for Grid2D).
 // Outside, they are extrapolated linearly from the last two points on that axis, and the call
 // reports it through `extrapolated` so the run can count warnings. Results are clamped at 0.
+// Grid4D interpolates along its last axis first, then the third, second and first (each step a
+// linear interpolation, so grid points come back exactly).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <vector>
 
 namespace isim::sim {
@@ -27,6 +31,20 @@ struct Grid2D {
   double eval(double at_x, double at_y, bool* extrapolated = nullptr) const;
   bool empty() const { return x.empty(); }
   bool operator==(const Grid2D&) const = default;
+};
+
+// A 4-D grid, multilinear inside (16 corners) and linearly extrapolated per axis outside.
+struct Grid4D {
+  std::array<std::vector<double>, 4> axes;
+  // Row-major, the last axis fastest: z[((i * n1 + j) * n2 + k) * n3 + l] = f(a0[i], a1[j], ...).
+  std::vector<double> z;
+
+  double eval(const std::array<double, 4>& at, bool* extrapolated = nullptr) const;
+  bool empty() const { return axes[0].empty(); }
+  std::size_t cells() const {
+    return axes[0].size() * axes[1].size() * axes[2].size() * axes[3].size();
+  }
+  bool operator==(const Grid4D&) const = default;
 };
 
 }  // namespace isim::sim

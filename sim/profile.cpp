@@ -22,10 +22,6 @@ const Names kDeviceKeys = {"name", "memory_gib"};
 const Names kModelKeys = {"name", "layers", "hidden", "heads",  "kv_heads", "head_dim",
                           "ffn",  "vocab",  "dtype",  "params", "tp"};
 const Names kKvKeys = {"block_tokens"};
-const Names kForwardKeys = {"linear", "tables"};
-const Names kLinearKeys = {"base_ms", "slope_ms_per_token"};
-const Names kTablesKeys = {"dense_us",   "decode_attention_us", "prefill_attention_us",
-                           "lm_head_us", "overhead_us",         "prefill_interpolation"};
 const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us"};
 
 void read_provenance(const Reader& r, const MapNode& top, Profile& p) {
@@ -62,43 +58,6 @@ void read_model(const Reader& r, const MapNode& top, ModelShape& model) {
   }
   model.params = r.number(m, "params", Bound::kPositive, "a parameter count");
   model.tp = r.count(m, "tp");
-}
-
-void read_forward(const Reader& r, const MapNode& top, Profile& p) {
-  const MapNode f = r.section(top, "forward", kForwardKeys);
-  const auto linear = Reader::find(f, "linear");
-  const auto tables = Reader::find(f, "tables");
-  if (linear.has_value() == tables.has_value()) {
-    r.fail(
-        f.node, "forward",
-        fmt::format("expected exactly one of linear, tables, got {}", linear ? "both" : "neither"));
-  }
-  if (linear) {
-    p.form = ForwardForm::kLinear;
-    const MapNode m = r.section(f, "linear", kLinearKeys);
-    p.linear.base_ms = r.number(m, "base_ms", Bound::kNonNegative, "a time");
-    p.linear.slope_ms_per_token = r.number(m, "slope_ms_per_token", Bound::kNonNegative, "a time");
-    return;
-  }
-  p.form = ForwardForm::kTables;
-  const MapNode m = r.section(f, "tables", kTablesKeys);
-  TablesForward& t = p.tables;
-  t.dense_us =
-      r.curve(m, "dense_us", "tokens", Bound::kPositive, "us", Bound::kNonNegative, "a time");
-  t.decode_attention_us = r.grid(m, "decode_attention_us", "sequences", Bound::kPositive,
-                                 "kv_tokens", Bound::kNonNegative);
-  t.prefill_attention_us = r.grid(m, "prefill_attention_us", "chunk", Bound::kPositive, "kv_tokens",
-                                  Bound::kNonNegative);
-  t.lm_head_us =
-      r.curve(m, "lm_head_us", "sequences", Bound::kPositive, "us", Bound::kNonNegative, "a time");
-  t.overhead_us = r.number(m, "overhead_us", Bound::kNonNegative, "a time");
-  for (const auto& [k, v] : m.entries) {
-    if (k != "prefill_interpolation") continue;
-    const std::string path = m.path + ".prefill_interpolation";
-    t.prefill_interpolation = r.text(v, path);
-    if (t.prefill_interpolation != "time" && t.prefill_interpolation != "per_pair")
-      r.fail(v, path, fmt::format("'{}': expected time or per_pair", t.prefill_interpolation));
-  }
 }
 
 void read_swap(const Reader& r, const MapNode& top, SwapSpec& s) {

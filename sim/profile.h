@@ -65,6 +65,13 @@ struct TablesForward {
   // then scaled back: exact where attention cost is proportional to the pairs, so a sparse chunk
   // axis neither overestimates between points nor underestimates beyond the last one).
   std::string prefill_interpolation = "time";
+  // Optional: attention of ONE prefill chunk and n decodes run together in one varlen kernel,
+  // axes (chunk tokens, chunk's cached KV tokens, decode sequences, KV tokens PER decode).
+  // Empty: a mixed batch costs prefill + decode attention, as measured apart.
+  Grid4D mixed_attention_us;
+  // Optional, only when model.tp > 1: one all-reduce of the activations (x: bytes per call,
+  // tokens x hidden x dtype bytes); a decoder layer runs two (after o_proj and down_proj).
+  Curve1D allreduce_us;
   bool operator==(const TablesForward&) const = default;
 };
 

@@ -307,4 +307,7 @@ class Reader {
 void read_serving(const Reader& r, const MapNode& top, Profile& p);
 void write_serving(std::string& out, const Profile& p);
 
+// The `forward:` section (sim/profile_forward.cpp); reads after the model (allreduce_us needs tp).
+void read_forward(const Reader& r, const MapNode& top, Profile& p);
+
 }  // namespace isim::sim::profile_io

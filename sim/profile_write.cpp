@@ -97,6 +97,21 @@ void write_grid(std::string& out, std::string_view indent, std::string_view key,
   }
 }
 
+// Rows of the 4-D grid, one per (chunk, kv_prefill, decodes), chunk slowest.
+void write_mixed(std::string& out, std::string_view indent, const Grid4D& g) {
+  const auto& a = g.axes;
+  fmt::format_to(std::back_inserter(out),
+                 "{0}mixed_attention_us:\n{0}  chunk: {1}\n{0}  kv_prefill: {2}\n{0}  decodes: "
+                 "{3}\n{0}  kv_per_decode: {4}\n{0}  us:\n",
+                 indent, list(a[0]), list(a[1]), list(a[2]), list(a[3]));
+  const std::size_t cols = a[3].size();
+  for (std::size_t r = 0; r * cols < g.z.size(); ++r) {
+    const auto begin = g.z.begin() + static_cast<std::ptrdiff_t>(r * cols);
+    const std::vector<double> row(begin, begin + static_cast<std::ptrdiff_t>(cols));
+    fmt::format_to(std::back_inserter(out), "{}    - {}\n", indent, list(row));
+  }
+}
+
 std::string to_yaml(const Profile& p) {
   std::string out;
   auto w = std::back_inserter(out);
@@ -132,6 +147,9 @@ std::string to_yaml(const Profile& p) {
     fmt::format_to(w, "    overhead_us: {}\n", num(t.overhead_us));
     if (t.prefill_interpolation != "time")
       fmt::format_to(w, "    prefill_interpolation: {}\n", t.prefill_interpolation);
+    if (!t.mixed_attention_us.empty()) write_mixed(out, "    ", t.mixed_attention_us);
+    if (!t.allreduce_us.empty())
+      write_curve(out, "    ", "allreduce_us", "bytes", "us", t.allreduce_us);
   }
   out += "swap:\n";
   write_curve(out, "  ", "h2d", "bytes", "gbps", p.swap.h2d_gbps);
@@ -210,6 +228,26 @@ std::string describe_profile(const Profile& p) {
                    t.dense_us.x.size(), t.decode_attention_us.x.size(),
                    t.decode_attention_us.y.size(), t.prefill_attention_us.x.size(),
                    t.prefill_attention_us.y.size(), t.lm_head_us.x.size(), num(t.overhead_us));
+    const auto& a = t.mixed_attention_us.axes;
+    if (!t.mixed_attention_us.empty())
+      fmt::format_to(w,
+                     "         mixed attention (one chunk with decodes) {}x{}x{}x{}: chunk {}..{}, "
+                     "kv_prefill {}..{}, decodes {}..{}, kv per decode {}..{}\n",
+                     a[0].size(), a[1].size(), a[2].size(), a[3].size(), a[0].front(), a[0].back(),
+                     a[1].front(), a[1].back(), a[2].front(), a[2].back(), a[3].front(),
+                     a[3].back());
+    if (!t.allreduce_us.empty()) {
+      // Per token: the two all-reduces of every layer at one token and at saturation.
+      const double row = static_cast<double>(m.hidden) * m.dtype_bytes();
+      const auto big = static_cast<double>(p.saturation_tokens);
+      fmt::format_to(w,
+                     "         all-reduce {} points ({}..{}): 2 x {} layers x allreduce(tokens x "
+                     "{} B) = {:.4g} us at 1 token, {:.4g} us per token at {} tokens\n",
+                     t.allreduce_us.x.size(), bytes_text(t.allreduce_us.x.front()),
+                     bytes_text(t.allreduce_us.x.back()), m.layers, row,
+                     2.0 * m.layers * t.allreduce_us.eval(row),
+                     2.0 * m.layers * t.allreduce_us.eval(row * big) / big, big);
+    }
   }
   const int64_t s = p.saturation_tokens;
   fmt::format_to(w, "T(1) = {} ms, T({}) = {} ms (saturation), marginal a = {:.6g} ns/token\n",

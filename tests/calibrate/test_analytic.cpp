@@ -82,7 +82,9 @@ fs::path scratch(const std::string& name) {
   return d;
 }
 
-std::string error_of(const std::function<void()>& f) { return isim::test::error_of_call(f); }
+std::string error_of(const std::function<void()>& f) {
+  return isim::test::error_of_call(f);
+}
 
 }  // namespace
 
@@ -163,6 +165,39 @@ TEST_CASE("tensor parallelism divides FLOPs and bytes") {
   CHECK(two.dense_compute_us(100) == doctest::Approx(one.dense_compute_us(100) / 2));
   CHECK(two.decode_attention_us(1, 1000) ==
         doctest::Approx(one.decode_kv_us(1000) / 2 / 0.8 + 0.1));
+}
+
+TEST_CASE("tensor parallelism adds a ring all-reduce over the GPU link") {
+  calib::Efficiency e = round_eff();
+  e.link = 0.5;
+  e.allreduce_latency_us = 5;
+  calib::GpuSpec g = tiny_gpu();
+  g.nvlink_gbps = 100;
+  calib::ModelSpec m4 = tiny_model();
+  m4.shape.tp = 4;
+  // 1 MB at tp 4: 2 x 3/4 x 10^6 B / (100 GB/s x 0.5) = 30 us, + 5 us.
+  CHECK(calib::Roofline(g, m4.shape, e).allreduce_us(1e6) == doctest::Approx(35));
+  // Without NVLink in the spec, over PCIe (10 GB/s): 300 us + 5 us.
+  CHECK(calib::Roofline(tiny_gpu(), m4.shape, e).allreduce_us(1e6) == doctest::Approx(305));
+  CHECK(calib::Roofline(g, tiny_model().shape, e).allreduce_us(1e6) == 0);
+
+  calib::ModelSpec m2 = tiny_model();
+  m2.shape.tp = 2;
+  const sim::Profile p = calib::analytic_profile(g, m2, "toy.yaml", e);
+  // Tabulated at the dense grid's token counts x 1024 hidden x 2 bytes; 1 token = 2,048 bytes:
+  // 5 + 1 x 2048 / (50 GB/s) = 5.04096 us; 8192 tokens: 5 + 16,777,216 / 50,000 = 340.54432 us.
+  const auto& ar = p.tables.allreduce_us;
+  REQUIRE(ar.x.size() == p.tables.dense_us.x.size());
+  CHECK(ar.x.front() == 2048);
+  CHECK(ar.y.front() == doctest::Approx(5.04096));
+  CHECK(ar.x.back() == 8192.0 * 2048);
+  CHECK(ar.y.back() == doctest::Approx(340.54432));
+  CHECK(p.provenance_value("tensor_parallel")
+            .find("allreduce_us = 5 us + 2 x 1 / 2 x bytes / (100 GB/s NVLink x link 0.5)") !=
+        std::string::npos);
+  CHECK(calib::analytic_profile(g, tiny_model(), "toy.yaml", e).tables.allreduce_us.empty());
+  e.link = 1.5;
+  CHECK_THROWS_AS(calib::Roofline(g, m2.shape, e), InputError);
 }
 
 TEST_CASE("fitting recovers the factors a profile was generated with") {
@@ -251,6 +286,8 @@ TEST_CASE("GPU spec files: every shipped one loads; bad ones name FILE:LINE: key
   CHECK(h200.bf16_dense_tflops == 989);
   CHECK(h200.hbm_gbps == 4800);
   CHECK(h200.memory_gib == 141);
+  CHECK(h200.nvlink_gbps == 450);  // optional: 900 GB/s both ways together
+  CHECK(calib::load_gpu_spec((dir / "RTX-4090.yaml").string()).nvlink_gbps == 0);
 
   auto d = scratch("specs");
   const std::string good =
@@ -261,6 +298,10 @@ TEST_CASE("GPU spec files: every shipped one loads; bad ones name FILE:LINE: key
       "pcie_gen: {value: 4, source: s}\n"
       "pcie_gbps: {value: 32, source: s}\n";
   CHECK_NOTHROW(calib::load_gpu_spec(write(d / "good.yaml", good)));
+  const std::string link = write(d / "link.yaml", good + "nvlink_gbps: {value: 0, source: s}\n");
+  CHECK(error_of([&] {
+          calib::load_gpu_spec(link);
+        }).find(link + ":7: nvlink_gbps.value: must be > 0, got 0") == 0);
   const std::string nosrc = write(d / "nosrc.yaml", "name: g\nbf16_dense_tflops: {value: 1}\n");
   CHECK(error_of([&] {
           calib::load_gpu_spec(nosrc);

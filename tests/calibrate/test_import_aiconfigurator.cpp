@@ -10,6 +10,7 @@
 #include "calibrate/import_aiconfigurator.h"
 #include "calibrate/model.h"
 #include "sim/profile.h"
+#include "tests/test_paths.h"
 #include "traces/input_error.h"
 
 namespace fs = std::filesystem;
@@ -172,9 +173,86 @@ TEST_CASE("aiconfigurator import: bad input") {
     CHECK(error_of(kExcerpt, m, o) ==
           kExcerpt + "/nope.yaml: cannot open: No such file or directory");
   }
-  SUBCASE("tp other than 1") {
+  SUBCASE("a tp that does not divide the heads") {
+    AiconfiguratorOptions o;
+    o.tp = 3;
+    CHECK(error_of(kExcerpt, m, o) ==
+          kExcerpt +
+              ": tp 3: heads (32) and ffn (14336) must divide by tp, and kv_heads (8) divide by "
+              "it or it by kv_heads");
+  }
+  SUBCASE("tp 2 reads one rank's GEMM shapes (QKV n = (16 + 2 x 4) x 128), absent here") {
     AiconfiguratorOptions o;
     o.tp = 2;
-    CHECK(error_of(kExcerpt, m, o).find("tp 2: only tp 1") != std::string::npos);
+    const std::string msg = error_of(kExcerpt, m, o);
+    CAPTURE(msg);
+    CHECK(msg.find("GEMM n=3072 k=4096 is below the table's smallest") != std::string::npos);
   }
+}
+
+TEST_CASE("aiconfigurator all-reduce: the rows of the tp and backend, by bytes") {
+  using isim::calib::aiconfigurator_allreduce;
+  // vllm_graph, num_gpus 2: message_size 128, 256, 1048576 elements x 2 bytes;
+  // latency 0.00437792, 0.00440896, 0.01244448 ms.
+  const auto graph = aiconfigurator_allreduce(kExcerpt, 2, "bf16", "vllm_graph");
+  CHECK(graph.us.x == std::vector<double>{256, 512, 2097152});
+  CHECK(graph.us.y == std::vector<double>{4.378, 4.409, 12.444});
+  CAPTURE(graph.rule);
+  CHECK(graph.rule.find("custom_allreduce_perf.csv rows with op_name all_reduce, backend "
+                        "vllm_graph, allreduce_dtype bfloat16, num_gpus 2 (3 rows, 128 to "
+                        "1048576 elements)") != std::string::npos);
+  const auto eager = aiconfigurator_allreduce(kExcerpt, 2, "bf16", "vllm_eager");
+  CHECK(eager.us.x == std::vector<double>{256, 2097152});
+  CHECK(eager.us.y == std::vector<double>{20.827, 20.373});
+  const auto four = aiconfigurator_allreduce(kExcerpt, 4, "bf16", "vllm_graph");
+  CHECK(four.us.y == std::vector<double>{4.428, 17.797});
+  // NCCL: the one nccl_perf*.csv, nccl_dtype half, num_gpus 4: 256 and 1048576 elements.
+  const auto nccl = aiconfigurator_allreduce(kExcerpt, 4, "bf16", "nccl");
+  CHECK(nccl.us.x == std::vector<double>{512, 2097152});
+  CHECK(nccl.us.y == std::vector<double>{9.49, 27.45});
+  CHECK(nccl.rule.find("nccl_perf_2.29.2.csv rows") != std::string::npos);
+
+  auto error = [&](int tp, const std::string& dtype, const std::string& backend) {
+    try {
+      aiconfigurator_allreduce(kExcerpt, tp, dtype, backend);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK(error(8, "bf16", "vllm_graph") ==
+        kExcerpt +
+            "/custom_allreduce_perf.csv: num_gpus: needs at least two all_reduce rows for tp 8 "
+            "(vllm_graph bfloat16); num_gpus present: 2, 4");
+  CHECK(error(4, "bf16", "vllm_eager").find("for tp 4 (vllm_eager bfloat16)") !=
+        std::string::npos);  // one row only
+  CHECK(error(2, "bf16", "mpi") ==
+        "--allreduce: unknown 'mpi' (valid: vllm_graph, vllm_eager, nccl)");
+  CHECK(error(2, "fp8", "vllm_graph").find("only bf16 and fp16 models") != std::string::npos);
+}
+
+TEST_CASE("aiconfigurator import at tp 2 from the full H200 tables (skips without them)") {
+  const std::string dir = isim::test::shared_data() + "/aiconfigurator-h200";
+  if (!fs::exists(dir + "/custom_allreduce_perf.csv")) {
+    MESSAGE("skipped: " << dir << " not found");
+    return;
+  }
+  AiconfiguratorOptions o;
+  o.tp = 2;
+  const isim::sim::Profile p = import_aiconfigurator(dir, llama(), o);
+  CHECK(p.model.tp == 2);
+  CHECK(p.model.heads == 32);  // the model, not the shard
+  // The first custom all-reduce row for 2 GPUs: 128 elements = 256 bytes, 0.00437792 ms.
+  CHECK(p.tables.allreduce_us.x.front() == 256);
+  CHECK(p.tables.allreduce_us.y.front() == 4.378);
+  CHECK(p.provenance_value("tensor_parallel").find("16 heads, 4 kv heads") != std::string::npos);
+  CHECK(p.provenance_value("decode_attention_rule").find("for 16/4/128 heads") !=
+        std::string::npos);
+  const isim::sim::Profile one = import_aiconfigurator(dir, llama());
+  CHECK(one.tables.allreduce_us.empty());
+  // One rank's QKV, O, gate+up and down are half as wide: at 4096 tokens dense is well below tp 1.
+  CHECK(p.tables.dense_us.eval(4096) < 0.6 * one.tables.dense_us.eval(4096));
+  std::ostringstream os;
+  isim::sim::write_profile(os, p);
+  CHECK(isim::sim::parse_profile(os.str(), "roundtrip") == p);
 }

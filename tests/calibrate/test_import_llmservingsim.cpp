@@ -112,12 +112,40 @@ TEST_CASE("llmservingsim import: tables from the excerpt, by hand") {
   CHECK(p.provenance_value("decode_attention_rule")
             .find("4 measured, 0 interpolated, 2 extrapolated") != std::string::npos);
   CHECK(p.provenance_value("prefill_attention_rule")
-            .find("5 measured, 1 interpolated, 0 extrapolated; 1 mixed") != std::string::npos);
+            .find("5 measured, 1 interpolated, 0 extrapolated") != std::string::npos);
 
   // What is written reads back equal.
   std::ostringstream os;
   isim::sim::write_profile(os, p);
   CHECK(isim::sim::parse_profile(os.str(), "roundtrip") == p);
+}
+
+TEST_CASE("llmservingsim import: mixed prefill+decode rows become the mixed grid, by hand") {
+  const auto& g = import_llmservingsim(kExcerpt, llama()).tables.mixed_attention_us;
+  // Ten mixed rows (rounded to 1 ns): chunk 16 at n 1: (kv_prefill 0: kv_decode 16 9.696,
+  // 32 9.664), (32: 9.802, 9.877); chunk 64 at n 1: (0: 10.176, 10.282), (32: 10.229, 10.315);
+  // n 2: (16, 0, 2, 16) 9.685 and (32, 0, 2, 32) 9.802. Axes: the union of each column.
+  CHECK(g.axes[0] == std::vector<double>{16, 32, 64});
+  CHECK(g.axes[1] == std::vector<double>{0, 32});
+  CHECK(g.axes[2] == std::vector<double>{1, 2});
+  CHECK(g.axes[3] == std::vector<double>{16, 32});
+  // Interpolation first: only chunk 32 at n 1 lies between known cells (along chunk, 1/3 of
+  // the way from 16 to 64): 2/3 x 9.696 + 1/3 x 10.176 = 9.856; 2/3 x 9.664 + 1/3 x 10.282
+  // = 9.87; 2/3 x 9.802 + 1/3 x 10.229 = 9.944333 -> 9.944; 2/3 x 9.877 + 1/3 x 10.315 = 10.023.
+  // Then one extrapolation round: along kv_decode, the one known cell of (16, 0, 2) and of
+  // (32, 0, 2) is copied; along kv_prefill the same to kv_prefill 32; along chunk, chunk 64 at
+  // n 2 from 16 (9.685) and 32 (9.802): 9.685 + 3 x 0.117 = 10.036.
+  const std::vector<double> want = {
+      9.696,  9.664,  9.685,  9.685,  9.802,  9.877,  9.685,  9.685,   // chunk 16
+      9.856,  9.87,   9.802,  9.802,  9.944,  10.023, 9.802,  9.802,   // chunk 32
+      10.176, 10.282, 10.036, 10.036, 10.229, 10.315, 10.036, 10.036,  // chunk 64
+  };
+  CHECK(g.z == want);
+  const isim::sim::Profile p = import_llmservingsim(kExcerpt, llama());
+  CHECK(p.provenance_value("mixed_attention_rule")
+            .find("(10 rows: one chunk and n decodes in one kernel)") != std::string::npos);
+  CHECK(p.provenance_value("mixed_attention_rule")
+            .find("cells: 10 measured, 4 interpolated, 10 extrapolated") != std::string::npos);
 }
 
 TEST_CASE("llmservingsim import: bad input names the file and the column") {
@@ -171,6 +199,11 @@ TEST_CASE("llmservingsim import: bad input names the file and the column") {
     CHECK(error_of(kExcerpt, other)
               .find("meta.yaml:27: engine_effective.hf_overrides."
                     "num_key_value_heads: 8 does not match model") != std::string::npos);
+  }
+  SUBCASE("a duplicate mixed row") {
+    const fs::path d = copy_excerpt("mixed-dup");
+    spit(d / "attention.csv", isim::test::slurp(d / "attention.csv") + "64,32,1,32,10.4\n");
+    CHECK(error_of(d.string(), m) == (d / "attention.csv").string() + ":21: duplicate measurement");
   }
   SUBCASE("tp other than 1") {
     LlmServingSimOptions o;

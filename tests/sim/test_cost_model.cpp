@@ -208,3 +208,88 @@ TEST_CASE("the cost model keeps its own copy of the profile") {
   CHECK(cm.T(0) == 2'000'000);
   CHECK(cm.profile().linear.base_ms == 2.0);
 }
+
+namespace {
+
+// The small tables profile plus a mixed attention grid whose cells follow
+// f(chunk, kv_prefill, decodes, kv_per_decode) = chunk + kv_prefill / 8 + 3 decodes
+// + kv_per_decode / 10 on chunk [4, 8] x kv_prefill [0, 32] x decodes [1, 2] x kv [10, 50]
+// (linear, so every interpolated or extrapolated value is f itself).
+Profile mixed_profile() {
+  Profile p = tables_profile();
+  auto& g = p.tables.mixed_attention_us;
+  g.axes = {std::vector<double>{4, 8}, {0, 32}, {1, 2}, {10, 50}};
+  g.z = {8,  12, 11, 15, 12, 16, 15, 19,   // chunk 4: (kv_prefill, decodes) rows x kv_per_decode
+         12, 16, 15, 19, 16, 20, 19, 23};  // chunk 8
+  return p;
+}
+
+// n decodes over `decode_kv` KV tokens in total, plus chunks, one logit per decode and chunk.
+BatchShape mixed(int32_t n, int64_t decode_kv, std::vector<BatchShape::Chunk> chunks) {
+  BatchShape b;
+  b.num_decode = n;
+  b.decode_kv_tokens = decode_kv;
+  b.total_tokens = n;
+  for (const auto& c : chunks) b.total_tokens += c.tokens;
+  b.num_logits = n + static_cast<int32_t>(chunks.size());
+  b.prefills = std::move(chunks);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("mixed table: one chunk with decodes is read from the mixed grid") {
+  const CostModel with(mixed_profile());
+  const CostModel without(tables_profile());
+  // A 6-token chunk over 16 cached tokens and 2 decodes over 60 KV tokens (30 each); 8 tokens.
+  const BatchShape b = mixed(2, 60, {{6, 16}});
+  // dense(8) = 16 + 48 * 4/12 = 32; mixed(6, 16, 2, 30) = 6 + 2 + 6 + 3 = 17;
+  // 2 layers x 49 = 98, lm_head(3) = 5 + 7 * 2/7 = 7, overhead 40 -> 145 us.
+  CHECK(with.forward(b) == 145'000);
+  // Without the table: decode(2, 60) = 2 + 4 * 0.6 = 4.4; prefill(6, 16): at chunk 1 -> 1.25,
+  // at chunk 16 -> 17, t = 5/15 -> 6.5; 2 x (32 + 4.4 + 6.5) + 7 + 40 = 132.8 us.
+  CHECK(without.forward(b) == 132'800);
+  CHECK(with.extrapolations() == 0);
+
+  // Decodes alone and a chunk alone keep their own tables.
+  CHECK(with.forward(mixed(2, 100, {})) == without.forward(mixed(2, 100, {})));
+  CHECK(with.forward(mixed(0, 0, {{6, 16}})) == without.forward(mixed(0, 0, {{6, 16}})));
+  CHECK(with.T(8) == without.T(8));
+  CHECK(with.attention(6, 16) == without.attention(6, 16));
+
+  // Three decodes lie beyond the decodes axis: extrapolated (f stays exact) and counted.
+  // dense(9) = 36, mixed(6, 16, 3, 20) = 6 + 2 + 9 + 2 = 19; 2 x 55 + lm_head(4) 8 + 40 = 158.
+  CHECK(with.forward(mixed(3, 60, {{6, 16}})) == 158'000);
+  CHECK(with.extrapolations() == 1);
+}
+
+TEST_CASE("mixed table: the chunk with the most attended pairs joins the decodes") {
+  const CostModel cm(mixed_profile());
+  // Chunk 8 @ 0 has more tokens but 36 pairs; chunk 6 @ 16 has 6 x 16 + 21 = 117, so it runs with
+  // the decodes: mixed(6, 16, 2, 30) = 17, and chunk 8 @ 0 keeps prefill(8, 0) = 1 + 15 x 7/15
+  // = 8. dense(16) = 64: 2 x (64 + 17 + 8) + lm_head(4) 8 + 40 = 226 us. (The other way round
+  // it would be mixed(8, 0, 2, 30) = 17 plus prefill(6, 16) = 6.5: 223 us.)
+  CHECK(cm.forward(mixed(2, 60, {{8, 0}, {6, 16}})) == 226'000);
+  CHECK(cm.forward(mixed(2, 60, {{6, 16}, {8, 0}})) == 226'000);
+  CHECK(cm.extrapolations() == 0);
+}
+
+TEST_CASE("all-reduce: 2 per layer of total tokens x hidden x dtype bytes") {
+  Profile p = tables_profile();
+  p.model.tp = 2;
+  // hidden 64 x fp16 = 128 bytes per token; 3 us at 256 bytes, 12 us at 2,560.
+  p.tables.allreduce_us = Curve1D{{256, 2560}, {3, 12}};
+  const CostModel cm(p);
+  // Two decodes over 100 KV tokens: 82 us without (see above); 256 bytes -> 3 us per call,
+  // + 2 layers x 2 x 3 = 94 us.
+  CHECK(cm.forward(mixed(2, 100, {})) == 94'000);
+  // T(11): dense(11) = 16 + 48 x 7/12 = 44, prefill(11, 0) = 1 + 15 x 10/15 = 11,
+  // all-reduce of 1,408 bytes = 3 + 9 x 1152/2304 = 7.5; 2 x (44 + 11 + 15) + 5 + 40 = 185 us.
+  CHECK(cm.T(11) == 185'000);
+  CHECK(cm.extrapolations() == 0);
+  // 1 token = 128 bytes, below the curve: 3 - 9 x 128/2304 = 2.5 us, extrapolated.
+  // T(1) = 2 x (10 + 1 + 5) + 5 + 40 = 77 us.
+  CHECK(cm.T(1) == 77'000);
+  CHECK(cm.extrapolations() == 1);
+  CHECK(cm.forward(BatchShape{}) == 0);
+}

@@ -6,6 +6,7 @@
 
 using isim::sim::Curve1D;
 using isim::sim::Grid2D;
+using isim::sim::Grid4D;
 
 TEST_CASE("Curve1D interpolates inside the grid and returns grid points exactly") {
   const Curve1D c{{1, 3, 7}, {2, 6, 4}};
@@ -92,4 +93,39 @@ TEST_CASE("Grid2D with a one-point axis is constant along that axis") {
   const Grid2D single{{1}, {1}, {8}};
   CHECK(single.eval(3, 9, &outside) == 8.0);
   CHECK(outside);
+}
+
+TEST_CASE("Grid4D is multilinear: grid points exactly, inside by hand, extrapolation reported") {
+  // Axes a0 [0, 10], a1 [5] (one point), a2 [1, 3], a3 [0, 4]; z row-major, a3 fastest.
+  Grid4D g;
+  g.axes = {std::vector<double>{0, 10}, {5}, {1, 3}, {0, 4}};
+  g.z = {1, 3,  2, 6,    // a0 = 0: (a2 = 1: a3 0, 4), (a2 = 3: a3 0, 4)
+         5, 11, 9, 21};  // a0 = 10
+  bool outside = true;
+  CHECK(g.eval({10, 5, 3, 4}, &outside) == 21.0);
+  CHECK_FALSE(outside);
+  CHECK(g.eval({0, 5, 3, 0}) == 2.0);
+  // (5, 5, 2, 1): along a3 (t = 1/4): a0 = 0: 1.5 and 3, a0 = 10: 6.5 and 12; along a2 (t = 1/2):
+  // 2.25 and 9.25; along a0 (t = 1/2): 5.75.
+  CHECK(g.eval({5, 5, 2, 1}, &outside) == 5.75);
+  CHECK_FALSE(outside);
+  // Off the one-point axis: constant along it, but reported.
+  CHECK(g.eval({5, 6, 2, 1}, &outside) == 5.75);
+  CHECK(outside);
+  // a0 = 20 extrapolates from 0 and 10: at (., 5, 1, 0) 1 -> 5 -> 9.
+  CHECK(g.eval({20, 5, 1, 0}, &outside) == 9.0);
+  CHECK(outside);
+  // Clamped at zero: a0 = -10 at (., 5, 3, 4): 6 - 15 = -9 -> 0.
+  CHECK(g.eval({-10, 5, 3, 4}) == 0.0);
+  // The product x0 x1 x2 x3 on the unit hypercube is multilinear: exact at the centre.
+  Grid4D p;
+  p.axes = {std::vector<double>{0, 1}, {0, 1}, {0, 1}, {0, 1}};
+  p.z.assign(16, 0);
+  p.z[15] = 1;
+  CHECK(p.eval({0.5, 0.5, 0.5, 0.5}) == 0.0625);
+  CHECK(p.cells() == 16);
+  Grid4D bad = p;
+  bad.z.pop_back();
+  CHECK_THROWS_AS((void)bad.eval({0, 0, 0, 0}), std::logic_error);
+  CHECK_THROWS_AS((void)Grid4D{}.eval({0, 0, 0, 0}), std::logic_error);
 }

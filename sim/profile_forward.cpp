@@ -1,0 +1,108 @@
+// The profile's `forward:` section: the linear form, or the tables form with its optional mixed
+// attention grid and all-reduce curve.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/profile_reader.h"
+
+namespace isim::sim::profile_io {
+namespace {
+
+const Names kForwardKeys = {"linear", "tables"};
+const Names kLinearKeys = {"base_ms", "slope_ms_per_token"};
+const Names kTablesKeys = {"dense_us",           "decode_attention_us", "prefill_attention_us",
+                           "lm_head_us",         "overhead_us",         "prefill_interpolation",
+                           "mixed_attention_us", "allreduce_us"};
+const Names kMixedKeys = {"chunk", "kv_prefill", "decodes", "kv_per_decode", "us"};
+
+// {chunk, kv_prefill, decodes, kv_per_decode: axes; us: one row per (chunk, kv_prefill,
+// decodes), chunk slowest, each row one value per kv_per_decode}.
+Grid4D mixed_grid(const Reader& r, const MapNode& parent) {
+  const std::string expected = fmt::format("a table with {}", join(kMixedKeys));
+  const MapNode t = r.map(*Reader::find(parent, "mixed_attention_us"),
+                          child(parent.path, "mixed_attention_us"), expected);
+  r.only(t, kMixedKeys);
+  Grid4D g;
+  g.axes[0] = r.axis(t, "chunk", Bound::kPositive);
+  g.axes[1] = r.axis(t, "kv_prefill", Bound::kNonNegative);
+  g.axes[2] = r.axis(t, "decodes", Bound::kPositive);
+  g.axes[3] = r.axis(t, "kv_per_decode", Bound::kNonNegative);
+  const std::size_t rows_expected = g.axes[0].size() * g.axes[1].size() * g.axes[2].size();
+  const std::string zpath = child(t.path, "us");
+  const YAML::Node rows = r.need(t, "us", "a list of rows, one per (chunk, kv_prefill, decodes)");
+  if (!rows.IsSequence()) {
+    r.fail(rows, zpath, fmt::format("expected a list of rows, got {}", kind(rows)));
+  }
+  if (rows.size() != rows_expected) {
+    r.fail(rows, zpath,
+           fmt::format("expected {} rows (one per chunk x kv_prefill x decodes = {} x {} x {}), "
+                       "got {}",
+                       rows_expected, g.axes[0].size(), g.axes[1].size(), g.axes[2].size(),
+                       rows.size()));
+  }
+  std::size_t i = 0;
+  for (const YAML::Node& row : rows) {
+    const std::string rpath = element(zpath, i++);
+    const std::vector<double> v = r.numbers(row, rpath, Bound::kNonNegative, "a time");
+    if (v.size() != g.axes[3].size()) {
+      r.fail(row, rpath,
+             fmt::format("expected {} values (one per kv_per_decode value), got {}",
+                         g.axes[3].size(), v.size()));
+    }
+    g.z.insert(g.z.end(), v.begin(), v.end());
+  }
+  return g;
+}
+
+void read_tables(const Reader& r, const MapNode& f, Profile& p) {
+  const MapNode m = r.section(f, "tables", kTablesKeys);
+  TablesForward& t = p.tables;
+  t.dense_us =
+      r.curve(m, "dense_us", "tokens", Bound::kPositive, "us", Bound::kNonNegative, "a time");
+  t.decode_attention_us = r.grid(m, "decode_attention_us", "sequences", Bound::kPositive,
+                                 "kv_tokens", Bound::kNonNegative);
+  t.prefill_attention_us = r.grid(m, "prefill_attention_us", "chunk", Bound::kPositive, "kv_tokens",
+                                  Bound::kNonNegative);
+  t.lm_head_us =
+      r.curve(m, "lm_head_us", "sequences", Bound::kPositive, "us", Bound::kNonNegative, "a time");
+  t.overhead_us = r.number(m, "overhead_us", Bound::kNonNegative, "a time");
+  if (const auto v = Reader::find(m, "prefill_interpolation")) {
+    const std::string path = m.path + ".prefill_interpolation";
+    t.prefill_interpolation = r.text(*v, path);
+    if (t.prefill_interpolation != "time" && t.prefill_interpolation != "per_pair")
+      r.fail(*v, path, fmt::format("'{}': expected time or per_pair", t.prefill_interpolation));
+  }
+  if (Reader::find(m, "mixed_attention_us")) t.mixed_attention_us = mixed_grid(r, m);
+  if (const auto v = Reader::find(m, "allreduce_us")) {
+    if (p.model.tp == 1) {
+      r.fail(*v, m.path + ".allreduce_us",
+             "given for model.tp 1 (a single GPU runs no all-reduce; remove it or set model.tp)");
+    }
+    t.allreduce_us =
+        r.curve(m, "allreduce_us", "bytes", Bound::kPositive, "us", Bound::kNonNegative, "a time");
+  }
+}
+
+}  // namespace
+
+void read_forward(const Reader& r, const MapNode& top, Profile& p) {
+  const MapNode f = r.section(top, "forward", kForwardKeys);
+  const auto linear = Reader::find(f, "linear");
+  const auto tables = Reader::find(f, "tables");
+  if (linear.has_value() == tables.has_value()) {
+    r.fail(
+        f.node, "forward",
+        fmt::format("expected exactly one of linear, tables, got {}", linear ? "both" : "neither"));
+  }
+  if (linear) {
+    p.form = ForwardForm::kLinear;
+    const MapNode m = r.section(f, "linear", kLinearKeys);
+    p.linear.base_ms = r.number(m, "base_ms", Bound::kNonNegative, "a time");
+    p.linear.slope_ms_per_token = r.number(m, "slope_ms_per_token", Bound::kNonNegative, "a time");
+    return;
+  }
+  p.form = ForwardForm::kTables;
+  read_tables(r, f, p);
+}
+
+}  // namespace isim::sim::profile_io
