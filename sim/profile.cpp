@@ -25,7 +25,7 @@ const Names kForwardKeys = {"linear", "tables"};
 const Names kLinearKeys = {"base_ms", "slope_ms_per_token"};
 const Names kTablesKeys = {"dense_us",   "decode_attention_us", "prefill_attention_us",
                            "lm_head_us", "overhead_us",         "prefill_interpolation"};
-const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us"};
+const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us", "compute_slowdown"};
 
 void read_provenance(const Reader& r, const MapNode& top, Profile& p) {
   const std::string expected = "a map of strings with at least source";
@@ -113,6 +113,10 @@ void read_swap(const Reader& r, const MapNode& top, SwapSpec& s) {
                        s.duplex_factor));
   }
   s.per_copy_overhead_us = r.number(m, "per_copy_overhead_us", Bound::kNonNegative, "a time");
+  s.compute_slowdown = 0;
+  if (Reader::find(m, "compute_slowdown"))
+    s.compute_slowdown =
+        r.number(m, "compute_slowdown", Bound::kNonNegative, "a fraction of the forward time");
 }
 
 Profile read_document(const Reader& r, const YAML::Node& root) {

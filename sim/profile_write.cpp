@@ -137,6 +137,8 @@ std::string to_yaml(const Profile& p) {
   write_curve(out, "  ", "d2h", "bytes", "gbps", p.swap.d2h_gbps);
   fmt::format_to(w, "  duplex_factor: {}\n  per_copy_overhead_us: {}\n", num(p.swap.duplex_factor),
                  num(p.swap.per_copy_overhead_us));
+  if (p.swap.compute_slowdown != 0)
+    fmt::format_to(w, "  compute_slowdown: {}\n", num(p.swap.compute_slowdown));
   if (!p.validation.empty()) {
     out += "validation:\n";
     for (const ValidationPoint& v : p.validation)
@@ -217,8 +219,11 @@ std::string describe_profile(const Profile& p) {
   fmt::format_to(w, "swap: h2d {} at 1 MiB, {} at 64 MiB; d2h {} at 1 MiB, {} at 64 MiB\n",
                  bandwidth_at(p.swap.h2d_gbps, kMiB), bandwidth_at(p.swap.h2d_gbps, 64 * kMiB),
                  bandwidth_at(p.swap.d2h_gbps, kMiB), bandwidth_at(p.swap.d2h_gbps, 64 * kMiB));
-  fmt::format_to(w, "      duplex factor {}, per-copy overhead {} us\n", num(p.swap.duplex_factor),
-                 num(p.swap.per_copy_overhead_us));
+  fmt::format_to(w, "      duplex factor {}, per-copy overhead {} us, compute slowdown {}\n",
+                 num(p.swap.duplex_factor), num(p.swap.per_copy_overhead_us),
+                 num(p.swap.compute_slowdown));
+  if (p.swap.compute_slowdown != 0)
+    fmt::format_to(w, "  compute_slowdown: {}\n", num(p.swap.compute_slowdown));
   if (!p.validation.empty()) {
     fmt::format_to(w, "validation: {} batches, mean |error| {:.1f}%\n", p.validation.size(),
                    100 * p.validation_mean_abs_error());
