@@ -455,8 +455,9 @@ sim::Profile calibrate(const CalibrateOptions& o) {
     p.swap.per_copy_overhead_us = 0;
     say(fmt::format("  duplex factor: {:.3f}", p.swap.duplex_factor));
   }
-  // Compute slowdown with copies running beside it.
+  // Compute slowdown with copies running beside it: the profile's swap.compute_slowdown.
   std::string slowdown;
+  p.swap.compute_slowdown = 0;
   if (o.backend == "cuda") {
     BatchBuilder b(vocab);
     for (int64_t i = 0; i < std::min<int64_t>(1024, g.dense_tokens.back()); ++i) b.add(1, 0, false);
@@ -465,12 +466,15 @@ sim::Profile calibrate(const CalibrateOptions& o) {
     be.swap->start_background(g.swap_blocks.back());
     const double with = median_wall_ms(r, batch, g);
     be.swap->stop_background();
+    p.swap.compute_slowdown = std::max(0.0, with / alone - 1);
     slowdown = fmt::format(
         "{:.3f} ({} decode tokens: {:.4g} ms alone, {:.4g} ms beside copies "
         "in both directions)",
         with / alone, batch.size(), alone, with);
   } else {
-    slowdown = "1.0 (not measured: the CPU backend has no copy engine beside its compute)";
+    slowdown =
+        "1.0 (not measured: the CPU backend has no copy engine beside its compute; "
+        "swap.compute_slowdown 0)";
   }
 
   // Profile body.
@@ -488,12 +492,17 @@ sim::Profile calibrate(const CalibrateOptions& o) {
   if (o.backend == "cpu")
     p.provenance.emplace_back("swap_note",
                               "host memcpy between the KV pool and a host swap buffer (CPU "
-                              "backend): not PCIe; per-copy cost is inside the size curve");
+                              "backend): not PCIe; x = bytes of one copy of N scattered blocks "
+                              "(what the engine issues per session and direction each "
+                              "iteration); per-copy cost is inside the size curve");
   else
     p.provenance.emplace_back("swap_note",
                               "PCIe copies between the device pool and pinned host staging by the "
                               "'" +
-                                  path + "' path; per-copy cost is inside the size curve");
+                                  path +
+                                  "' path; x = bytes of one copy of N scattered blocks (what "
+                                  "the engine issues per session and direction each "
+                                  "iteration); per-copy cost is inside the size curve");
   p.provenance.insert(p.provenance.end(), path_notes.begin(), path_notes.end());
   p.provenance.emplace_back("compute_slowdown_with_copies", slowdown);
   if (o.tp > 1)

@@ -12,10 +12,14 @@
 //   - prefill_attention_us(c, k): one chunk of c tokens over k cached tokens; the profile asks
 //     for per-pair interpolation (tables.prefill_interpolation: per_pair).
 //   - lm_head_us(n): n decode sequences with logits.
-// - Swap curves: bytes per copy -> GB/s of the backend's default copy path, per direction.
+// - Swap curves: bytes per copy -> GB/s of the backend's default copy path, per direction. A
+//   copy is one call moving N scattered blocks (x = its total bytes), as the engine issues one
+//   copy per session and direction each iteration (sim/swap_budget.h).
 //   On CPU they are host memcpy between the pool and a host buffer, and provenance says so.
 //   duplex_factor = (one direction alone) / (both at once), capped at 1; per-copy cost is
-//   inside the size-dependent curve, so per_copy_overhead_us = 0.
+//   inside the size-dependent curve, so per_copy_overhead_us = 0. CUDA: compute_slowdown =
+//   (a 1024-token decode batch's wall time beside copies in both directions) / (alone) - 1, at
+//   least 0, with the times in provenance; CPU: 0 (not measured).
 // - Validation: each mixed batch's measured median wall time (no phase timers) against
 //   sim::CostModel on the profile as written (serialised, then parsed back). It is recorded in
 //   the profile's `validation:` list (batch, predicted_ms, measured_ms).

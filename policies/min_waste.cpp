@@ -7,10 +7,14 @@
 // swaps resumed sessions back in within the swap-in budget, and rebuilds discarded contexts in
 // chunks of max(S - R, 1) tokens mixed with the decodes.
 //
+// The swap budget is the engine's own for this iteration (ReplicaView::swap_budget): its window
+// is the iteration's forward estimate, swap-ins come first and the two directions share it.
+//
 // Two refinements, both stated in the README: a session is swapped only when its estimated
 // remaining intercept is longer than its swap-in would take (otherwise the swap would delay its
-// resume, which W_p does not see); and when the CPU pool cannot take a chosen session, it is
-// discarded instead and counted (swap_fallback_discards).
+// resume, which W_p does not see); and a session the CPU pool cannot take falls to step 3
+// (discarded if W_dc < W_p, otherwise preserved); such a discard is counted
+// (swap_fallback_discards).
 //
 // Parameters: estimator = oracle | elapsed | history (default oracle);
 //             history_min_samples = N (default 8).
@@ -76,31 +80,33 @@ class MinWaste final : public sim::Policy {
     std::stable_sort(cands_.begin(), cands_.end(),
                      [](const Cand& x, const Cand& y) { return x.m > y.m; });
 
-    const sim::Nanos window =
-        e.last_forward() > 0 ? e.last_forward() : cm.T(cm.saturation_tokens());
-    int64_t budget = e.swap_budget_blocks(window, sim::Direction::kDeviceToHost, false);
+    // The budget the engine will apply this iteration: a copy, so that requests taken from it
+    // are exactly what the engine moves.
+    sim::SwapBudget budget = e.swap_budget();
     int64_t cpu_free = e.cpu().free();
     for (const Cand& c : cands_) {
       const auto& s = e.session(c.idx);
       const auto blocks = static_cast<int64_t>(s.gpu_blocks.size());
-      if (budget > 0) {
-        const double t_in = sim::to_seconds(
-            cm.transfer((blocks + static_cast<int64_t>(s.cpu_blocks.size())) * bytes_per_block,
-                        blocks + static_cast<int64_t>(s.cpu_blocks.size()),
-                        sim::Direction::kHostToDevice, false));
-        if (c.t_hat > t_in && c.m > 0) {
-          if (cpu_free >= blocks) {
-            d.request_swap_out(c.idx);
-            budget -= std::min(budget, blocks);
-            cpu_free -= blocks;
-          } else {
-            d.discard_paused(c.idx);
-            d.count_swap_fallback();
-          }
+      const int64_t held = blocks + static_cast<int64_t>(s.cpu_blocks.size());
+      const double t_in = sim::to_seconds(
+          cm.transfer(held * bytes_per_block, 1, sim::Direction::kHostToDevice, false));
+      const bool worth = c.t_hat > t_in && c.m > 0;
+      const bool cpu_room = cpu_free >= blocks;
+      if (worth && cpu_room) {
+        const int64_t n =
+            budget.blocks_that_fit(bytes_per_block, sim::Direction::kDeviceToHost, blocks);
+        if (n > 0) {
+          d.request_swap_out(c.idx, n);
+          budget.take(n * bytes_per_block, sim::Direction::kDeviceToHost);
+          cpu_free -= blocks;
           continue;
         }
       }
-      if (c.w_dc < c.w_p) d.discard_paused(c.idx);
+      // Step 3, also for a session the CPU pool cannot take.
+      if (c.w_dc < c.w_p) {
+        d.discard_paused(c.idx);
+        if (worth && !cpu_room) d.count_swap_fallback();
+      }
     }
   }
 

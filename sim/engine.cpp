@@ -182,6 +182,7 @@ void Engine::form_batch() {
   swap_out_requests_.clear();
   record_ = IterationRecord{};
   do_swap_outs();
+  plan_swaps();
   policy_.before_iteration(*this, *this);
   partial_prefills_ = 0;
   long_partial_prefills_ = 0;
@@ -194,18 +195,15 @@ void Engine::maybe_start() {
   const Nanos t = now();
   account(accounted_until_, t, false, false);
   accounted_until_ = t;
-  Nanos forward = 0, transfer = 0;
+  Nanos forward = 0, link = 0;
   while (true) {
     form_batch();
     shape_.total_tokens = batch_tokens_;
-    // Live: the profile predicts the window that sizes this iteration's swap budgets; the
-    // measured time replaces it below.
+    // Live: the profile predicts the forward time; the measured time replaces it below.
     forward = batch_.empty() ? 0 : live_ ? cost_model().forward(shape_) : executor_.run(shape_);
-    // With nothing to compute, pending swaps run alone for up to one saturated iteration.
-    const bool alone = batch_.empty();
-    transfer =
-        progress_swaps(alone ? cost_model().T(cost_model().saturation_tokens()) : forward, alone);
-    if (!batch_.empty() || stall_ > 0 || transfer > 0) break;
+    link = progress_swaps();
+    const bool moved = record_.swap_out_tokens > 0 || record_.swap_in_tokens > 0;
+    if (!batch_.empty() || stall_ > 0 || moved) break;
     // Swap-outs that all fell back to discards leave nothing to do.
     if (!has_work()) return;
     if (!evict_idle_kv())
@@ -214,7 +212,9 @@ void Engine::maybe_start() {
           "to evict (a session larger than the pool should have been skipped at load)",
           t, waiting_.size(), swapped_.size()));
   }
-  Nanos busy = std::max(forward, transfer);
+  // Pipelined copies run beside the forward pass, which they slow (sim/swap_budget.h).
+  forward = forward_beside_copies(forward, link, cost_model().profile().swap.compute_slowdown);
+  Nanos busy = std::max(forward, link);
   if (!batch_.empty() && !live_) {
     // The step's CPU work: hidden behind the previous forward under async scheduling.
     const Nanos cpu = step_overhead();

@@ -106,6 +106,8 @@ struct IterationRecord {
   int64_t swap_in_tokens = 0;
   int64_t swap_out_budget_tokens = 0;
   int64_t swap_in_budget_tokens = 0;
+  Nanos swap_window = 0;  // the forward estimate the swap budget was sized by
+  Nanos swap_link = 0;    // PCIe time of this iteration's pipelined copies (both directions)
 };
 
 // Where a replica's sessions go when they leave it or pause (the cluster listens).
@@ -176,7 +178,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   int64_t waiting_head_need() const override;
   int64_t prefill_reserve() const override { return prefill_reserve_; }
   Nanos last_forward() const override { return last_forward_; }
-  int64_t swap_budget_blocks(Nanos window, Direction dir, bool duplex) const override;
+  const SwapBudget& swap_budget() const override { return swap_budget_; }
   ReplicaLoad load() const override;
   int64_t cached_prefix_blocks(const std::vector<uint64_t>& chain) const override;
 
@@ -218,14 +220,20 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void on_iteration_end();
   void form_batch();
   void do_swap_outs();
-  // Moves pipelined swaps within the budgets of a `window`-long iteration; returns the time a
-  // transfer-only iteration needs (0 when there was compute to hide behind).
-  Nanos progress_swaps(Nanos window, bool transfer_only);
+  // The iteration's forward estimate before its batch is formed: the running set's decodes,
+  // or one saturated iteration T(S) when none decodes.
+  Nanos swap_window() const;
+  // Sizes this iteration's swap budget and plans its swap-ins (FCFS, before the policy runs).
+  void plan_swaps();
+  // Moves the requested swap-outs and the planned swap-ins; returns their PCIe time.
+  Nanos progress_swaps();
   void move_blocks(SessionState& s, bool to_cpu, int64_t n);
   // A synchronous copy of n blocks whose destination is allocated: log, release, stall, count.
   void finish_sync_copy(SessionState& s, bool to_cpu, int64_t n);
   void finish_swap_in(SessionState& s);
   bool evict_idle_kv();
+  // The last resort of evict_idle_kv: the latest-arriving swapped session holding GPU blocks.
+  bool evict_half_swapped();
   void emit_token(SessionState& s);
   void complete_segment(SessionState& s);
   void drop_kv(SessionState& s, LostCause why);
@@ -301,6 +309,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   LiveLog log_;
   Nanos last_forward_ = 0;
   IterationRecord record_;
+  SwapBudget swap_budget_;                                 // this iteration's, swap-ins planned
+  std::vector<std::pair<int32_t, int64_t>> swap_in_plan_;  // (handle, blocks), FCFS
   std::function<void(const IterationRecord&)> observer_;
   int64_t queued_tokens_ = 0;            // sum of queued_tokens over the waiting and swapped queues
   mutable int64_t running_pending_ = 0;  // prefill pending in the running set, last iteration end

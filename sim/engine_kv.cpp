@@ -73,16 +73,47 @@ void Engine::finish_sync_copy(SessionState& s, bool to_cpu, int64_t n) {
   (to_cpu ? gpu_ : cpu_).release(src);
   const int64_t bytes = n * block_bytes();
   const Direction dir = to_cpu ? Direction::kDeviceToHost : Direction::kHostToDevice;
-  stall_ += executor_.transfer(bytes, n, dir, false);
+  stall_ += executor_.transfer(bytes, 1, dir, false);  // one gather or scatter of its blocks
   (to_cpu ? s.m.swapped_out_bytes : s.m.swapped_in_bytes) += bytes;
   (to_cpu ? counters_.swapped_out_bytes : counters_.swapped_in_bytes) += bytes;
 }
 
-int64_t Engine::swap_budget_blocks(Nanos window, Direction dir, bool duplex) const {
-  if (window <= 0) return 0;
-  Nanos per_block = executor_.cost_model().transfer(block_bytes(), 1, dir, duplex);
-  if (per_block <= 0) return gpu_.total() + cpu_.total();  // free transfers: no limit
-  return window / per_block;
+Nanos Engine::swap_window() const {
+  BatchShape decodes;
+  for (int32_t h : running_) {
+    const SessionState& s = session(h);
+    if (!decoding(s)) continue;
+    ++decodes.num_decode;
+    ++decodes.num_logits;
+    decodes.decode_kv_tokens += s.kv;
+  }
+  decodes.total_tokens = decodes.num_decode;
+  if (decodes.num_decode == 0) return cost_model().T(cost_model().saturation_tokens());
+  return cost_model().forward(decodes);
+}
+
+void Engine::plan_swaps() {
+  swap_in_plan_.clear();
+  swap_budget_ = SwapBudget(cost_model(), pipelined_ ? swap_window() : 0);
+  if (!pipelined_) return;
+  // Swap-ins first: a resumed session waits for them. Swap-outs get what is left.
+  int64_t free = gpu_.free();
+  for (const QueueKey& q : swapped_) {
+    const SessionState& s = session(q.h);
+    const int64_t n =
+        swap_budget_.blocks_that_fit(block_bytes(), Direction::kHostToDevice,
+                                     std::min(free, static_cast<int64_t>(s.cpu_blocks.size())));
+    if (n <= 0) break;
+    swap_budget_.take(n * block_bytes(), Direction::kHostToDevice);
+    swap_in_plan_.emplace_back(q.h, n);
+    free -= n;
+  }
+  record_.swap_window = swap_budget_.window();
+  record_.swap_in_budget_tokens = 0;
+  for (const auto& [h, n] : swap_in_plan_) record_.swap_in_budget_tokens += n * block_tokens_;
+  record_.swap_out_budget_tokens =
+      swap_budget_.blocks_that_fit(block_bytes(), Direction::kDeviceToHost, gpu_.total()) *
+      block_tokens_;
 }
 
 void Engine::discard_paused(int32_t h) {
@@ -160,47 +191,38 @@ void Engine::drop_leading(int32_t h, int64_t n) {
   counters_.dropped_blocks += n;
 }
 
-Nanos Engine::progress_swaps(Nanos window, bool transfer_only) {
+Nanos Engine::progress_swaps() {
   if (!pipelined_) return 0;
-  const bool want_out = !swap_out_requests_.empty();
-  const bool want_in = !swapped_.empty();
-  if (!want_out && !want_in) return 0;
-  const bool duplex = want_out && want_in;
-  int64_t out_budget = swap_budget_blocks(window, Direction::kDeviceToHost, duplex);
-  int64_t in_budget = swap_budget_blocks(window, Direction::kHostToDevice, duplex);
-  record_.swap_out_budget_tokens = out_budget * block_tokens_;
-  record_.swap_in_budget_tokens = in_budget * block_tokens_;
+  SwapBudget left = swap_budget_;                         // what the policy planned against
+  SwapBudget moved(cost_model(), swap_budget_.window());  // what actually crosses PCIe
   int64_t moved_out = 0, moved_in = 0;
   for (const auto& [h, limit] : swap_out_requests_) {
     SessionState& s = S(h);
     if (s.phase != Phase::kPaused) continue;
-    int64_t n = std::min(
-        {out_budget - moved_out, static_cast<int64_t>(s.gpu_blocks.size()), cpu_.free(), limit});
+    const int64_t want = std::min({static_cast<int64_t>(s.gpu_blocks.size()), cpu_.free(), limit});
+    const int64_t n = left.blocks_that_fit(block_bytes(), Direction::kDeviceToHost, want);
     if (n <= 0) continue;
     move_blocks(s, /*to_cpu=*/true, n);
+    left.take(n * block_bytes(), Direction::kDeviceToHost);
+    moved.take(n * block_bytes(), Direction::kDeviceToHost);
     moved_out += n;
   }
-  // Swap-ins in FCFS order; a session runs again only when all of its KV is back.
-  for (auto it = swapped_.begin(); it != swapped_.end() && moved_in < in_budget;) {
-    SessionState& s = S(it->h);
-    ++it;
-    int64_t n =
-        std::min({in_budget - moved_in, static_cast<int64_t>(s.cpu_blocks.size()), gpu_.free()});
+  // Planned swap-ins, FCFS; the batch may have taken GPU blocks since, so fewer may move. A
+  // session runs again only when all of its KV is back.
+  for (const auto& [h, planned] : swap_in_plan_) {
+    SessionState& s = S(h);
+    const int64_t n = std::min({planned, static_cast<int64_t>(s.cpu_blocks.size()), gpu_.free()});
     if (n > 0) {
       move_blocks(s, /*to_cpu=*/false, n);
+      moved.take(n * block_bytes(), Direction::kHostToDevice);
       moved_in += n;
     }
     if (s.cpu_blocks.empty()) finish_swap_in(s);
-    if (gpu_.free() == 0) break;
   }
   record_.swap_out_tokens = moved_out * block_tokens_;
   record_.swap_in_tokens = moved_in * block_tokens_;
-  if (!transfer_only) return 0;
-  Nanos t_out =
-      executor_.transfer(moved_out * block_bytes(), moved_out, Direction::kDeviceToHost, duplex);
-  Nanos t_in =
-      executor_.transfer(moved_in * block_bytes(), moved_in, Direction::kHostToDevice, duplex);
-  return std::max(t_out, t_in);
+  record_.swap_link = moved.link();
+  return record_.swap_link;
 }
 
 bool Engine::evict_idle_kv() {
@@ -212,7 +234,7 @@ bool Engine::evict_idle_kv() {
     const SessionState* b = best < 0 ? nullptr : &session(best);
     if (!b || s.arrival > b->arrival || (s.arrival == b->arrival && s.idx > b->idx)) best = s.h;
   }
-  if (best < 0) return false;
+  if (best < 0) return evict_half_swapped();
   SessionState& s = S(best);
   // A waiting session's queued prefill grows by what it loses.
   const bool queued = s.phase == Phase::kWaiting;
@@ -223,6 +245,24 @@ bool Engine::evict_idle_kv() {
     queued_tokens_ += s.queued_tokens;
   }
   if (s.phase == Phase::kPaused) s.discarded = true;
+  ++counters_.idle_evictions;
+  return true;
+}
+
+bool Engine::evict_half_swapped() {
+  // Resumed sessions caught mid-swap keep GPU blocks while they wait for the rest of their KV;
+  // when they fill the GPU between them, none can finish. The latest arrival gives its KV up
+  // and waits to recompute it, so the earlier ones can finish their swap-ins.
+  int32_t best = -1;
+  for (const QueueKey& q : swapped_)
+    if (!session(q.h).gpu_blocks.empty()) best = q.h;  // the queue is in arrival order
+  if (best < 0) return false;
+  SessionState& s = S(best);
+  dequeue(swapped_, swapped_.find({s.arrival, s.idx, s.h}));
+  drop_kv(s, LostCause::kIdleEviction);
+  s.phase = Phase::kWaiting;
+  s.queue_key = s.arrival;
+  enqueue(waiting_, s.h, s.queue_key);
   ++counters_.idle_evictions;
   return true;
 }

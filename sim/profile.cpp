@@ -22,7 +22,8 @@ const Names kDeviceKeys = {"name", "memory_gib"};
 const Names kModelKeys = {"name", "layers", "hidden", "heads",  "kv_heads", "head_dim",
                           "ffn",  "vocab",  "dtype",  "params", "tp"};
 const Names kKvKeys = {"block_tokens"};
-const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us"};
+const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us",
+                         "compute_slowdown"};
 
 void read_provenance(const Reader& r, const MapNode& top, Profile& p) {
   const std::string expected = "a map of strings with at least source";
@@ -73,6 +74,10 @@ void read_swap(const Reader& r, const MapNode& top, SwapSpec& s) {
                        s.duplex_factor));
   }
   s.per_copy_overhead_us = r.number(m, "per_copy_overhead_us", Bound::kNonNegative, "a time");
+  s.compute_slowdown = 0;
+  if (Reader::find(m, "compute_slowdown"))
+    s.compute_slowdown =
+        r.number(m, "compute_slowdown", Bound::kNonNegative, "a fraction of the forward time");
 }
 
 Profile read_document(const Reader& r, const YAML::Node& root) {

@@ -75,11 +75,16 @@ struct TablesForward {
   bool operator==(const TablesForward&) const = default;
 };
 
+// One copy is one gather (or scatter) of a session's blocks in one direction: a single call
+// whose bytes are the x of the curves (sim/swap_budget.h says how the engine issues them).
 struct SwapSpec {
   Curve1D h2d_gbps;  // x: bytes per copy, y: GB/s
   Curve1D d2h_gbps;
   double duplex_factor = 1.0;       // bandwidth multiplier when both directions run at once
   double per_copy_overhead_us = 0;  // fixed cost of each copy call
+  // Optional (0 when absent): the forward pass takes (1 + compute_slowdown) x as long while
+  // copies run beside it. Written only when nonzero.
+  double compute_slowdown = 0;
   bool operator==(const SwapSpec&) const = default;
 };
 

@@ -156,6 +156,8 @@ std::string to_yaml(const Profile& p) {
   write_curve(out, "  ", "d2h", "bytes", "gbps", p.swap.d2h_gbps);
   fmt::format_to(w, "  duplex_factor: {}\n  per_copy_overhead_us: {}\n", num(p.swap.duplex_factor),
                  num(p.swap.per_copy_overhead_us));
+  if (p.swap.compute_slowdown != 0)
+    fmt::format_to(w, "  compute_slowdown: {}\n", num(p.swap.compute_slowdown));
   profile_io::write_serving(out, p);
   if (!p.validation.empty()) {
     out += "validation:\n";
@@ -257,8 +259,9 @@ std::string describe_profile(const Profile& p) {
   fmt::format_to(w, "swap: h2d {} at 1 MiB, {} at 64 MiB; d2h {} at 1 MiB, {} at 64 MiB\n",
                  bandwidth_at(p.swap.h2d_gbps, kMiB), bandwidth_at(p.swap.h2d_gbps, 64 * kMiB),
                  bandwidth_at(p.swap.d2h_gbps, kMiB), bandwidth_at(p.swap.d2h_gbps, 64 * kMiB));
-  fmt::format_to(w, "      duplex factor {}, per-copy overhead {} us\n", num(p.swap.duplex_factor),
-                 num(p.swap.per_copy_overhead_us));
+  fmt::format_to(w, "      duplex factor {}, per-copy overhead {} us, compute slowdown {}\n",
+                 num(p.swap.duplex_factor), num(p.swap.per_copy_overhead_us),
+                 num(p.swap.compute_slowdown));
   if (p.step_overhead.given())
     fmt::format_to(w, "step overhead: {} us + {} us per sequence + {} us per token\n",
                    num(p.step_overhead.fixed_us), num(p.step_overhead.per_sequence_us),

@@ -20,6 +20,7 @@
 #include "sim/block_manager.h"
 #include "sim/cost_model.h"
 #include "sim/session_state.h"
+#include "sim/swap_budget.h"
 #include "sim/time.h"
 
 namespace isim::sim {
@@ -59,9 +60,12 @@ class ReplicaView {
   virtual int64_t waiting_head_need() const = 0;
   virtual int64_t prefill_reserve() const = 0;
   virtual Nanos last_forward() const = 0;
-  // Blocks that cross PCIe in one direction within `window` (whole blocks, per-copy overhead
-  // included); `duplex` when both directions are busy.
-  virtual int64_t swap_budget_blocks(Nanos window, Direction dir, bool duplex) const = 0;
+  // This iteration's pipelined swap budget exactly as the engine will apply it
+  // (sim/swap_budget.h): its window is the iteration's forward estimate, and the swap-ins the
+  // engine planned are already taken. Swap-outs asked for with request_swap_out are moved in
+  // request order, each as one copy of at most `blocks_that_fit` blocks of what is left, so a
+  // policy that takes its requests from a copy of this budget gets exactly what it planned.
+  virtual const SwapBudget& swap_budget() const = 0;
   virtual ReplicaLoad load() const = 0;
   // Leading blocks of `chain` (content hashes in this replica's block size) that the replica's
   // GPU prefix cache holds now.

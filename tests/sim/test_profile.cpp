@@ -147,6 +147,26 @@ TEST_CASE("the small linear profile and the shipped InferCept profile load") {
   CHECK(p.swap.d2h_gbps == Curve1D{{4096, 1073741824}, {25, 25}});
   CHECK(p.swap.duplex_factor == 0.8);
   CHECK(p.swap.per_copy_overhead_us == 0.0);
+  CHECK(p.swap.compute_slowdown == 0.025);
+}
+
+TEST_CASE("swap.compute_slowdown: optional (0), written only when set, checked") {
+  const std::string t = tables_text();
+  const Profile plain = parse_profile(t, "p");
+  CHECK(plain.swap.compute_slowdown == 0.0);
+  CHECK(to_text(plain).find("compute_slowdown") == std::string::npos);
+  const std::string with =
+      edit(t, "  duplex_factor: 0.5\n", "  duplex_factor: 0.5\n  compute_slowdown: 0.125\n");
+  const Profile p = parse_profile(with, "p");
+  CHECK(p.swap.compute_slowdown == 0.125);
+  CHECK(to_text(p).find("  compute_slowdown: 0.125\n") != std::string::npos);
+  CHECK(parse_profile(to_text(p), "w") == p);
+  CHECK(describe_profile(p).find("compute slowdown 0.125") != std::string::npos);
+  const std::string bad =
+      edit(t, "  duplex_factor: 0.5\n", "  duplex_factor: 0.5\n  compute_slowdown: -0.1\n");
+  expect_error(bad, at(bad, "compute_slowdown") +
+                        "swap.compute_slowdown: must be >= 0 (a fraction of the forward time), "
+                        "got -0.1");
 }
 
 TEST_CASE("ModelShape sizes") {
@@ -402,7 +422,7 @@ TEST_CASE("unknown and duplicate keys") {
   const std::string swap = edit(t, "  duplex_factor: 0.5\n", "  duplex_factor: 0.5\n  pcie: 4\n");
   expect_error(swap, at(swap, "pcie") +
                          "swap.pcie: unknown key (valid keys: h2d, d2h, "
-                         "duplex_factor, per_copy_overhead_us)");
+                         "duplex_factor, per_copy_overhead_us, compute_slowdown)");
   const std::string fwd = edit(t, "forward:\n", "forward:\n  roofline: {}\n");
   expect_error(fwd, at(fwd, "roofline") +
                         "forward.roofline: unknown key (valid keys: linear, "
