@@ -263,6 +263,8 @@ void print_header(const Report& r, const AgainstOptions& o) {
   fmt::print("KV cache: vLLM sized {} GPU blocks of {} tokens; the simulator {} {}\n", real,
              m.block_size, r.e.engine.gpu_blocks > 0 ? "was given" : "derived",
              r.result.summary.gpu_blocks);
+  if (!r.result.replicas.empty())
+    fmt::print("  ({})\n", r.result.replicas.front().blocks.gpu_rule);
   if (r.result.summary.finished < static_cast<int64_t>(r.run.requests.size()))
     fmt::print("warning: the simulation finished {} of {} requests; sim metrics cover those\n",
                r.result.summary.finished, r.run.requests.size());
