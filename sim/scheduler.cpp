@@ -58,7 +58,7 @@ const SchedulerRegistry& scheduler_registry() {
     SchedulerRegistry reg("scheduler");
     reg.add("vllm-v0", "prefill-first, whole prompts, no mixing (vLLM v0, InferCept's era)",
             [] { return std::make_unique<VllmV0>(); });
-    reg.add("chunked", "decode-first, chunked prefill fills the token budget (Sarathi, vLLM v1)",
+    reg.add("chunked", "decode-first, chunked prefill fills the token budget (Sarathi-Serve style)",
             [] { return std::make_unique<Chunked>(); });
     reg.add("vllm-v1",
             "vLLM v1: running requests first in one token-budget pass, preempt the last "
