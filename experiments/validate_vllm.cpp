@@ -206,6 +206,7 @@ nlohmann::ordered_json against_json(const Report& r, const AgainstOptions& o) {
   if (r.run.meta.num_gpu_blocks) kv["real_gpu_blocks"] = *r.run.meta.num_gpu_blocks;
   kv["sim_gpu_blocks"] = r.result.summary.gpu_blocks;
   kv["sim_gpu_blocks_from"] = r.e.engine.gpu_blocks > 0 ? "engine.gpu_blocks" : "derived";
+  if (!r.result.replicas.empty()) kv["sim_gpu_rule"] = r.result.replicas.front().blocks.gpu_rule;
   auto& m = j["metrics"];
   m = nlohmann::ordered_json::array();
   for (const auto& x : r.metrics) {
