@@ -1,4 +1,5 @@
 #include "calibrate/measure.h"
+#include "calibrate/vllm_memory.h"
 
 #include <fmt/format.h>
 
@@ -121,7 +122,8 @@ struct Backend {
   std::unique_ptr<Runner> runner;
   std::unique_ptr<SwapBench> swap;
   std::string device;
-  double memory_gib = 0;
+  double memory_gib = 0;  // CUDA: totalGlobalMem, what the device lets CUDA allocate
+  bool cuda = false;
   std::vector<std::pair<std::string, std::string>> facts;  // provenance
 };
 
@@ -176,6 +178,7 @@ Backend open_backend(const CalibrateOptions& o, const kernels::runner::RunnerCon
   b.swap = cuda->make_swap_bench(*b.runner, swap_blocks);
   b.device = info.name;
   b.memory_gib = info.memory_gib;
+  b.cuda = true;
   b.facts = {{"backend", fmt::format("cuda ({}, cuBLAS GEMMs, kernels/ paged attention)",
                                      kernels::dtype_name(rc.dims.dtype))},
              {"driver", info.driver},
@@ -510,6 +513,12 @@ sim::Profile calibrate(const CalibrateOptions& o) {
   p.device = {be.device, be.memory_gib};
   p.model = model.shape;
   p.model.tp = o.tp;
+  if (be.cuda) {  // a vLLM server's KV capacity on this device (sim/profile.h MemorySpec)
+    std::string rule;
+    p.memory = vllm_memory(model, be.memory_gib * 1073741824.0, o.tp, &rule);
+    p.provenance.emplace_back("memory_usable", "cudaGetDeviceProperties totalGlobalMem, measured");
+    p.provenance.emplace_back("memory_rule", rule);
+  }
   p.block_tokens = kBlockTokens;
   p.form = sim::ForwardForm::kTables;
 

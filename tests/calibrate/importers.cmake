@@ -4,6 +4,7 @@ isim_test(test_calibrate_import LIBS isim_calibrate SOURCES
   calibrate/test_import_llmservingsim.cpp
   calibrate/test_import_aiconfigurator.cpp
   calibrate/test_import_cli.cpp
+  calibrate/test_vllm_memory.cpp
 )
 # test_import_cli.cpp runs the real isim binary.
 add_dependencies(test_calibrate_import isim)

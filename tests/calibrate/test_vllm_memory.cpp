@@ -1,0 +1,31 @@
+// vLLM's memory terms modelled from a model's shapes, computed by hand for Llama-3.1-8B.
+#include <doctest/doctest.h>
+
+#include "calibrate/model.h"
+#include "calibrate/vllm_memory.h"
+#include "tests/test_paths.h"
+
+using namespace isim;
+
+TEST_CASE("vllm_memory: Llama-3.1-8B terms by hand") {
+  const calib::ModelSpec m =
+      calib::load_model(test::source_dir() + "/calibrate/models/llama-3.1-8b.yaml");
+  std::string rule;
+  const sim::MemorySpec s = calib::vllm_memory(m, 25250627584.0, 1, &rule);
+  CHECK(s.given);
+  CHECK(s.usable_gib == doctest::Approx(25250627584.0 / 1073741824.0));
+  // rotary cache: 131072 positions x 128 x 2 B
+  CHECK(s.weights_extra_bytes == 33554432);
+  // 2 x (3 x 14336 + (32 + 16) x 128 + 2 x 4096) = 2 x 57344
+  CHECK(s.activation_bytes_per_token == 114688);
+  // 128256 x (2 + 12)
+  CHECK(s.sampler_bytes_per_sequence == 1795584);
+  CHECK(s.non_torch_gib == 0.25);
+  CHECK(s.cuda_graph_gib == 0);
+  CHECK(rule.find("none of these terms was fitted") != std::string::npos);
+  SUBCASE("tp 2 halves the per-rank activations but not the hidden states") {
+    const sim::MemorySpec t = calib::vllm_memory(m, 25250627584.0, 2, nullptr);
+    // 2 x (3 x 7168 + 24 x 128 + 8192) = 2 x 32768
+    CHECK(t.activation_bytes_per_token == 65536);
+  }
+}
