@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -69,6 +70,39 @@ class Collector {
              b.z[ib * b.y.size() + jb]);
         ++n;
       }
+    }
+    return n;
+  }
+
+  // Shared cells of two 4-D grids (mixed prefill + decode attention).
+  size_t grid4(const std::string& table, const sim::Grid4D& a, const sim::Grid4D& b) {
+    static const char* keys[] = {"chunk", "kv_prefill", "decodes", "kv_per_decode"};
+    const auto index = [](const std::vector<double>& axis, double v) -> std::ptrdiff_t {
+      const auto it = std::find(axis.begin(), axis.end(), v);
+      return it == axis.end() ? -1 : it - axis.begin();
+    };
+    const auto flat = [](const sim::Grid4D& g, const std::array<size_t, 4>& i) {
+      return ((i[0] * g.axes[1].size() + i[1]) * g.axes[2].size() + i[2]) * g.axes[3].size() + i[3];
+    };
+    size_t n = 0;
+    std::array<size_t, 4> ia{}, ib{};
+    for (size_t c = 0; c < a.cells(); ++c) {
+      size_t rest = c;
+      bool shared = true;
+      for (int d = 3; d >= 0; --d) {
+        const auto du = static_cast<size_t>(d);
+        ia[du] = rest % a.axes[du].size();
+        rest /= a.axes[du].size();
+        const std::ptrdiff_t j = index(b.axes[du], a.axes[du][ia[du]]);
+        shared = shared && j >= 0;
+        ib[du] = j < 0 ? 0 : static_cast<size_t>(j);
+      }
+      if (!shared) continue;
+      std::string point;
+      for (size_t d = 0; d < 4; ++d)
+        point += fmt::format("{}{}={}", d ? " " : "", keys[d], a.axes[d][ia[d]]);
+      time(table, point, a.z[flat(a, ia)], b.z[flat(b, ib)]);
+      ++n;
     }
     return n;
   }
@@ -150,7 +184,23 @@ DiffReport diff_profiles(const sim::Profile& base, const sim::Profile& next) {
                                         a.prefill_attention_us, b.prefill_attention_us));
     need("lm_head_us", c.curve("lm_head_us", "sequences", a.lm_head_us, b.lm_head_us, false));
     c.time("overhead_us", "", a.overhead_us, b.overhead_us);
+    // Optional tables: compared where both profiles have them.
+    if (!a.mixed_attention_us.empty() && !b.mixed_attention_us.empty())
+      c.grid4("mixed_attention_us", a.mixed_attention_us, b.mixed_attention_us);
+    if (!a.allreduce_us.x.empty() && !b.allreduce_us.x.empty())
+      c.curve("allreduce_us", "bytes", a.allreduce_us, b.allreduce_us, false);
   }
+  if (base.step_overhead.given() || next.step_overhead.given()) {
+    c.time("step_overhead.fixed_us", "", base.step_overhead.fixed_us, next.step_overhead.fixed_us);
+    c.time("step_overhead.per_sequence_us", "", base.step_overhead.per_sequence_us,
+           next.step_overhead.per_sequence_us);
+    c.time("step_overhead.per_token_us", "", base.step_overhead.per_token_us,
+           next.step_overhead.per_token_us);
+  }
+  // A forward slowed by s beside copies takes (1 + s) times as long.
+  if (base.swap.compute_slowdown != 0 || next.swap.compute_slowdown != 0)
+    c.time("swap.compute_slowdown", "(1 + s)", 1 + base.swap.compute_slowdown,
+           1 + next.swap.compute_slowdown);
   // One copy of each shared size, as the cost model prices it (per-copy overhead included).
   const auto effective = [](const sim::SwapSpec& s, const sim::Curve1D& curve) {
     sim::Curve1D e = curve;

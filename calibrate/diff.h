@@ -10,7 +10,9 @@
 //   in both, every shared byte size of the h2d and d2h curves and duplex_factor. A copy's
 //   bandwidth is compared as the cost model prices one copy of that size: bytes /
 //   (per_copy_overhead + bytes / gbps(bytes)), so a per-copy cost moved between the overhead
-//   and the curve is no change.
+//   and the curve is no change. Optional terms where both profiles have them: the shared cells
+//   of mixed_attention_us and points of allreduce_us; step_overhead's three terms and
+//   swap.compute_slowdown (as 1 + s) where either has them.
 // - `slowdown` is the relative change in time: new/base - 1 for times, base/new - 1 for
 //   bandwidths and the duplex factor (lower bandwidth is a regression). Positive means slower.
 //   A base time of 0 gives 0 when the new one is 0 too, and +inf otherwise.

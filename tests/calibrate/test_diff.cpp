@@ -148,3 +148,28 @@ TEST_CASE("--max-regression takes a percentage") {
     CHECK_THROWS_AS(calib::parse_percent(bad, "x"), InputError);
   }
 }
+
+TEST_CASE("optional tables and terms are compared where both profiles have them") {
+  sim::Profile a = tables();
+  sim::Profile b = a;
+  // One mixed cell each at (chunk 16, kv 0, 2 decodes, kv 32), plus one only `a` has.
+  a.tables.mixed_attention_us.axes = {{{16}, {0}, {2}, {32, 64}}};
+  a.tables.mixed_attention_us.z = {50, 60};
+  b.tables.mixed_attention_us.axes = {{{16}, {0}, {2}, {32}}};
+  b.tables.mixed_attention_us.z = {55};
+  a.step_overhead = {100, 0, 0};
+  b.step_overhead = {150, 0, 0};
+  b.swap.compute_slowdown = 0.1;
+  const calib::DiffReport r = calib::diff_profiles(a, b);
+  CHECK(r.entries.size() == 19 + 1 + 3 + 1);
+  const auto find = [&](const std::string& table) -> const calib::DiffEntry& {
+    for (const auto& e : r.entries)
+      if (e.table == table) return e;
+    throw std::runtime_error("no entry " + table);
+  };
+  CHECK(find("mixed_attention_us").point == "chunk=16 kv_prefill=0 decodes=2 kv_per_decode=32");
+  CHECK(find("mixed_attention_us").slowdown == doctest::Approx(0.1));  // 55 / 50 - 1
+  CHECK(find("step_overhead.fixed_us").slowdown == doctest::Approx(0.5));
+  CHECK(find("swap.compute_slowdown").slowdown == doctest::Approx(0.1));  // 1.1 / 1 - 1
+  CHECK(r.regressions(0.05) == 3);
+}
