@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -28,6 +29,24 @@ using json = nlohmann::json;
 inline std::string shown(const json& v) {
   std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+// The value of `key` in a line's object; "missing" names the field otherwise.
+inline const json& require(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) fail(where, key, "missing");
+  return *it;
+}
+
+// A count field: an integer in [min, 2^63).
+inline int64_t count_field(const json& obj, const char* key, int64_t min,
+                           const std::string& where) {
+  const json& v = require(obj, key, where);
+  if (!v.is_number_unsigned() ||
+      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
+      static_cast<int64_t>(v.get<uint64_t>()) < min)
+    fail(where, key, fmt::format("expected an integer >= {}, got {}", min, shown(v)));
+  return static_cast<int64_t>(v.get<uint64_t>());
 }
 
 template <class Fn>

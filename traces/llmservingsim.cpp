@@ -21,22 +21,12 @@ namespace isim::trace {
 namespace {
 
 using json = nlohmann::json;
+using json_lines::count_field;
 using json_lines::fail;
 using json_lines::shown;
 
 constexpr const char* kValid =
     "input_toks, output_toks, arrival_time_ns, input_tok_ids, output_tok_ids";
-
-int64_t integer(const json& obj, const char* key, int64_t min, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) fail(where, key, "missing");
-  const json& v = *it;
-  if (!v.is_number_unsigned() ||
-      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-      static_cast<int64_t>(v.get<uint64_t>()) < min)
-    fail(where, key, fmt::format("expected an integer >= {}, got {}", min, shown(v)));
-  return static_cast<int64_t>(v.get<uint64_t>());
-}
 
 // `key` (input_tok_ids or output_tok_ids): an array of exactly `count` token ids.
 std::vector<int64_t> token_ids(const json& obj, const char* key, const char* count_key,
@@ -96,8 +86,8 @@ Trace parse_llmservingsim(std::istream& in, const std::string& origin) {
             fail(where, key, std::string("unknown field; valid: ") + kValid);
         Session s;
         s.id = fmt::format("bench-{}", n - 1);
-        const int64_t input = integer(j, "input_toks", 1, where);
-        const int64_t output = integer(j, "output_toks", 1, where);
+        const int64_t input = count_field(j, "input_toks", 1, where);
+        const int64_t output = count_field(j, "output_toks", 1, where);
         s.segments.push_back({input, output, {}});
         s.arrival_s = arrival_ns(j, where) / 1e9;
         s.prefix = block_hashes(token_ids(j, "input_tok_ids", "input_toks", input, where));

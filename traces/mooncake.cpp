@@ -18,23 +18,10 @@ namespace isim::trace {
 namespace {
 
 using json = nlohmann::json;
+using json_lines::count_field;
 using json_lines::fail;
+using json_lines::require;
 using json_lines::shown;
-
-const json& require(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) fail(where, key, "missing");
-  return *it;
-}
-
-int64_t count_field(const json& obj, const char* key, int64_t min, const std::string& where) {
-  const json& v = require(obj, key, where);
-  if (!v.is_number_unsigned() ||
-      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-      static_cast<int64_t>(v.get<uint64_t>()) < min)
-    fail(where, key, fmt::format("expected an integer >= {}, got {}", min, shown(v)));
-  return static_cast<int64_t>(v.get<uint64_t>());
-}
 
 }  // namespace
 

@@ -21,27 +21,14 @@ namespace isim::trace {
 namespace {
 
 using json = nlohmann::json;
+using json_lines::count_field;
 using json_lines::fail;
+using json_lines::require;
 using json_lines::shown;
 
 constexpr const char* kValid =
     "request_id, input_toks, output_toks, arrival_time, queued_ts, scheduled_ts, first_token_ts, "
     "last_token_ts";
-
-const json& require(const json& obj, const char* key, const std::string& where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) fail(where, key, "missing");
-  return *it;
-}
-
-int64_t tokens(const json& obj, const char* key, const std::string& where) {
-  const json& v = require(obj, key, where);
-  if (!v.is_number_unsigned() ||
-      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-      v.get<uint64_t>() < 1)
-    fail(where, key, "expected an integer >= 1, got " + shown(v));
-  return static_cast<int64_t>(v.get<uint64_t>());
-}
 
 double seconds(const json& obj, const char* key, const std::string& where) {
   const json& v = require(obj, key, where);
@@ -76,8 +63,8 @@ VllmRequest request_from_json(const json& j, const std::string& where, int64_t l
   if (!id.is_string() || id.get<std::string>().empty())
     fail(where, "request_id", "expected a non-empty string, got " + shown(id));
   r.id = id.get<std::string>();
-  r.input = tokens(j, "input_toks", where);
-  r.output = tokens(j, "output_toks", where);
+  r.input = count_field(j, "input_toks", 1, where);
+  r.output = count_field(j, "output_toks", 1, where);
   if (auto it = j.find("arrival_time"); it != j.end() && !it->is_number())
     fail(where, "arrival_time", "expected a number (wall-clock epoch), got " + shown(*it));
   r.queued_s = seconds(j, "queued_ts", where);
