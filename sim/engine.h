@@ -268,6 +268,10 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
     return s.decoded_in_seg > 0 && s.dropped_blocks == 0 && s.context == s.kv + 1;
   }
   void match_prefix(SessionState& s);
+  // A session rebuilding from nothing (no KV anywhere) may start from cached blocks...
+  bool can_match_prefix(const SessionState& s) const;
+  // ...its leading chain blocks, short of its last context token.
+  int64_t matchable_blocks(const SessionState& s) const;
   void publish_prefix(SessionState& s);
   // The running set's part of load(), recounted when asked after the set or its progress
   // changed.

@@ -267,12 +267,18 @@ bool Engine::evict_half_swapped() {
   return true;
 }
 
+bool Engine::can_match_prefix(const SessionState& s) const {
+  return config_.prefix_caching && !s.chain.empty() && s.kv == 0 && s.gpu_blocks.empty() &&
+         s.cpu_blocks.empty();
+}
+
+int64_t Engine::matchable_blocks(const SessionState& s) const {
+  // One token is always left to compute, so that the prefill produces the next token's logits.
+  return std::min<int64_t>(static_cast<int64_t>(s.chain.size()), (s.context - 1) / block_tokens_);
+}
+
 void Engine::match_prefix(SessionState& s) {
-  // Only a session rebuilding from nothing can start from cached blocks; one token is always
-  // left to compute so that the prefill produces the next token's logits.
-  if (!config_.prefix_caching || s.chain.empty() || s.kv != 0 || !s.gpu_blocks.empty() ||
-      !s.cpu_blocks.empty())
-    return;
+  if (!can_match_prefix(s)) return;
   // The hit rate counts each prompt once; later rebuilds (after a preemption or a discard)
   // still reuse what is cached.
   const bool first = s.m.prefix_lookup_tokens == 0;
@@ -282,11 +288,10 @@ void Engine::match_prefix(SessionState& s) {
     counters_.prefix_lookup_tokens += lookup;
   }
   int64_t j = 0;
-  while (j < static_cast<int64_t>(s.chain.size()) && (j + 1) * block_tokens_ < s.context) {
+  for (const int64_t limit = matchable_blocks(s); j < limit; ++j) {
     BlockId b = gpu_.acquire_cached(s.chain[static_cast<size_t>(j)]);
     if (b < 0) break;
     s.gpu_blocks.push_back(b);
-    ++j;
   }
   s.published = j;
   const int64_t hit = j * block_tokens_;
@@ -296,9 +301,8 @@ void Engine::match_prefix(SessionState& s) {
   s.m.prefix_hit_tokens += hit;
   counters_.prefix_hit_tokens += hit;
   // Blocks this replica had computed and published before, evicted since: lost reuse.
-  for (auto k = static_cast<size_t>(j); k < s.chain.size(); ++k)
-    if (ever_published_.count(s.chain[k]) &&
-        static_cast<int64_t>(k + 1) * block_tokens_ < s.context)
+  for (int64_t k = j, limit = matchable_blocks(s); k < limit; ++k)
+    if (ever_published_.count(s.chain[static_cast<size_t>(k)]))
       counters_.prefix_evicted_tokens += block_tokens_;
 }
 

@@ -111,15 +111,12 @@ void Engine::admit_waiting_in_order() {
 }
 
 std::pair<int64_t, int64_t> Engine::preview_prefix(const SessionState& s) const {
-  if (!config_.prefix_caching || s.chain.empty() || s.kv != 0 || !s.gpu_blocks.empty() ||
-      !s.cpu_blocks.empty())
-    return {0, 0};
+  if (!can_match_prefix(s)) return {0, 0};
   int64_t j = 0, unheld = 0;
-  while (j < static_cast<int64_t>(s.chain.size()) && (j + 1) * block_tokens_ < s.context) {
+  for (const int64_t limit = matchable_blocks(s); j < limit; ++j) {
     const BlockId b = gpu_.find(s.chain[static_cast<size_t>(j)]);
     if (b < 0) break;
     if (gpu_.refcount(b) == 0) ++unheld;
-    ++j;
   }
   return {j, unheld};
 }
