@@ -132,7 +132,11 @@ TEST_CASE("mooncake: bad lines name file, line and field") {
                        isim::InputError);
 }
 
-TEST_CASE("mooncake: the full traces import, round-trip and reuse prefixes") {
+TEST_CASE("mooncake: the full traces import, round-trip and reuse prefixes" *
+          doctest::skip(!std::filesystem::exists(isim::test::shared_data() +
+                                                 "/mooncake/conversation_trace.jsonl") ||
+                        !std::filesystem::exists(isim::test::shared_data() +
+                                                 "/mooncake/synthetic_trace.jsonl"))) {
   struct File {
     const char* name;
     size_t sessions;
@@ -140,10 +144,6 @@ TEST_CASE("mooncake: the full traces import, round-trip and reuse prefixes") {
   for (const File f :
        {File{"conversation_trace.jsonl", 12031}, File{"synthetic_trace.jsonl", 3993}}) {
     const std::string path = isim::test::shared_data() + "/mooncake/" + f.name;
-    if (!std::filesystem::exists(path)) {
-      MESSAGE("skipped: " << path << " not found");
-      continue;
-    }
     CAPTURE(path);
     MooncakeReport r;
     const Trace t = import_mooncake(path, &r);

@@ -197,12 +197,10 @@ TEST_CASE("tracelab: bad input names file, line and field") {
                        isim::InputError);
 }
 
-TEST_CASE("tracelab: the full round trace") {
+TEST_CASE("tracelab: the full round trace" *
+          doctest::skip(!std::filesystem::exists(isim::test::shared_data() +
+                                                 "/tracelab/round_trace.jsonl"))) {
   const std::string path = isim::test::shared_data() + "/tracelab/round_trace.jsonl";
-  if (!std::filesystem::exists(path)) {
-    MESSAGE("skipped: " << path << " not found");
-    return;
-  }
   TraceLabReport r;
   const Trace t = import_tracelab(path, &r);
   // The file holds two sessions: Claude (10 rounds) and Codex (9 rounds).
