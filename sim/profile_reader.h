@@ -305,7 +305,6 @@ class Reader {
 };
 // The optional serving sections `step_overhead:` and `memory:` (profile_serving.cpp).
 void read_serving(const Reader& r, const MapNode& top, Profile& p);
-void write_serving(std::string& out, const Profile& p);
 
 // The `forward:` section (sim/profile_forward.cpp); reads after the model (allreduce_us needs tp).
 void read_forward(const Reader& r, const MapNode& top, Profile& p);

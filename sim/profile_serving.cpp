@@ -1,10 +1,8 @@
-// The profile's optional serving sections: `step_overhead:` (per-step CPU time) and `memory:`
-// (what a vLLM server subtracts before its KV cache). Absent sections read as all zero and are
-// not written, so older profiles keep their bytes.
+// Reading the profile's optional serving sections: `step_overhead:` (per-step CPU time) and
+// `memory:` (what a vLLM server subtracts before its KV cache). Absent sections read as all zero
+// (profile_write.cpp writes neither then, so older profiles keep their bytes).
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
-
-#include <iterator>
 
 #include "sim/profile_reader.h"
 
@@ -19,10 +17,6 @@ const Names kMemoryKeys = {"usable_gib",
                            "sampler_bytes_per_sequence",
                            "non_torch_gib",
                            "cuda_graph_gib"};
-
-std::string num(double v) {
-  return fmt::format("{}", v);
-}
 
 }  // namespace
 
@@ -46,24 +40,6 @@ void read_serving(const Reader& r, const MapNode& top, Profile& p) {
         r.number(m, "sampler_bytes_per_sequence", Bound::kNonNegative, "a size");
     s.non_torch_gib = r.number(m, "non_torch_gib", Bound::kNonNegative, "a size");
     s.cuda_graph_gib = r.number(m, "cuda_graph_gib", Bound::kNonNegative, "a size");
-  }
-}
-
-void write_serving(std::string& out, const Profile& p) {
-  auto w = std::back_inserter(out);
-  if (p.step_overhead.given()) {
-    const StepOverhead& o = p.step_overhead;
-    fmt::format_to(w, "step_overhead:\n  fixed_us: {}\n  per_sequence_us: {}\n  per_token_us: {}\n",
-                   num(o.fixed_us), num(o.per_sequence_us), num(o.per_token_us));
-  }
-  if (p.memory.given) {
-    const MemorySpec& s = p.memory;
-    fmt::format_to(w,
-                   "memory:\n  usable_gib: {}\n  weights_extra_bytes: {}\n"
-                   "  activation_bytes_per_token: {}\n  sampler_bytes_per_sequence: {}\n"
-                   "  non_torch_gib: {}\n  cuda_graph_gib: {}\n",
-                   num(s.usable_gib), num(s.weights_extra_bytes), num(s.activation_bytes_per_token),
-                   num(s.sampler_bytes_per_sequence), num(s.non_torch_gib), num(s.cuda_graph_gib));
   }
 }
 

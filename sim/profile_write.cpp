@@ -8,7 +8,6 @@
 
 #include "sim/cost_model.h"
 #include "sim/profile.h"
-#include "sim/profile_reader.h"
 #include "traces/input_error.h"
 
 namespace isim::sim {
@@ -112,6 +111,25 @@ void write_mixed(std::string& out, std::string_view indent, const Grid4D& g) {
   }
 }
 
+// The optional serving sections, only when set (older profiles keep their bytes).
+void write_serving(std::string& out, const Profile& p) {
+  auto w = std::back_inserter(out);
+  if (p.step_overhead.given()) {
+    const StepOverhead& o = p.step_overhead;
+    fmt::format_to(w, "step_overhead:\n  fixed_us: {}\n  per_sequence_us: {}\n  per_token_us: {}\n",
+                   num(o.fixed_us), num(o.per_sequence_us), num(o.per_token_us));
+  }
+  if (p.memory.given) {
+    const MemorySpec& s = p.memory;
+    fmt::format_to(w,
+                   "memory:\n  usable_gib: {}\n  weights_extra_bytes: {}\n"
+                   "  activation_bytes_per_token: {}\n  sampler_bytes_per_sequence: {}\n"
+                   "  non_torch_gib: {}\n  cuda_graph_gib: {}\n",
+                   num(s.usable_gib), num(s.weights_extra_bytes), num(s.activation_bytes_per_token),
+                   num(s.sampler_bytes_per_sequence), num(s.non_torch_gib), num(s.cuda_graph_gib));
+  }
+}
+
 std::string to_yaml(const Profile& p) {
   std::string out;
   auto w = std::back_inserter(out);
@@ -158,7 +176,7 @@ std::string to_yaml(const Profile& p) {
                  num(p.swap.per_copy_overhead_us));
   if (p.swap.compute_slowdown != 0)
     fmt::format_to(w, "  compute_slowdown: {}\n", num(p.swap.compute_slowdown));
-  profile_io::write_serving(out, p);
+  write_serving(out, p);
   if (!p.validation.empty()) {
     out += "validation:\n";
     for (const ValidationPoint& v : p.validation)
