@@ -44,6 +44,28 @@ struct FleetStats {
   int64_t migrations = 0;       // resumes on another replica than the holder
 };
 
+// Disaggregated serving: KV transfers, role switches, and the roles over time.
+struct RoleSample {
+  double t_s = 0;
+  int32_t mixed = 0, prefill = 0, decode = 0, switching = 0;
+  int64_t prefill_queued_tokens = 0;  // queued prefill on prefill replicas
+  int32_t decode_waiting = 0;         // sessions waiting on decode replicas (their queues and
+                                      // transfers not yet started)
+};
+
+struct DisaggStats {
+  bool enabled = false;
+  std::string planner;
+  int64_t transfers = 0;
+  double transfer_bytes = 0;
+  double transfer_s_mean = 0;       // start to landing, per transfer
+  double transfer_wait_s_mean = 0;  // prefill end to transfer start (no decode room yet)
+  int64_t role_switches = 0;
+  int64_t switch_dropped_tokens = 0;  // paused KV dropped by role switches
+  std::vector<RoleSample> roles;      // one per time-series sample
+  std::vector<std::pair<std::string, std::string>> planner_facts;
+};
+
 struct RunResult {
   std::vector<sim::SessionRecord> sessions;
   sim::Summary summary;
@@ -55,6 +77,7 @@ struct RunResult {
   std::vector<std::pair<std::string, std::string>> policy_facts;  // e.g. the estimator
   std::vector<std::pair<std::string, std::string>> router_facts;
   sim::ExecutorReport executor;  // live executors: measured seconds, integrity, token streams
+  DisaggStats disagg;
 };
 
 }  // namespace isim::cluster

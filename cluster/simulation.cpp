@@ -1,5 +1,7 @@
 #include "cluster/simulation.h"
 
+#include <stdexcept>
+
 #include "traces/input_error.h"
 
 namespace isim::cluster {
@@ -23,6 +25,15 @@ RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas,
   c.load();
   c.run_until(sim::kForever);
   return c.result();
+}
+
+RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
+                   const DisaggConfig& disagg, Planner* planner, bool check_invariants,
+                   std::function<void(const sim::IterationRecord&)> observer) {
+  if (!disagg.enabled) return simulate(trace, std::move(replicas), router, check_invariants,
+                                       std::move(observer));
+  (void)planner;
+  throw std::logic_error("simulate: disaggregated fleets are being built (issue 14)");
 }
 
 }  // namespace isim::cluster

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "cluster/disagg.h"
+#include "cluster/planner.h"
 #include "cluster/run_result.h"
 
 namespace isim::cluster {
@@ -25,6 +27,11 @@ RunResult simulate(const trace::Trace& trace, const sim::EngineConfig& config,
 
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
                    bool check_invariants = false,
+                   std::function<void(const sim::IterationRecord&)> observer = nullptr);
+
+// A fleet with roles, links and a planner (`planner` may be null when disagg is not enabled).
+RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
+                   const DisaggConfig& disagg, Planner* planner, bool check_invariants = false,
                    std::function<void(const sim::IterationRecord&)> observer = nullptr);
 
 // The router of a cluster of one: everything goes to replica 0.

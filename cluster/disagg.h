@@ -1,0 +1,75 @@
+// Disaggregated serving: the settings of roles, KV links, the prefill split and role switching,
+// as the experiment's `cluster:` section gives them (experiments/cluster_spec.h reads them).
+//
+// Contract:
+// - `enabled` is false for a fleet without roles: every replica is mixed, nothing transfers,
+//   and the outputs are exactly those of the fleet before disaggregation existed.
+// - `roles` has one entry per replica (replica order) when enabled; at least one prefill and one
+//   decode replica, or none of either (all mixed, a planner may then create them).
+// - Links are per source replica and kind: a transfer uses the egress link of the replica that
+//   sends, NVLink when both replicas are on one node (`replicas_per_node` consecutive replicas
+//   form a node), the inter-node link otherwise. Transfers on one link share its bandwidth
+//   fairly (cluster/link.h). Default figures are public, cited where they are set.
+// - `transfer`: "whole" (the KV moves after the prefill's last chunk) or "layer" (it streams
+//   layer by layer during the last prefill iteration; the decode replica may start once the
+//   last layer lands).
+// - The split: a new session, or a resumed turn, goes to a prefill replica when its uncached
+//   input exceeds `threshold_tokens` ("threshold", llm-d's rule) or always ("always"); else it
+//   is served where it is (a decode or mixed replica prefills it locally).
+// - Switching: a replica leaving its role first drains (drain_first) or keeps serving the work
+//   it holds in the old role (zero-downtime), is unavailable for `cost_s`, then takes the new
+//   role. KV it holds for paused sessions is kept or dropped (`paused_kv`), and counted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cluster/planner.h"
+#include "traces/params.h"
+
+namespace isim::cluster {
+
+struct LinkSpec {
+  std::string kind;        // "nvlink", "infiniband", "roce"
+  double gbps = 0;         // GB/s (1e9 bytes per second), one direction
+  double latency_s = 0;    // per transfer, before its first byte moves
+  bool operator==(const LinkSpec&) const = default;
+};
+
+// NVLink 4 (H100/H200 SXM): 900 GB/s bidirectional per GPU, 450 GB/s each way (NVIDIA H100
+// datasheet); a few microseconds per transfer.
+inline LinkSpec default_nvlink() { return {"nvlink", 450.0, 3e-6}; }
+// InfiniBand NDR, one 400 Gb/s ConnectX-7 NIC per GPU as in a DGX H100: 50 GB/s, with RDMA
+// setup in the order of 10 microseconds.
+inline LinkSpec default_infiniband() { return {"infiniband", 50.0, 10e-6}; }
+
+struct LinksConfig {
+  int32_t replicas_per_node = 8;
+  LinkSpec intra_node = default_nvlink();
+  LinkSpec inter_node = default_infiniband();
+  std::string transfer = "whole";  // or "layer"
+};
+
+struct SplitConfig {
+  std::string mode = "always";  // or "threshold"
+  int64_t threshold_tokens = 0;
+};
+
+struct SwitchConfig {
+  double cost_s = 0;             // the "zero-downtime, same parallel mapping" case
+  bool drain_first = false;
+  std::string paused_kv = "keep";  // or "drop"
+};
+
+struct DisaggConfig {
+  bool enabled = false;
+  std::vector<Role> roles;  // by replica
+  LinksConfig links;
+  SplitConfig split;
+  SwitchConfig switching;
+  std::string planner = "static";
+  Params planner_params{{}, "cluster.planner"};
+};
+
+}  // namespace isim::cluster
