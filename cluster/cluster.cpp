@@ -1,5 +1,8 @@
 #include "cluster/cluster.h"
 
+#include "cluster/disagg_state.h"
+#include "cluster/fleet_view.h"
+
 #include <algorithm>
 #include <set>
 #include <stdexcept>
@@ -10,35 +13,10 @@
 
 namespace isim::cluster {
 
-// The fleet as a router sees it while placing one session.
-class Cluster::View final : public ClusterView {
- public:
-  View(const Cluster& c, int32_t q) : c_(c), q_(q), src_(c.trace_[static_cast<size_t>(q)]) {}
-  int32_t replicas() const override { return c_.size(); }
-  const sim::ReplicaView& replica(int32_t r) const override {
-    return *c_.engines_[static_cast<size_t>(r)];
-  }
-  bool eligible(int32_t r) const override {
-    return c_.fits_all_[static_cast<size_t>(q_)] ||
-           c_.engines_[static_cast<size_t>(r)]->never_fits(src_).empty();
-  }
-  const std::vector<uint64_t>& prefix_chain(int32_t r) const override {
-    const int64_t bt = replica(r).block_tokens();
-    for (const auto& [b, chain] : chains_)
-      if (b == bt) return chain;
-    chains_.emplace_back(bt, sim::prefix_chain(src_, bt));
-    return chains_.back().second;
-  }
-
- private:
-  const Cluster& c_;
-  int32_t q_;
-  const trace::Session& src_;
-  mutable std::vector<std::pair<int64_t, std::vector<uint64_t>>> chains_;
-};
+Cluster::~Cluster() = default;
 
 Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-                 bool check_invariants)
+                 bool check_invariants, const DisaggConfig& disagg, Planner* planner)
     : trace_(trace),
       specs_(std::move(replicas)),
       router_(router),
@@ -58,6 +36,27 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
   }
   const double dt = specs_.front().config.timeseries_interval_s;
   dt_ = dt > 0 ? sim::from_seconds(dt) : 0;
+  if (disagg.enabled) {
+    if (disagg.roles.size() != specs_.size())
+      throw std::logic_error("Cluster: one role per replica is needed");
+    d_ = std::make_unique<DisaggState>();
+    d_->cfg = disagg;
+    d_->planner = planner;
+    d_->roles = disagg.roles;
+    d_->switching.assign(specs_.size(), 0);
+    d_->draining.assign(specs_.size(), 0);
+    d_->switch_to = disagg.roles;
+    for (size_t r = 0; r < specs_.size(); ++r) {
+      d_->links.emplace_back(disagg.links.intra_node);
+      d_->links.emplace_back(disagg.links.inter_node);
+    }
+    d_->link_at.assign(d_->links.size(), -1);
+    d_->imports.resize(specs_.size());
+    d_->marks.resize(specs_.size());
+    d_->stats.enabled = true;
+    d_->stats.planner = planner ? planner->name() : "static";
+    if (planner) d_->stats.planner_facts = planner->describe();
+  }
 }
 
 void Cluster::set_observer(std::function<void(const sim::IterationRecord&)> f) {
@@ -89,6 +88,7 @@ void Cluster::load() {
     }
     if (fit == 0) {
       ledger_.skipped(static_cast<int32_t>(i));
+      ++done_;
       skipped_.push_back(fmt::format("session {} skipped: {}", src.id, why));
       continue;
     }
@@ -127,11 +127,16 @@ void Cluster::on_arrival(int32_t i) {
     // Waste accounting starts for the whole fleet at the first arrival.
     for (auto& e : engines_) e->open(now());
     opened_ = true;
+    if (d_) start_planner();
   }
   const trace::Session& src = trace_[static_cast<size_t>(i)];
   RouteRequest q;
   q.session = i;
   q.context_tokens = src.segments.front().input;
+  if (d_) {
+    place_arrival(i, src, q);
+    return;
+  }
   const int32_t r = route(q);
   ++admitted_[static_cast<size_t>(r)];
   touch(r);
@@ -154,6 +159,7 @@ void Cluster::on_intercept_end(int32_t i) {
   q.holder_kv_tokens = s.kv;
   q.holder_gpu_blocks = static_cast<int64_t>(s.gpu_blocks.size());
   q.context_tokens = s.context + src.segments[seg + 1].input;
+  if (d_ && place_resume(i, q, duration_s)) return;
   const int32_t r = route(q);
   ++resumed_[static_cast<size_t>(r)];
   touch(r);
@@ -175,10 +181,12 @@ void Cluster::paused(int32_t, int32_t, const sim::SessionState& s, sim::Nanos du
 
 void Cluster::finished(int32_t, const sim::SessionState& s) {
   ledger_.finished(s.idx, s.m);
+  ++done_;
 }
 
-void Cluster::turn_first_token(int32_t, const sim::SessionState&, sim::Nanos ttft) {
+void Cluster::turn_first_token(int32_t r, const sim::SessionState& s, sim::Nanos ttft) {
   ledger_.turn_ttft(sim::to_seconds(ttft));
+  first_token(r, s, ttft);
 }
 
 void Cluster::touch(int32_t r) {
@@ -189,10 +197,30 @@ void Cluster::touch(int32_t r) {
 
 void Cluster::dispatch(const sim::Event& ev) {
   if (ev.target != sim::kClusterTarget) {
+    real_event_ = true;
     replica(ev.target).handle(ev);
     touch(ev.target);
     return;
   }
+  switch (ev.type) {
+    case kEvLink:
+      real_event_ = true;
+      on_link(static_cast<int32_t>(ev.arg));
+      return;
+    case kEvPull:
+      on_pull();
+      return;
+    case kEvDecide:
+      on_decide();
+      return;
+    case kEvSwitchDone:
+      real_event_ = true;
+      finish_switch(static_cast<int32_t>(ev.arg));
+      return;
+    default:
+      break;
+  }
+  real_event_ = true;
   switch (ev.type) {
     case kEvArrival:
       on_arrival(static_cast<int32_t>(ev.arg));
@@ -206,6 +234,7 @@ void Cluster::dispatch(const sim::Event& ev) {
 }
 
 void Cluster::sample(sim::Nanos t) {
+  if (d_) sample_roles(t);
   sim::TimeSample fleet;
   fleet.t_s = sim::to_seconds(t);
   for (const auto& e : engines_) {
@@ -220,12 +249,18 @@ bool Cluster::run_until(sim::Nanos horizon) {
   while (!queue_.empty()) {
     const sim::Nanos t = queue_.top().time;
     if (t > horizon) return false;
-    // Samples strictly before t see the state left by the events before t.
-    while (dt_ > 0 && next_sample_ < t) {
+    // Samples strictly before t see the state left by the events before t (none once every
+    // session ended: only the planner's own events may follow).
+    while (dt_ > 0 && next_sample_ < t && !all_done()) {
       sample(next_sample_);
       next_sample_ += dt_;
     }
+    real_event_ = false;
     while (!queue_.empty() && queue_.top().time == t) dispatch(queue_.pop());
+    if (d_) {
+      pump_imports();
+      progress_switches();
+    }
     // Only a replica that had an event can have new work while idle; in replica order.
     std::sort(touched_.begin(), touched_.end());
     for (int32_t r : touched_) {
@@ -233,9 +268,14 @@ bool Cluster::run_until(sim::Nanos horizon) {
       is_touched_[static_cast<size_t>(r)] = 0;
     }
     touched_.clear();
-    end_ = t;
+    if (real_event_) end_ = t;
     if (check_) check_global();
   }
+  if (d_ && !all_done())
+    throw std::logic_error(fmt::format(
+        "Cluster: the run stalled at t={} ns with {} of {} sessions unfinished (KV waiting for "
+        "decode room that nothing frees)",
+        end_, static_cast<int64_t>(trace_.size()) - done_, trace_.size()));
   return true;
 }
 
@@ -247,14 +287,16 @@ void Cluster::check_global() const {
     for (int32_t h = 0; h < static_cast<int32_t>(e->slot_count()); ++h) {
       const sim::SessionState& s = e->session(h);
       if (s.idx < 0) continue;
-      if (++seen[static_cast<size_t>(s.idx)] > 1)
+      if (++seen[static_cast<size_t>(s.idx)] > 1 && !d_)
         fail(fmt::format("session {} is on two replicas", s.idx));
+      if (s.phase == sim::Phase::kImporting) continue;  // check_transfers places it
       const Location& at = ledger_.where(s.idx);
       if (ledger_.status(s.idx) != Status::kOnReplica || at.replica != r || at.handle != h)
         fail(fmt::format("session {} is on replica {} but the ledger places it on {}", s.idx, r,
                          at.replica));
     }
   }
+  if (d_) check_transfers(seen);
   for (size_t i = 0; i < trace_.size(); ++i)
     if (ledger_.status(static_cast<int32_t>(i)) == Status::kOnReplica && seen[i] != 1)
       fail(fmt::format("session {} is lost: the ledger places it on replica {}", i,

@@ -17,8 +17,15 @@
 //   calling it again continues. `result()` closes the run at the last event handled.
 // - With check_invariants, every replica checks itself after each iteration, and after each
 //   instant the cluster checks globally: every session is on exactly one replica or in the
-//   cluster (never arrived, skipped, finished) as the ledger says, and no KV block has two
-//   owners.
+//   cluster (never arrived, skipped, finished) as the ledger says, or its KV is in flight
+//   between exactly two replicas (exporting on one, importing on the other, the same tokens);
+//   and no KV block has two owners.
+// - Disaggregated (cluster_disagg.cpp, cluster_roles.cpp; settings in cluster/disagg.h): the
+//   split sends a session's prefill to a prefill replica or serves it locally; a prefilled
+//   session's KV moves to a decode replica chosen by the router once that replica has room
+//   (a FIFO per decode replica), over the source's link; the planner is pulled and asked at
+//   its intervals from the first arrival until the last session ends, and its role changes
+//   are applied as the switching settings say.
 #pragma once
 
 #include <functional>
@@ -26,7 +33,9 @@
 #include <string>
 #include <vector>
 
+#include "cluster/disagg.h"
 #include "cluster/ledger.h"
+#include "cluster/planner.h"
 #include "cluster/router.h"
 #include "cluster/run_result.h"
 #include "sim/engine.h"
@@ -41,12 +50,24 @@ struct ReplicaSpec {
   std::string group;  // the fleet group it belongs to ("" for a cluster of one)
 };
 
-enum ClusterEvent : int32_t { kEvArrival = 0, kEvInterceptEnd = 1 };
+enum ClusterEvent : int32_t {
+  kEvArrival = 0,
+  kEvInterceptEnd = 1,
+  kEvLink = 3,        // a link's next change (arg: link index)
+  kEvPull = 4,        // the planner's metric pull
+  kEvDecide = 5,      // the planner's decision
+  kEvSwitchDone = 6,  // a role switch's cost has been paid (arg: replica)
+};
+
+struct DisaggState;  // cluster/disagg_state.h
+struct PendingImport;
 
 class Cluster final : public sim::EngineListener {
  public:
   Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-          bool check_invariants = false);
+          bool check_invariants = false, const DisaggConfig& disagg = {},
+          Planner* planner = nullptr);
+  ~Cluster() override;
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
@@ -66,6 +87,17 @@ class Cluster final : public sim::EngineListener {
               sim::Nanos duration) override;
   void finished(int32_t replica, const sim::SessionState& s) override;
   void turn_first_token(int32_t replica, const sim::SessionState& s, sim::Nanos ttft) override;
+  void prefilled(int32_t replica, int32_t handle, const sim::SessionState& s,
+                 sim::Nanos iteration_start) override;
+  void first_token(int32_t replica, const sim::SessionState& s, sim::Nanos ttft) override;
+  void segment_done(int32_t replica, const sim::SessionState& s, int64_t outputs,
+                    double decode_s) override;
+
+  // Disaggregation, for tests and outputs.
+  Role role(int32_t r) const;
+  bool switching(int32_t r) const;
+  // Applies a planner's changes now (std::logic_error for an invalid one).
+  void apply_roles(const std::vector<RoleChange>& changes);
 
  private:
   class View;
@@ -76,6 +108,26 @@ class Cluster final : public sim::EngineListener {
   void sample(sim::Nanos t);
   void touch(int32_t r);
   void schedule_next_arrival();  // replica r had an event at this instant: it may start an iteration
+  // Disaggregation (cluster_disagg.cpp).
+  bool disaggregated() const { return d_ != nullptr; }
+  void place_arrival(int32_t i, const trace::Session& src, RouteRequest& q);
+  bool place_resume(int32_t i, RouteRequest& q, double duration_s);
+  int32_t route_in(const RouteRequest& q, int pool);
+  void pump_imports();
+  void start_transfer(int32_t dst, const PendingImport& p);
+  void on_link(int32_t link);
+  void schedule_link(int32_t link);
+  void check_transfers(std::vector<int32_t>& seen) const;
+  void sample_roles(sim::Nanos t);
+  void fill_disagg(RunResult& r) const;
+  // Planning and switching (cluster_roles.cpp).
+  void start_planner();
+  void on_pull();
+  void on_decide();
+  void begin_switch(int32_t r, Role to);
+  void progress_switches();
+  void finish_switch(int32_t r);
+  bool all_done() const { return done_ == static_cast<int64_t>(trace_.size()); }
 
   const trace::Trace& trace_;
   std::vector<ReplicaSpec> specs_;
@@ -97,6 +149,10 @@ class Cluster final : public sim::EngineListener {
   std::vector<int32_t> touched_;     // replicas with an event at the current instant
   std::vector<char> is_touched_;
   int64_t migrations_ = 0;
+  int64_t done_ = 0;  // sessions finished or skipped
+  bool real_event_ = false;  // the current instant had an event other than the planner's
+  std::vector<char> mask_;   // the pool a route may use (empty: every replica)
+  std::unique_ptr<DisaggState> d_;
 };
 
 }  // namespace isim::cluster

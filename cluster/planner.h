@@ -55,7 +55,8 @@ struct FleetSnapshot {
   double dt_s = 0;   // the pull interval it covers
   std::vector<ReplicaMetrics> replicas;
   // Over the last pull interval:
-  int64_t prefill_requests = 0;  // prefills routed (new sessions and resumed turns)
+  int64_t prefill_requests = 0;  // prefills the split sent to prefill replicas (new sessions
+                                 // and resumed turns; local prefills are not counted here)
   int64_t prefill_tokens = 0;    // their uncached input tokens, as routed
   int64_t decode_tokens = 0;     // output tokens emitted, fleet-wide
   int64_t ttft_count = 0;        // turns that emitted their first token
@@ -63,7 +64,8 @@ struct FleetSnapshot {
   int64_t itl_count = 0;         // inter-token gaps observed
   double itl_mean_s = 0;         // their mean (0: none)
   int64_t turns_finished = 0;    // turns (segments) that emitted their last token
-  double isl_mean = 0;           // those turns' mean input tokens
+  double isl_mean = 0;           // those turns' mean input: the whole context before their
+                                 // outputs, as a stateless API receives it
   double osl_mean = 0;           // those turns' mean output tokens
 };
 
@@ -75,7 +77,8 @@ struct RoleChange {
 
 struct PlannerContext {
   sim::Nanos now = 0;
-  std::vector<Role> roles;                         // by replica, now
+  std::vector<Role> roles;  // by replica, now: a zero-downtime switch shows its new role at
+                            // once; a draining replica its old role until its work is done
   std::vector<char> switching;                     // by replica
   std::vector<const sim::CostModel*> cost_models;  // by replica
   std::vector<int32_t> max_num_seqs;               // by replica

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "cluster/cluster.h"
+#include "cluster/disagg_state.h"
 
 namespace isim::cluster {
 
@@ -69,6 +70,7 @@ RunResult Cluster::result() {
   r.policy_facts = specs_.front().policy->describe();
   r.router_facts = router_.describe();
   r.executor = specs_.front().executor->report();
+  if (d_) fill_disagg(r);
   return r;
 }
 

@@ -30,10 +30,16 @@ RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas,
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
                    const DisaggConfig& disagg, Planner* planner, bool check_invariants,
                    std::function<void(const sim::IterationRecord&)> observer) {
-  if (!disagg.enabled) return simulate(trace, std::move(replicas), router, check_invariants,
-                                       std::move(observer));
-  (void)planner;
-  throw std::logic_error("simulate: disaggregated fleets are being built (issue 14)");
+  if (!disagg.enabled)
+    return simulate(trace, std::move(replicas), router, check_invariants, std::move(observer));
+  for (const auto& r : replicas)
+    if (r.executor && r.executor->live())
+      throw InputError("cluster.roles: live executors do not run disaggregated fleets");
+  Cluster c(trace, std::move(replicas), router, check_invariants, disagg, planner);
+  if (observer) c.set_observer(std::move(observer));
+  c.load();
+  c.run_until(sim::kForever);
+  return c.result();
 }
 
 }  // namespace isim::cluster

@@ -252,18 +252,20 @@ std::string fleet_table(const std::vector<FleetRow>& rows) {
   if (rows.empty()) return "";
   const auto& f0 = rows.front().fleet;
   std::string out = fmt::format("fleet: {} replicas behind {}\n", f0.replicas, f0.router);
-  out += fmt::format("{:<17} {:>8} {:>8} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                     "policy", "busy", "queued", "migrations", "intercept", "preemption",
-                     "idle-evict", "migration", "prefix-evict", "total");
-  out += fmt::format("{:<17} {:>8} {:>8} {:>10}  {:>71}\n", "", "max/mean", "max/mean", "",
+  out += fmt::format(
+      "{:<17} {:>8} {:>8} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "policy",
+      "busy", "queued", "migrations", "intercept", "preemption", "idle-evict", "migration",
+      "role-switch", "prefix-evict", "total");
+  out += fmt::format("{:<17} {:>8} {:>8} {:>10}  {:>83}\n", "", "max/mean", "max/mean", "",
                      "lost KV reuse: tokens recomputed that had been computed before");
   for (const auto& r : rows) {
     const auto& c = r.summary.counters;
     out +=
-        fmt::format("{:<17} {:>8.3f} {:>8.3f} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                    r.policy, r.fleet.busy_imbalance, r.fleet.queued_imbalance, r.fleet.migrations,
-                    c.lost_reuse[0], c.lost_reuse[1], c.lost_reuse[2], c.lost_reuse[3],
-                    c.prefix_evicted_tokens, c.lost_reuse_total());
+        fmt::format(
+            "{:<17} {:>8.3f} {:>8.3f} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+            r.policy, r.fleet.busy_imbalance, r.fleet.queued_imbalance, r.fleet.migrations,
+            c.lost_reuse[0], c.lost_reuse[1], c.lost_reuse[2], c.lost_reuse[3], c.lost_reuse[4],
+            c.prefix_evicted_tokens, c.lost_reuse_total());
   }
   return out;
 }

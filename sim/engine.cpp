@@ -191,8 +191,9 @@ void Engine::form_batch() {
 }
 
 void Engine::maybe_start() {
-  if (busy_ || !has_work()) return;
+  if (busy_ || !has_work() || now() < hold_until_) return;
   const Nanos t = now();
+  iteration_start_ = t;
   account(accounted_until_, t, false, false);
   accounted_until_ = t;
   Nanos forward = 0, link = 0;
@@ -206,6 +207,9 @@ void Engine::maybe_start() {
     if (!batch_.empty() || stall_ > 0 || moved) break;
     // Swap-outs that all fell back to discards leave nothing to do.
     if (!has_work()) return;
+    // KV in flight (exports not yet sent, imports not yet landed) frees up without an
+    // iteration: wait for it before evicting anything.
+    if (!exporting_.empty() || !importing_.empty()) return;
     if (!evict_idle_kv())
       throw std::logic_error(fmt::format(
           "Engine: no progress possible at t={} ns with {} waiting, {} swapped and no idle KV "
@@ -265,6 +269,7 @@ void Engine::emit_token(SessionState& s) {
     s.seg_first_token = t;
     if (s.seg == 0) {
       s.m.first_token = t;
+      if (listener_) listener_->first_token(replica_, s, t - s.arrival);
     } else {
       s.m.resume_ttft_sum += t - s.intercept_end;
       ++s.m.resumes_with_token;
@@ -274,12 +279,16 @@ void Engine::emit_token(SessionState& s) {
   if (s.decoded_in_seg == s.seg_output) {
     s.m.decode_time += t - s.seg_first_token;
     s.m.decode_steps += s.seg_output - 1;
+    if (listener_) listener_->segment_done(replica_, s, s.seg_output, to_seconds(t - s.seg_first_token));
     complete_segment(s);
+    return;
   }
+  if (s.decoded_in_seg == 1 && s.export_after_prefill) start_export(s);
 }
 
 void Engine::complete_segment(SessionState& s) {
   const int32_t h = s.h;
+  s.export_after_prefill = false;
   remove_from_running(h);
   const Nanos t = now();
   if (!listener_) throw std::logic_error("Engine: no listener for finished and paused sessions");

@@ -120,6 +120,15 @@ class EngineListener {
   virtual void finished(int32_t replica, const SessionState& s) = 0;
   // A resumed session emitted the first token of its new segment, `ttft` after its resume.
   virtual void turn_first_token(int32_t replica, const SessionState& s, Nanos ttft) = 0;
+  // Disaggregation. A session marked export_after_prefill finished its prefill here (its first
+  // token emitted) in an iteration that started at `iteration_start`; it now waits, holding
+  // its KV, for `finish_export`.
+  virtual void prefilled(int32_t, int32_t, const SessionState&, Nanos /*iteration_start*/) {}
+  // A new session emitted its first token, `ttft` after its arrival.
+  virtual void first_token(int32_t, const SessionState&, Nanos /*ttft*/) {}
+  // A segment emitted its last token: `outputs` tokens over `decode_s` seconds after the first.
+  virtual void segment_done(int32_t, const SessionState&, int64_t /*outputs*/,
+                            double /*decode_s*/) {}
 };
 
 class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
@@ -146,6 +155,32 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   int32_t admit_resumed(SessionState s, double intercept_s);
   // Hands paused session `handle` out, its KV dropped and counted as lost to `why`.
   SessionState export_paused(int32_t handle, LostCause why);
+  // Drops the KV of paused session `handle`, counted as lost to `why` (it stays here).
+  void drop_paused(int32_t handle, LostCause why);
+
+  // Disaggregation (engine_roles.cpp). An exporting session (Phase::kExporting) leaves with
+  // `finish_export`: its blocks are released (published prompt blocks stay cached here) and
+  // its state, KV counted but held nowhere, is returned for `reserve_import` on the decode
+  // replica, which holds blocks for it (Phase::kImporting) until `finish_import` makes it a
+  // running, decoding session. `can_import` says whether the blocks are free now.
+  bool can_import(int64_t kv_tokens) const;
+  int32_t reserve_import(SessionState s);
+  // `transfer_time`: from the prefill's end to the landing (SessionMetrics::transfer_time).
+  void finish_import(int32_t handle, Nanos transfer_time);
+  SessionState finish_export(int32_t handle);
+  // An exporting session stays and decodes here (its replica took the decode role).
+  void keep_exported(int32_t handle);
+  // Evicts idle KV (as when nothing can run) until `blocks` are free; false if it cannot.
+  bool make_room(int64_t blocks);
+  // Whether the turn that session `handle` starts next runs its prefill for a decode replica.
+  void set_export(int32_t handle, bool on) { S(handle).export_after_prefill = on; }
+  // No iteration starts before `t` (a role switch's cost).
+  void hold_until(Nanos t) { hold_until_ = t; }
+  Nanos held_until() const { return hold_until_; }
+  const std::vector<int32_t>& exporting() const { return exporting_; }
+  const std::vector<int32_t>& importing() const { return importing_; }
+  // Sessions queued or running here (not paused, exporting or importing).
+  bool has_active_work() const { return has_work(); }
 
   void handle(const Event& ev);
   // Starts an iteration if idle and there is work.
@@ -235,6 +270,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   // The last resort of evict_idle_kv: the latest-arriving swapped session holding GPU blocks.
   bool evict_half_swapped();
   void emit_token(SessionState& s);
+  void start_export(SessionState& s);
   void complete_segment(SessionState& s);
   void drop_kv(SessionState& s, LostCause why);
   void add_recompute(SessionState& s, int64_t tokens, LostCause why);
@@ -307,6 +343,10 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   std::vector<std::pair<int32_t, int64_t>> swap_out_requests_;  // (handle, max blocks), in order
   int64_t prefill_reserve_ = 0;                                 // GPU blocks only decodes may take
   std::vector<int32_t> paused_;                                 // paused handles, in pause order
+  std::vector<int32_t> exporting_;  // prefilled, KV waiting to leave (pause order)
+  std::vector<int32_t> importing_;  // KV arriving into reserved blocks
+  Nanos hold_until_ = 0;
+  Nanos iteration_start_ = 0;       // of the iteration in flight
   bool pipelined_ = false;
   bool chunked_recompute_ = false;
   bool live_ = false;  // the executor runs iterations for real (LiveLog below)

@@ -104,7 +104,8 @@ ReplicaLoad Engine::load() const {
   if (running_load_stale_) refresh_running_load();
   ReplicaLoad l;
   l.queued_prefill_tokens = running_pending_ + queued_tokens_;
-  l.decode_sequences = running_decodes_;
+  // Sessions whose KV is landing here decode next: they count at once, so a burst spreads.
+  l.decode_sequences = running_decodes_ + static_cast<int64_t>(importing_.size());
   return l;
 }
 
@@ -143,7 +144,7 @@ void Engine::check_invariants() const {
   // Every hold on a block is one listing in one session.
   std::vector<int32_t> gpu_refs(static_cast<size_t>(gpu_.total()), 0);
   std::vector<int32_t> cpu_refs(static_cast<size_t>(cpu_.total()), 0);
-  int64_t n[7] = {0, 0, 0, 0, 0, 0, 0};
+  int64_t n[kPhases] = {};
   int64_t queued = 0;
   for (size_t h = 0; h < slots_.size(); ++h) {
     const auto& s = slots_[h];
@@ -172,6 +173,14 @@ void Engine::check_invariants() const {
     fail("swapped queue lost a session");
   if (count(Phase::kPaused) != static_cast<int64_t>(paused_.size()))
     fail("paused list lost a session");
+  if (count(Phase::kExporting) != static_cast<int64_t>(exporting_.size()))
+    fail("exporting list lost a session");
+  if (count(Phase::kImporting) != static_cast<int64_t>(importing_.size()))
+    fail("importing list lost a session");
+  for (int32_t h : importing_)
+    if (static_cast<int64_t>(session(h).gpu_blocks.size()) != blocks_for(session(h).kv, block_tokens_))
+      fail(fmt::format("session {} imports {} KV tokens into {} blocks", session(h).idx,
+                       session(h).kv, session(h).gpu_blocks.size()));
   if (count(Phase::kFinished) + count(Phase::kSkipped) + count(Phase::kPending) != 0)
     fail("a slot holds a session that is not on the replica");
   if (queued != queued_tokens_) fail("queued prefill tokens drifted from the queues");

@@ -28,6 +28,11 @@ enum EventPriority : int32_t {
   // A resuming session is queued before new arrivals at the same time: it arrived earlier.
   kPrioInterceptEnd = 200,
   kPrioArrival = 300,
+  // A landed transfer, then a finished role switch, then the planner: all see the instant's
+  // tokens, resumes and arrivals.
+  kPrioTransfer = 400,
+  kPrioSwitch = 500,
+  kPrioPlanner = 600,
 };
 
 inline constexpr int32_t kClusterTarget = -1;

@@ -3,7 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/session_state.h"
+
 namespace isim::sim {
+
+static_assert(sizeof(Counters::lost_reuse) / sizeof(int64_t) == kLostCauses,
+              "one lost-reuse counter per LostCause");
 
 namespace {
 double rank(const std::vector<double>& sorted, double p) {
@@ -50,7 +55,7 @@ void TimeSample::merge(const TimeSample& o) {
 
 // A new field in Counters must be merged below: this fails to compile until the size is
 // updated with it.
-static_assert(sizeof(Counters) == 28 * sizeof(int64_t), "Counters::merge must add every field");
+static_assert(sizeof(Counters) == 29 * sizeof(int64_t), "Counters::merge must add every field");
 
 void Counters::merge(const Counters& o) {
   iterations += o.iterations;

@@ -82,7 +82,7 @@ struct Counters {
   // Lost KV reuse: tokens recomputed that the session had computed before, by LostCause
   // (sim/session_state.h), plus prompt blocks this replica had computed and published but
   // evicted from its prefix cache before they were needed again.
-  std::array<int64_t, 4> lost_reuse{};
+  std::array<int64_t, 5> lost_reuse{};  // by LostCause (sim/session_state.h)
   int64_t prefix_evicted_tokens = 0;
   int64_t lost_reuse_total() const;
   // Adds every count of `o` (a fleet's totals are the merge of its replicas').

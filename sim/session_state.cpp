@@ -12,6 +12,8 @@ const char* lost_cause_name(LostCause c) {
       return "idle_eviction";
     case LostCause::kMigration:
       return "migration";
+    case LostCause::kRoleSwitch:
+      return "role_switch";
   }
   return "?";
 }

@@ -39,9 +39,12 @@ enum class Phase : uint8_t {
   kRunning,  // in the running set: prefilling or decoding
   kPaused,   // in an intercept
   kSwapped,  // intercept over, KV on CPU, waiting for swap-in
+  kExporting,  // prefilled on a prefill replica: its KV waits to leave over a link
+  kImporting,  // its KV is arriving over a link into blocks reserved here
   kFinished,
   kSkipped,  // can never fit; reported, never run
 };
+inline constexpr int kPhases = 9;
 
 // Why KV that a session had computed was lost (and must be computed again).
 enum class LostCause : uint8_t {
@@ -49,8 +52,9 @@ enum class LostCause : uint8_t {
   kPreemption,    // the engine preempted a running session out of blocks
   kIdleEviction,  // the engine evicted idle KV because nothing could run otherwise
   kMigration,     // the session resumed on another replica than the one holding its KV
+  kRoleSwitch,    // its replica changed role and dropped the KV of its paused sessions
 };
-inline constexpr int kLostCauses = 4;
+inline constexpr int kLostCauses = 5;
 const char* lost_cause_name(LostCause c);
 
 // What a session's life measured, wherever it ran; the cluster's ledger keeps it.
@@ -72,6 +76,8 @@ struct SessionMetrics {
   int32_t replica_first = -1;        // where it was first admitted
   int32_t replica_last = -1;         // where it ran last
   int32_t migrations = 0;            // resumes on another replica than the one before
+  int32_t kv_transfers = 0;          // prefill-to-decode KV transfers
+  Nanos transfer_time = 0;           // from prefill end to the KV landing, summed
 };
 
 class Engine;
@@ -95,6 +101,8 @@ struct SessionState {
   bool swap_out_pending = false;  // paused under `swap`; copied out at the next iteration
   bool chunked = false;           // rebuilding its context in S - R chunks (min-waste)
   bool discarded = false;         // KV dropped at its last pause
+  bool export_after_prefill = false;  // this turn runs on a prefill replica: its KV leaves
+                                      // after the prefill (cleared when it does)
   Nanos arrival = 0;
   Nanos queue_key = 0;  // order in the waiting queue
   int64_t run_key = 0;  // order in the running set (arrival, or admission for vLLM v1)

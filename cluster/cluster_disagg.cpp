@@ -1,0 +1,240 @@
+// The cluster's disaggregated serving: the prefill split, KV transfers over links, and the
+// global check of KV in flight. Planning and role switching are in cluster_roles.cpp.
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cluster/cluster.h"
+#include "cluster/disagg_state.h"
+#include "cluster/fleet_view.h"
+
+namespace isim::cluster {
+
+namespace {
+enum Pool : int { kPrefillPool = 0, kLocalPool = 1 };  // local: decode and mixed replicas
+bool in_pool(Role r, int pool) { return (r == Role::kPrefill) == (pool == kPrefillPool); }
+}  // namespace
+
+Role Cluster::role(int32_t r) const {
+  return d_ ? d_->roles[static_cast<size_t>(r)] : Role::kMixed;
+}
+
+bool Cluster::switching(int32_t r) const {
+  return d_ && d_->switching[static_cast<size_t>(r)];
+}
+
+int32_t Cluster::route_in(const RouteRequest& q, int pool) {
+  // The pool's replicas that are not switching; failing that, the pool; failing that, all.
+  const auto n = static_cast<size_t>(size());
+  for (int pass = 0; pass < 3; ++pass) {
+    mask_.assign(n, 0);
+    bool any = false;
+    for (size_t r = 0; r < n; ++r) {
+      const bool ok = pass == 2 || (in_pool(d_->roles[r], pool) && (pass == 1 || !d_->switching[r]));
+      mask_[r] = ok;
+      any = any || ok;
+    }
+    if (any) break;
+  }
+  const int32_t r = route(q);
+  mask_.clear();
+  return r;
+}
+
+void Cluster::place_arrival(int32_t i, const trace::Session& src, RouteRequest& q) {
+  const SplitConfig& sp = d_->cfg.split;
+  bool to_prefill = sp.mode == "always";
+  int64_t uncached = q.context_tokens;
+  if (!to_prefill) {
+    // llm-d's rule: prefill remotely when the tokens no local replica has cached exceed it.
+    View v(*this, i);
+    int64_t best = 0;
+    for (int32_t r = 0; r < size(); ++r)
+      if (!in_pool(d_->roles[static_cast<size_t>(r)], kPrefillPool))
+        best = std::max(best, replica(r).cached_prefix_blocks(v.prefix_chain(r)) *
+                                  replica(r).block_tokens());
+    uncached = std::max<int64_t>(q.context_tokens - best, 0);
+    to_prefill = uncached > sp.threshold_tokens;
+  }
+  const int32_t r = route_in(q, to_prefill ? kPrefillPool : kLocalPool);
+  if (to_prefill) {
+    ++d_->window.prefill_requests;
+    d_->window.prefill_tokens += uncached;
+  }
+  ++admitted_[static_cast<size_t>(r)];
+  touch(r);
+  sim::SessionState s = sim::SessionState::arrive(src, i, sim::from_seconds(src.arrival_s));
+  s.export_after_prefill = d_->roles[static_cast<size_t>(r)] == Role::kPrefill;
+  ledger_.placed(i, r, replica(r).admit(std::move(s)));
+}
+
+bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s) {
+  const Location at = ledger_.where(i);
+  sim::Engine& holder = replica(at.replica);
+  const SplitConfig& sp = d_->cfg.split;
+  const int64_t uncached = std::max<int64_t>(q.context_tokens - q.holder_kv_tokens, 0);
+  const bool to_prefill = sp.mode == "always" || uncached > sp.threshold_tokens;
+  const auto hr = static_cast<size_t>(at.replica);
+  int32_t r = at.replica;
+  // Served locally, a turn stays with the KV its holder kept, unless the holder drains.
+  if (to_prefill || in_pool(d_->roles[hr], kPrefillPool) || d_->draining[hr])
+    r = route_in(q, to_prefill ? kPrefillPool : kLocalPool);
+  if (to_prefill) {
+    ++d_->window.prefill_requests;
+    d_->window.prefill_tokens += uncached;
+  }
+  const bool exports = d_->roles[static_cast<size_t>(r)] == Role::kPrefill;
+  ++resumed_[static_cast<size_t>(r)];
+  touch(r);
+  if (r == at.replica) {
+    holder.set_export(at.handle, exports);
+    holder.resume(at.handle, duration_s);
+    return true;
+  }
+  sim::SessionState moved = holder.export_paused(at.handle, sim::LostCause::kMigration);
+  touch(at.replica);
+  ++moved.m.migrations;
+  ++migrations_;
+  moved.export_after_prefill = exports;
+  ledger_.placed(i, r, replica(r).admit_resumed(std::move(moved), duration_s));
+  return true;
+}
+
+void Cluster::prefilled(int32_t replica_index, int32_t handle, const sim::SessionState& s,
+                        sim::Nanos iteration_start) {
+  if (!d_) throw std::logic_error("Cluster: an export in a fleet without roles");
+  RouteRequest q;
+  q.session = s.idx;
+  q.context_tokens = s.context;
+  const int32_t dst = route_in(q, kLocalPool);
+  d_->imports[static_cast<size_t>(dst)].push_back(
+      {s.idx, replica_index, handle, now(), iteration_start});
+}
+
+void Cluster::pump_imports() {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (int32_t r = 0; r < size(); ++r) {
+      auto& q = d_->imports[static_cast<size_t>(r)];
+      const auto rs = static_cast<size_t>(r);
+      if (!q.empty() && (!in_pool(d_->roles[rs], kLocalPool) || d_->draining[rs])) {
+        // Its replica no longer decodes: the KV goes elsewhere.
+        std::deque<PendingImport> moved, stay;
+        moved.swap(q);
+        for (const PendingImport& p : moved) {
+          RouteRequest rq;
+          rq.session = p.session;
+          rq.context_tokens = replica(p.src).session(p.src_h).context;
+          const int32_t to = route_in(rq, kLocalPool);
+          (to == r ? stay : d_->imports[static_cast<size_t>(to)]).push_back(p);
+          changed = changed || to != r;
+        }
+        q.swap(stay);
+        if (changed) continue;
+      }
+      while (!q.empty()) {
+        const PendingImport p = q.front();
+        sim::Engine& e = replica(r);
+        if (p.src == r) {
+          e.keep_exported(p.src_h);
+          touch(r);
+        } else {
+          const int64_t kv = replica(p.src).session(p.src_h).kv;
+          if (!e.can_import(kv)) {
+            // Nothing here will free blocks by itself: give up idle KV for it.
+            if (e.busy() || !e.running().empty() || !e.importing().empty() ||
+                !e.make_room(sim::blocks_for(kv, e.block_tokens())))
+              break;
+          }
+          start_transfer(r, p);
+        }
+        q.pop_front();
+        changed = true;
+      }
+    }
+  }
+}
+
+void Cluster::start_transfer(int32_t dst, const PendingImport& p) {
+  sim::Engine& src = replica(p.src);
+  const sim::SessionState& s = src.session(p.src_h);
+  sim::SessionState copy = s;
+  copy.gpu_blocks.clear();
+  copy.cpu_blocks.clear();
+  copy.h = -1;
+  const double bytes = static_cast<double>(s.kv) * static_cast<double>(src.blocks().block_bytes) /
+                       static_cast<double>(src.block_tokens());
+  const LinksConfig& lc = d_->cfg.links;
+  const bool inter = p.src / lc.replicas_per_node != dst / lc.replicas_per_node;
+  const auto li = static_cast<size_t>(2 * p.src + (inter ? 1 : 0));
+  Link& link = d_->links[li];
+  double send = bytes;
+  if (lc.transfer == "layer" && now() == p.prefilled_at) {
+    // Streamed layer by layer during the last prefill iteration: what the link could carry
+    // meanwhile has gone, but never the last layer, which exists only at the iteration's end.
+    const int layers = std::max(1, src.cost_model().profile().model.layers);
+    const double carried = static_cast<double>(p.prefilled_at - p.iteration_start) *
+                           link.spec().gbps;
+    send = std::max(bytes / layers, bytes - carried);
+  }
+  const int32_t dst_h = replica(dst).reserve_import(std::move(copy));
+  const int64_t id = link.start(now(), send);
+  d_->transfers[{static_cast<int32_t>(li), id}] =
+      Transfer{p.session, p.src, p.src_h, dst, dst_h, p.prefilled_at, now(), bytes};
+  d_->wait_s_sum += sim::to_seconds(now() - p.prefilled_at);
+  d_->stats.transfer_bytes += bytes;
+  schedule_link(static_cast<int32_t>(li));
+  touch(dst);
+}
+
+void Cluster::schedule_link(int32_t li) {
+  const sim::Nanos t = d_->links[static_cast<size_t>(li)].next_event();
+  auto& at = d_->link_at[static_cast<size_t>(li)];
+  if (t == sim::kForever || at == t) return;
+  queue_.schedule(t, sim::kPrioTransfer, sim::kClusterTarget, kEvLink, li);
+  at = t;
+}
+
+void Cluster::on_link(int32_t li) {
+  auto& at = d_->link_at[static_cast<size_t>(li)];
+  if (at == now()) at = -1;
+  for (int64_t id : d_->links[static_cast<size_t>(li)].advance(now())) {
+    auto node = d_->transfers.extract({li, id});
+    const Transfer& t = node.mapped();
+    replica(t.src).finish_export(t.src_h);
+    replica(t.dst).finish_import(t.dst_h, now() - t.prefilled_at);
+    ledger_.placed(t.session, t.dst, t.dst_h);
+    touch(t.src);
+    touch(t.dst);
+    ++d_->stats.transfers;
+    d_->transfer_s_sum += sim::to_seconds(now() - t.started_at);
+  }
+  schedule_link(li);
+}
+
+void Cluster::check_transfers(std::vector<int32_t>& seen) const {
+  auto fail = [](const std::string& m) { throw std::logic_error("global invariant: " + m); };
+  size_t importing = 0;
+  for (const auto& e : engines_) importing += e->importing().size();
+  if (importing != d_->transfers.size())
+    fail(fmt::format("{} sessions import KV but {} transfers are in flight", importing,
+                     d_->transfers.size()));
+  for (const auto& [key, t] : d_->transfers) {
+    const sim::SessionState& a = engines_[static_cast<size_t>(t.src)]->session(t.src_h);
+    const sim::SessionState& b = engines_[static_cast<size_t>(t.dst)]->session(t.dst_h);
+    if (a.idx != t.session || a.phase != sim::Phase::kExporting || b.idx != t.session ||
+        b.phase != sim::Phase::kImporting || a.kv != b.kv)
+      fail(fmt::format("session {}: its transfer from replica {} to {} lost an end", t.session,
+                       t.src, t.dst));
+    if (seen[static_cast<size_t>(t.session)] != 2)
+      fail(fmt::format("session {} in flight is on {} replicas", t.session,
+                       seen[static_cast<size_t>(t.session)]));
+    seen[static_cast<size_t>(t.session)] = 1;
+  }
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (seen[i] > 1) fail(fmt::format("session {} is on two replicas", i));
+}
+
+}  // namespace isim::cluster

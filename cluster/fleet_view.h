@@ -1,0 +1,39 @@
+// Cluster::View: the fleet as a router sees it while placing one session. Private to cluster/.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "cluster/cluster.h"
+
+namespace isim::cluster {
+
+// The fleet as a router sees it while placing one session.
+class Cluster::View final : public ClusterView {
+ public:
+  View(const Cluster& c, int32_t q) : c_(c), q_(q), src_(c.trace_[static_cast<size_t>(q)]) {}
+  int32_t replicas() const override { return c_.size(); }
+  const sim::ReplicaView& replica(int32_t r) const override {
+    return *c_.engines_[static_cast<size_t>(r)];
+  }
+  bool eligible(int32_t r) const override {
+    if (!c_.mask_.empty() && !c_.mask_[static_cast<size_t>(r)]) return false;
+    return c_.fits_all_[static_cast<size_t>(q_)] ||
+           c_.engines_[static_cast<size_t>(r)]->never_fits(src_).empty();
+  }
+  const std::vector<uint64_t>& prefix_chain(int32_t r) const override {
+    const int64_t bt = replica(r).block_tokens();
+    for (const auto& [b, chain] : chains_)
+      if (b == bt) return chain;
+    chains_.emplace_back(bt, sim::prefix_chain(src_, bt));
+    return chains_.back().second;
+  }
+
+ private:
+  const Cluster& c_;
+  int32_t q_;
+  const trace::Session& src_;
+  mutable std::vector<std::pair<int64_t, std::vector<uint64_t>>> chains_;
+};
+
+}  // namespace isim::cluster

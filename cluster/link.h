@@ -1,0 +1,57 @@
+// Link: one modelled interconnect (an NVLink port, an InfiniBand or RoCE NIC) that KV transfers
+// share, as a fluid model.
+//
+// Contract:
+// - A transfer started at t with B bytes first waits the link's latency, then moves; all
+//   transfers moving at the same instant share the bandwidth equally (each gets gbps / n).
+//   Rates are recomputed whenever a transfer starts moving or completes, so a lone transfer
+//   takes latency + B / bandwidth, and two equal ones started together take
+//   latency + 2B / bandwidth each.
+// - `next_event()` is the earliest instant at which something changes (a transfer starts
+//   moving or completes), rounded up to the nanosecond; kForever when idle. The owner calls
+//   `advance(t)` at that instant (or any later one, or earlier: it is idempotent) and gets the
+//   transfers completed by t, in completion order (ties by id).
+// - `start` at a time before the last advance is a std::logic_error (time goes forward).
+// - Deterministic: the same starts give the same completions.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cluster/disagg.h"
+#include "sim/time.h"
+
+namespace isim::cluster {
+
+class Link {
+ public:
+  explicit Link(LinkSpec spec);
+
+  const LinkSpec& spec() const { return spec_; }
+  int64_t start(sim::Nanos now, double bytes);
+  std::vector<int64_t> advance(sim::Nanos now);
+  sim::Nanos next_event() const;
+  int32_t in_flight() const { return static_cast<int32_t>(flows_.size()); }
+  double bytes_moved() const { return moved_; }
+
+ private:
+  struct Flow {
+    int64_t id;
+    double joins_at;  // ns: when its latency ends
+    double left;      // bytes
+    double size;
+  };
+  int32_t moving(double t) const;
+  // The exact time (ns, fractional) of the next change after t_.
+  double next_change() const;
+  void progress(double to);  // moves every moving flow from t_ to `to` (no change in between)
+
+  LinkSpec spec_;
+  double bytes_per_ns_;
+  double t_ = 0;  // ns: the model's clock
+  int64_t next_id_ = 0;
+  double moved_ = 0;
+  std::vector<Flow> flows_;
+};
+
+}  // namespace isim::cluster

@@ -1,0 +1,101 @@
+// Prefill/decode disaggregation on one replica: a session prefilled here leaves with its KV
+// (export), and a session arrives with its KV over a link (import). The cluster moves the KV;
+// the engine holds the blocks at both ends while it is in flight.
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/engine.h"
+
+namespace isim::sim {
+
+void Engine::drop_paused(int32_t h, LostCause why) {
+  SessionState& s = S(h);
+  if (s.phase != Phase::kPaused) throw std::logic_error("drop_paused: session not paused");
+  if (s.kv == 0 && s.gpu_blocks.empty() && s.cpu_blocks.empty()) return;
+  if (s.swap_out_pending) {
+    s.swap_out_pending = false;
+    swap_out_pending_.erase(std::find(swap_out_pending_.begin(), swap_out_pending_.end(), h));
+  }
+  drop_kv(s, why);
+  s.discarded = true;
+}
+
+bool Engine::can_import(int64_t kv_tokens) const {
+  return gpu_.free() >= blocks_for(kv_tokens, block_tokens_);
+}
+
+int32_t Engine::reserve_import(SessionState s) {
+  if (!s.gpu_blocks.empty() || !s.cpu_blocks.empty() || s.dropped_blocks != 0)
+    throw std::logic_error("Engine::reserve_import: the session still holds blocks elsewhere");
+  if (s.context != s.kv + 1 || s.decoded_in_seg < 1)
+    throw std::logic_error("Engine::reserve_import: only a prefilled, decoding session moves");
+  open(now());
+  std::vector<BlockId> blocks;
+  if (!gpu_.allocate(blocks_for(s.kv, block_tokens_), blocks))
+    throw std::logic_error("Engine::reserve_import: no room (ask can_import first)");
+  const int32_t h = take_slot(std::move(s));
+  SessionState& t = S(h);
+  t.gpu_blocks = std::move(blocks);
+  t.phase = Phase::kImporting;
+  importing_.push_back(h);
+  return h;
+}
+
+void Engine::finish_import(int32_t h, Nanos transfer_time) {
+  SessionState& s = S(h);
+  if (s.phase != Phase::kImporting)
+    throw std::logic_error("Engine::finish_import: session not importing");
+  importing_.erase(std::find(importing_.begin(), importing_.end(), h));
+  ++s.m.kv_transfers;
+  s.m.transfer_time += transfer_time;
+  // The landed blocks hold the prompt: publish them so local prefills here may share them.
+  if (config_.prefix_caching && (!s.chain.empty() || traits_.hash_every_block)) publish_prefix(s);
+  s.phase = Phase::kRunning;
+  add_to_running(h);
+  running_load_stale_ = true;
+}
+
+SessionState Engine::finish_export(int32_t h) {
+  SessionState& s = S(h);
+  if (s.phase != Phase::kExporting)
+    throw std::logic_error("Engine::finish_export: session not exporting");
+  exporting_.erase(std::find(exporting_.begin(), exporting_.end(), h));
+  // Released, the published prompt blocks stay in this replica's prefix cache.
+  gpu_.release(s.gpu_blocks);
+  SessionState out = std::move(s);
+  out.h = -1;
+  out.published = 0;
+  free_slot(h);
+  return out;
+}
+
+void Engine::keep_exported(int32_t h) {
+  SessionState& s = S(h);
+  if (s.phase != Phase::kExporting)
+    throw std::logic_error("Engine::keep_exported: session not exporting");
+  exporting_.erase(std::find(exporting_.begin(), exporting_.end(), h));
+  s.phase = Phase::kRunning;
+  add_to_running(h);
+  running_load_stale_ = true;
+}
+
+bool Engine::make_room(int64_t blocks) {
+  while (gpu_.free() < blocks)
+    if (!evict_idle_kv()) return false;
+  return true;
+}
+
+// Called by emit_token for a session whose prefill here has just emitted its first token.
+void Engine::start_export(SessionState& s) {
+  const int32_t h = s.h;
+  remove_from_running(h);
+  s.export_after_prefill = false;
+  s.phase = Phase::kExporting;
+  exporting_.push_back(h);
+  if (!listener_) throw std::logic_error("Engine: no listener for exported sessions");
+  listener_->prefilled(replica_, h, s, iteration_start_);
+}
+
+}  // namespace isim::sim

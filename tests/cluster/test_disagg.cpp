@@ -1,0 +1,217 @@
+// Prefill/decode disaggregation on the round profile (tests/sim_fixtures.h: T(x) = 10 ms + 1 ms
+// per batched token, 1000 KV bytes per token, 4-token blocks), vllm-v0, with every replica's
+// invariants checked after each iteration and the global check (one owner per KV, or in
+// flight between exactly two replicas) after each instant. Links run at 1 MB/s (0.001 GB/s)
+// with 2 ms latency, so 8 KV tokens (8000 B) move in 2 + 8 = 10 ms.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+
+#include "cluster/cluster.h"
+#include "cluster/simulation.h"
+#include "policies/builtin.h"
+#include "policies/routers.h"
+#include "tests/sim_fixtures.h"
+
+using namespace isim;
+using cluster::Role;
+using isim::test::rec;
+using isim::test::seg;
+
+namespace {
+
+// Replays scripted role changes: decision k returns script[k].
+class Scripted final : public cluster::Planner {
+ public:
+  Scripted(double every, std::map<int, std::vector<cluster::RoleChange>> script)
+      : every_(every), script_(std::move(script)) {}
+  std::string name() const override { return "scripted"; }
+  double interval_s() const override { return every_; }
+  double pull_interval_s() const override { return every_; }
+  void observe(const cluster::FleetSnapshot& s) override { pulls.push_back(s); }
+  std::vector<cluster::RoleChange> decide(const cluster::PlannerContext&) override {
+    auto it = script_.find(decisions++);
+    return it == script_.end() ? std::vector<cluster::RoleChange>{} : it->second;
+  }
+  int decisions = 0;
+  std::vector<cluster::FleetSnapshot> pulls;
+
+ private:
+  double every_;
+  std::map<int, std::vector<cluster::RoleChange>> script_;
+};
+
+struct Fleet {
+  explicit Fleet(std::vector<Role> roles) : profile(test::round_profile()) {
+    // Two layers of 125-dim heads: still 1000 KV bytes per token, so a layer is half of them.
+    profile.model.layers = 2;
+    profile.model.head_dim = 125;
+    cfg.enabled = true;
+    cfg.roles = std::move(roles);
+    cfg.links.intra_node = {"nvlink", 0.001, 2e-3};
+    cfg.links.inter_node = {"infiniband", 0.0005, 2e-3};
+    for (size_t i = 0; i < cfg.roles.size(); ++i) {
+      executors.push_back(std::make_unique<sim::SimExecutor>(profile));
+      policies.push_back(
+          policy::policy_registry().create("preserve", "test", policy::PolicyParams{}));
+    }
+  }
+  std::vector<cluster::ReplicaSpec> specs() {
+    std::vector<cluster::ReplicaSpec> v;
+    for (size_t i = 0; i < executors.size(); ++i) {
+      sim::EngineConfig c;
+      c.gpu_blocks = 400;
+      c.cpu_blocks = 0;
+      v.push_back({c, executors[i].get(), policies[i].get(), ""});
+    }
+    return v;
+  }
+  cluster::RunResult run(const trace::Trace& t, cluster::Planner* planner = nullptr,
+                         const std::string& router = "least-loaded") {
+    auto r = policy::router_registry().create(router, "test", Params({}, "router"));
+    return cluster::simulate(t, specs(), *r, cfg, planner, /*check_invariants=*/true);
+  }
+  sim::Profile profile;
+  cluster::DisaggConfig cfg;
+  std::vector<std::unique_ptr<sim::Executor>> executors;
+  std::vector<std::unique_ptr<sim::Policy>> policies;
+};
+
+}  // namespace
+
+TEST_CASE("a session prefills on a prefill replica, its KV crosses the link, it decodes on a decode replica") {
+  Fleet f({Role::kPrefill, Role::kDecode});
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 3)}}};
+  SUBCASE("whole KV after the prefill") {
+    // Prefill 8 tokens on r0: 0 -> 18 ms, first token. 8 KV tokens = 8000 B: 2 ms latency +
+    // 8 ms on the link, landing at 28 ms. Decodes on r1: 28 -> 39 -> 50 ms.
+    auto r = f.run(t);
+    const auto& a = rec(r, "a");
+    CHECK(a.ttft_s == doctest::Approx(0.018));
+    CHECK(a.finish_s == doctest::Approx(0.050));
+    CHECK(a.replica_first == 0);
+    CHECK(a.replica_last == 1);
+    CHECK(r.disagg.enabled);
+    CHECK(r.disagg.transfers == 1);
+    CHECK(r.disagg.transfer_bytes == doctest::Approx(8000));
+    CHECK(r.disagg.transfer_s_mean == doctest::Approx(0.010));
+    CHECK(r.disagg.transfer_wait_s_mean == doctest::Approx(0.0));
+    CHECK(r.replicas[0].counters.prefill_tokens == 8);
+    CHECK(r.replicas[0].counters.decode_tokens == 0);
+    CHECK(r.replicas[1].counters.decode_tokens == 2);
+    CHECK(r.summary.counters.recomputed_tokens == 0);
+  }
+  SUBCASE("layer by layer during the last prefill iteration") {
+    // The 18 ms iteration could carry 18000 B, more than the first layer's 4000 B, so only the
+    // last layer (4000 B) moves after it: 2 + 4 = 6 ms, landing at 24 ms; decodes 35, 46 ms.
+    f.cfg.links.transfer = "layer";
+    auto r = f.run(t);
+    CHECK(rec(r, "a").finish_s == doctest::Approx(0.046));
+  }
+  SUBCASE("across nodes the inter-node link carries it") {
+    // One replica per node: 0.5 MB/s, so 2 + 16 = 18 ms, landing at 36 ms; decodes 47, 58 ms.
+    f.cfg.links.replicas_per_node = 1;
+    auto r = f.run(t);
+    CHECK(rec(r, "a").finish_s == doctest::Approx(0.058));
+  }
+}
+
+TEST_CASE("two transfers from one prefill replica share its link: each gets half") {
+  // a and b prefill together on r0 (10 + 16 = 26 ms). Both 8000 B transfers start at 26 ms:
+  // 2 ms latency, then 0.5 MB/s each for 16 ms: both land at 44 ms. r1 decodes both together:
+  // 44 -> 56 -> 68 ms.
+  Fleet f({Role::kPrefill, Role::kDecode});
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 3)}},
+                          trace::Session{"b", 0.0, {seg(8, 3)}}};
+  auto r = f.run(t);
+  for (const char* id : {"a", "b"}) {
+    CHECK(rec(r, id).ttft_s == doctest::Approx(0.026));
+    CHECK(rec(r, id).finish_s == doctest::Approx(0.068));
+  }
+  CHECK(r.disagg.transfers == 2);
+  CHECK(r.disagg.transfer_s_mean == doctest::Approx(0.018));
+}
+
+TEST_CASE("a resumed turn above the split threshold is prefilled remotely, below it locally") {
+  // a: 8-token prompt, 2 outputs, a 1 s tool call returning `ret` tokens, then 2 outputs.
+  // Turn 1: prefill 0 -> 18 ms, transfer 8000 B -> 28 ms, decode 28 -> 39 ms, pause at 39 ms
+  // on r1 holding 9 KV tokens of a 10-token context.
+  auto trace_with = [](int64_t ret) {
+    return trace::Trace{trace::Session{"a", 0.0, {seg(8, 2, "tool", 1.0), seg(ret, 2)}}};
+  };
+  // Uncached at the resume: the 14-token context (10 + returned) less the 9 KV tokens r1 kept.
+  Fleet f({Role::kPrefill, Role::kDecode});
+  f.cfg.split = {"threshold", 5};
+  SUBCASE("4 tokens return: r1 prefills them itself") {
+    // 5 uncached tokens, not above 5: at 1.039 s r1 prefills them (15 ms), first token at
+    // 1.054 s, one decode (11 ms) to 1.065 s. Nothing is lost.
+    auto r = f.run(trace_with(4));
+    CHECK(rec(r, "a").finish_s == doctest::Approx(1.065));
+    CHECK(r.disagg.transfers == 1);
+    CHECK(r.summary.counters.recomputed_tokens == 0);
+  }
+  SUBCASE("6 tokens return: r0 prefills, recomputing what r1 held") {
+    // 7 uncached tokens > 5: the turn goes to r0, which dropped nothing but holds only the
+    // prompt's blocks in no cache (the trace has no prefix hashes), so it recomputes the 9
+    // tokens r1 held (lost by migration) plus 7: 16 tokens, 26 ms, first token at 1.065 s; the
+    // 16 KV tokens (16000 B) take 2 + 16 = 18 ms, landing at 1.083 s; one decode to 1.094 s.
+    auto r = f.run(trace_with(6));
+    CHECK(rec(r, "a").finish_s == doctest::Approx(1.094));
+    CHECK(r.disagg.transfers == 2);
+    CHECK(r.summary.counters.lost_reuse[static_cast<size_t>(sim::LostCause::kMigration)] == 9);
+  }
+}
+
+TEST_CASE("a role switch pays its cost before the replica serves its new role") {
+  // Roles P, D, D. L (1000 tokens) arrives at 0 on r0 and prefills until 1.010 s. The planner
+  // decides every 50 ms; its first decision (at 50 ms) moves r2 to prefill at a cost of 0.5 s.
+  // x arrives at 0.1 s while r2 pays it: only r0 may prefill, so x waits for L's iteration and
+  // prefills 1.010 -> 1.028 s (TTFT 0.928 s). y arrives at 0.6 s: r2 is a prefill replica now
+  // and idle (r0 has x queued), so y prefills 0.6 -> 0.618 s (TTFT 18 ms).
+  Fleet f({Role::kPrefill, Role::kDecode, Role::kDecode});
+  f.cfg.switching.cost_s = 0.5;
+  Scripted plan(0.05, {{0, {{2, Role::kPrefill}}}});
+  const trace::Trace t = {trace::Session{"L", 0.0, {seg(1000, 2)}},
+                          trace::Session{"x", 0.1, {seg(8, 2)}},
+                          trace::Session{"y", 0.6, {seg(8, 2)}}};
+  auto r = f.run(t, &plan);
+  CHECK(rec(r, "L").ttft_s == doctest::Approx(1.010));
+  CHECK(rec(r, "x").ttft_s == doctest::Approx(0.928));
+  CHECK(rec(r, "x").replica_first == 0);
+  CHECK(rec(r, "y").ttft_s == doctest::Approx(0.018));
+  CHECK(rec(r, "y").replica_first == 2);
+  CHECK(r.disagg.role_switches == 1);
+  CHECK(plan.decisions >= 1);
+  CHECK(!plan.pulls.empty());
+}
+
+TEST_CASE("drain-first waits for the replica's work to end; paused KV is dropped and counted") {
+  // Roles P, D, D. a prefills on r0 (18 ms), lands on r1 or r2 by least-loaded (r1) at 28 ms,
+  // decodes once (39 ms) and pauses holding 9 KV tokens for 1 s. The planner's first decision
+  // (50 ms) moves r1 to prefill, draining first with paused KV dropped: r1 has no running work,
+  // so it drops a's 9 tokens (counted as role_switch) and takes the role at once. At 1.039 s a
+  // resumes (`always` split): r0 and r1 are idle prefill replicas, least-loaded takes r0, which
+  // prefills the whole 14-token context (the 9 dropped tokens, the last output, the 4
+  // returned): 10 + 14 = 24 ms.
+  Fleet f({Role::kPrefill, Role::kDecode, Role::kDecode});
+  f.cfg.switching.drain_first = true;
+  f.cfg.switching.paused_kv = "drop";
+  Scripted plan(0.05, {{0, {{1, Role::kPrefill}}}});
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 2, "tool", 1.0), seg(4, 2)}}};
+  auto r = f.run(t, &plan);
+  CHECK(r.disagg.role_switches == 1);
+  CHECK(r.disagg.switch_dropped_tokens == 9);
+  CHECK(r.summary.counters.lost_reuse[static_cast<size_t>(sim::LostCause::kRoleSwitch)] == 9);
+  CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.024));
+  CHECK(rec(r, "a").replica_last == 2);  // r2 is the only decode replica left
+}
+
+TEST_CASE("a planner may not leave a fleet without a prefill or a decode replica") {
+  Fleet f({Role::kPrefill, Role::kDecode});
+  Scripted plan(0.05, {{0, {{1, Role::kPrefill}}}});
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(200, 2)}}};
+  CHECK_THROWS_WITH_AS(f.run(t, &plan),
+                       doctest::Contains("keeps at least one prefill and one decode replica"),
+                       std::logic_error);
+}
