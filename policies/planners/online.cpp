@@ -4,7 +4,7 @@
 //
 // Every pull (1 s) it folds into exponentially weighted averages (weight `smoothing`, 0.2, for
 // the newest pull):
-//   demand   = prefill tokens routed / dt, less those prefilled on decode or mixed replicas;
+//   demand   = prefill tokens the split sent to prefill replicas / dt;
 //   capacity = prefill tokens done / busy seconds on prefill replicas (when they were busy);
 //   backlog  = queued prefill tokens on prefill replicas;
 //   K, R, W  = sums over decode replicas of KV utilisation, running and waiting sessions.
@@ -55,10 +55,9 @@ class Online final : public cluster::Planner {
 
   void observe(const cluster::FleetSnapshot& s) override {
     latest_ = s.replicas;
-    int64_t elsewhere = 0, done = 0, backlog = 0, run = 0, wait = 0, decoders = 0;
+    int64_t done = 0, backlog = 0, run = 0, wait = 0, decoders = 0;
     double busy_s = 0, kv = 0;
     for (const cluster::ReplicaMetrics& m : s.replicas) {
-      if (m.role != Role::kPrefill) elsewhere += m.prefill_tokens_done;
       if (m.role == Role::kPrefill) {
         done += m.prefill_tokens_done;
         busy_s += m.busy_fraction * s.dt_s;
@@ -72,8 +71,7 @@ class Online final : public cluster::Planner {
     }
     const double w = cfg_.smoothing;
     if (s.dt_s > 0)
-      demand_.add(static_cast<double>(std::max<int64_t>(s.prefill_tokens - elsewhere, 0)) / s.dt_s,
-                  w);
+      demand_.add(static_cast<double>(s.prefill_tokens) / s.dt_s, w);  // sent to prefill replicas
     if (busy_s > 0 && done > 0) capacity_.add(static_cast<double>(done) / busy_s, w);
     backlog_.add(static_cast<double>(backlog), w);
     kv_.add(kv, w);

@@ -101,11 +101,12 @@ struct OnlineLoad {
   double decode_kv = 0;    // KV utilisation summed over the decode replicas, shared equally
 };
 
-// One pull: mixed replicas also prefill 300 tokens each locally, which is not prefill-pool demand.
+// One pull: mixed replicas also prefill 300 tokens each locally, which the snapshot's
+// prefill_tokens (what the split sent to prefill replicas) does not include.
 void online_pull(PlannerFleet& f, const OnlineLoad& l, std::initializer_list<cluster::Planner*> ps,
                  int times = 1) {
-  const auto pre = f.of(P), dec = f.of(D), mixed = f.of(M);
-  f.s.prefill_tokens = l.demand + 300 * static_cast<int64_t>(mixed.size());
+  const auto pre = f.of(P), dec = f.of(D);
+  f.s.prefill_tokens = l.demand;
   for (size_t r = 0; r < f.m.size(); ++r) {
     cluster::ReplicaMetrics& m = f.m[r];
     m.prefill_tokens_done = f.c.roles[r] == M ? 300 : 0;
