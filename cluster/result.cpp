@@ -48,6 +48,7 @@ RunResult Cluster::result() {
     ReplicaResult rr;
     rr.replica = e.replica();
     rr.group = specs_[i].group;
+    rr.role = role_name(role(static_cast<int32_t>(i)));
     rr.counters = e.counters();
     rr.waste = e.waste();
     rr.blocks = e.blocks();

@@ -28,6 +28,7 @@ struct ReplicaSample {
 struct ReplicaResult {
   int32_t replica = 0;
   std::string group;
+  std::string role;  // its role at the end ("mixed" for a fleet without roles)
   sim::Counters counters;
   sim::WasteBreakdown waste;
   sim::BlockCounts blocks;

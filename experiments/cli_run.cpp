@@ -120,11 +120,12 @@ int cmd_run(const Args& args) {
       for (const auto& s : r.skipped) fmt::print(stderr, "error: {}\n", s);
     skipped = r.skipped.size();
     rows.push_back({p.name, r.summary});
-    fleet.push_back({p.name, r.summary, r.fleet});
+    fleet.push_back({p.name, r.summary, r.fleet, r.disagg});
     if (e.cluster.given && e.cluster.replicas() > 1) plot_replicas(dir);
   }
   fmt::print("{}", summary_table(rows));
   if (e.cluster.given) fmt::print("\n{}", fleet_table(fleet));
+  if (!fleet.empty() && fleet.front().disagg.enabled) fmt::print("\n{}", disagg_table(fleet));
   if (skipped > 0) {
     fmt::print(stderr,
                "isim: error: {} session(s) can never fit and were skipped (listed above and in "

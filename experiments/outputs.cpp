@@ -22,6 +22,7 @@ nlohmann::ordered_json stat_json(const sim::Stat& s) {
   j["mean"] = s.mean;
   j["p50"] = s.p50;
   j["p90"] = s.p90;
+  j["p95"] = s.p95;
   j["p99"] = s.p99;
   j["max"] = s.max;
   return j;
@@ -117,6 +118,19 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
   j["busy_imbalance"] = r.fleet.busy_imbalance;
   j["queued_imbalance"] = r.fleet.queued_imbalance;
   j["migrations"] = r.fleet.migrations;
+  if (r.disagg.enabled) {
+    const auto& d = r.disagg;
+    auto& x = j["disagg"];
+    x["planner"] = d.planner;
+    if (per_replica)
+      for (const auto& [k, v] : d.planner_facts) x["planner_" + k] = v;
+    x["kv_transfers"] = d.transfers;
+    x["kv_transfer_bytes"] = d.transfer_bytes;
+    x["kv_transfer_s_mean"] = d.transfer_s_mean;
+    x["kv_transfer_wait_s_mean"] = d.transfer_wait_s_mean;
+    x["role_switches"] = d.role_switches;
+    x["switch_dropped_tokens"] = d.switch_dropped_tokens;
+  }
   if (!per_replica) return j;
   auto& per = j["per_replica"];
   per = nlohmann::ordered_json::array();
@@ -124,6 +138,7 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
     nlohmann::ordered_json e;
     e["replica"] = x.replica;
     e["group"] = x.group;
+    if (r.disagg.enabled) e["role"] = x.role;
     e["admitted"] = x.admitted;
     e["resumed"] = x.resumed_here;
     e["iterations"] = x.counters.iterations;
@@ -141,7 +156,16 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
   return j;
 }
 
+void write_roles(const fs::path& dir, const cluster::RunResult& r) {
+  auto f = open_out(dir / "roles.csv");
+  f << "t_s,mixed,prefill,decode,switching,prefill_queued_tokens,decode_waiting\n";
+  for (const auto& s : r.disagg.roles)
+    f << fmt::format("{},{},{},{},{},{},{}\n", s.t_s, s.mixed, s.prefill, s.decode, s.switching,
+                     s.prefill_queued_tokens, s.decode_waiting);
+}
+
 void write_fleet_files(const fs::path& dir, const cluster::RunResult& r) {
+  if (r.disagg.enabled) write_roles(dir, r);
   auto f = open_out(dir / "replicas.csv");
   f << "t_s,replica,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used,"
        "queued_tokens,busy_s\n";
@@ -266,6 +290,20 @@ std::string fleet_table(const std::vector<FleetRow>& rows) {
             r.policy, r.fleet.busy_imbalance, r.fleet.queued_imbalance, r.fleet.migrations,
             c.lost_reuse[0], c.lost_reuse[1], c.lost_reuse[2], c.lost_reuse[3], c.lost_reuse[4],
             c.prefix_evicted_tokens, c.lost_reuse_total());
+  }
+  return out;
+}
+
+std::string disagg_table(const std::vector<FleetRow>& rows) {
+  std::string out = fmt::format("{:<17} {:<12} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9} {:>12}\n",
+                                "policy", "planner", "ttft.p95", "e2e.avg", "tok/s", "transfers",
+                                "xfer.ms", "switches", "lost-reuse");
+  for (const auto& r : rows) {
+    const auto& s = r.summary;
+    out += fmt::format("{:<17} {:<12} {:>9.3f} {:>9.3f} {:>9.1f} {:>9} {:>10.3f} {:>9} {:>12}\n",
+                       r.policy, r.disagg.planner, s.ttft.p95, s.e2e.mean, s.throughput_tokens_s,
+                       r.disagg.transfers, r.disagg.transfer_s_mean * 1e3,
+                       r.disagg.role_switches, s.counters.lost_reuse_total());
   }
   return out;
 }

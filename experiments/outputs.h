@@ -40,9 +40,13 @@ struct FleetRow {
   std::string policy;
   sim::Summary summary;
   cluster::FleetStats fleet;
+  cluster::DisaggStats disagg;
 };
 // For runs with `cluster:`: the fleet, its router and load imbalance, migrations, and lost KV
 // reuse by cause.
 std::string fleet_table(const std::vector<FleetRow>& rows);
+// For disaggregated fleets: planner, P95 TTFT, mean e2e, throughput, KV transfers, role
+// switches and lost KV reuse.
+std::string disagg_table(const std::vector<FleetRow>& rows);
 
 }  // namespace isim::exp

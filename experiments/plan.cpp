@@ -27,7 +27,7 @@ const std::vector<SloMetric>& slo_metrics() {
 }
 
 const std::vector<std::string>& slo_stats() {
-  static const std::vector<std::string> v = {"mean", "p50", "p90", "p99", "max"};
+  static const std::vector<std::string> v = {"mean", "p50", "p90", "p95", "p99", "max"};
   return v;
 }
 
@@ -35,6 +35,7 @@ double slo_stat(const sim::Stat& st, const std::string& stat) {
   if (stat == "mean") return st.mean;
   if (stat == "p50") return st.p50;
   if (stat == "p90") return st.p90;
+  if (stat == "p95") return st.p95;
   if (stat == "p99") return st.p99;
   return st.max;
 }

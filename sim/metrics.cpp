@@ -29,6 +29,7 @@ Stat make_stat(std::vector<double> v) {
   s.mean = sum / static_cast<double>(v.size());
   s.p50 = rank(v, 50);
   s.p90 = rank(v, 90);
+  s.p95 = rank(v, 95);
   s.p99 = rank(v, 99);
   s.max = v.back();
   return s;

@@ -59,7 +59,7 @@ struct TimeSample {
 
 struct Stat {
   int64_t n = 0;
-  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
 };
 Stat make_stat(std::vector<double> values);
 
