@@ -7,7 +7,11 @@
 //   from any working directory.
 // - `-p key=value` overrides are applied to the YAML before it is checked, so an override is
 //   validated exactly like the file (dotted keys: `arrival.rate=3`, `engine.scheduler=chunked`,
-//   `policy=swap`, `policy.estimator=history`, `executor.threads=2`).
+//   `policy=swap`, `policy.estimator=history`, `executor.threads=2`, `cluster.roles.prefill=6`,
+//   `cluster.roles=4:12`, `cluster.planner=online`, `cluster.split.threshold_tokens=256`).
+//   A key below one given as a scalar shorthand (policy, executor, cluster.router and
+//   cluster.planner: a name; cluster.split: a mode) first turns it into {name: NAME} or
+//   {mode: MODE}.
 // - `resolved()` is the complete spec with every default filled in; it is what
 //   config.resolved.yaml records, and loading it back gives the same experiment.
 // - A spec may carry `sweep:` (dotted override path -> list of scalar values) and `plot:`; those

@@ -1,10 +1,44 @@
 #include <string>
+#include <utility>
 
 #include "experiments/experiment.h"
 #include "traces/input_error.h"
 #include "traces/strict_yaml.h"
 
 namespace isim::exp {
+
+namespace {
+
+// Keys whose scalar value is short for a map with one field: `policy: swap` is
+// {name: swap}, `cluster.split: always` is {mode: always}.
+const std::pair<const char*, const char*> kShorthands[] = {
+    {"policy", "name"},
+    {"cluster.router", "name"},
+    {"cluster.planner", "name"},
+    {"cluster.split", "mode"},
+};
+
+// When `key` lies below `path` and the spec gives `path` as a scalar, that scalar becomes
+// {field: scalar}, so that `-p policy.estimator=history` refines `policy: min-waste`.
+void expand_shorthand(YAML::Node& root, const std::string& key, const std::string& path,
+                      const std::string& field) {
+  if (key.rfind(path + ".", 0) != 0) return;
+  YAML::Node parent = root;
+  std::string last = path;
+  for (auto dot = last.find('.'); dot != std::string::npos; dot = last.find('.')) {
+    const YAML::Node next = std::as_const(parent)[last.substr(0, dot)];  // reading adds no key
+    if (!next || !next.IsMap()) return;
+    parent.reset(next);
+    last = last.substr(dot + 1);
+  }
+  const YAML::Node v = std::as_const(parent)[last];
+  if (!v || !v.IsScalar()) return;
+  YAML::Node m(YAML::NodeType::Map);
+  m[field] = v.Scalar();
+  parent[last] = m;
+}
+
+}  // namespace
 
 void apply_override(YAML::Node& root, const std::string& kv) {
   auto eq = kv.find('=');
@@ -14,11 +48,7 @@ void apply_override(YAML::Node& root, const std::string& kv) {
   YAML::Node value = parse_yaml_value(kv.substr(eq + 1), "-p " + kv);
   // One policy named on the command line replaces the list of policies.
   if (key == "policy") root.remove("policies");
-  if (key.rfind("policy.", 0) == 0 && root["policy"] && root["policy"].IsScalar()) {
-    YAML::Node m(YAML::NodeType::Map);
-    m["name"] = root["policy"].as<std::string>();
-    root["policy"] = m;
-  }
+  for (const auto& [path, field] : kShorthands) expand_shorthand(root, key, path, field);
   // Likewise an executor parameter turns `executor: NAME` into {name: NAME, ...}.
   if (key.rfind("executor.", 0) == 0 && key != "executor.name" &&
       (!root["executor"] || root["executor"].IsScalar())) {

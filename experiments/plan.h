@@ -9,6 +9,18 @@
 //   -> gpu, profile, tp, price_per_gpu_hour, optional engine and policies). A candidate is one
 //   deployment with one policy behind one router, in file order (routers innermost). Every key
 //   is checked; errors are InputError("FILE:LINE: key: reason").
+// - Disaggregation axes (experiments/cluster_spec.h has the cluster side):
+//     pd_splits: [mixed, "1:3", "1:1"]        # default [mixed]
+//     planners: [static, dynamo-load, {name: online, PARAM: VALUE}]   # default [static]
+//     cluster: {links: ..., split: ..., switching: ...}   # as in an experiment's cluster:
+//   A split "P:D" is a ratio, since the plan sizes the fleet: a fleet of n replicas has
+//   round(n x P / (P + D)) prefill replicas, at least 1 and at most n - 1, prefill first, the
+//   rest decode (pd_ratio_roles); a fleet of one with a split fails. P and D are whole numbers
+//   >= 1; two entries of one ratio (1:3, 2:6) are one listed twice. A fleet layout is one split
+//   with one planner, splits outer: a mixed fleet takes only `static`, a planner other than
+//   static needs a P:D split in the list. The capacity search (one replica, mixed) is shared by
+//   every router and layout; the fleet search runs per router and layout. The report names
+//   each result's split, planner and the sized fleet's prefill:decode counts.
 // - A run at rate r (`judge_run`) fails when sessions never fit, when the run diverges (the
 //   queue of sessions waiting for the GPU grows faster than `divergence` x r over the measured
 //   span, or the run is still busy at the drain deadline, where it is cut short), or when an
@@ -31,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster/disagg.h"
 #include "cluster/run_result.h"
 #include "experiments/experiment.h"
 #include "sim/metrics.h"
@@ -90,6 +103,25 @@ struct RouterChoice {
   std::string label;  // name, with parameters as name(k=v,...)
 };
 
+// One entry of `pd_splits:`: mixed, or prefill:decode replicas in the ratio P:D.
+struct SplitChoice {
+  std::string label = "mixed";      // "mixed" or "P:D" as given
+  int32_t prefill = 0, decode = 0;  // 0:0 when mixed
+  bool mixed() const { return prefill == 0; }
+};
+
+// One entry of `planners:`.
+struct PlannerChoice {
+  std::string name = "static";  // a registered planner (policies/planners.h)
+  Params params;
+  std::string label = "static";  // name, with parameters as name(k=v,...)
+};
+
+// A fleet layout: indices into PlanSpec::pd_splits and PlanSpec::planners.
+struct Layout {
+  size_t split = 0, planner = 0;
+};
+
 struct PlanSpec {
   std::string name = "plan";
   std::string origin;
@@ -100,6 +132,10 @@ struct PlanSpec {
   std::vector<Deployment> deployments;
   std::vector<Candidate> candidates;  // deployment x policy: what a capacity search runs
   std::vector<RouterChoice> routers = {{"session-affinity", Params{}, "session-affinity"}};
+  std::vector<SplitChoice> pd_splits = {SplitChoice{}};
+  std::vector<PlannerChoice> planners = {PlannerChoice{}};
+  std::vector<Layout> layouts = {Layout{}};  // the valid (split, planner) pairs, splits outer
+  cluster::DisaggConfig disagg;  // `cluster:` links, split and switching of the P:D fleets
 };
 
 PlanSpec parse_plan(const YAML::Node& root, const std::string& file, const std::string& base_dir);
@@ -177,9 +213,11 @@ FleetSearch search_fleet(int64_t guess, const std::function<Verdict(int64_t)>& c
 
 struct CandidateResult {
   const Candidate* candidate = nullptr;
-  const RouterChoice* router = nullptr;  // set by run_plan (nullptr: none named)
-  std::vector<SearchResult> seeds;       // in PlanSpec::seeds order
-  double capacity = 0;                   // lowest over seeds (what sizing uses)
+  const RouterChoice* router = nullptr;    // set by run_plan (nullptr: none named)
+  const SplitChoice* split = nullptr;      // set by run_plan (nullptr: mixed)
+  const PlannerChoice* planner = nullptr;  // set by run_plan (nullptr: static)
+  std::vector<SearchResult> seeds;         // in PlanSpec::seeds order
+  double capacity = 0;                     // lowest over seeds (what sizing uses)
   double capacity_mean = 0, capacity_max = 0;
   bool capped = false;
   std::string limited_by;          // the failure that bounded the lowest seed's capacity

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "experiments/cluster_spec.h"
 #include "experiments/plan.h"
 #include "experiments/sweep.h"
 
@@ -22,10 +23,43 @@ std::string router_of(const CandidateResult& c) {
   return c.router ? c.router->label : "";
 }
 
-// The policy, and the router when the plan compares several: "preserve/round-robin".
+std::string split_of(const CandidateResult& c) {
+  return c.split ? c.split->label : "mixed";
+}
+
+std::string planner_of(const CandidateResult& c) {
+  return c.planner ? c.planner->label : "static";
+}
+
+// Whether the plan has P:D splits (then every result names its split) or planners.
+bool shows_split(const PlanSpec& p) {
+  return p.pd_splits.size() > 1 || !p.pd_splits.front().mixed();
+}
+bool shows_planner(const PlanSpec& p) {
+  return p.planners.size() > 1 || p.planners.front().label != "static";
+}
+
+// The sized fleet's prefill:decode counts ("" when mixed or infeasible).
+std::string roles_of(const CandidateResult& c) {
+  if (!c.split || c.split->mixed() || !c.sizing.feasible) return "";
+  const auto n = static_cast<int32_t>(c.sizing.replicas);
+  const auto roles = pd_ratio_roles(c.split->prefill, c.split->decode, n);
+  const auto prefill = std::count(roles.begin(), roles.end(), cluster::Role::kPrefill);
+  return fmt::format("{}:{}", prefill, n - prefill);
+}
+
+// The policy, and the router, split and planner when the plan compares several:
+// "preserve/round-robin", "preserve/1:3/dynamo-load".
 std::string choice(const PlanResult& r, const CandidateResult& c) {
-  if (r.spec->routers.size() < 2 || !c.router) return c.candidate->policy;
-  return c.candidate->policy + "/" + router_of(c);
+  std::string s = c.candidate->policy;
+  auto add = [&s](const std::string& part) {
+    s += '/';
+    s += part;
+  };
+  if (r.spec->routers.size() > 1 && c.router) add(router_of(c));
+  if (shows_split(*r.spec)) add(split_of(c));
+  if (shows_planner(*r.spec)) add(planner_of(c));
+  return s;
 }
 
 std::string label(const PlanResult& r, const CandidateResult& c) {
@@ -93,6 +127,26 @@ std::string flags(const PlanResult& r, const CandidateResult& c) {
   if (c.capped) add("capped");
   if (!c.sizing.feasible) add("infeasible");
   return f;
+}
+
+// The split (with the sized fleet's counts) and planner columns after "router", when the plan
+// has those axes.
+void add_layout_columns(const PlanResult& r, std::vector<std::vector<std::string>>& rows,
+                        std::vector<bool>& left) {
+  const bool split = shows_split(*r.spec), planner = shows_planner(*r.spec);
+  if (!split && !planner) return;
+  const size_t at = 5;  // after "router"
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<std::string> cells;
+    const CandidateResult* c = i == 0 ? nullptr : &r.ranked[i - 1];
+    if (split) {
+      const std::string roles = c ? roles_of(*c) : "";
+      cells.push_back(!c ? "split" : split_of(*c) + (roles.empty() ? "" : " (" + roles + ")"));
+    }
+    if (planner) cells.push_back(c ? planner_of(*c) : "planner");
+    rows[i].insert(rows[i].begin() + at, cells.begin(), cells.end());
+  }
+  left.insert(left.begin() + at, (split ? 1 : 0) + (planner ? 1 : 0), true);
 }
 
 }  // namespace
@@ -183,7 +237,9 @@ std::string PlanResult::csv() const {
     h.emplace_back(k);
   for (const auto& s : p.slos) h.push_back(s.key);
   for (const auto& s : p.slos) h.push_back("headroom_pct." + s.key);
-  for (const char* k : {"extrapolations", "runs", "fleet_runs", "warnings"}) h.emplace_back(k);
+  for (const char* k :
+       {"extrapolations", "runs", "fleet_runs", "warnings", "pd_split", "planner", "pd_roles"})
+    h.emplace_back(k);
   std::string out = join_csv(h);
   const auto base = dearest(*this);
   for (size_t i = 0; i < ranked.size(); ++i) {
@@ -224,6 +280,9 @@ std::string PlanResult::csv() const {
     row.push_back(std::to_string(c.runs));
     row.push_back(std::to_string(c.fleet_runs));
     row.push_back(flags(*this, c));
+    row.push_back(split_of(c));
+    row.push_back(planner_of(c));
+    row.push_back(roles_of(c));
     out += join_csv(row);
   }
   return out;
@@ -253,8 +312,9 @@ std::string PlanResult::table() const {
                     flags(*this, c)});
   }
   // Text columns left-aligned, numbers right-aligned.
-  const std::vector<bool> left = {false, true,  true,  true,  true,  false, false, false, false,
-                                  true,  false, false, false, false, false, true,  true};
+  std::vector<bool> left = {false, true,  true,  true,  true,  false, false, false, false,
+                            true,  false, false, false, false, false, true,  true};
+  add_layout_columns(*this, rows, left);
   std::vector<size_t> w(rows.front().size(), 0);
   for (const auto& r : rows)
     for (size_t k = 0; k < r.size(); ++k) w[k] = std::max(w[k], r[k].size());

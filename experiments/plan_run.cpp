@@ -1,5 +1,6 @@
-// Running a plan (experiments/plan.h): the capacity searches, then the fleet searches, each on
-// the thread pool; results land by index, so they do not depend on the number of jobs.
+// Running a plan (experiments/plan.h): the capacity searches, then the fleet searches (one per
+// candidate, router and layout), each on the thread pool; results land by index, so they do not
+// depend on the number of jobs.
 #include <algorithm>
 #include <mutex>
 
@@ -74,7 +75,7 @@ std::vector<SearchResult> search_capacities(const PlanSpec& spec, const PlanOpti
     const uint64_t seed = spec.seeds[i % nseeds];
     searches[i] = find_capacity(
         [&](double rate) {
-          Verdict v = run_judged(spec, c, nullptr, 1, rate, seed);
+          Verdict v = run_judged(spec, c, FleetLayout{}, 1, rate, seed);
           progress.run();
           return v;
         },
@@ -88,7 +89,8 @@ std::vector<SearchResult> search_capacities(const PlanSpec& spec, const PlanOpti
 Verdict check_fleet(const PlanSpec& spec, CandidateResult& cr, int64_t n, Progress& progress) {
   Verdict v;
   for (const uint64_t seed : spec.seeds) {
-    v = run_judged(spec, *cr.candidate, cr.router, n, spec.peak_rate, seed);
+    v = run_judged(spec, *cr.candidate, FleetLayout{cr.router, cr.split, cr.planner}, n,
+                   spec.peak_rate, seed);
     ++cr.fleet_runs;
     progress.run();
     if (!v.pass) {
@@ -131,7 +133,7 @@ PlanResult run_plan(const PlanSpec& spec, const PlanOptions& o) {
 
   const size_t nseeds = spec.seeds.size();
   Progress progress(o, spec.candidates.size() * nseeds,
-                    spec.candidates.size() * spec.routers.size());
+                    spec.candidates.size() * spec.routers.size() * spec.layouts.size());
   const std::vector<SearchResult> searches = search_capacities(spec, o, progress);
 
   std::vector<CandidateResult> rs;
@@ -145,10 +147,13 @@ PlanResult run_plan(const PlanSpec& spec, const PlanOptions& o) {
     cr.guess = size_fleet(spec.peak_rate, cr.capacity, d.tp, d.price_per_gpu_hour,
                           res.output_tokens_per_session)
                    .replicas;
-    for (const auto& router : spec.routers) {
-      rs.push_back(cr);
-      rs.back().router = &router;
-    }
+    for (const auto& router : spec.routers)
+      for (const auto& l : spec.layouts) {
+        rs.push_back(cr);
+        rs.back().router = &router;
+        rs.back().split = &spec.pd_splits[l.split];
+        rs.back().planner = &spec.planners[l.planner];
+      }
   }
   search_fleets(spec, o, rs, progress);
   for (auto& cr : rs) {

@@ -65,8 +65,33 @@ Workload make_workload(Experiment e, const SearchSpec& s, double rate, uint64_t 
   return w;
 }
 
-Verdict run_judged(const PlanSpec& p, const Candidate& c, const RouterChoice* router,
-                   int64_t replicas, double rate, uint64_t seed) {
+namespace {
+
+// A disaggregated fleet's run to its end (see plan_sim.h), judged.
+Verdict run_disaggregated(const PlanSpec& p, const FleetLayout& f, const Workload& w,
+                          std::vector<cluster::ReplicaSpec> specs, cluster::Router& router,
+                          double rate) {
+  const auto n = static_cast<int32_t>(specs.size());
+  if (n < 2) {
+    Verdict v;
+    v.reason = "a P:D split needs at least 2 replicas";
+    return v;
+  }
+  cluster::DisaggConfig d = p.disagg;
+  d.enabled = true;
+  d.roles = pd_ratio_roles(f.split->prefill, f.split->decode, n);
+  const PlannerChoice planner = f.planner ? *f.planner : PlannerChoice{};
+  d.planner = planner.name;
+  d.planner_params = planner.params;
+  auto made = make_planner(planner.name, planner.params, "planner");
+  const auto r = cluster::simulate(w.in.trace, std::move(specs), router, d, made.get());
+  return judge_run(r, p.slos, rate, w.from_s, w.to_s, p.search.divergence);
+}
+
+}  // namespace
+
+Verdict run_judged(const PlanSpec& p, const Candidate& c, const FleetLayout& f, int64_t replicas,
+                   double rate, uint64_t seed) {
   Workload w = make_workload(c.experiment, p.search, rate, seed);
   const auto& pol = c.experiment.policies.front();
   std::vector<std::unique_ptr<sim::Policy>> policies;
@@ -80,8 +105,12 @@ Verdict run_judged(const PlanSpec& p, const Candidate& c, const RouterChoice* ro
   }
   cluster::SingleReplica single;
   std::unique_ptr<cluster::Router> routed;
-  if (router) routed = policy::router_registry().create(router->name, "router", router->params);
-  cluster::Cluster sim(w.in.trace, std::move(specs), routed ? *routed : single);
+  if (f.router)
+    routed = policy::router_registry().create(f.router->name, "router", f.router->params);
+  cluster::Router& router = routed ? *routed : single;
+  if (f.split && !f.split->mixed())
+    return run_disaggregated(p, f, w, std::move(specs), router, rate);
+  cluster::Cluster sim(w.in.trace, std::move(specs), router);
   sim.load();
   // A run still busy at its drain deadline is cut: it has not kept up with the rate.
   if (sim.run_until(sim::from_seconds(w.deadline_s)))

@@ -1,4 +1,5 @@
-// Reading a plan spec (experiments/plan.h): the workload, SLOs, search settings, deployments.
+// Reading a plan spec (experiments/plan.h): the workload, SLOs, search settings, routers,
+// deployments (the disaggregation axes: plan_spec_disagg.cpp).
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -6,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "experiments/plan.h"
+#include "experiments/plan_spec_parts.h"
 #include "policies/routers.h"
 #include "sim/profile.h"
 #include "traces/input_error.h"
@@ -108,18 +110,6 @@ void parse_search(const YamlMap& root, SearchSpec& s) {
     throw InputError(yaml_where(m.file(), m.node(), "search") +
                      fmt::format(": expected min_rate <= start_rate <= max_rate, got {} {} {}",
                                  s.min_rate, s.start_rate, s.max_rate));
-}
-
-// name, or name(k=v,...) with parameters.
-std::string component_label(const std::string& name, const Params& params) {
-  if (params.values.empty()) return name;
-  std::string s = name + "(";
-  bool first = true;
-  for (const auto& [k, v] : params.values) {
-    s += (first ? "" : ",") + k + "=" + v;
-    first = false;
-  }
-  return s + ")";
 }
 
 // One `routers:` entry: a name, or {name: ..., params}.
@@ -296,13 +286,24 @@ void add_candidates(const YamlMap& root, const YamlMap& dn, const PlanWorkload& 
 
 }  // namespace
 
+std::string component_label(const std::string& name, const Params& params) {
+  if (params.values.empty()) return name;
+  std::string s = name + "(";
+  bool first = true;
+  for (const auto& [k, v] : params.values) {
+    s += (first ? "" : ",") + k + "=" + v;
+    first = false;
+  }
+  return s + ")";
+}
+
 PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::string& base_dir) {
   PlanSpec p;
   p.origin = file;
   if (!node || !node.IsMap()) throw InputError(file + ": expected a YAML map of plan keys");
   const YamlMap root(node, file, "",
                      {"name", "seeds", "trace", "arrival", "peak_rate", "slo", "search", "engine",
-                      "policies", "routers", "deployments"});
+                      "policies", "routers", "pd_splits", "planners", "cluster", "deployments"});
   p.name = root.get<std::string>("name", p.name, "a string");
   parse_seeds(root, p.seeds);
   p.peak_rate = positive(root.need("peak_rate", "the sessions per second to serve"), file,
@@ -311,6 +312,7 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
   if (p.slos.empty()) root.fail("slo", "expected an SLO");
   parse_search(root, p.search);
   parse_routers(root, p.routers);
+  parse_disagg_axes(root, p);
   const PlanWorkload w = parse_workload(root);
 
   auto deps = root.value("deployments");

@@ -90,7 +90,11 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
   }
   auto router =
       policy::router_registry().create(e.cluster.router, "cluster.router", e.cluster.router_params);
-  return cluster::simulate(in.trace, std::move(specs), *router, check_invariants);
+  const cluster::DisaggConfig& d = e.cluster.disagg;
+  if (!d.enabled) return cluster::simulate(in.trace, std::move(specs), *router, check_invariants);
+  // One planner per run: it keeps what it observed.
+  auto planner = make_planner(d.planner, d.planner_params, "cluster.planner");
+  return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), check_invariants);
 }
 
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {

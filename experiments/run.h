@@ -32,7 +32,8 @@ Inputs prepare(const Experiment& e, bool with_profile = true);
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base);
 
 // Runs policy `p` on the experiment's cluster (a cluster of one without `cluster:`): every
-// replica gets its own executor and policy instance, the cluster its router.
+// replica gets its own executor and policy instance, the cluster its router and, when the
+// fleet is disaggregated (cluster.roles), a fresh instance of its planner.
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                               bool check_invariants = false);
 

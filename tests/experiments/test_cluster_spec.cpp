@@ -111,9 +111,11 @@ TEST_CASE("every cluster error names the file, line and key") {
         "e.yaml:4: cluster.replicas: expected an integer >= 1 or a non-empty list of replica "
         "groups");
   CHECK(error_of(m + "cluster: {replica: 2}\n") ==
-        "e.yaml:4: cluster.replica: unknown key; valid keys: replicas, router");
+        "e.yaml:4: cluster.replica: unknown key; valid keys: replicas, router, roles, links, "
+        "split, switching, planner");
   CHECK(error_of(m + "cluster: 4\n") ==
-        "e.yaml:4: cluster: expected a map with keys replicas, router, got '4'");
+        "e.yaml:4: cluster: expected a map with keys replicas, router, roles, links, split, "
+        "switching, planner, got '4'");
   CHECK(error_of(m + "cluster: {router: random}\n") ==
         "e.yaml:4: cluster.router: unknown router 'random'; valid: kv-aware, least-loaded, "
         "power-of-two, round-robin, session-affinity");
@@ -129,7 +131,7 @@ TEST_CASE("every cluster error names the file, line and key") {
         "e.yaml:4: cluster.replicas[0].count: missing (expected an integer >= 1)");
   CHECK(error_of(m + "cluster: {replicas: [{count: 1, gpus: 2}]}\n") ==
         "e.yaml:4: cluster.replicas[0].gpus: unknown key; valid keys: name, count, profile, tp, "
-        "engine");
+        "engine, role");
   CHECK(error_of(m + "cluster: {replicas: [{count: 1, tp: 0}]}\n") ==
         "e.yaml:4: cluster.replicas[0].tp: must be >= 1");
   CHECK(error_of(m + "cluster: {replicas: [{count: 1, engine: {max_num_seqs: 0}}]}\n") ==

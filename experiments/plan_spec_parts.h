@@ -1,0 +1,20 @@
+// Parts of the plan-spec reader (experiments/plan.h) shared by plan_spec.cpp and
+// plan_spec_disagg.cpp; errors are InputError("FILE:LINE: key: reason") as everywhere there.
+#pragma once
+
+#include <string>
+
+#include "experiments/plan.h"
+#include "traces/params.h"
+#include "traces/strict_yaml.h"
+
+namespace isim::exp {
+
+// name, or name(k=v,...) with parameters.
+std::string component_label(const std::string& name, const Params& params);
+
+// `pd_splits:`, `planners:` and `cluster:` of the plan `root` into p.pd_splits, p.planners,
+// p.layouts and p.disagg (the defaults when absent).
+void parse_disagg_axes(const YamlMap& root, PlanSpec& p);
+
+}  // namespace isim::exp
