@@ -12,6 +12,7 @@
 #include "traces/llmservingsim.h"
 #include "traces/mooncake.h"
 #include "traces/multiturn.h"
+#include "traces/sources.h"
 #include "traces/stats.h"
 #include "traces/tracelab.h"
 #include "traces/vllm_requests.h"
@@ -24,10 +25,13 @@ namespace {
 
 const char* kTraceUsage =
     "usage: isim trace convert --from FORMAT IN OUT\n"
-    "       isim trace gen GENERATOR.yaml|default OUT [--multiturn] [--sessions N] [--seed S]\n"
-    "                      [--rate R]\n"
+    "       isim trace gen GENERATOR.yaml|default OUT [--multiturn|--agents] [--sessions N]\n"
+    "                      [--seed S] [--rate R]\n"
     "       isim trace stats TRACE [--from FORMAT]\n"
-    "FORMAT: jsonl (default), infercept, llmservingsim, mooncake, tracelab, vllm-requests\n";
+    "FORMAT: jsonl (default), infercept, llmservingsim, mooncake, tracelab, vllm-requests,\n"
+    "        weka-claude-code (a file or a directory)\n"
+    "--agents: the phase schedule sets the arrivals (--rate is refused) and --sessions caps\n"
+    "          them (0: no cap)\n";
 
 trace::Trace read_any(const std::string& from, const std::string& path) {
   if (from == "jsonl") return trace::read_jsonl(path);
@@ -68,9 +72,17 @@ trace::Trace read_any(const std::string& from, const std::string& path) {
     fmt::print(stderr, "imported {} requests from {}\n", t.size(), path);
     return t;
   }
+  // Any other importer registered as a trace source (e.g. weka-claude-code), with its notes.
+  const auto& sources = trace::trace_source_registry();
+  if (sources.contains(from) && !sources.create(from, "--from")->generated) {
+    trace::LoadedTrace t = sources.create(from, "--from")->load({path});
+    fmt::print(stderr, "imported {} sessions from {}\n", t.trace.size(), path);
+    for (const auto& n : t.notes) fmt::print(stderr, "note: {}\n", n);
+    return std::move(t.trace);
+  }
   throw UsageError{"unknown --from '" + from +
                        "'; valid: infercept, jsonl, llmservingsim, mooncake, tracelab, "
-                       "vllm-requests",
+                       "vllm-requests, weka-claude-code",
                    kTraceUsage};
 }
 
@@ -102,14 +114,29 @@ int cmd_trace(const Args& all) {
     opts.add_options()("sessions", po::value(&sessions), "sessions to generate (default 1000)")(
         "seed", po::value(&seed), "seed (default 1)")(
         "rate", po::value(&rate), "Poisson arrival rate (default: all arrive at 0)")(
-        "multiturn", "a Pensieve-style multi-turn generator (default: the InferCept mix)");
+        "multiturn", "a Pensieve-style multi-turn generator (default: the InferCept mix)")(
+        "agents", "agent sessions on a phase schedule (traces/generators/agents.yaml)");
     auto vm = parse_args(args, opts, pos);
     if (vm.count("help")) return std::cout << kTraceUsage << opts, 0;
     if (!vm.count("in") || !vm.count("out"))
       throw UsageError{"needs GENERATOR.yaml (or 'default') and OUT", kTraceUsage};
-    if (sessions <= 0) throw UsageError{"--sessions must be > 0", kTraceUsage};
     std::string g = vm["in"].as<std::string>();
     trace::Trace t;
+    if (vm.count("agents")) {
+      if (vm.count("multiturn") || rate > 0)
+        throw UsageError{"--agents sets its own arrivals: no --rate, no --multiturn", kTraceUsage};
+      if (sessions < 0) throw UsageError{"--sessions must be >= 0", kTraceUsage};
+      const int64_t cap = vm.count("sessions") ? sessions : 0;  // not the 1000 default
+      auto loaded = trace::trace_source_registry()
+                        .create("agents", "--agents")
+                        ->load({g == "default" ? "" : g, cap, seed});
+      for (const auto& n : loaded.notes) fmt::print(stderr, "note: {}\n", n);
+      trace::write_jsonl_file(vm["out"].as<std::string>(), loaded.trace);
+      fmt::print(stderr, "wrote {} sessions to {}\n", loaded.trace.size(),
+                 vm["out"].as<std::string>());
+      return 0;
+    }
+    if (sessions <= 0) throw UsageError{"--sessions must be > 0", kTraceUsage};
     if (vm.count("multiturn")) {
       auto cfg =
           g == "default" ? trace::default_multiturn_config() : trace::load_multiturn_config(g);

@@ -119,7 +119,7 @@ void parse_plot(const YamlMap& root, Experiment& e) {
 void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t) {
   const YamlMap tr = root.map("trace",
                               {"from", "path", "limit", "draw", "sessions", "max_context",
-                               "think_time_s", "intercept_scale"},
+                               "think_time_s", "intercept_scale", "rate_scale"},
                               "{from, path, ...}");
   t.from = tr.get<std::string>("from", t.from, "a string");
   const bool generated = trace::trace_source_registry().create(t.from, tr.where("from"))->generated;
@@ -142,6 +142,12 @@ void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t)
     t.intercept_scale = tr.require<double>("intercept_scale", "a factor");
     if (!(t.intercept_scale > 0) || !std::isfinite(t.intercept_scale))
       tr.fail("intercept_scale", "must be a finite factor > 0");
+  }
+  if (tr.has("rate_scale")) {
+    t.rate_scale = tr.require<double>("rate_scale", "a factor");
+    if (!(t.rate_scale > 0) || !std::isfinite(t.rate_scale))
+      tr.fail("rate_scale", "must be a finite factor > 0");
+    if (t.from != "agents") tr.fail("rate_scale", "only the agents source has rates to scale");
   }
   if (t.max_context == 1) tr.fail("max_context", "must be >= 2 (a prompt token and one output)");
   if (generated && t.sessions <= 0)
@@ -337,6 +343,7 @@ YAML::Node Experiment::resolved() const {
   if (trace.max_context > 0) t["max_context"] = trace.max_context;
   if (trace.think_time_s > 0) t["think_time_s"] = num(trace.think_time_s);
   if (trace.intercept_scale != 1) t["intercept_scale"] = num(trace.intercept_scale);
+  if (trace.rate_scale != 1) t["rate_scale"] = num(trace.rate_scale);
   r["trace"] = t;
   r["arrival"]["process"] = arrival.process;
   r["arrival"]["rate"] = num(arrival.rate);

@@ -41,6 +41,7 @@ struct TraceSpec {
   int64_t max_context = 0;     // > 0: cut sessions so no context exceeds it (reported)
   double think_time_s = 0;     // multiturn: > 0 sets the mean think time between turns
   double intercept_scale = 1;  // every intercept's duration is multiplied by this (> 0)
+  double rate_scale = 1;       // agents: multiplies every phase's arrival rate (> 0)
 };
 
 struct PolicySpec {

@@ -30,9 +30,10 @@ uint64_t trace_fnv1a(const std::string& s) {
 Inputs prepare(const Experiment& e, bool with_profile) {
   Inputs in;
   const auto& ts = e.trace;
-  trace::LoadedTrace loaded = trace::trace_source_registry()
-                                  .create(ts.from, "trace.from")
-                                  ->load({ts.path, ts.sessions, e.seed, ts.think_time_s});
+  trace::LoadedTrace loaded =
+      trace::trace_source_registry()
+          .create(ts.from, "trace.from")
+          ->load({ts.path, ts.sessions, e.seed, ts.think_time_s, ts.rate_scale});
   in.trace = std::move(loaded.trace);
   in.notes = std::move(loaded.notes);
   if (ts.limit > 0 && static_cast<size_t>(ts.limit) < in.trace.size())

@@ -2,14 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "traces/agents.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
+#include "traces/input_error.h"
 #include "traces/jsonl.h"
 #include "traces/llmservingsim.h"
 #include "traces/mooncake.h"
 #include "traces/multiturn.h"
 #include "traces/tracelab.h"
 #include "traces/vllm_requests.h"
+#include "traces/weka.h"
 
 namespace isim::trace {
 
@@ -68,6 +73,65 @@ LoadedTrace generate_trace(const SourceRequest& r) {
   return {generate(cfg, r.sessions, r.seed), {}};
 }
 
+LoadedTrace generate_agents_trace(const SourceRequest& r) {
+  auto cfg = r.path.empty() ? default_agents_config() : load_agents_config(r.path);
+  if (!std::isfinite(r.rate_scale) || r.rate_scale <= 0)
+    throw InputError(
+        fmt::format("agents: rate_scale: must be a finite factor > 0, got {}", r.rate_scale));
+  cfg.rate_scale *= r.rate_scale;
+  AgentsReport rep;
+  LoadedTrace t{generate_agents(cfg, r.sessions, r.seed, &rep), {}};
+  std::string kinds;
+  for (const auto& [k, n] : rep.by_kind)
+    kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", n, k);
+  t.notes.push_back(fmt::format(
+      "agents: {} sessions ({}) over {} phases, {} s, rates x {}; the source sets arrival_s "
+      "itself (Poisson within each phase): run it with arrival: {{process: replay}}",
+      rep.sessions, kinds, cfg.phases.size(), rep.schedule_s, cfg.rate_scale));
+  if (rep.capped)
+    t.notes.push_back(fmt::format(
+        "agents: stopped at the cap of {} sessions (trace.sessions) at {:.1f} s, in phase {} of "
+        "{}; the rest of the schedule is empty",
+        r.sessions, rep.capped_at_s, rep.capped_phase + 1, cfg.phases.size()));
+  return t;
+}
+
+LoadedTrace load_weka(const SourceRequest& r) {
+  WekaReport rep;
+  LoadedTrace t{import_weka(r.path, &rep), {}};
+  auto note = [&](const std::string& s) { t.notes.push_back(r.path + ": " + s); };
+  note(fmt::format(
+      "{} files -> {} sessions: {} subagents (concurrent, arriving when spawned), {} "
+      "compactions and {} context rewrites (each starts a new session at that call's time; the "
+      "wait before it is dropped); every file starts at 0 unless an arrival process spreads "
+      "them (poisson re-times subagents and split sessions independently, replay keeps them)",
+      rep.files, rep.sessions, rep.subagents, rep.compactions, rep.rewrites));
+  if (rep.divergent_tails > 0)
+    note(
+        fmt::format("{} calls continued a context whose last blocks changed: {} tokens a real "
+                    "server re-prefills are kept",
+                    rep.divergent_tails, rep.tail_tokens));
+  if (rep.inputs_raised > 0)
+    note(
+        fmt::format("{} calls whose context grew by less than the last output (dropped "
+                    "thinking) prefill 1 token; the simulated context runs ahead (by up to {} "
+                    "tokens) until later growth absorbs it",
+                    rep.inputs_raised, rep.max_ahead_tokens));
+  if (rep.waits_from_gap + rep.waits_without_think > 0)
+    note(
+        fmt::format("{} waits after calls without api_time are the gap between call starts (an "
+                    "upper bound) and {} without think_time are that gap minus api_time",
+                    rep.waits_from_gap, rep.waits_without_think));
+  if (rep.kinds_from_input > 0)
+    note(
+        fmt::format("{} intercepts after a call with no tool_use/end_turn stop take their kind "
+                    "from the next call's input_types",
+                    rep.kinds_from_input));
+  if (rep.zero_outputs_raised > 0)
+    note(fmt::format("{} calls with out 0 decode 1 token", rep.zero_outputs_raised));
+  return t;
+}
+
 using Load = LoadedTrace (*)(const SourceRequest&);
 
 TraceSourceRegistry::Factory reads(Load load) {
@@ -82,6 +146,9 @@ TraceSourceRegistry::Factory generates(Load load) {
 const TraceSourceRegistry& trace_source_registry() {
   static const TraceSourceRegistry r = [] {
     TraceSourceRegistry reg("trace source");
+    reg.add("agents",
+            "coding, math and computer-use agent sessions on a phase schedule (sets arrivals)",
+            generates(generate_agents_trace));
     reg.add("generator",
             "synthetic InferCept-style sessions from a generator YAML (or the defaults)",
             generates(generate_trace));
@@ -102,6 +169,10 @@ const TraceSourceRegistry& trace_source_registry() {
     reg.add("vllm-requests",
             "a real vLLM run's requests.jsonl (arrivals from queued_ts, no prefix hashes)",
             reads(load_vllm_requests));
+    reg.add("weka-claude-code",
+            "Claude Code sessions (kv-cache-tester JSON, a file or a directory; subagents, "
+            "64-token hash_ids)",
+            reads(load_weka));
     return reg;
   }();
   return r;

@@ -6,7 +6,10 @@
 //   ("WHERE: unknown trace source 'x'; valid: ...").
 // - A source reads a file (`path`, required), or is `generated`: it synthesizes `sessions`
 //   sessions seeded by `seed`, `path` being an optional config ("" = its built-in defaults).
-// - load() returns the sessions (arrival times as the source has them; generators give 0) and
+//   `agents` is the exception: its phase schedule decides how many sessions arrive and when,
+//   `sessions` > 0 only caps their number, and `rate_scale` scales the schedule's rates.
+// - load() returns the sessions (arrival times as the source has them; generators give 0 but
+//   `agents`, which sets them from its schedule) and
 //   notes: what an importer changed or dropped, one line each, for the run's report. Bad input
 //   is an InputError naming the file and the place in it.
 // Adding a source: one load function in sources.cpp and one registration line there.
@@ -27,6 +30,7 @@ struct SourceRequest {
   int64_t sessions = 0;     // generators: how many sessions (conversations)
   uint64_t seed = 1;        // generators
   double think_time_s = 0;  // multiturn: > 0 replaces the mean think time between turns
+  double rate_scale = 1;    // agents: multiplies every phase's rate (and the config's rate_scale)
 };
 
 struct LoadedTrace {

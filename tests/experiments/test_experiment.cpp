@@ -61,8 +61,8 @@ TEST_CASE("spec errors name the file, line and key") {
         "min-waste, pensieve, "
         "preserve, swap");
   CHECK(error_of("trace: {from: csv, path: t}\nprofile: p\npolicy: swap\n") ==
-        "e.yaml:1: trace.from: unknown trace source 'csv'; valid: generator, infercept, jsonl, "
-        "llmservingsim, mooncake, multiturn, tracelab, vllm-requests");
+        "e.yaml:1: trace.from: unknown trace source 'csv'; valid: agents, generator, infercept, "
+        "jsonl, llmservingsim, mooncake, multiturn, tracelab, vllm-requests, weka-claude-code");
   CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
         "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0, vllm-v1");
   CHECK(error_of(std::string(kMinimal) + "arrival: {rate: -1}\n") ==
@@ -78,6 +78,22 @@ TEST_CASE("spec errors name the file, line and key") {
         "preserve, swap");
   CHECK(error_of(std::string(kMinimal) + "executor: gpu\n") ==
         "e.yaml:4: executor: unknown executor 'gpu'; valid: live-cpu, live-cuda, sim");
+}
+
+TEST_CASE("trace.rate_scale scales the agents source's phase rates, and only those") {
+  auto e = parse(
+      "trace: {from: agents, sessions: 10, rate_scale: 2.5}\nprofile: p.yaml\n"
+      "policy: swap\narrival: {process: replay}\n");
+  CHECK(e.trace.rate_scale == 2.5);
+  CHECK(e.resolved()["trace"]["rate_scale"].as<double>() == 2.5);
+  CHECK(parse("trace: {from: agents, sessions: 10}\nprofile: p.yaml\npolicy: swap\n")
+            .trace.rate_scale == 1);
+  CHECK(
+      error_of("trace: {from: agents, sessions: 10, rate_scale: 0}\nprofile: p\npolicy: swap\n") ==
+      "e.yaml:1: trace.rate_scale: must be a finite factor > 0");
+  CHECK(error_of(std::string("trace: {from: jsonl, path: t, rate_scale: 2}\n") +
+                 "profile: p\npolicy: swap\n") ==
+        "e.yaml:1: trace.rate_scale: only the agents source has rates to scale");
 }
 
 TEST_CASE("loading a missing or malformed experiment file") {

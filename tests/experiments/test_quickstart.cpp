@@ -163,3 +163,25 @@ TEST_CASE("isim list names every component") {
         "jsonl", "generator", "poisson", "replay", "min-waste", "oracle", "elapsed", "history"})
     CHECK(out.find(std::string("  ") + name + " ") != std::string::npos);
 }
+
+TEST_CASE("isim trace reads weka-claude-code and generates agents traces") {
+  auto d = test::scratch("trace-cli");
+  const std::string weka = test::write_file(
+      d / "w.json",
+      R"({"block_size":4,"requests":[{"t":0,"in":8,"out":2,"hash_ids":[1,2],"stop":"tool_use",)"
+      R"("input_types":["text"],"api_time":1},{"t":4,"in":12,"out":1,"hash_ids":[1,2,3],)"
+      R"("stop":"end_turn","input_types":["tool_result"],"think_time":3}]})");
+  std::string out, err;
+  REQUIRE(test::run_bin("isim", "trace stats --from weka-claude-code " + weka, &out, &err) == 0);
+  CHECK(out.find("sessions      1\n") != std::string::npos);
+  CHECK(out.find("tool") != std::string::npos);
+  CHECK(err.find("note: " + weka + ": 1 files -> 1 sessions") != std::string::npos);
+  const std::string agents = (d / "a.jsonl").string();
+  REQUIRE(test::run_bin("isim", "trace gen default " + agents + " --agents --sessions 5", &out,
+                        &err) == 0);
+  CHECK(err.find("stopped at the cap of 5 sessions") != std::string::npos);
+  REQUIRE(test::run_bin("isim", "trace stats " + agents, &out) == 0);
+  CHECK(out.find("sessions      5\n") != std::string::npos);
+  CHECK(run_isim("trace gen default " + agents + " --agents --rate 2", &err) == 2);
+  CHECK(err.find("--agents sets its own arrivals") != std::string::npos);
+}

@@ -1,0 +1,304 @@
+// The weka-claude-code importer: segments from the growth of `in`, intercepts from think_time,
+// compactions, subagents and their shared prefix hashes, and every error path; small files
+// written by hand (block_size 4 keeps the hash counts readable), then the 58 real sessions.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include "tests/cli_helpers.h"
+#include "traces/input_error.h"
+#include "traces/sources.h"
+#include "traces/stats.h"
+#include "traces/weka.h"
+
+using namespace isim::trace;
+
+namespace {
+
+// One model call; `extra` adds fields (e.g. `"api_time":1`).
+std::string call(double t, int in, int out, const std::string& ids, const std::string& stop,
+                 const std::string& types = "[\"tool_result\"]", const std::string& extra = "") {
+  return fmt::format(R"({{"t":{},"type":"n","in":{},"out":{},"hash_ids":{},"stop":"{}",)"
+                     R"("input_types":{},"output_types":["text"]{}}})",
+                     t, in, out, ids, stop, types, extra.empty() ? "" : "," + extra);
+}
+
+std::string file_text(const std::string& requests, const std::string& scope = "local") {
+  return fmt::format(R"({{"id":"x","block_size":4,"hash_id_scope":"{}","requests":[{}]}})", scope,
+                     requests);
+}
+
+std::string write(const std::string& dir, const std::string& name, const std::string& text) {
+  return isim::test::write_file(isim::test::scratch(dir) / name, text);
+}
+
+std::string error_of(const std::string& text) {
+  const std::string path = write("weka-errors", "w.json", text);
+  try {
+    import_weka(path);
+  } catch (const isim::InputError& e) {
+    const std::string msg = e.what();
+    return msg.rfind(path, 0) == 0 ? "w.json" + msg.substr(path.size()) : msg;
+  }
+  return "";
+}
+
+const std::string kTimes = R"("think_time":0,"api_time":1.5)";
+
+}  // namespace
+
+TEST_CASE("weka: segments are the context's growth, intercepts the think times") {
+  // 10 + 2 -> call 1 has 15 in: 3 new; 12 + 3 + 3 = 18 -> call 2 has 20 in: 2 new.
+  const std::string text =
+      file_text(call(0, 10, 2, "[1,2]", "tool_use", R"(["text"])", kTimes) + "," +
+                call(5, 15, 3, "[1,2,3]", "end_turn", R"(["tool_result"])",
+                     R"("think_time":3.5,"api_time":2)") +
+                "," + call(30, 20, 0, "[1,2,3,4,5]", "", R"(["text"])", R"("think_time":23)"));
+  WekaReport rep;
+  const Trace t = import_weka(write("weka-basic", "w.json", text), &rep);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].id == "w");
+  CHECK(t[0].arrival_s == 0);
+  const std::vector<Segment> want = {{10, 2, Intercept{"tool", 3.5}},
+                                     {3, 3, Intercept{"user", 23}},
+                                     {2, 1, std::nullopt}};  // out 0 decodes 1 token
+  CHECK(t[0].segments == want);
+  CHECK(t[0].prefix.block_tokens == 4);
+  CHECK(t[0].prefix.hashes.size() == 2);
+  CHECK(t[0].prefix.hashes[0] != t[0].prefix.hashes[1]);
+  CHECK(rep.files == 1);
+  CHECK(rep.calls == 3);
+  CHECK(rep.zero_outputs_raised == 1);
+  CHECK(rep.compactions + rep.rewrites + rep.divergent_tails + rep.inputs_raised == 0);
+  CHECK(rep.waits_from_gap + rep.waits_without_think + rep.kinds_from_input == 0);
+}
+
+TEST_CASE("weka: waits without api_time or think_time, kinds without a stop") {
+  // Call 0 has no api_time: the wait is the gap 4 - 1. Call 1 stops with "": the next input
+  // holds a tool_result, so a tool; call 2 has no think_time: 10 - 4 - 2.5 = 3.5.
+  const std::string text =
+      file_text(call(1, 8, 1, "[1,2]", "tool_use", R"(["text"])") + "," +
+                call(4, 12, 1, "[1,2]", "", R"(["text"])", R"("think_time":99,"api_time":2.5)") +
+                "," + call(10, 14, 1, "[1,2,3]", "tool_use", R"(["tool_result"])"));
+  WekaReport rep;
+  const Trace t = import_weka(write("weka-waits", "w.json", text), &rep);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].arrival_s == 1);  // the first call's offset
+  const std::vector<Segment> want = {
+      {8, 1, Intercept{"tool", 3}}, {3, 1, Intercept{"tool", 3.5}}, {1, 1, std::nullopt}};
+  CHECK(t[0].segments == want);
+  CHECK(rep.waits_from_gap == 1);
+  CHECK(rep.waits_without_think == 1);
+  CHECK(rep.kinds_from_input == 1);
+}
+
+TEST_CASE("weka: a context that grew less than the output prefills 1 token, then catches up") {
+  // 20 + 10 = 30 but call 1 has 25 (thinking dropped): 1 token, context 30 + 1 + 2 = 33 (the
+  // real one is 27); call 2 has 40: 40 - 33 = 7, and the simulated context is the real one again.
+  const std::string text =
+      file_text(call(0, 20, 10, "[1,2,3,4,5]", "tool_use", R"(["text"])", kTimes) + "," +
+                call(3, 25, 2, "[1,2,3,4,5,6]", "tool_use", R"(["tool_result"])", kTimes) + "," +
+                call(6, 40, 1, "[1,2,3,4,5,6,7,8]", "end_turn", R"(["tool_result"])", kTimes));
+  WekaReport rep;
+  const Trace t = import_weka(write("weka-shrink", "w.json", text), &rep);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].segments[1].input == 1);
+  CHECK(t[0].segments[2].input == 7);
+  CHECK(t[0].max_context() == 41);
+  CHECK(rep.inputs_raised == 1);
+  CHECK(rep.max_ahead_tokens == 30 + 1 - 25);
+}
+
+TEST_CASE("weka: a compaction or a rewrite starts a new session; a changed tail is counted") {
+  // Call 1 keeps 3 of call 0's 4 blocks (>= half): it continues, with a 1-block divergent tail.
+  // Call 2 keeps 1 of call 1's 5 (< half) and is smaller: a compaction, session w#1 at t 50.
+  // Call 3 keeps 1 of call 2's 2, half: it continues (a 1-block tail). Call 4 keeps 0 of 3 and
+  // is not smaller: a rewrite, w#2.
+  const std::string text =
+      file_text(call(0, 16, 1, "[1,2,3,4]", "tool_use", R"(["text"])", kTimes) + "," +
+                call(10, 20, 1, "[1,2,3,9,10]", "tool_use", R"(["tool_result"])", kTimes) + "," +
+                call(50, 8, 1, "[1,20]", "tool_use", R"(["text"])", kTimes) + "," +
+                call(60, 12, 1, "[1,30,31]", "end_turn", R"(["tool_result"])", kTimes) + "," +
+                call(70, 13, 1, "[40,41,42]", "end_turn", R"(["text"])", kTimes));
+  WekaReport rep;
+  const Trace t = import_weka(write("weka-compact", "w.json", text), &rep);
+  REQUIRE(t.size() == 3);
+  CHECK(t[0].id == "w");
+  CHECK(t[1].id == "w#1");
+  CHECK(t[2].id == "w#2");
+  const std::vector<Segment> first = {{16, 1, Intercept{"tool", 0}}, {3, 1, std::nullopt}};
+  CHECK(t[0].segments == first);  // the wait before the compaction is dropped
+  CHECK(t[1].arrival_s == 50);
+  const std::vector<Segment> second = {{8, 1, Intercept{"tool", 0}}, {3, 1, std::nullopt}};
+  CHECK(t[1].segments == second);
+  CHECK(t[2].arrival_s == 70);
+  CHECK(t[2].segments == std::vector<Segment>{{13, 1, std::nullopt}});
+  // The surviving block is shared: hash of id 1 in both.
+  CHECK(t[1].prefix.hashes[0] == t[0].prefix.hashes[0]);
+  CHECK(t[1].prefix.hashes[1] != t[0].prefix.hashes[1]);
+  CHECK(rep.compactions == 1);
+  CHECK(rep.rewrites == 1);
+  CHECK(rep.divergent_tails == 2);
+  CHECK(rep.tail_tokens == (1 + 1) * 4);
+}
+
+TEST_CASE("weka: subagents are concurrent sessions in the parent's hash scope") {
+  // The subagent finished at t 50 after 20 s: it starts at 30. Its first block (id 1) is the
+  // parent's; a nested one finished at 12 after 2 s: it starts at 30 + 10 = 40.
+  const std::string nested =
+      R"({"type":"subagent","agent_id":"b","t":12,"duration_ms":2000,"requests":[)" +
+      call(0, 4, 1, "[1]", "end_turn", R"(["text"])", kTimes) + "]}";
+  const std::string sub = R"({"type":"subagent","agent_id":"a","t":50,"duration_ms":20000,)"
+                          R"("requests":[)" +
+                          call(0, 8, 2, "[1,7]", "tool_use", R"(["text"])", kTimes) + "," + nested +
+                          "," +
+                          call(4, 12, 1, "[1,7]", "end_turn", R"(["tool_result"])",
+                               R"("think_time":1.25,"api_time":1)") +
+                          "]}";
+  const std::string text =
+      file_text(call(0, 8, 1, "[1,2]", "tool_use", R"(["text"])", kTimes) + "," + sub + "," +
+                call(60, 11, 1, "[1,2]", "end_turn", R"(["tool_result"])",
+                     R"("think_time":58,"api_time":1)"));
+  WekaReport rep;
+  const Trace t = import_weka(write("weka-sub", "w.json", text), &rep);
+  REQUIRE(t.size() == 3);
+  CHECK(t[0].id == "w");
+  CHECK(t[0].segments == std::vector<Segment>{{8, 1, Intercept{"tool", 58}}, {2, 1, std::nullopt}});
+  CHECK(t[1].id == "w/a");
+  CHECK(t[1].arrival_s == 30);
+  CHECK(t[1].segments ==
+        std::vector<Segment>{{8, 2, Intercept{"tool", 1.25}}, {2, 1, std::nullopt}});
+  CHECK(t[2].id == "w/a/b");
+  CHECK(t[2].arrival_s == 40);
+  CHECK(t[1].prefix.hashes[0] == t[0].prefix.hashes[0]);
+  CHECK(t[2].prefix.hashes[0] == t[0].prefix.hashes[0]);
+  CHECK(t[1].prefix.hashes[1] != t[0].prefix.hashes[1]);
+  CHECK(rep.subagents == 2);
+  CHECK(rep.sessions == 3);
+}
+
+TEST_CASE("weka: a directory is read in name order; local ids are per file, global shared") {
+  const auto d = isim::test::scratch("weka-dir");
+  const std::string c = call(0, 8, 1, "[1,2]", "end_turn", R"(["text"])", kTimes);
+  isim::test::write_file(d / "b.json", file_text(c));
+  isim::test::write_file(d / "a.json", file_text(c));
+  isim::test::write_file(d / "notes.txt", "not a trace");
+  const Trace local = import_weka(d.string());
+  REQUIRE(local.size() == 2);
+  CHECK(local[0].id == "a");
+  CHECK(local[1].id == "b");
+  CHECK(local[0].prefix.hashes[0] != local[1].prefix.hashes[0]);
+  isim::test::write_file(d / "a.json", file_text(c, "global"));
+  isim::test::write_file(d / "b.json", file_text(c, "global"));
+  const Trace global = import_weka(d.string());
+  CHECK(global[0].prefix.hashes == global[1].prefix.hashes);
+  // Through the registry, with the importer's notes.
+  const LoadedTrace l = trace_source_registry().create("weka-claude-code", "t")->load({d.string()});
+  CHECK(l.trace == global);
+  REQUIRE(!l.notes.empty());
+  CHECK(l.notes[0].find("2 files -> 2 sessions: 0 subagents") != std::string::npos);
+}
+
+TEST_CASE("weka: errors name the file and the JSON path") {
+  const std::string ok = call(0, 8, 1, "[1]", "end_turn", R"(["text"])", kTimes);
+  CHECK(error_of(file_text(ok)) == "");
+  CHECK(error_of("[1]") == "w.json: <json>: expected an object, got [1]");
+  CHECK(error_of("{").rfind("w.json: <json>: ", 0) == 0);
+  CHECK(error_of(R"({"requests":[]})") == "w.json: block_size: missing");
+  CHECK(error_of(R"({"block_size":0,"requests":[]})") ==
+        "w.json: block_size: expected an integer >= 1, got 0");
+  CHECK(error_of(R"({"block_size":4,"hash_id_scope":"file","requests":[]})") ==
+        "w.json: hash_id_scope: expected \"local\" or \"global\", got \"file\"");
+  CHECK(error_of(file_text("")) ==
+        "w.json: requests: expected a non-empty array of requests, got []");
+  CHECK(error_of(file_text(ok + ",3")) == "w.json: requests[1]: expected an object, got 3");
+  CHECK(error_of(file_text(R"({"t":0})")) == "w.json: requests[0].in: missing");
+  CHECK(error_of(file_text(call(0, -5, 1, "[]", ""))) ==
+        "w.json: requests[0].in: expected an integer >= 1, got -5");
+  CHECK(error_of(file_text(call(0, 0, 1, "[]", ""))) ==
+        "w.json: requests[0].in: expected an integer >= 1, got 0");
+  CHECK(error_of(file_text(call(-1, 4, 1, "[]", ""))) ==
+        "w.json: requests[0].t: expected a finite number >= 0, got -1");
+  CHECK(error_of(file_text(call(0, 4, 1, "[1,2]", ""))) ==
+        "w.json: requests[0].hash_ids[1]: 2 hash ids but in = 4 has only ceil(4 / 4) = 1 blocks");
+  CHECK(error_of(file_text(call(0, 8, 1, "[1,-2]", ""))) ==
+        "w.json: requests[0].hash_ids[1]: expected a non-negative integer below 2^64, got -2");
+  CHECK(error_of(file_text(call(0, 8, 1, "7", ""))) ==
+        "w.json: requests[0].hash_ids: expected an array of non-negative integers, got 7");
+  CHECK(error_of(file_text(call(0, 8, 1, "[]", "", "\"text\""))) ==
+        "w.json: requests[0].input_types: expected an array, got \"text\"");
+  CHECK(error_of(file_text(call(0, 8, 1, "[]", "", "[1]"))) ==
+        "w.json: requests[0].input_types[0]: expected a string, got 1");
+  CHECK(error_of(file_text(call(0, 8, 1, "[]", "", "[]", R"("think_time":-1)"))) ==
+        "w.json: requests[0].think_time: expected a finite number >= 0, got -1");
+  CHECK(error_of(file_text(call(0, 8, 1, "[]", "", "[]", R"("api_time":"x")"))) ==
+        "w.json: requests[0].api_time: expected a finite number >= 0, got \"x\"");
+  CHECK(error_of(file_text(R"({"type":1})")) ==
+        "w.json: requests[0].type: expected a string, got 1");
+  CHECK(error_of(file_text(ok + "," + call(0.5, 9, 1, "[1]", ""))) == "");
+  CHECK(error_of(file_text(call(2, 8, 1, "[1]", "") + "," + call(1, 9, 1, "[1]", ""))) ==
+        "w.json: requests[1].t: 1 is before the previous call's 2 (requests[0])");
+  CHECK(error_of(file_text(R"({"t":0,"in":8,"out":1,"hash_ids":[],"input_types":[]})")) ==
+        "w.json: requests[0].stop: missing");
+  const std::string sub = R"({"type":"subagent","agent_id":"a","t":5,"requests":[)" + ok + "]}";
+  CHECK(error_of(file_text(sub)) == "w.json: requests: no model calls (only subagents)");
+  CHECK(error_of(file_text(ok + "," + sub + "," + sub)) ==
+        "w.json: requests[2].agent_id: duplicate agent_id 'a' (also requests[1])");
+  CHECK(error_of(file_text(ok + R"(,{"type":"subagent","agent_id":"","t":5,"requests":[]})")) ==
+        "w.json: requests[1].agent_id: expected a non-empty string");
+  CHECK(error_of(file_text(ok + R"(,{"type":"subagent","agent_id":"a","t":5})")) ==
+        "w.json: requests[1].requests: missing");
+  CHECK(error_of(file_text(ok +
+                           R"(,{"type":"subagent","agent_id":"a","t":1,"duration_ms":2000,)"
+                           R"("requests":[)" +
+                           ok + "]}")) ==
+        "w.json: requests[1].t: the subagent would start before its parent: t - duration_ms / "
+        "1000 = 1 - 2 < 0");
+  CHECK(error_of(file_text(ok + R"(,{"type":"subagent","agent_id":"a","t":5,"requests":[)" +
+                           call(0, 8, -1, "[]", "") + "]}")) ==
+        "w.json: requests[1].requests[0].out: expected an integer >= 0, got -1");
+  CHECK_THROWS_WITH_AS(import_weka("/nonexistent-dir/w.json"),
+                       "/nonexistent-dir/w.json: cannot open: No such file or directory",
+                       isim::InputError);
+  const auto empty = isim::test::scratch("weka-empty");
+  const std::string none = empty.string() + ": no *.json files";
+  CHECK_THROWS_WITH_AS(import_weka(empty.string()), none.c_str(), isim::InputError);
+}
+
+TEST_CASE("weka: the 58 Claude Code sessions" *
+          doctest::skip(!std::filesystem::exists(isim::test::shared_data() +
+                                                 "/weka-claude-code/traces"))) {
+  const std::string dir = isim::test::shared_data() + "/weka-claude-code/traces";
+  WekaReport rep;
+  const Trace t = import_weka(dir, &rep);
+  CHECK(rep.files == 58);
+  CHECK(rep.subagents == 30);
+  CHECK(rep.calls == 3207 + 348);  // 3,237 top-level requests less 30 subagent entries; 348 theirs
+  CHECK(rep.sessions == static_cast<int64_t>(t.size()));
+  CHECK(rep.sessions == 58 + 30 + rep.compactions + rep.rewrites);
+  // Dropped thinking leaves the simulated context ahead at some calls, never by much.
+  CHECK(rep.max_ahead_tokens < 8000);
+  // trace_0002: in 15818 out 154, then in 16003 (31 new) after a 3 s tool wait, then 16162 (60).
+  REQUIRE(t[0].id == "trace_0002");
+  CHECK(t[0].segments[0] == Segment{15818, 154, Intercept{"tool", 3}});
+  CHECK(t[0].segments[1] == Segment{31, 99, Intercept{"tool", 3}});
+  CHECK(t[0].segments[2].input == 60);
+  CHECK(t[0].prefix.hashes.size() == 247);
+  // Its call 17 (t 692) keeps only 237 of call 16's 683 blocks: a new session, sharing them.
+  REQUIRE(t[1].id == "trace_0002#1");
+  CHECK(t[1].arrival_s == 692);
+  CHECK(t[1].segments[0].input == 44076);
+  CHECK(std::equal(t[0].prefix.hashes.begin(), t[0].prefix.hashes.begin() + 237,
+                   t[1].prefix.hashes.begin()));
+  CHECK(t[1].prefix.hashes[237] != t[0].prefix.hashes[237]);
+  const PrefixStats ps = prefix_stats(t);
+  MESSAGE("weka: " << t.size() << " sessions, " << rep.subagents << " subagents, "
+                   << rep.compactions << " compactions, " << rep.rewrites << " rewrites, "
+                   << rep.divergent_tails << " divergent tails (" << rep.tail_tokens << " tokens), "
+                   << rep.inputs_raised << " inputs raised, " << rep.waits_from_gap
+                   << " waits from gaps; prefix blocks " << ps.blocks << " repeated "
+                   << ps.repeated_fraction());
+}
