@@ -71,7 +71,12 @@ int32_t Engine::take_slot(SessionState&& s) {
   t.h = h;
   t.m.replica_last = replica_;
   if (t.m.replica_first < 0) t.m.replica_first = replica_;
-  t.chain = prefix_chain(t.id(), t.prefix(), t.prompt_tokens(), block_tokens_);
+  // Content is append-only: a chain computed in this block size elsewhere still names the
+  // session's leading blocks here, past the prompt too.
+  if (t.chain_block_tokens != block_tokens_) {
+    t.chain = prefix_chain(t.id(), t.prefix(), t.prompt_tokens(), block_tokens_);
+    t.chain_block_tokens = block_tokens_;
+  }
   t.published = 0;
   shared_blocks_ =
       shared_blocks_ || (config_.prefix_caching && (!t.chain.empty() || traits_.hash_every_block));

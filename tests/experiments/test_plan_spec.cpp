@@ -135,7 +135,7 @@ TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
   expect(with("{ttfb_s.p99: 2}"),
          ":6: slo.ttfb_s.p99: unknown SLO metric 'ttfb_s'; valid: e2e_s, normalized_latency_s, "
          "resume_ttft_s, tpot_s, ttft_s");
-  expect(with("{ttft_s.p95: 2}"), ":6: slo.ttft_s.p95: expected ttft_s.STAT with STAT one of mean");
+  expect(with("{ttft_s.p97: 2}"), ":6: slo.ttft_s.p97: expected ttft_s.STAT with STAT one of mean");
   expect(with("{ttft_s.p99: -1}"), ":6: slo.ttft_s.p99: must be > 0");
   expect(spec + " -p deployments.test.price_per_gpu_hour=0",
          "deployments.test.price_per_gpu_hour: must be > 0");
