@@ -107,6 +107,7 @@ void Cluster::prefilled(int32_t replica_index, int32_t handle, const sim::Sessio
   RouteRequest q;
   q.session = s.idx;
   q.context_tokens = s.context;
+  q.kv_arrives = true;
   const int32_t dst = route_in(q, kLocalPool);
   d_->imports[static_cast<size_t>(dst)].push_back(
       {s.idx, replica_index, handle, now(), iteration_start});
@@ -127,6 +128,7 @@ void Cluster::pump_imports() {
           RouteRequest rq;
           rq.session = p.session;
           rq.context_tokens = replica(p.src).session(p.src_h).context;
+          rq.kv_arrives = true;
           const int32_t to = route_in(rq, kLocalPool);
           (to == r ? stay : d_->imports[static_cast<size_t>(to)]).push_back(p);
           changed = changed || to != r;

@@ -33,6 +33,8 @@ struct RouteRequest {
   int64_t holder_gpu_blocks = 0;  // resume: of which on the holder's GPU, in blocks
   int64_t context_tokens = 0;     // tokens the session needs in KV to continue (its prompt, or
                                   // its context plus what the intercept returned)
+  bool kv_arrives = false;        // a decode placement: its KV arrives over a link, so nothing
+                                  // is prefilled where it lands
 };
 
 class ClusterView {

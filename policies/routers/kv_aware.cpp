@@ -40,8 +40,10 @@ class KvAware final : public cluster::Router {
     const int64_t bt = rep.block_tokens();
     const int64_t need = sim::blocks_for(q.context_tokens, bt);
     const bool holder = q.resume && r == q.holder;
-    const int64_t cached =
-        holder ? q.holder_kv_tokens / bt : rep.cached_prefix_blocks(v.prefix_chain(r));
+    // A decode placement prefills nothing: its cost is the decode blocks alone.
+    const int64_t cached = q.kv_arrives ? need
+                           : holder     ? q.holder_kv_tokens / bt
+                                        : rep.cached_prefix_blocks(v.prefix_chain(r));
     const int64_t prefill = std::max<int64_t>(need - cached, 0);
     const int64_t held_here = holder ? q.holder_gpu_blocks : 0;
     const int64_t decode = rep.gpu().used() + std::max<int64_t>(need - held_here, 0);
