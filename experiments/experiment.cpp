@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "experiments/sweep_variants.h"
 #include "live/live_executor.h"
 #include "traces/input_error.h"
 #include "traces/sources.h"
@@ -62,9 +63,9 @@ PolicySpec parse_policy(const YAML::Node& n, const std::string& file, const std:
   return ps;
 }
 
-// `sweep:` is a map from dotted override paths to non-empty lists of scalars. Whether each path
-// and value is valid is checked when the sweep is expanded (experiments/sweep.h), by applying it
-// like `-p` and parsing the result.
+// `sweep:` is a map from dotted override paths to non-empty lists of scalars, and `variants`.
+// Whether each path and value is valid is checked when the sweep is expanded
+// (experiments/sweep.h), by applying it like `-p` and parsing the result.
 void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
   if (sw.IsNull()) return;
   if (!sw.IsMap())
@@ -88,6 +89,10 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
       throw InputError(at + ": '" + head + "' cannot be swept");
     for (const auto& other : e.sweep)
       if (other.key == ax.key) throw InputError(at + ": listed twice");
+    if (ax.key == "variants") {  // named bundles of overrides (experiments/sweep_variants.h)
+      e.sweep.push_back(parse_sweep_variants(kv.first, kv.second, file));
+      continue;
+    }
     const auto& vs = kv.second;
     if (!vs.IsSequence() || vs.size() == 0)
       throw InputError(yaml_where(file, vs, key) +
@@ -105,6 +110,7 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
     }
     e.sweep.push_back(std::move(ax));
   }
+  check_variant_keys(e.sweep, file);
 }
 
 void parse_plot(const YamlMap& root, Experiment& e) {
@@ -387,8 +393,7 @@ YAML::Node Experiment::resolved() const {
   }
   r["policies"] = ps;
   r["metrics"]["timeseries_interval_s"] = num(c.timeseries_interval_s);
-  for (const auto& ax : sweep)
-    for (const auto& v : ax.values) r["sweep"][ax.key].push_back(v);
+  for (const auto& ax : sweep) r["sweep"][ax.key] = axis_yaml(ax);
   if (has_validate) {
     r["validate"]["model"] = validate.model;
     r["validate"]["quick"] = validate.quick;

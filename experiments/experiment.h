@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -49,11 +50,20 @@ struct PolicySpec {
   policy::PolicyParams params;
 };
 
-// One `sweep:` entry: a dotted override path and the values it takes, as their YAML text.
+// One entry of `sweep.variants` (experiments/sweep_variants.h): a named bundle of overrides.
+struct SweepVariant {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> set;  // dotted key -> YAML flow text, in order
+  std::vector<int> lines;  // 1-based line of each `set` key (0 = unknown)
+};
+
+// One `sweep:` entry: a dotted override path and the values it takes, as their YAML text; or
+// `variants` (key "variants"), whose values are the variants' names.
 struct SweepAxis {
   std::string key;
   std::vector<std::string> values;
-  int line = 0;  // 1-based line of the key in the spec (0 = unknown)
+  std::vector<SweepVariant> variants;  // key "variants" only: one per value, in list order
+  int line = 0;                        // 1-based line of the key in the spec (0 = unknown)
 };
 
 // `plot:` of a sweep.

@@ -1,7 +1,6 @@
 #include "experiments/sweep.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -21,6 +20,7 @@
 #include "experiments/parallel.h"
 #include "experiments/run.h"
 #include "experiments/run_script.h"
+#include "experiments/sweep_variants.h"
 #include "traces/input_error.h"
 #include "traces/strict_yaml.h"
 
@@ -30,50 +30,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "FILE:LINE: " or "FILE: " (line 0 = unknown).
-std::string at(const std::string& file, int line) {
-  std::string s = file;
-  if (line > 0) {
-    s += ':';
-    s += std::to_string(line);
-  }
-  s += ": ";
-  return s;
-}
-
-// An error from parsing a run's spec names the spec file and a line of the rewritten YAML, which
-// means nothing to the user; keep only the key and the reason.
-std::string strip_origin(const std::string& msg, const std::string& file, const std::string& kv) {
-  std::string rest = msg;
-  std::string p = "-p " + kv;
-  p += ": ";
-  if (rest.rfind(p, 0) == 0) return rest.substr(p.size());
-  if (rest.rfind(file, 0) == 0) {
-    size_t i = file.size();
-    if (i < rest.size() && rest[i] == ':') {
-      size_t j = i + 1;
-      while (j < rest.size() && std::isdigit(static_cast<unsigned char>(rest[j]))) ++j;
-      if (j > i + 1 && j < rest.size() && rest[j] == ':') i = j;
-      if (i + 1 < rest.size() && rest[i] == ':' && rest[i + 1] == ' ') return rest.substr(i + 2);
-    }
-  }
-  return rest;
-}
-
-std::string kv_text(const std::string& key, const std::string& value) {
-  std::string s = key;
-  s += '=';
-  s += value;
-  return s;
-}
-
 // The YAML a run is parsed from: the spec without its sweep, plot and policy list, with one
-// policy and the run's values applied as overrides.
-YAML::Node run_yaml(const YAML::Node& base, const YAML::Node& policy,
-                    const std::vector<std::pair<std::string, std::string>>& point) {
+// policy and the run's overrides applied in order.
+YAML::Node run_yaml(const YAML::Node& base, const YAML::Node& policy, const Overrides& overrides) {
   YAML::Node y = YAML::Clone(base);
   y["policy"] = YAML::Clone(policy);
-  for (const auto& [k, v] : point) apply_override(y, kv_text(k, v));
+  for (const auto& [k, v] : overrides) apply_override(y, kv_text(k, v));
   return y;
 }
 
@@ -165,21 +127,11 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
 
   const auto& axes = s.base.sweep;
   // Each value alone first, so that an error names the one key and value at fault.
+  auto parse_alone = [&](const Overrides& o) {
+    parse_experiment(run_yaml(base, policy_nodes.front(), o), file, base_dir);
+  };
   for (const auto& ax : axes)
-    for (const auto& v : ax.values) {
-      try {
-        parse_experiment(run_yaml(base, policy_nodes.front(), {{ax.key, v}}), file, base_dir);
-      } catch (const InputError& ex) {
-        std::string msg = at(file, ax.line);
-        msg += "sweep.";
-        msg += ax.key;
-        msg += " = ";
-        msg += v;
-        msg += ": ";
-        msg += strip_origin(ex.what(), file, kv_text(ax.key, v));
-        throw InputError(msg);
-      }
-    }
+    for (size_t i = 0; i < ax.values.size(); ++i) check_axis_value(ax, i, file, parse_alone);
 
   std::vector<size_t> pick(axes.size(), 0);
   for (size_t pi = 0; pi < policy_nodes.size(); ++pi) {
@@ -190,13 +142,17 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
       SweepRun r;
       r.index = s.runs.size();
       r.estimator = est == params.end() ? "" : est->second;
-      for (size_t a = 0; a < axes.size(); ++a)
-        r.point.emplace_back(axes[a].key, axes[a].values[pick[a]]);
-      YAML::Node y = run_yaml(base, policy_nodes[pi], r.point);
+      r.experiment.policies = {s.base.policies[pi]};  // for label() should the parse fail
+      Overrides overrides;
+      for (size_t a = 0; a < axes.size(); ++a) {
+        r.point.emplace_back(axis_column(axes[a]), axes[a].values[pick[a]]);
+        for (auto& o : axis_overrides(axes[a], pick[a])) overrides.push_back(std::move(o));
+      }
+      YAML::Node y = run_yaml(base, policy_nodes[pi], overrides);
       try {
         r.experiment = parse_experiment(y, file, base_dir);
       } catch (const InputError& ex) {
-        std::string msg = at(file, 0);
+        std::string msg = sweep_at(file, 0);
         msg += fmt::format("sweep run {} ({}): ", r.index, r.label());
         msg += strip_origin(ex.what(), file, "");
         throw InputError(msg);
@@ -254,7 +210,9 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& overri
         msg += "=[1, 2]'";
         throw InputError(msg);
       }
-  return expand_sweep(root, path, spec_base_dir(path));
+  Sweep s = expand_sweep(root, path, spec_base_dir(path));
+  check_plain_overrides(s.base.sweep, plain_keys);
+  return s;
 }
 
 Shard parse_shard(const std::string& text) {
@@ -277,13 +235,14 @@ Shard parse_shard(const std::string& text) {
 // Fleet columns when the spec has `cluster:` or sweeps one of its keys (every run then has one).
 bool fleet_columns(const Sweep& s) {
   bool any = s.base.cluster.given;
-  for (const auto& ax : s.base.sweep) any = any || ax.key.rfind("cluster", 0) == 0;
+  for (const auto& ax : s.base.sweep)
+    for (const auto& key : axis_keys(ax)) any = any || key.rfind("cluster", 0) == 0;
   return any;
 }
 
 std::vector<std::string> results_header(const Sweep& s) {
   std::vector<std::string> h = {"run_index", "policy"};
-  for (const auto& ax : s.base.sweep) h.push_back(ax.key);
+  for (const auto& ax : s.base.sweep) h.push_back(axis_column(ax));
   h.push_back("estimator");
   cluster::RunResult none;
   for (const auto& [k, v] : metric_fields(none, fleet_columns(s))) h.push_back(k);
@@ -436,7 +395,8 @@ std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file
       ++i;
       while (true) {
         if (i >= text.size())
-          throw InputError(at(file, static_cast<int>(start_line)) + "unterminated quoted field");
+          throw InputError(sweep_at(file, static_cast<int>(start_line)) +
+                           "unterminated quoted field");
         if (text[i] == '"') {
           if (i + 1 < text.size() && text[i + 1] == '"') {
             field += '"';
@@ -450,7 +410,8 @@ std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file
         field += text[i++];
       }
       if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-        throw InputError(at(file, static_cast<int>(line)) + "unexpected text after a quoted field");
+        throw InputError(sweep_at(file, static_cast<int>(line)) +
+                         "unexpected text after a quoted field");
       continue;
     }
     if (c == ',') {

@@ -5,15 +5,24 @@
 // - A sweep spec is an experiment spec plus `sweep:` (dotted override path -> list of values)
 //   and optionally `plot:`. Its `policies:` list is itself a dimension: each entry, with its
 //   parameters, is one value.
+// - The reserved sweep key `variants` is a list of {name: NAME, set: {dotted.key: value, ...}}:
+//   one dimension whose values are named bundles of overrides, for keys that must change
+//   together (a fleet's roles and its planner). Its values in `set` may be scalars, lists or
+//   maps. A variant's keys may not overlap a swept key (equal, or one below the other), so the
+//   order in which a run's overrides apply never changes its values (experiments/sweep_variants.h).
 // - Run order (and so the run index, from 0): policies outermost, then the sweep keys in file
-//   order, each key's values in list order; the last key varies fastest.
+//   order (`variants` at its position among them), each key's values (variants) in list order;
+//   the last key varies fastest.
 // - Each run's Experiment is the spec with that run's values applied exactly like `-p key=value`
-//   (apply_override) and parsed again, with its one policy; so every value is validated like a
-//   `-p`. A bad key or value is an InputError naming `sweep.<key>` and the value.
+//   (apply_override), a variant's `set` in the order given, and parsed again, with its one
+//   policy; so every value is validated like a `-p`. A bad key or value is an InputError naming
+//   `sweep.<key>` and the value, or `sweep.variants[I].set.<key>` and the value (the first of
+//   the variant's keys whose overrides so far fail).
 // - `run_sweep` gives the same rows, in run-index order, for any number of jobs; results.csv is
 //   byte-identical for any --jobs, and merging the shards of a sweep gives the file an unsharded
 //   run writes.
-// - results.csv: run_index, policy, one column per swept key (named by its dotted path),
+// - results.csv: run_index, policy, one column per swept key (named by its dotted path; the
+//   `variants` column is `variant` and holds the variant's name),
 //   estimator (the policy's `estimator` parameter or empty), then every metric of summary.json
 //   flattened (nested objects become dotted names: normalized_latency_s.p99, waste_share.free).
 //   Numbers use the shortest representation that reads back to the same value.
@@ -34,11 +43,13 @@ namespace isim::exp {
 struct SweepRun {
   size_t index = 0;
   Experiment experiment;  // exactly one policy; this run's values applied
-  std::vector<std::pair<std::string, std::string>> point;  // swept key -> value, file order
+  // swept key -> value, file order; ("variant", NAME) for `variants`
+  std::vector<std::pair<std::string, std::string>> point;
   std::string estimator;  // the policy's `estimator` parameter, or ""
 
   const PolicySpec& policy() const { return experiment.policies.front(); }
-  // "policy=swap arrival.rate=2 seed=1" (with estimator=... when the policy has one).
+  // "policy=swap arrival.rate=2 seed=1" (with estimator=... when the policy has one, and
+  // variant=NAME for `variants`).
   std::string label() const;
 };
 
@@ -51,7 +62,8 @@ struct Sweep {
 // messages; `base_dir` resolves its relative paths.
 Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::string& base_dir);
 // Loads a spec file, applies `-p` overrides, expands it. An override of a key the spec sweeps is
-// an InputError (override the list instead: -p 'sweep.arrival.rate=[1, 2]').
+// an InputError (override the list instead: -p 'sweep.arrival.rate=[1, 2]'), and so is one of
+// a key that a variant sets.
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& overrides);
 
 // `--shard K/N` (1-based K): the runs whose index % N == K - 1.
