@@ -57,10 +57,11 @@ struct Fleet {
           policy::policy_registry().create("preserve", "test", policy::PolicyParams{}));
     }
   }
-  std::vector<cluster::ReplicaSpec> specs() {
+  std::vector<cluster::ReplicaSpec> specs(const std::string& scheduler) {
     std::vector<cluster::ReplicaSpec> v;
     for (size_t i = 0; i < executors.size(); ++i) {
       sim::EngineConfig c;
+      c.scheduler = scheduler;
       c.gpu_blocks = 400;
       c.cpu_blocks = 0;
       v.push_back({c, executors[i].get(), policies[i].get(), ""});
@@ -68,9 +69,10 @@ struct Fleet {
     return v;
   }
   cluster::RunResult run(const trace::Trace& t, cluster::Planner* planner = nullptr,
-                         const std::string& router = "least-loaded") {
+                         const std::string& router = "least-loaded",
+                         const std::string& scheduler = "vllm-v0") {
     auto r = policy::router_registry().create(router, "test", Params({}, "router"));
-    return cluster::simulate(t, specs(), *r, cfg, planner, /*check_invariants=*/true);
+    return cluster::simulate(t, specs(scheduler), *r, cfg, planner, /*check_invariants=*/true);
   }
   sim::Profile profile;
   cluster::DisaggConfig cfg;
@@ -214,4 +216,20 @@ TEST_CASE("a planner may not leave a fleet without a prefill or a decode replica
   CHECK_THROWS_WITH_AS(f.run(t, &plan),
                        doctest::Contains("keeps at least one prefill and one decode replica"),
                        std::logic_error);
+}
+
+TEST_CASE("a turn sent back to the prefill replica hits the blocks it computed there before") {
+  // vllm-v1 names every full block (hash_every_block). a prefills its 16-token prompt on r0
+  // (4 blocks, 26 ms), decodes one token on r1 and pauses holding 17 KV tokens. Its resume
+  // (22-token context) goes to r0 (`always`): r1's 17 tokens are dropped, but r0 still caches
+  // the 4 prompt blocks under the session's block hashes, so it recomputes only the 17th token
+  // (lost by migration) and prefills it with the 4 returned and the last output: 6 tokens,
+  // 10 + 6 = 16 ms.
+  Fleet f({Role::kPrefill, Role::kDecode});
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(16, 2, "tool", 1.0), seg(4, 2)}}};
+  auto r = f.run(t, nullptr, "least-loaded", "vllm-v1");
+  const auto& a = rec(r, "a");
+  CHECK(a.ttft_s == doctest::Approx(0.026));
+  CHECK(a.resume_ttft_s == doctest::Approx(0.016));
+  CHECK(r.summary.counters.lost_reuse[static_cast<size_t>(sim::LostCause::kMigration)] == 1);
 }
