@@ -53,7 +53,8 @@ void Link::progress(double to) {
 int64_t Link::start(sim::Nanos now, double bytes) {
   const auto t = static_cast<double>(now);
   if (t < t_ - kSlack) throw std::logic_error("Link::start: before the link's clock");
-  advance(now);
+  // Transfers due by now complete first; the next advance reports them.
+  for (int64_t id : advance(now)) finished_.push_back(id);
   flows_.push_back({next_id_, t + spec_.latency_s * 1e9, std::max(bytes, 0.0), bytes});
   return next_id_++;
 }
@@ -61,13 +62,18 @@ int64_t Link::start(sim::Nanos now, double bytes) {
 std::vector<int64_t> Link::advance(sim::Nanos now) {
   const auto t = static_cast<double>(now);
   std::vector<int64_t> out;
+  out.swap(finished_);
   while (!flows_.empty()) {
     const double c = next_change();
     if (c > t + kSlack) break;
     progress(c);
-    // Every flow done at this instant completes, by id (flows_ stays in start order).
+    // Every flow done at this instant completes, by id (flows_ stays in start order). A flow
+    // whose rest would take less than the clock can resolve (late in a long run, t_ + dt == t_
+    // in doubles) is done too: otherwise the clock could never pass it.
+    const int32_t n = moving(t_);
     for (auto it = flows_.begin(); it != flows_.end();) {
-      if (it->joins_at <= t_ && done(it->left, it->size)) {
+      const bool left_unresolvable = t_ + it->left * n / bytes_per_ns_ <= t_;
+      if (it->joins_at <= t_ && (done(it->left, it->size) || left_unresolvable)) {
         moved_ += it->left;
         out.push_back(it->id);
         it = flows_.erase(it);
@@ -81,6 +87,7 @@ std::vector<int64_t> Link::advance(sim::Nanos now) {
 }
 
 sim::Nanos Link::next_event() const {
+  if (!finished_.empty()) return static_cast<sim::Nanos>(std::ceil(t_ - kSlack));
   if (flows_.empty()) return sim::kForever;
   return static_cast<sim::Nanos>(std::ceil(next_change() - kSlack));
 }

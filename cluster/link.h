@@ -10,7 +10,8 @@
 // - `next_event()` is the earliest instant at which something changes (a transfer starts
 //   moving or completes), rounded up to the nanosecond; kForever when idle. The owner calls
 //   `advance(t)` at that instant (or any later one, or earlier: it is idempotent) and gets the
-//   transfers completed by t, in completion order (ties by id).
+//   transfers completed by t, in completion order (ties by id). Transfers that complete while
+//   a later one starts are reported by the next advance, and next_event() is then now.
 // - `start` at a time before the last advance is a std::logic_error (time goes forward).
 // - Deterministic: the same starts give the same completions.
 #pragma once
@@ -31,7 +32,7 @@ class Link {
   int64_t start(sim::Nanos now, double bytes);
   std::vector<int64_t> advance(sim::Nanos now);
   sim::Nanos next_event() const;
-  int32_t in_flight() const { return static_cast<int32_t>(flows_.size()); }
+  int32_t in_flight() const { return static_cast<int32_t>(flows_.size() + finished_.size()); }
   double bytes_moved() const { return moved_; }
 
  private:
@@ -52,6 +53,7 @@ class Link {
   int64_t next_id_ = 0;
   double moved_ = 0;
   std::vector<Flow> flows_;
+  std::vector<int64_t> finished_;  // completed inside a start, reported by the next advance
 };
 
 }  // namespace isim::cluster

@@ -32,18 +32,19 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
       (s.recompute_left > 0 ? recompute : active) += static_cast<double>(s.gpu_blocks.size());
       continue;
     }
-    // Only blocks held more than once can be counted twice, and those are a leading run of
-    // the session's blocks (prefix sharing shares leading blocks; check_invariants verifies it).
+    // Only a block held more than once can be counted twice: stamp those alone.
     double n = 0;
-    size_t k = 0;
-    for (; k < s.gpu_blocks.size() && gpu_.refcount(s.gpu_blocks[k]) > 1; ++k) {
-      auto& st = block_stamp_[static_cast<size_t>(s.gpu_blocks[k])];
+    for (BlockId b : s.gpu_blocks) {
+      if (gpu_.refcount(b) == 1) {
+        n += 1;
+        continue;
+      }
+      auto& st = block_stamp_[static_cast<size_t>(b)];
       if (st != account_stamp_) {
         st = account_stamp_;
         n += 1;
       }
     }
-    n += static_cast<double>(s.gpu_blocks.size() - k);
     (s.recompute_left > 0 ? recompute : active) += n;
   }
   waste_.active += active * dt;
@@ -155,11 +156,6 @@ void Engine::check_invariants() const {
     if (s.idx < 0) continue;  // a free slot
     if (s.h != static_cast<int32_t>(h)) fail(fmt::format("session {} lost its handle", s.idx));
     for (BlockId b : s.gpu_blocks) ++gpu_refs[static_cast<size_t>(b)];
-    // account() relies on this: blocks held more than once lead a session's list.
-    for (size_t k = 1; k < s.gpu_blocks.size(); ++k)
-      if (gpu_.refcount(s.gpu_blocks[k]) > 1 && gpu_.refcount(s.gpu_blocks[k - 1]) == 1)
-        fail(fmt::format("session {}: shared block {} follows an unshared one", s.idx,
-                         s.gpu_blocks[k]));
     for (BlockId b : s.cpu_blocks) ++cpu_refs[static_cast<size_t>(b)];
     check_session(s, block_tokens_);
     ++n[static_cast<size_t>(s.phase)];

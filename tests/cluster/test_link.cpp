@@ -73,3 +73,22 @@ TEST_CASE("advance is idempotent and time only goes forward") {
   CHECK(l.advance(600).size() == 1);
   CHECK_THROWS_AS(l.start(500, 10), std::logic_error);
 }
+
+TEST_CASE("late in a long run a transfer still completes (the clock's resolution runs out)") {
+  // At t = 3e13 ns (8 h) a double resolves about 4e-3 ns; 1e8 bytes at 450 B/ns leave rests
+  // below that after rounding, which must complete rather than stall the clock.
+  Link l(LinkSpec{"nvlink", 450.0, 3e-6});
+  sim::Nanos t = 30'000'000'000'000;
+  for (int i = 0; i < 50; ++i) {
+    l.start(t, 1e8 + 7.0 * i);
+    t += 97'531;
+  }
+  int done = 0;
+  for (int guard = 0; guard < 1000 && l.in_flight() > 0; ++guard) {
+    const sim::Nanos e = l.next_event();
+    REQUIRE(e != sim::kForever);
+    done += static_cast<int>(l.advance(e).size());
+  }
+  CHECK(done == 50);
+  CHECK(l.in_flight() == 0);
+}
