@@ -4,7 +4,8 @@
 
 namespace isim::sim {
 
-BlockPool::BlockPool(std::string name, int64_t total) : name_(std::move(name)) {
+BlockPool::BlockPool(std::string name, int64_t total)
+    : name_(std::move(name)), by_hash_(std::max<int64_t>(total, 0)) {
   if (total < 0 || total > INT32_MAX) throw std::logic_error(name_ + ": bad pool size");
   refcount_.assign(static_cast<size_t>(total), 0);
   hash_.assign(static_cast<size_t>(total), 0);
@@ -55,9 +56,9 @@ void BlockPool::release(std::vector<BlockId>& blocks) {
 }
 
 BlockId BlockPool::acquire_cached(uint64_t hash) {
-  auto it = by_hash_.find(hash);
-  if (it == by_hash_.end()) return -1;
-  BlockId b = it->second;
+  const BlockId found = find(hash);
+  if (found < 0) return -1;
+  const BlockId b = found;
   auto& rc = refcount_[static_cast<size_t>(b)];
   if (rc == 0) cached_.erase({cached_since_[static_cast<size_t>(b)], b});
   ++rc;
@@ -68,9 +69,9 @@ bool BlockPool::publish(BlockId b, uint64_t hash) {
   if (hash == 0) throw std::logic_error(name_ + ": hash 0 is reserved");
   if (refcount_[static_cast<size_t>(b)] <= 0)
     throw std::logic_error(name_ + ": publishing a block that is not held");
-  if (hash_[static_cast<size_t>(b)] != 0 || by_hash_.count(hash)) return false;
+  if (hash_[static_cast<size_t>(b)] != 0 || by_hash_.contains(hash)) return false;
   hash_[static_cast<size_t>(b)] = hash;
-  by_hash_.emplace(hash, b);
+  by_hash_.insert(hash, b);
   return true;
 }
 
@@ -88,17 +89,20 @@ void BlockPool::check() const {
     if (refcount_[static_cast<size_t>(b)] != 0 || hash_[static_cast<size_t>(b)] == 0)
       bad("cached block " + std::to_string(b) + " is held or has no hash");
   }
-  int64_t held = 0;
+  int64_t held = 0, hashed = 0;
   for (size_t b = 0; b < refcount_.size(); ++b) {
+    hashed += hash_[b] != 0;
     if (refcount_[b] < 0) bad("negative refcount");
     if (refcount_[b] > 0) ++held;
     if (refcount_[b] == 0 && !seen[b]) bad("block " + std::to_string(b) + " lost");
     if (hash_[b] != 0) {
-      auto it = by_hash_.find(hash_[b]);
-      if (it == by_hash_.end() || it->second != static_cast<BlockId>(b))
+      if (by_hash_.find(hash_[b]) != static_cast<BlockId>(b))
         bad("hash index disagrees with block " + std::to_string(b));
     }
   }
+  if (static_cast<size_t>(hashed) != by_hash_.size())
+    bad("hash index holds " + std::to_string(by_hash_.size()) + " hashes, the blocks " +
+        std::to_string(hashed));
   if (held + free() != total())
     bad("blocks not conserved: free " + std::to_string(free()) + " + held " + std::to_string(held) +
         " != total " + std::to_string(total()));

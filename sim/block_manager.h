@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/hash_index.h"
+
 namespace isim::sim {
 
 using BlockId = int32_t;
@@ -45,12 +47,9 @@ class BlockPool {
   BlockId acquire_cached(uint64_t hash);
   bool publish(BlockId b, uint64_t hash);
   // A block (held or cached) is published under `hash`: acquire_cached would find it.
-  bool has_hash(uint64_t hash) const { return by_hash_.count(hash) != 0; }
+  bool has_hash(uint64_t hash) const { return hash != 0 && by_hash_.contains(hash); }
   // The block published under `hash` (held or cached), or -1; takes no hold.
-  BlockId find(uint64_t hash) const {
-    auto it = by_hash_.find(hash);
-    return it == by_hash_.end() ? -1 : it->second;
-  }
+  BlockId find(uint64_t hash) const { return hash == 0 ? -1 : by_hash_.find(hash); }
   int64_t evictions() const { return evictions_; }
 
   // Throws std::logic_error describing the first inconsistency.
@@ -66,7 +65,7 @@ class BlockPool {
   std::vector<uint64_t> cached_since_;  // release order of a cached block
   std::vector<BlockId> free_list_;
   std::set<std::pair<uint64_t, BlockId>> cached_;  // (released at, block), oldest first
-  std::unordered_map<uint64_t, BlockId> by_hash_;
+  HashIndex by_hash_;
   uint64_t release_seq_ = 0;
   int64_t evictions_ = 0;
 };

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <map>
 #include <stdexcept>
 
 #include "sim/block_manager.h"
@@ -74,4 +75,31 @@ TEST_CASE("blocks_for rounds up") {
   CHECK(blocks_for(1, 16) == 1);
   CHECK(blocks_for(16, 16) == 1);
   CHECK(blocks_for(17, 16) == 2);
+}
+
+TEST_CASE("HashIndex: lookups, collisions and backward-shift erasure agree with a map") {
+  // 64 slots for 32 entries; keys chosen to collide at home positions and wrap around.
+  isim::sim::HashIndex h(32);
+  std::map<uint64_t, int32_t> ref;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (int round = 0; round < 2000; ++round) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const uint64_t key = 1 + (x % 97);  // a small key space: many collisions and re-inserts
+    if (ref.count(key)) {
+      h.erase(key);
+      ref.erase(key);
+    } else if (ref.size() < 32) {
+      h.insert(key, static_cast<int32_t>(round));
+      ref[key] = round;
+    }
+    for (uint64_t k = 1; k <= 97; ++k) {
+      const auto it = ref.find(k);
+      REQUIRE(h.find(k) == (it == ref.end() ? -1 : it->second));
+    }
+    REQUIRE(h.size() == ref.size());
+  }
+  CHECK_THROWS_AS(h.insert(0, 1), std::logic_error);
+  CHECK_THROWS_AS(h.erase(98), std::logic_error);
 }
