@@ -240,11 +240,20 @@ bool fleet_columns(const Sweep& s) {
   return any;
 }
 
+// Whether any run's fleet is disaggregated: then results.csv has the cluster.disagg.* columns
+// (the last ones), empty in the rows of the other runs.
+bool disagg_columns(const Sweep& s) {
+  for (const auto& r : s.runs)
+    if (r.experiment.cluster.disagg.enabled) return true;
+  return false;
+}
+
 std::vector<std::string> results_header(const Sweep& s) {
   std::vector<std::string> h = {"run_index", "policy"};
   for (const auto& ax : s.base.sweep) h.push_back(axis_column(ax));
   h.push_back("estimator");
   cluster::RunResult none;
+  none.disagg.enabled = fleet_columns(s) && disagg_columns(s);
   for (const auto& [k, v] : metric_fields(none, fleet_columns(s))) h.push_back(k);
   return h;
 }
@@ -323,6 +332,8 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
         if (k == "estimator") est = v;
       row.push_back(est);
       for (auto& [k, v] : metric_fields(r, fleet)) row.push_back(std::move(v));
+      // A run that is not disaggregated leaves the cluster.disagg.* columns empty.
+      if (row.size() < res.header.size()) row.resize(res.header.size());
       res.rows[i] = std::move(row);
       res.indices[i] = run.index;
       std::string w;

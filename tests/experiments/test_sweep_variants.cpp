@@ -320,3 +320,28 @@ TEST_CASE("variants: a bad value names sweep.variants[I].set.KEY and the value")
         "s.yaml: sweep run 1 (policy=discard executor=live-cpu variant=fleet): cluster: live "
         "executors run on one replica only (executor live-cpu)");
 }
+
+TEST_CASE("results.csv of mixed and disaggregated variants: every row as wide as the header") {
+  auto s = load(
+      "  variants:\n"
+      "    - {name: mixed, set: {cluster.replicas: 4}}\n"
+      "    - {name: static-1:3, set: {cluster: {replicas: 4, roles: \"1:3\"}}}\n");
+  auto h = exp::results_header(s);
+  size_t planner = 0;
+  for (size_t i = 0; i < h.size(); ++i)
+    if (h[i] == "cluster.disagg.planner") planner = i;
+  REQUIRE(planner > 0);
+  CHECK(h.back() == "cluster.disagg.switch_dropped_tokens");  // the disagg columns come last
+  exp::SweepOptions o;
+  auto res = exp::run_sweep(s, o);
+  REQUIRE(res.rows.size() == 4);  // discard, swap x mixed, static-1:3
+  for (const auto& row : res.rows) {
+    CAPTURE(row[0]);
+    CHECK(row.size() == h.size());
+    CHECK(row[planner] == (row[2] == "mixed" ? "" : "static"));
+  }
+  // Without a disaggregated run, no disagg columns.
+  auto plain = load("  variants:\n    - {name: mixed, set: {cluster.replicas: 4}}\n");
+  auto ph = exp::results_header(plain);
+  CHECK(std::set<std::string>(ph.begin(), ph.end()).count("cluster.disagg.planner") == 0);
+}
