@@ -115,23 +115,9 @@ void parse_search(const YamlMap& root, SearchSpec& s) {
 // One `routers:` entry: a name, or {name: ..., params}.
 RouterChoice parse_router(const YAML::Node& n, const std::string& file, const std::string& key) {
   RouterChoice r;
-  r.params.where = key;
-  if (n.IsScalar()) {
-    r.name = read_as<std::string>(n, file, key, "a router name");
-  } else if (n.IsMap()) {
-    if (!n["name"]) throw InputError(yaml_where(file, n, key + ".name") + ": missing router name");
-    for (const auto& kv : n) {
-      const auto k = read_as<std::string>(kv.first, file, key, "a parameter name");
-      const auto v = read_as<std::string>(kv.second, file, key + "." + k, "a scalar");
-      if (k == "name") {
-        r.name = v;
-      } else {
-        r.params.values[k] = v;
-      }
-    }
-  } else {
-    throw InputError(yaml_where(file, n, key) + ": expected a router name or {name: ..., params}");
-  }
+  ComponentEntry c = parse_component_entry(n, file, key, "router");
+  r.name = std::move(c.name);
+  r.params = std::move(c.params);
   // Build one now, so that an unknown name or parameter fails with the file's line.
   const std::string at = yaml_where(file, n, key);
   Params check = r.params;
@@ -285,6 +271,31 @@ void add_candidates(const YamlMap& root, const YamlMap& dn, const PlanWorkload& 
 }
 
 }  // namespace
+
+ComponentEntry parse_component_entry(const YAML::Node& n, const std::string& file,
+                                     const std::string& key, const std::string& what) {
+  ComponentEntry r;
+  r.params.where = key;
+  if (n.IsScalar()) {
+    r.name = read_as<std::string>(n, file, key, "a " + what + " name");
+  } else if (n.IsMap()) {
+    if (!n["name"])
+      throw InputError(yaml_where(file, n, key + ".name") + ": missing " + what + " name");
+    for (const auto& kv : n) {
+      const auto k = read_as<std::string>(kv.first, file, key, "a parameter name");
+      const auto v = read_as<std::string>(kv.second, file, key + "." + k, "a scalar");
+      if (k == "name") {
+        r.name = v;
+      } else {
+        r.params.values[k] = v;
+      }
+    }
+  } else {
+    throw InputError(yaml_where(file, n, key) + ": expected a " + what +
+                     " name or {name: ..., params}");
+  }
+  return r;
+}
 
 std::string component_label(const std::string& name, const Params& params) {
   if (params.values.empty()) return name;

@@ -57,23 +57,9 @@ void parse_pd_splits(const YamlMap& root, std::vector<SplitChoice>& out) {
 PlannerChoice parse_planner_choice(const YAML::Node& n, const std::string& file,
                                    const std::string& key) {
   PlannerChoice r;
-  r.params.where = key;
-  if (n.IsScalar()) {
-    r.name = read_as<std::string>(n, file, key, "a planner name");
-  } else if (n.IsMap()) {
-    if (!n["name"]) throw InputError(yaml_where(file, n, key + ".name") + ": missing planner name");
-    for (const auto& kv : n) {
-      const auto k = read_as<std::string>(kv.first, file, key, "a parameter name");
-      const auto v = read_as<std::string>(kv.second, file, key + "." + k, "a scalar");
-      if (k == "name") {
-        r.name = v;
-      } else {
-        r.params.values[k] = v;
-      }
-    }
-  } else {
-    throw InputError(yaml_where(file, n, key) + ": expected a planner name or {name: ..., params}");
-  }
+  ComponentEntry c = parse_component_entry(n, file, key, "planner");
+  r.name = std::move(c.name);
+  r.params = std::move(c.params);
   const std::string at = yaml_where(file, n, key);
   Params check = r.params;
   check.where = at;

@@ -17,12 +17,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Dist normal(double mean, double sd, double min = 0, double max = kInf) {
-  return Dist{"normal", mean, sd, min, max};
-}
-Dist lognormal(double mean, double sd, double min = 0, double max = kInf) {
-  return Dist{"lognormal", mean, sd, min, max};
-}
 
 // Where each key of a config is, for messages: "FILE:LINE" of the node read for it (the nearest
 // enclosing one that was noted), or a fixed name for a config built in code.

@@ -37,6 +37,16 @@ struct Dist {
   bool operator==(const Dist&) const = default;
 };
 
+// Constructors for defaults written in code (generator.cpp, agents.cpp).
+inline Dist normal(double mean, double sd, double min = 0,
+                   double max = std::numeric_limits<double>::infinity()) {
+  return Dist{"normal", mean, sd, min, max};
+}
+inline Dist lognormal(double mean, double sd, double min = 0,
+                      double max = std::numeric_limits<double>::infinity()) {
+  return Dist{"lognormal", mean, sd, min, max};
+}
+
 // True for the families whose sd follows from the mean (exponential, geometric).
 bool sd_is_implied(const std::string& family);
 

@@ -16,12 +16,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Dist normal(double mean, double sd, double min = 0, double max = kInf) {
-  return Dist{"normal", mean, sd, min, max};
-}
-Dist lognormal(double mean, double sd, double min = 0, double max = kInf) {
-  return Dist{"lognormal", mean, sd, min, max};
-}
 
 // ---- YAML (generator-specific parts) ------------------------------------------------------
 
