@@ -75,6 +75,7 @@ int32_t Engine::take_slot(SessionState&& s) {
   // session's leading blocks here, past the prompt too.
   if (t.chain_block_tokens != block_tokens_) {
     t.chain = prefix_chain(t.id(), t.prefix(), t.prompt_tokens(), block_tokens_);
+    t.prompt_chain_blocks = static_cast<int64_t>(t.chain.size());
     t.chain_block_tokens = block_tokens_;
   }
   t.published = 0;

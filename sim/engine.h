@@ -313,6 +313,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   // changed.
   void refresh_running_load() const;
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
+  // Leading GPU blocks of `s` that other sessions may also hold (its prompt-hash blocks).
+  size_t shareable_gpu_blocks(const SessionState& s) const;
   int64_t block_bytes() const { return block_counts_.block_bytes; }
   void count_turn(const SessionState& s);
   void record_iteration(Nanos t, Nanos forward, Nanos busy);

@@ -32,9 +32,13 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
       (s.recompute_left > 0 ? recompute : active) += static_cast<double>(s.gpu_blocks.size());
       continue;
     }
-    // Only a block held more than once can be counted twice: stamp those alone.
-    double n = 0;
-    for (BlockId b : s.gpu_blocks) {
+    // Only a block held more than once can be counted twice, and only prompt blocks named by
+    // the trace's hashes are ever held by two sessions (blocks past them carry hashes salted
+    // with the session's own index): stamp those alone. check_invariants verifies it.
+    const size_t lead = shareable_gpu_blocks(s);
+    double n = static_cast<double>(s.gpu_blocks.size() - lead);
+    for (size_t k = 0; k < lead; ++k) {
+      const BlockId b = s.gpu_blocks[k];
       if (gpu_.refcount(b) == 1) {
         n += 1;
         continue;
@@ -50,6 +54,12 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
   waste_.active += active * dt;
   waste_.recompute += recompute * dt;
   waste_.preserved += (used - active - recompute) * dt;
+}
+
+size_t Engine::shareable_gpu_blocks(const SessionState& s) const {
+  const int64_t before = s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size());
+  const int64_t lead = std::max<int64_t>(s.prompt_chain_blocks - before, 0);
+  return std::min(s.gpu_blocks.size(), static_cast<size_t>(lead));
 }
 
 void Engine::close(Nanos end) {
@@ -156,6 +166,11 @@ void Engine::check_invariants() const {
     if (s.idx < 0) continue;  // a free slot
     if (s.h != static_cast<int32_t>(h)) fail(fmt::format("session {} lost its handle", s.idx));
     for (BlockId b : s.gpu_blocks) ++gpu_refs[static_cast<size_t>(b)];
+    // account() relies on this: no other session holds a block past the prompt's hashes.
+    for (size_t k = shareable_gpu_blocks(s); k < s.gpu_blocks.size(); ++k)
+      if (gpu_.refcount(s.gpu_blocks[k]) != 1)
+        fail(fmt::format("session {}: block {} past its prompt hashes is held {} times", s.idx,
+                         s.gpu_blocks[k], gpu_.refcount(s.gpu_blocks[k])));
     for (BlockId b : s.cpu_blocks) ++cpu_refs[static_cast<size_t>(b)];
     check_session(s, block_tokens_);
     ++n[static_cast<size_t>(s.phase)];

@@ -112,6 +112,8 @@ struct SessionState {
   // Prefix caching: the content hash of each full engine block of the prompt (a chain: each
   // covers its parent), and how many leading gpu_blocks have been published under them.
   std::vector<uint64_t> chain;
+  int64_t prompt_chain_blocks = 0;  // leading entries of `chain` named by the trace's prompt
+                                    // hashes: the only blocks other sessions can share
   int64_t chain_block_tokens = 0;  // the block size `chain` is in (0: none computed yet); a
                                    // session arriving from a replica with the same block size
                                    // keeps its chain, extended past the prompt (hash_every_block)
