@@ -61,4 +61,11 @@ struct PlannerFleet {
   }
 };
 
+// Short names for the planner tests' role lists and expected changes.
+namespace planner_names {
+constexpr cluster::Role P = cluster::Role::kPrefill, D = cluster::Role::kDecode,
+                        M = cluster::Role::kMixed;
+using Changes = std::vector<cluster::RoleChange>;
+}  // namespace planner_names
+
 }  // namespace isim::test

@@ -6,15 +6,11 @@
 #include "traces/input_error.h"
 
 using namespace isim;
+using namespace isim::test::planner_names;  // P, D, M, Changes
 using cluster::Role;
 using cluster::RoleChange;
 using test::make_planner;
 using test::PlannerFleet;
-
-namespace {
-constexpr Role P = Role::kPrefill, D = Role::kDecode, M = Role::kMixed;
-using Changes = std::vector<RoleChange>;
-}  // namespace
 
 TEST_CASE("every planner is registered, described and built with its defaults") {
   std::vector<std::string> names;

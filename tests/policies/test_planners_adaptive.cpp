@@ -8,15 +8,11 @@
 #include "tests/sim_fixtures.h"
 
 using namespace isim;
+using namespace isim::test::planner_names;  // P, D, M, Changes
 using cluster::Role;
 using cluster::RoleChange;
 using test::make_planner;
 using test::PlannerFleet;
-
-namespace {
-constexpr Role P = Role::kPrefill, D = Role::kDecode, M = Role::kMixed;
-using Changes = std::vector<RoleChange>;
-}  // namespace
 
 TEST_CASE("planner dynamo-sla: replicas from rate x ISL and rate x OSL on a linear profile") {
   // T = 20 ms + 0.125 ms per batched token; max_num_batched_tokens 640, max_num_seqs 512.
