@@ -231,12 +231,10 @@ TEST_CASE("aiconfigurator all-reduce: the rows of the tp and backend, by bytes")
   CHECK(error(2, "fp8", "vllm_graph").find("only bf16 and fp16 models") != std::string::npos);
 }
 
-TEST_CASE("aiconfigurator import at tp 2 from the full H200 tables (skips without them)") {
+TEST_CASE("aiconfigurator import at tp 2 from the full H200 tables (skipped without them)" *
+          doctest::skip(!fs::exists(isim::test::shared_data() +
+                                    "/aiconfigurator-h200/custom_allreduce_perf.csv"))) {
   const std::string dir = isim::test::shared_data() + "/aiconfigurator-h200";
-  if (!fs::exists(dir + "/custom_allreduce_perf.csv")) {
-    MESSAGE("skipped: " << dir << " not found");
-    return;
-  }
   AiconfiguratorOptions o;
   o.tp = 2;
   const isim::sim::Profile p = import_aiconfigurator(dir, llama(), o);

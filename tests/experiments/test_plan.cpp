@@ -323,11 +323,8 @@ TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --j
                  "1,77.7778,0,") != std::string::npos);
 }
 
-TEST_CASE("isim plan draws the cost and headroom plots when python3 has matplotlib") {
-  if (exp::find_plot_python().empty()) {
-    MESSAGE("skipped: no python3 with matplotlib");
-    return;
-  }
+TEST_CASE("isim plan draws the cost and headroom plots when python3 has matplotlib" *
+          doctest::skip(exp::find_plot_python().empty())) {
   auto d = test::scratch("plot");
   const std::string spec = hand_plan(d);
   std::string out;
