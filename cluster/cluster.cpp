@@ -234,7 +234,6 @@ void Cluster::dispatch(const sim::Event& ev) {
 }
 
 void Cluster::sample(sim::Nanos t) {
-  if (d_) sample_roles(t);
   sim::TimeSample fleet;
   fleet.t_s = sim::to_seconds(t);
   for (const auto& e : engines_) {
@@ -243,6 +242,7 @@ void Cluster::sample(sim::Nanos t) {
     fleet.merge(s);
   }
   fleet_ts_.push_back(fleet);
+  if (d_) sample_roles(t);  // reads the replica samples just taken
 }
 
 bool Cluster::run_until(sim::Nanos horizon) {

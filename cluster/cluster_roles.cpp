@@ -178,6 +178,8 @@ void Cluster::finish_switch(int32_t r) {
 void Cluster::sample_roles(sim::Nanos t) {
   RoleSample s;
   s.t_s = sim::to_seconds(t);
+  // This instant's replica samples are the last size() entries, in replica order.
+  const size_t first = replica_ts_.size() - engines_.size();
   for (int32_t r = 0; r < size(); ++r) {
     const auto i = static_cast<size_t>(r);
     const sim::Engine& e = replica(r);
@@ -192,7 +194,7 @@ void Cluster::sample_roles(sim::Nanos t) {
         break;
       case Role::kDecode:
         ++s.decode;
-        s.decode_waiting += static_cast<int32_t>(e.sample(t).waiting) +
+        s.decode_waiting += static_cast<int32_t>(replica_ts_[first + i].s.waiting) +
                             static_cast<int32_t>(d_->imports[i].size());
         break;
     }
