@@ -16,11 +16,11 @@ namespace isim::cluster {
 Cluster::~Cluster() = default;
 
 Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-                 bool check_invariants, const DisaggConfig& disagg, Planner* planner)
+                 Checks checks, const DisaggConfig& disagg, Planner* planner)
     : trace_(trace),
       specs_(std::move(replicas)),
       router_(router),
-      check_(check_invariants),
+      check_(checks.global),
       ledger_(trace),
       admitted_(specs_.size(), 0),
       resumed_(specs_.size(), 0),
@@ -29,7 +29,7 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
   for (size_t r = 0; r < specs_.size(); ++r) {
     auto& sp = specs_[r];
     if (!sp.executor || !sp.policy) throw std::logic_error("Cluster: a replica lacks its parts");
-    sp.config.check_invariants = sp.config.check_invariants || check_;
+    sp.config.check_invariants = sp.config.check_invariants || checks.engines;
     engines_.push_back(std::make_unique<sim::Engine>(static_cast<int32_t>(r), queue_, sp.config,
                                                      *sp.executor, *sp.policy));
     engines_.back()->set_listener(this);
@@ -147,6 +147,15 @@ void Cluster::on_arrival(int32_t i) {
 
 void Cluster::on_intercept_end(int32_t i) {
   const Location at = ledger_.where(i);
+  if (replica(at.replica).session(at.handle).moving_paused) {
+    d_->resume_on_landing[i] = now();  // resumes when its KV lands
+    return;
+  }
+  resume_session(i, -1);
+}
+
+void Cluster::resume_session(int32_t i, sim::Nanos ended_at) {
+  const Location at = ledger_.where(i);
   sim::Engine& holder = replica(at.replica);
   const sim::SessionState& s = holder.session(at.handle);
   const trace::Session& src = trace_[static_cast<size_t>(i)];
@@ -159,24 +168,28 @@ void Cluster::on_intercept_end(int32_t i) {
   q.holder_kv_tokens = s.kv;
   q.holder_gpu_blocks = static_cast<int64_t>(s.gpu_blocks.size());
   q.context_tokens = s.context + src.segments[seg + 1].input;
-  if (d_ && place_resume(i, q, duration_s)) return;
+  if (d_ && place_resume(i, q, duration_s, ended_at)) return;
   const int32_t r = route(q);
   ++resumed_[static_cast<size_t>(r)];
   touch(r);
   if (r == at.replica) {
-    holder.resume(at.handle, duration_s);
+    holder.resume(at.handle, duration_s, ended_at);
     return;
   }
   sim::SessionState moved = holder.export_paused(at.handle, sim::LostCause::kMigration);
   touch(at.replica);  // its freed blocks may let a waiting session in
   ++moved.m.migrations;
   ++migrations_;
-  ledger_.placed(i, r, replica(r).admit_resumed(std::move(moved), duration_s));
+  ledger_.placed(i, r, replica(r).admit_resumed(std::move(moved), duration_s, ended_at));
 }
 
-void Cluster::paused(int32_t, int32_t, const sim::SessionState& s, sim::Nanos duration) {
+void Cluster::paused(int32_t r, int32_t h, const sim::SessionState& s, sim::Nanos duration) {
   queue_.schedule(now() + duration, sim::kPrioInterceptEnd, sim::kClusterTarget, kEvInterceptEnd,
                   s.idx);
+  // Paused on a replica that no longer decodes: its KV is settled by paused_kv after this
+  // instant's events (the engine's policy acts on the pause first).
+  if (d_ && d_->cfg.switching.paused_kv != "keep" && d_->roles[static_cast<size_t>(r)] == Role::kPrefill)
+    d_->stray_paused.push_back({r, h, s.idx});
 }
 
 void Cluster::finished(int32_t, const sim::SessionState& s) {
@@ -260,6 +273,7 @@ bool Cluster::run_until(sim::Nanos horizon) {
     if (d_) {
       pump_imports();
       progress_switches();
+      settle_strays();
     }
     // Only a replica that had an event can have new work while idle; in replica order.
     std::sort(touched_.begin(), touched_.end());

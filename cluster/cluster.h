@@ -15,8 +15,8 @@
 //   reuse by migration) and the chosen replica admits it.
 // - `run_until(h)` handles every event at times <= h and returns whether the queue drained;
 //   calling it again continues. `result()` closes the run at the last event handled.
-// - With check_invariants, every replica checks itself after each iteration, and after each
-//   instant the cluster checks globally: every session is on exactly one replica or in the
+// - With `Checks` (true: both), every replica checks itself after each iteration (`engines`),
+//   and after each instant the cluster checks globally (`global`): every session is on exactly one replica or in the
 //   cluster (never arrived, skipped, finished) as the ledger says, or its KV is in flight
 //   between exactly two replicas (exporting on one, importing on the other, the same tokens);
 //   and no KV block has two owners.
@@ -50,6 +50,19 @@ struct ReplicaSpec {
   std::string group;  // the fleet group it belongs to ("" for a cluster of one)
 };
 
+// Which invariants a run checks. From a bool: all of them or none. The engines' checks cost
+// O(blocks) per iteration; the global one O(sessions) per instant, so `global_only` is the
+// one a large fleet can afford after every event.
+struct Checks {
+  bool engines = false, global = false;
+  Checks(bool all = false) : engines(all), global(all) {}  // NOLINT: implicit from bool
+  static Checks global_only() {
+    Checks c;
+    c.global = true;
+    return c;
+  }
+};
+
 enum ClusterEvent : int32_t {
   kEvArrival = 0,
   kEvInterceptEnd = 1,
@@ -61,11 +74,12 @@ enum ClusterEvent : int32_t {
 
 struct DisaggState;  // cluster/disagg_state.h
 struct PendingImport;
+struct Transfer;
 
 class Cluster final : public sim::EngineListener {
  public:
   Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-          bool check_invariants = false, const DisaggConfig& disagg = {},
+          Checks checks = false, const DisaggConfig& disagg = {},
           Planner* planner = nullptr);
   ~Cluster() override;
   Cluster(const Cluster&) = delete;
@@ -104,6 +118,7 @@ class Cluster final : public sim::EngineListener {
   void dispatch(const sim::Event& ev);
   void on_arrival(int32_t i);
   void on_intercept_end(int32_t i);
+  void resume_session(int32_t i, sim::Nanos ended_at);
   int32_t route(const RouteRequest& q);
   void sample(sim::Nanos t);
   void touch(int32_t r);
@@ -111,10 +126,12 @@ class Cluster final : public sim::EngineListener {
   // Disaggregation (cluster_disagg.cpp).
   bool disaggregated() const { return d_ != nullptr; }
   void place_arrival(int32_t i, const trace::Session& src, RouteRequest& q);
-  bool place_resume(int32_t i, RouteRequest& q, double duration_s);
+  bool place_resume(int32_t i, RouteRequest& q, double duration_s, sim::Nanos ended_at);
   int32_t route_in(const RouteRequest& q, int pool);
   void pump_imports();
   void start_transfer(int32_t dst, const PendingImport& p);
+  void launch(int32_t dst, double send_bytes, Transfer t);
+  int32_t link_index(int32_t src, int32_t dst) const;
   void on_link(int32_t link);
   void schedule_link(int32_t link);
   void check_transfers(std::vector<int32_t>& seen) const;
@@ -127,6 +144,10 @@ class Cluster final : public sim::EngineListener {
   void begin_switch(int32_t r, Role to);
   void progress_switches();
   void finish_switch(int32_t r);
+  // paused_kv for paused session `h` on replica r, which no longer decodes.
+  void relocate_paused(int32_t r, int32_t h);
+  void settle_strays();
+  int32_t move_target(int32_t src, int64_t kv);
   bool all_done() const { return done_ == static_cast<int64_t>(trace_.size()); }
 
   const trace::Trace& trace_;

@@ -14,6 +14,11 @@ namespace isim::cluster {
 namespace {
 enum Pool : int { kPrefillPool = 0, kLocalPool = 1 };  // local: decode and mixed replicas
 bool in_pool(Role r, int pool) { return (r == Role::kPrefill) == (pool == kPrefillPool); }
+
+double kv_bytes(const sim::Engine& e, int64_t kv) {
+  return static_cast<double>(kv) * static_cast<double>(e.blocks().block_bytes) /
+         static_cast<double>(e.block_tokens());
+}
 }  // namespace
 
 Role Cluster::role(int32_t r) const {
@@ -69,7 +74,7 @@ void Cluster::place_arrival(int32_t i, const trace::Session& src, RouteRequest& 
   ledger_.placed(i, r, replica(r).admit(std::move(s)));
 }
 
-bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s) {
+bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s, sim::Nanos ended_at) {
   const Location at = ledger_.where(i);
   sim::Engine& holder = replica(at.replica);
   const SplitConfig& sp = d_->cfg.split;
@@ -89,7 +94,7 @@ bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s) {
   touch(r);
   if (r == at.replica) {
     holder.set_export(at.handle, exports);
-    holder.resume(at.handle, duration_s);
+    holder.resume(at.handle, duration_s, ended_at);
     return true;
   }
   sim::SessionState moved = holder.export_paused(at.handle, sim::LostCause::kMigration);
@@ -97,7 +102,7 @@ bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s) {
   ++moved.m.migrations;
   ++migrations_;
   moved.export_after_prefill = exports;
-  ledger_.placed(i, r, replica(r).admit_resumed(std::move(moved), duration_s));
+  ledger_.placed(i, r, replica(r).admit_resumed(std::move(moved), duration_s, ended_at));
   return true;
 }
 
@@ -159,19 +164,16 @@ void Cluster::pump_imports() {
   }
 }
 
+int32_t Cluster::link_index(int32_t src, int32_t dst) const {
+  const int32_t per_node = d_->cfg.links.replicas_per_node;
+  return 2 * src + (src / per_node != dst / per_node ? 1 : 0);
+}
+
 void Cluster::start_transfer(int32_t dst, const PendingImport& p) {
   sim::Engine& src = replica(p.src);
-  const sim::SessionState& s = src.session(p.src_h);
-  sim::SessionState copy = s;
-  copy.gpu_blocks.clear();
-  copy.cpu_blocks.clear();
-  copy.h = -1;
-  const double bytes = static_cast<double>(s.kv) * static_cast<double>(src.blocks().block_bytes) /
-                       static_cast<double>(src.block_tokens());
+  const double bytes = kv_bytes(src, src.session(p.src_h).kv);
   const LinksConfig& lc = d_->cfg.links;
-  const bool inter = p.src / lc.replicas_per_node != dst / lc.replicas_per_node;
-  const auto li = static_cast<size_t>(2 * p.src + (inter ? 1 : 0));
-  Link& link = d_->links[li];
+  const Link& link = d_->links[static_cast<size_t>(link_index(p.src, dst))];
   double send = bytes;
   if (lc.transfer == "layer" && now() == p.prefilled_at) {
     // Streamed layer by layer during the last prefill iteration: what the link could carry
@@ -181,14 +183,76 @@ void Cluster::start_transfer(int32_t dst, const PendingImport& p) {
                            link.spec().gbps;
     send = std::max(bytes / layers, bytes - carried);
   }
-  const int32_t dst_h = replica(dst).reserve_import(std::move(copy));
-  const int64_t id = link.start(now(), send);
-  d_->transfers[{static_cast<int32_t>(li), id}] =
-      Transfer{p.session, p.src, p.src_h, dst, dst_h, p.prefilled_at, now(), bytes};
+  launch(dst, send, Transfer{p.session, p.src, p.src_h, dst, -1, p.prefilled_at, now(), bytes});
   d_->wait_s_sum += sim::to_seconds(now() - p.prefilled_at);
   d_->stats.transfer_bytes += bytes;
-  schedule_link(static_cast<int32_t>(li));
+}
+
+// Reserves the destination's blocks for t's session and starts sending `send_bytes` of it.
+void Cluster::launch(int32_t dst, double send_bytes, Transfer t) {
+  sim::SessionState copy = replica(t.src).session(t.src_h);
+  copy.gpu_blocks.clear();
+  copy.cpu_blocks.clear();
+  copy.h = -1;
+  t.dst_h = replica(dst).reserve_import(std::move(copy));
+  const int32_t li = link_index(t.src, dst);
+  const int64_t id = d_->links[static_cast<size_t>(li)].start(now(), send_bytes);
+  d_->transfers[{li, id}] = t;
+  schedule_link(li);
   touch(dst);
+}
+
+// The decode (or mixed) replica, other than src and not leaving the role, with the most free
+// blocks that can take `kv` tokens now; ties go to the lowest index. -1: none.
+int32_t Cluster::move_target(int32_t src, int64_t kv) {
+  int32_t best = -1;
+  int64_t most = -1;
+  for (int32_t r = 0; r < size(); ++r) {
+    const auto i = static_cast<size_t>(r);
+    if (r == src || d_->draining[i] || !in_pool(d_->roles[i], kLocalPool) ||
+        !in_pool(d_->switch_to[i], kLocalPool) || !replica(r).can_import(kv))
+      continue;
+    if (replica(r).gpu().free() > most) {
+      most = replica(r).gpu().free();
+      best = r;
+    }
+  }
+  return best;
+}
+
+void Cluster::relocate_paused(int32_t r, int32_t h) {
+  sim::Engine& e = replica(r);
+  const sim::SessionState& s = e.session(h);
+  if (s.kv == 0) return;
+  if (d_->cfg.switching.paused_kv == "drop") {
+    d_->stats.switch_dropped_tokens += s.kv;
+    e.drop_paused(h, sim::LostCause::kRoleSwitch);
+    touch(r);
+    return;
+  }
+  const int32_t dst = e.can_move_paused(h) ? move_target(r, s.kv) : -1;
+  if (dst < 0) {
+    // No decode replica has room (or the KV is on the CPU): it stays, and the engine evicts it
+    // if it needs the blocks.
+    d_->stats.switch_kept_tokens += s.kv;
+    return;
+  }
+  e.start_move(h);
+  const double bytes = kv_bytes(e, s.kv);
+  launch(dst, bytes, Transfer{s.idx, r, h, dst, -1, now(), now(), bytes, true});
+}
+
+void Cluster::settle_strays() {
+  if (d_->stray_paused.empty()) return;
+  std::vector<std::array<int32_t, 3>> strays;
+  strays.swap(d_->stray_paused);
+  for (const auto& [r, h, idx] : strays) {
+    const sim::SessionState& s = replica(r).session(h);
+    // Still paused here, and here still not decoding.
+    if (s.idx == idx && s.phase == sim::Phase::kPaused &&
+        d_->roles[static_cast<size_t>(r)] == Role::kPrefill)
+      relocate_paused(r, h);
+  }
 }
 
 void Cluster::schedule_link(int32_t li) {
@@ -205,11 +269,22 @@ void Cluster::on_link(int32_t li) {
   for (int64_t id : d_->links[static_cast<size_t>(li)].advance(now())) {
     auto node = d_->transfers.extract({li, id});
     const Transfer& t = node.mapped();
-    replica(t.src).finish_export(t.src_h);
+    const int64_t kv = replica(t.src).finish_export(t.src_h).kv;
     replica(t.dst).finish_import(t.dst_h, now() - t.prefilled_at);
     ledger_.placed(t.session, t.dst, t.dst_h);
     touch(t.src);
     touch(t.dst);
+    if (t.paused_move) {
+      ++d_->stats.switch_moves;
+      d_->stats.switch_moved_tokens += kv;
+      auto r = d_->resume_on_landing.find(t.session);
+      if (r != d_->resume_on_landing.end()) {
+        const sim::Nanos ended_at = r->second;
+        d_->resume_on_landing.erase(r);
+        resume_session(t.session, ended_at);
+      }
+      continue;
+    }
     ++d_->stats.transfers;
     d_->transfer_s_sum += sim::to_seconds(now() - t.started_at);
   }

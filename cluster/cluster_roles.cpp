@@ -152,12 +152,10 @@ void Cluster::progress_switches() {
     } else if (d_->roles[i] != d_->switch_to[i]) {
       continue;
     }
-    if (d_->cfg.switching.paused_kv == "drop") {
+    if (d_->cfg.switching.paused_kv != "keep" && d_->switch_to[i] == Role::kPrefill) {
+      // It stops decoding: the KV of its paused sessions is dropped or moved.
       const std::vector<int32_t> paused = e.paused();
-      for (int32_t h : paused) {
-        d_->stats.switch_dropped_tokens += e.session(h).kv;
-        e.drop_paused(h, sim::LostCause::kRoleSwitch);
-      }
+      for (int32_t h : paused) relocate_paused(r, h);
     }
     const sim::Nanos until = now() + sim::from_seconds(d_->cfg.switching.cost_s);
     e.hold_until(until + 1);  // released by the switch-done event

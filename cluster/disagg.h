@@ -59,7 +59,9 @@ struct SplitConfig {
 struct SwitchConfig {
   double cost_s = 0;             // the "zero-downtime, same parallel mapping" case
   bool drain_first = false;
-  std::string paused_kv = "keep";  // or "drop"
+  // KV held for paused sessions by a replica that stops decoding: "keep", "drop" (lost
+  // reuse, cause role_switch) or "move" (over a link to a decode replica with room).
+  std::string paused_kv = "keep";
 };
 
 struct DisaggConfig {

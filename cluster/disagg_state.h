@@ -2,6 +2,7 @@
 // waiting for decode room, planner intervals and their observations. Private to cluster/.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -28,6 +29,7 @@ struct Transfer {
   int32_t src = 0, src_h = 0, dst = 0, dst_h = 0;
   sim::Nanos prefilled_at = 0, started_at = 0;
   double bytes = 0;
+  bool paused_move = false;  // a paused session's KV leaving a replica that stopped decoding
 };
 
 // Per-replica counters at the last pull, to report what each replica did since.
@@ -47,6 +49,10 @@ struct DisaggState {
   std::vector<sim::Nanos> link_at;   // when each link's event is on the queue (-1: none)
   std::map<std::pair<int32_t, int64_t>, Transfer> transfers;  // by (link, transfer id)
   std::vector<std::deque<PendingImport>> imports;             // by decode replica
+  // Sessions that paused on a replica that no longer decodes, for paused_kv (replica, handle,
+  // session), and intercepts that ended while their KV moved (session -> when).
+  std::vector<std::array<int32_t, 3>> stray_paused;
+  std::map<int32_t, sim::Nanos> resume_on_landing;
   // Planner observations of the current pull interval.
   FleetSnapshot window;
   double ttft_sum = 0, itl_sum = 0, isl_sum = 0, osl_sum = 0;

@@ -63,6 +63,9 @@ struct DisaggStats {
   double transfer_wait_s_mean = 0;  // prefill end to transfer start (no decode room yet)
   int64_t role_switches = 0;
   int64_t switch_dropped_tokens = 0;  // paused KV dropped by role switches
+  int64_t switch_moves = 0;            // paused sessions whose KV a role switch moved
+  int64_t switch_moved_tokens = 0;
+  int64_t switch_kept_tokens = 0;      // paused KV a move found no room for (kept)
   std::vector<RoleSample> roles;      // one per time-series sample
   std::vector<std::pair<std::string, std::string>> planner_facts;
 };

@@ -11,16 +11,16 @@ RunResult simulate(const trace::Trace& trace, const sim::EngineConfig& config,
                    std::function<void(const sim::IterationRecord&)> observer) {
   SingleReplica router;
   return simulate(trace, {ReplicaSpec{config, &executor, &policy, ""}}, router,
-                  config.check_invariants, std::move(observer));
+                  Checks(config.check_invariants), std::move(observer));
 }
 
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-                   bool check_invariants,
+                   Checks checks,
                    std::function<void(const sim::IterationRecord&)> observer) {
   for (const auto& r : replicas)
     if (r.executor && r.executor->live() && replicas.size() > 1)
       throw InputError("cluster.replicas: live executors run on one replica only");
-  Cluster c(trace, std::move(replicas), router, check_invariants);
+  Cluster c(trace, std::move(replicas), router, checks);
   if (observer) c.set_observer(std::move(observer));
   c.load();
   c.run_until(sim::kForever);
@@ -28,14 +28,14 @@ RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas,
 }
 
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-                   const DisaggConfig& disagg, Planner* planner, bool check_invariants,
+                   const DisaggConfig& disagg, Planner* planner, Checks checks,
                    std::function<void(const sim::IterationRecord&)> observer) {
   if (!disagg.enabled)
-    return simulate(trace, std::move(replicas), router, check_invariants, std::move(observer));
+    return simulate(trace, std::move(replicas), router, checks, std::move(observer));
   for (const auto& r : replicas)
     if (r.executor && r.executor->live())
       throw InputError("cluster.roles: live executors do not run disaggregated fleets");
-  Cluster c(trace, std::move(replicas), router, check_invariants, disagg, planner);
+  Cluster c(trace, std::move(replicas), router, checks, disagg, planner);
   if (observer) c.set_observer(std::move(observer));
   c.load();
   c.run_until(sim::kForever);

@@ -26,12 +26,12 @@ RunResult simulate(const trace::Trace& trace, const sim::EngineConfig& config,
                    std::function<void(const sim::IterationRecord&)> observer = nullptr);
 
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-                   bool check_invariants = false,
+                   Checks checks = false,
                    std::function<void(const sim::IterationRecord&)> observer = nullptr);
 
 // A fleet with roles, links and a planner (`planner` may be null when disagg is not enabled).
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-                   const DisaggConfig& disagg, Planner* planner, bool check_invariants = false,
+                   const DisaggConfig& disagg, Planner* planner, Checks checks = false,
                    std::function<void(const sim::IterationRecord&)> observer = nullptr);
 
 // The router of a cluster of one: everything goes to replica 0.

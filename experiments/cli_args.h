@@ -6,7 +6,9 @@
 #pragma once
 
 #include <boost/program_options.hpp>
+#include <string>
 
+#include "cluster/cluster.h"
 #include "experiments/cli.h"
 
 namespace isim::exp {
@@ -27,6 +29,23 @@ inline boost::program_options::variables_map parse_args(
   boost::program_options::positional_options_description pos;
   pos.add(positional, 1);
   return parse_args(args, opts, pos);
+}
+
+// `--check-invariants`: the engines after every iteration and the fleet after every instant;
+// `--check-global`: the fleet's global invariant alone after every instant (affordable on a
+// large fleet, where the engines' O(blocks) checks are not).
+inline void add_checks_options(boost::program_options::options_description& opts) {
+  opts.add_options()("check-invariants",
+                     "check every replica's invariants after each iteration and the fleet's "
+                     "after each instant (slow)")(
+      "check-global", "check the fleet's global invariant (one owner per session and KV, or in "
+                      "flight between two) after each instant");
+}
+
+inline cluster::Checks checks_from(const boost::program_options::variables_map& vm) {
+  if (vm.count("check-invariants")) return true;
+  if (vm.count("check-global")) return cluster::Checks::global_only();
+  return false;
 }
 
 }  // namespace isim::exp

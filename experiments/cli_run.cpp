@@ -38,10 +38,14 @@ void plot_replicas(const std::string& dir) {
 
 }  // namespace
 
+namespace {
+constexpr const char* kRunUsage =
+    "usage: isim run EXPERIMENT.yaml [-p key=value ...] [--out DIR]\n"
+    "       isim run --trace T --profile P --policy NAME [options]\n";
+}  // namespace
+
 int cmd_run(const Args& args) {
-  po::options_description opts(
-      "usage: isim run EXPERIMENT.yaml [-p key=value ...] [--out DIR]\n"
-      "       isim run --trace T --profile P --policy NAME [options]\noptions");
+  po::options_description opts(std::string(kRunUsage) + "options");
   std::vector<std::string> overrides;
   std::string out, trace_path, trace_from = "jsonl", profile, policy, scheduler, executor;
   double rate = 0;
@@ -49,7 +53,6 @@ int cmd_run(const Args& args) {
   opts.add_options()("help,h", "show this help")("set,p", po::value(&overrides)->composing(),
                                                  "override a spec key: -p arrival.rate=2")(
       "out,o", po::value(&out), "output folder (default results/<name>)")(
-      "check-invariants", "check engine invariants after every iteration (slow)")(
       "trace", po::value(&trace_path), "trace file (flag form)")(
       "from", po::value(&trace_from), "trace format: jsonl (default) or infercept")(
       "profile", po::value(&profile), "profile YAML (flag form)")(
@@ -59,11 +62,13 @@ int cmd_run(const Args& args) {
       "seed", po::value(&seed), "random seed (default 1)")("executor", po::value(&executor),
                                                            "executor (default sim)")(
       "experiment", po::value<std::string>(), "experiment YAML");
+  add_checks_options(opts);
   const po::variables_map vm = parse_args(args, opts, "experiment");
   if (vm.count("help")) {
     std::cout << opts << "\n";
     return 0;
   }
+  const cluster::Checks checks = checks_from(vm);
 
   Experiment e;
   if (vm.count("experiment")) {
@@ -101,7 +106,7 @@ int cmd_run(const Args& args) {
   size_t skipped = 0;
   bool capacity_shown = false;
   for (const auto& p : e.policies) {
-    auto r = run_policy(e, in, p, vm.count("check-invariants") > 0);
+    auto r = run_policy(e, in, p, checks);
     // The capacity is the same under every policy: say once how it came about.
     for (size_t i = 0; !capacity_shown && i < r.replicas.size(); ++i)
       if (i == 0 || r.replicas[i].group != r.replicas[i - 1].group)

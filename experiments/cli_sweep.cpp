@@ -95,6 +95,7 @@ int cmd_sweep(const Args& args) {
       "set,p", po::value(&overrides)->composing(),
       "override a spec key: -p trace.limit=50; a swept list: -p 'sweep.seed=[1,2]'")(
       "experiment", po::value<std::string>(), "sweep spec YAML");
+  add_checks_options(opts);
   const po::variables_map vm = parse_args(args, opts, "experiment");
   if (vm.count("help")) {
     std::cout << opts << "\n"
@@ -112,6 +113,7 @@ int cmd_sweep(const Args& args) {
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
   const std::string spec = vm["experiment"].as<std::string>();
   Shard shard = parse_shard(shard_text);
+  const cluster::Checks checks = checks_from(vm);
 
   Sweep sweep = load_sweep(spec, overrides);
   if (vm.count("list")) {
@@ -133,6 +135,7 @@ int cmd_sweep(const Args& args) {
   SweepOptions o;
   o.jobs = jobs;
   o.shard = shard;
+  o.checks = checks;
   if (vm.count("keep-runs")) o.keep_runs_dir = (fs::path(out) / "runs").string();
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();

@@ -21,7 +21,7 @@
 //       inter_node: {kind: infiniband, gbps: 50, latency_us: 10}
 //       transfer: whole                   # or layer
 //     split: {mode: threshold, threshold_tokens: 512}   # or `split: always` (the default)
-//     switching: {cost_s: 0, drain_first: false, paused_kv: keep}   # or paused_kv: drop
+//     switching: {cost_s: 0, drain_first: false, paused_kv: keep}   # or drop, move
 //     planner: static             # or {name: dynamo-load, PARAM: VALUE, ...}
 //
 // Contract:

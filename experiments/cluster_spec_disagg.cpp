@@ -49,7 +49,7 @@ std::string num(double v) {
 const std::vector<std::string> kLinkKinds = {"nvlink", "infiniband", "roce"};
 const std::vector<std::string> kTransfers = {"whole", "layer"};
 const std::vector<std::string> kSplitModes = {"always", "threshold"};
-const std::vector<std::string> kPausedKv = {"keep", "drop"};
+const std::vector<std::string> kPausedKv = {"keep", "drop", "move"};
 
 // One link: a map whose keys refine `l` (the default of its kind of place).
 cluster::LinkSpec parse_link(const YamlMap& links, const std::string& key, cluster::LinkSpec l) {

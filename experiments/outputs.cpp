@@ -130,6 +130,9 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
     x["kv_transfer_wait_s_mean"] = d.transfer_wait_s_mean;
     x["role_switches"] = d.role_switches;
     x["switch_dropped_tokens"] = d.switch_dropped_tokens;
+    x["switch_moves"] = d.switch_moves;
+    x["switch_moved_tokens"] = d.switch_moved_tokens;
+    x["switch_kept_tokens"] = d.switch_kept_tokens;
   }
   if (!per_replica) return j;
   auto& per = j["per_replica"];

@@ -67,7 +67,7 @@ Inputs prepare(const Experiment& e, bool with_profile) {
 }
 
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                              bool check_invariants) {
+                              cluster::Checks checks) {
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<cluster::ReplicaSpec> specs;
@@ -77,13 +77,13 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
     executors.push_back(
         live::executor_registry().create(e.executor, "executor", profile, e.executor_params));
     sim::EngineConfig cfg = engine;
-    cfg.check_invariants = check_invariants;
+    cfg.check_invariants = checks.engines;
     specs.push_back({cfg, executors.back().get(), policies.back().get(), group});
   };
   if (!e.cluster.given) {
     add(e.engine, in.profile, "");
     cluster::SingleReplica single;
-    return cluster::simulate(in.trace, std::move(specs), single, check_invariants);
+    return cluster::simulate(in.trace, std::move(specs), single, checks);
   }
   for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
     const auto& grp = e.cluster.groups[g];
@@ -92,10 +92,10 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
   auto router =
       policy::router_registry().create(e.cluster.router, "cluster.router", e.cluster.router_params);
   const cluster::DisaggConfig& d = e.cluster.disagg;
-  if (!d.enabled) return cluster::simulate(in.trace, std::move(specs), *router, check_invariants);
+  if (!d.enabled) return cluster::simulate(in.trace, std::move(specs), *router, checks);
   // One planner per run: it keeps what it observed.
   auto planner = make_planner(d.planner, d.planner_params, "cluster.planner");
-  return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), check_invariants);
+  return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), checks);
 }
 
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {

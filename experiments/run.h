@@ -35,6 +35,6 @@ std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Pr
 // replica gets its own executor and policy instance, the cluster its router and, when the
 // fleet is disaggregated (cluster.roles), a fresh instance of its planner.
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                              bool check_invariants = false);
+                              cluster::Checks checks = false);
 
 }  // namespace isim::exp

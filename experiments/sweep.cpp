@@ -319,7 +319,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
         }
       }
       std::shared_ptr<const Inputs> in = fut.get();
-      auto r = run_policy(e, *in, run.policy());
+      auto r = run_policy(e, *in, run.policy(), o.checks);
       if (!o.keep_runs_dir.empty())
         write_run((fs::path(o.keep_runs_dir) / std::to_string(run.index)).string(), e, *in,
                   run.policy(), r);

@@ -36,6 +36,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "cluster/cluster.h"
 #include "experiments/experiment.h"
 
 namespace isim::exp {
@@ -84,6 +85,7 @@ struct SweepOptions {
   size_t jobs = 1;  // worker threads (0 = 1); 1 whenever a run uses a live (measuring) executor
   Shard shard;
   std::string keep_runs_dir;  // non-empty: each run's four files go to DIR/<index>/
+  cluster::Checks checks;     // invariants each run checks (none by default)
   // Called once per finished run, one call at a time, in completion order.
   std::function<void(const SweepProgress&)> on_done;
 };

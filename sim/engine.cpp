@@ -113,14 +113,14 @@ void Engine::count_turn(const SessionState& s) {
   counters_.turn_recompute_tokens += s.recompute_left;
 }
 
-void Engine::begin_turn(int32_t h, double intercept_s) {
+void Engine::begin_turn(int32_t h, double intercept_s, Nanos ended_at) {
   SessionState& s = S(h);
   policy_.on_resume(s, intercept_s, *this);
   s.seg += 1;
   s.context += s.segment().input;
   s.seg_output = s.segment().output;
   s.decoded_in_seg = 0;
-  s.intercept_end = now();
+  s.intercept_end = ended_at >= 0 ? ended_at : now();
   count_turn(s);
   if (s.swap_out_pending) {
     // The intercept ended before the copy started: the KV never left the GPU.
@@ -139,18 +139,18 @@ void Engine::begin_turn(int32_t h, double intercept_s) {
   enqueue(waiting_, h, s.queue_key);
 }
 
-void Engine::resume(int32_t h, double intercept_s) {
+void Engine::resume(int32_t h, double intercept_s, Nanos ended_at) {
   if (S(h).phase != Phase::kPaused) throw std::logic_error("Engine::resume: session not paused");
   paused_.erase(std::find(paused_.begin(), paused_.end(), h));
-  begin_turn(h, intercept_s);
+  begin_turn(h, intercept_s, ended_at);
 }
 
-int32_t Engine::admit_resumed(SessionState s, double intercept_s) {
+int32_t Engine::admit_resumed(SessionState s, double intercept_s, Nanos ended_at) {
   if (!s.gpu_blocks.empty() || !s.cpu_blocks.empty() || s.kv != 0)
     throw std::logic_error("Engine::admit_resumed: the session still holds KV elsewhere");
   open(now());
   const int32_t h = take_slot(std::move(s));
-  begin_turn(h, intercept_s);
+  begin_turn(h, intercept_s, ended_at);
   return h;
 }
 

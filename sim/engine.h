@@ -148,11 +148,13 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   std::string never_fits(const trace::Session& src) const;
   // A new session arrives (its state from SessionState::arrive); returns its handle.
   int32_t admit(SessionState s);
-  // The intercept of paused session `handle` ended and it continues here.
-  void resume(int32_t handle, double intercept_s);
+  // The intercept of paused session `handle` ended and it continues here. `ended_at`: when
+  // the intercept ended, if before now (its KV was in flight then); the turn's TTFT counts
+  // from it. -1: now.
+  void resume(int32_t handle, double intercept_s, Nanos ended_at = -1);
   // The intercept of a session ended and it continues here; its KV stayed elsewhere (it holds
   // none). Returns its handle.
-  int32_t admit_resumed(SessionState s, double intercept_s);
+  int32_t admit_resumed(SessionState s, double intercept_s, Nanos ended_at = -1);
   // Hands paused session `handle` out, its KV dropped and counted as lost to `why`.
   SessionState export_paused(int32_t handle, LostCause why);
   // Drops the KV of paused session `handle`, counted as lost to `why` (it stays here).
@@ -170,6 +172,12 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   SessionState finish_export(int32_t handle);
   // An exporting session stays and decodes here (its replica took the decode role).
   void keep_exported(int32_t handle);
+  // A paused session's KV may move to another replica (a role switch): all of it on the GPU,
+  // none dropped or bound for the CPU. `start_move` makes it an exporting session with
+  // `moving_paused` set; the copy `reserve_import` takes on the other side becomes a paused
+  // session again when `finish_import` lands it (no transfer time: no turn waits on it).
+  bool can_move_paused(int32_t handle) const;
+  void start_move(int32_t handle);
   // Evicts idle KV (as when nothing can run) until `blocks` are free; false if it cannot.
   bool make_room(int64_t blocks);
   // Whether the turn that session `handle` starts next runs its prefill for a decode replica.
@@ -248,7 +256,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   int32_t take_slot(SessionState&& s);
   void free_slot(int32_t h);
   // The rest of an intercept's end: the next segment's input, the turn's counters, the queue.
-  void begin_turn(int32_t h, double intercept_s);
+  void begin_turn(int32_t h, double intercept_s, Nanos ended_at);
   // Waiting and swapped queues, keeping queued_tokens_ in step.
   void enqueue(std::set<QueueKey>& q, int32_t h, Nanos key);
   std::set<QueueKey>::iterator dequeue(std::set<QueueKey>& q, std::set<QueueKey>::iterator it);

@@ -29,7 +29,7 @@ bool Engine::can_import(int64_t kv_tokens) const {
 int32_t Engine::reserve_import(SessionState s) {
   if (!s.gpu_blocks.empty() || !s.cpu_blocks.empty() || s.dropped_blocks != 0)
     throw std::logic_error("Engine::reserve_import: the session still holds blocks elsewhere");
-  if (s.context != s.kv + 1 || s.decoded_in_seg < 1)
+  if (!s.moving_paused && (s.context != s.kv + 1 || s.decoded_in_seg < 1))
     throw std::logic_error("Engine::reserve_import: only a prefilled, decoding session moves");
   open(now());
   std::vector<BlockId> blocks;
@@ -49,9 +49,15 @@ void Engine::finish_import(int32_t h, Nanos transfer_time) {
     throw std::logic_error("Engine::finish_import: session not importing");
   importing_.erase(std::find(importing_.begin(), importing_.end(), h));
   ++s.m.kv_transfers;
-  s.m.transfer_time += transfer_time;
   // The landed blocks hold the prompt: publish them so local prefills here may share them.
   if (config_.prefix_caching && (!s.chain.empty() || traits_.hash_every_block)) publish_prefix(s);
+  if (s.moving_paused) {
+    s.moving_paused = false;
+    s.phase = Phase::kPaused;
+    paused_.push_back(h);
+    return;
+  }
+  s.m.transfer_time += transfer_time;
   s.phase = Phase::kRunning;
   add_to_running(h);
   running_load_stale_ = true;
@@ -79,6 +85,22 @@ void Engine::keep_exported(int32_t h) {
   s.phase = Phase::kRunning;
   add_to_running(h);
   running_load_stale_ = true;
+}
+
+bool Engine::can_move_paused(int32_t h) const {
+  const SessionState& s = session(h);
+  return s.phase == Phase::kPaused && s.kv > 0 && !s.swap_out_pending && s.cpu_blocks.empty() &&
+         s.dropped_blocks == 0 &&
+         static_cast<int64_t>(s.gpu_blocks.size()) == blocks_for(s.kv, block_tokens_);
+}
+
+void Engine::start_move(int32_t h) {
+  if (!can_move_paused(h)) throw std::logic_error("Engine::start_move: KV not movable");
+  SessionState& s = S(h);
+  paused_.erase(std::find(paused_.begin(), paused_.end(), h));
+  s.moving_paused = true;
+  s.phase = Phase::kExporting;
+  exporting_.push_back(h);
 }
 
 bool Engine::make_room(int64_t blocks) {

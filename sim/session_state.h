@@ -103,6 +103,7 @@ struct SessionState {
   bool discarded = false;         // KV dropped at its last pause
   bool export_after_prefill = false;  // this turn runs on a prefill replica: its KV leaves
                                       // after the prefill (cleared when it does)
+  bool moving_paused = false;  // paused, its KV moving to another replica (exporting/importing)
   Nanos arrival = 0;
   Nanos queue_key = 0;  // order in the waiting queue
   int64_t run_key = 0;  // order in the running set (arrival, or admission for vLLM v1)

@@ -63,7 +63,7 @@ struct Fleet {
       sim::EngineConfig c;
       c.scheduler = scheduler;
       c.gpu_blocks = 400;
-      c.cpu_blocks = 0;
+      c.cpu_blocks = cpu_blocks;
       v.push_back({c, executors[i].get(), policies[i].get(), ""});
     }
     return v;
@@ -76,6 +76,7 @@ struct Fleet {
   }
   sim::Profile profile;
   cluster::DisaggConfig cfg;
+  int64_t cpu_blocks = 0;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<std::unique_ptr<sim::Policy>> policies;
 };
@@ -209,6 +210,89 @@ TEST_CASE("drain-first waits for the replica's work to end; paused KV is dropped
   CHECK(rec(r, "a").replica_last == 2);  // r2 is the only decode replica left
 }
 
+TEST_CASE("paused KV moves over the link to a decode replica when its replica stops decoding") {
+  // Roles P, D, D; split threshold 5. a prefills on r0 (18 ms), lands on r1 (least-loaded) at
+  // 28 ms, decodes once (39 ms) and pauses holding 9 KV tokens. Its tool returns 4 tokens, so
+  // the resumed turn has 5 uncached tokens: not above 5, it stays with whoever holds the KV.
+  Fleet f({Role::kPrefill, Role::kDecode, Role::kDecode});
+  f.cfg.split = {"threshold", 5};
+  auto trace_with = [](double tool_s) {
+    return trace::Trace{trace::Session{"a", 0.0, {seg(8, 2, "tool", tool_s), seg(4, 2)}}};
+  };
+  const size_t role_switch = static_cast<size_t>(sim::LostCause::kRoleSwitch);
+  const size_t migration = static_cast<size_t>(sim::LostCause::kMigration);
+  SUBCASE("moved at the switch: the resumed turn finds its KV on r2") {
+    // At 50 ms r1 becomes prefill; a's 9 tokens (9000 B) go to r2, the decode replica with the
+    // most free blocks, over NVLink: 2 + 9 = 11 ms, landing at 61 ms. At 1.039 s r2 prefills
+    // the 5 uncached tokens (15 ms): first token at 1.054 s, one decode to 1.065 s.
+    f.cfg.switching.paused_kv = "move";
+    Scripted plan(0.05, {{0, {{1, Role::kPrefill}}}});
+    auto r = f.run(trace_with(1.0), &plan);
+    CHECK(r.disagg.switch_moves == 1);
+    CHECK(r.disagg.switch_moved_tokens == 9);
+    CHECK(r.disagg.transfers == 1);  // the prefill's; the move is counted apart
+    CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.015));
+    CHECK(rec(r, "a").finish_s == doctest::Approx(1.065));
+    CHECK(rec(r, "a").replica_last == 2);
+    CHECK(r.summary.counters.lost_reuse_total() == 0);
+    CHECK(r.summary.counters.recomputed_tokens == 0);
+  }
+  SUBCASE("kept: the resumed turn migrates to r2 and recomputes the 9 tokens") {
+    // r1 is a prefill replica at 1.039 s, so the local turn goes to r2, which prefills all 14
+    // tokens (24 ms).
+    Scripted plan(0.05, {{0, {{1, Role::kPrefill}}}});
+    auto r = f.run(trace_with(1.0), &plan);
+    CHECK(r.disagg.switch_moves == 0);
+    CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.024));
+    CHECK(r.summary.counters.lost_reuse[migration] == 9);
+  }
+  SUBCASE("dropped: the same recompute, counted as role_switch") {
+    f.cfg.switching.paused_kv = "drop";
+    Scripted plan(0.05, {{0, {{1, Role::kPrefill}}}});
+    auto r = f.run(trace_with(1.0), &plan);
+    CHECK(r.disagg.switch_dropped_tokens == 9);
+    CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.024));
+    CHECK(r.summary.counters.lost_reuse[role_switch] == 9);
+    CHECK(r.summary.counters.lost_reuse[migration] == 0);
+  }
+  SUBCASE("the tool returns while the KV is in flight: the turn starts when it lands") {
+    // The 15 ms tool ends at 54 ms; the KV lands at 61 ms, where r2 prefills 5 tokens (15 ms):
+    // first token at 76 ms, 22 ms after the tool returned; one decode to 87 ms.
+    f.cfg.switching.paused_kv = "move";
+    Scripted plan(0.05, {{0, {{1, Role::kPrefill}}}});
+    auto r = f.run(trace_with(0.015), &plan);
+    CHECK(r.disagg.switch_moves == 1);
+    CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.022));
+    CHECK(rec(r, "a").finish_s == doctest::Approx(0.087));
+    CHECK(r.summary.counters.recomputed_tokens == 0);
+  }
+  SUBCASE("a session that pauses after the switch moves when it pauses") {
+    // The switch is at 30 ms, while a decodes on r1 (28 -> 39 ms). Zero-downtime: a finishes
+    // its decode there and pauses at 39 ms on a prefill replica; its KV leaves then, landing
+    // at 50 ms. Drain-first: r1 drains until the pause at 39 ms, then takes the role and
+    // moves the paused KV at once: the same landing. Either way 1.039 + 15 ms + 11 ms.
+    f.cfg.switching.paused_kv = "move";
+    SUBCASE("zero-downtime") {}
+    SUBCASE("drain-first") { f.cfg.switching.drain_first = true; }
+    Scripted plan(0.03, {{0, {{1, Role::kPrefill}}}});
+    auto r = f.run(trace_with(1.0), &plan);
+    CHECK(r.disagg.switch_moves == 1);
+    CHECK(r.disagg.switch_moved_tokens == 9);
+    CHECK(rec(r, "a").finish_s == doctest::Approx(1.065));
+    CHECK(rec(r, "a").replica_last == 2);
+  }
+  SUBCASE("KV bound for the CPU does not move: it is kept and counted") {
+    // Under `swap` a's KV is on its way to (or on) r1's CPU at the switch: it stays.
+    f.cfg.switching.paused_kv = "move";
+    f.cpu_blocks = 100;
+    f.policies[1] = policy::policy_registry().create("swap", "test", policy::PolicyParams{});
+    Scripted plan(0.05, {{0, {{1, Role::kPrefill}}}});
+    auto r = f.run(trace_with(1.0), &plan);
+    CHECK(r.disagg.switch_moves == 0);
+    CHECK(r.disagg.switch_kept_tokens == 9);
+  }
+}
+
 TEST_CASE("a planner may not leave a fleet without a prefill or a decode replica") {
   Fleet f({Role::kPrefill, Role::kDecode});
   Scripted plan(0.05, {{0, {{1, Role::kPrefill}}}});
@@ -232,4 +316,22 @@ TEST_CASE("a turn sent back to the prefill replica hits the blocks it computed t
   CHECK(a.ttft_s == doctest::Approx(0.026));
   CHECK(a.resume_ttft_s == doctest::Approx(0.016));
   CHECK(r.summary.counters.lost_reuse[static_cast<size_t>(sim::LostCause::kMigration)] == 1);
+}
+
+TEST_CASE("Checks: a bool turns on every check; global_only leaves the engines unchecked") {
+  Fleet f({Role::kPrefill, Role::kDecode});
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 3)}}};
+  auto router = policy::router_registry().create("least-loaded", "test", Params({}, "router"));
+  const cluster::Checks none = false, all = true, global = cluster::Checks::global_only();
+  CHECK((!none.engines && !none.global));
+  CHECK((all.engines && all.global));
+  CHECK((!global.engines && global.global));
+  for (const cluster::Checks& c : {none, all, global}) {
+    cluster::Cluster fleet(t, f.specs("vllm-v0"), *router, c, f.cfg);
+    for (int32_t r = 0; r < fleet.size(); ++r)
+      CHECK(fleet.replica(r).config().check_invariants == c.engines);
+    fleet.load();
+    fleet.run_until(sim::kForever);
+    CHECK(rec(fleet.result(), "a").finish_s == doctest::Approx(0.050));  // as in the first case
+  }
 }

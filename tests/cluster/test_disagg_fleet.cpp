@@ -1,5 +1,5 @@
 // Disaggregated fleets under load: InferCept's generated mix on 8 replicas with every planner,
-// both transfer modes and both switching modes. Every replica's invariants are checked after
+// both transfer modes, both switching modes and every paused_kv rule. Every replica's invariants are checked after
 // each iteration and the global one (each session and each KV in one place, or in flight
 // between exactly two) after each instant; every session must finish, and equal inputs must
 // give equal runs.
@@ -79,8 +79,12 @@ TEST_CASE("every planner keeps the invariants on a loaded disaggregated fleet") 
       {"dynamo-sla", {{"adjustment_interval", "2"}}, "layer"},
       {"online", {{"interval_s", "1"}}, "whole", true, "drop", 0.2, "threshold"},
       {"online", {{"interval_s", "1"}, {"patience", "1"}}, "layer", false, "drop", 0.5},
+      {"dynamo-sla", {{"adjustment_interval", "2"}}, "layer", false, "move", 0, "threshold"},
+      {"dynamo-load",
+       {{"adjustment_interval", "2"}, {"metric_pulling_interval", "0.5"}},
+       "whole", true, "move", 0.2, "threshold"},
   };
-  int64_t switches = 0, dropped = 0;
+  int64_t switches = 0, dropped = 0, moved = 0;
   for (const Case& k : cases) {
     CAPTURE(k.planner);
     CAPTURE(k.transfer);
@@ -94,15 +98,19 @@ TEST_CASE("every planner keeps the invariants on a loaded disaggregated fleet") 
     if (k.planner == "static") CHECK(r.disagg.role_switches == 0);
     switches += r.disagg.role_switches;
     dropped += r.disagg.switch_dropped_tokens;
+    moved += r.disagg.switch_moves;
+    if (k.paused_kv != "move") CHECK(r.disagg.switch_moves == 0);
     // Equal inputs, equal runs.
     const auto again = run(t, k);
     CHECK(again.summary.ttft.mean == r.summary.ttft.mean);
     CHECK(again.summary.e2e.mean == r.summary.e2e.mean);
     CHECK(again.disagg.role_switches == r.disagg.role_switches);
     CHECK(again.disagg.transfers == r.disagg.transfers);
+    CHECK(again.disagg.switch_moved_tokens == r.disagg.switch_moved_tokens);
   }
-  // The load moves the adaptive planners, so switches (and, under `drop`, dropped paused KV)
-  // ran under the invariant checks.
+  // The load moves the adaptive planners, so switches (and, under `drop` and `move`, dropped
+  // and moved paused KV) ran under the invariant checks.
   CHECK(switches > 0);
   CHECK(dropped > 0);
+  CHECK(moved > 0);
 }

@@ -300,8 +300,8 @@ TEST_CASE("every links, split and switching error names its key and the valid va
   CHECK(error16("switching: {cost_s: -1}") == "e.yaml:4: cluster.switching.cost_s: must be >= 0");
   CHECK(error16("switching: {drain_first: maybe}") ==
         "e.yaml:4: cluster.switching.drain_first: expected true or false, got 'maybe'");
-  CHECK(error16("switching: {paused_kv: move}") ==
-        "e.yaml:4: cluster.switching.paused_kv: expected keep or drop, got 'move'");
+  CHECK(error16("switching: {paused_kv: carry}") ==
+        "e.yaml:4: cluster.switching.paused_kv: expected keep, drop or move, got 'carry'");
   CHECK(error16("switching: {cost: 1}") ==
         "e.yaml:4: cluster.switching.cost: unknown key; valid keys: cost_s, drain_first, "
         "paused_kv");
