@@ -5,12 +5,14 @@
 // Contract:
 // - Token counts are non-negative; a session has at least one segment.
 // - Segment 0's input is the prompt; segment k>0's input is what the intercept of segment k-1
-//   returned. The context after segment k is the sum of all inputs and outputs so far.
+//   returned. The context after segment k is the sum of all inputs and outputs so far, unless
+//   a segment's context event resets it (ContextEvent).
 // - Only a segment that is followed by another one may carry an intercept: the last segment
 //   never does (a session ends when its last output token is decoded).
 // - Intercept kinds are free-form names; durations are seconds, >= 0.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,10 +27,47 @@ struct Intercept {
   bool operator==(const Intercept&) const = default;
 };
 
+// Agent context signals (optional; docs/agent-kv.md). What an agent harness knows about a
+// segment's context when the segment starts (its intercept ends, or the session arrives):
+// - kReset (segments k >= 1): the context was summarised. Before segment k's input, the context
+//   becomes `tokens` tokens, of which the first `shared` are the old context's first `shared`
+//   tokens (a system prompt and tool list that survive) and the rest are new (the summary).
+//   The old context's KV past `shared` will never be read again. 0 <= shared <= tokens, and
+//   shared <= the context before the reset.
+// - kFork (segment 0 only): a subagent starts. The first `tokens` tokens of its prompt are the
+//   first `tokens` tokens of session `parent`'s context (the parent arrives no later, and is
+//   another session of the trace); tokens <= segment 0's input.
+// - kEnd (the last segment only): when this segment ends, nothing will read the session's
+//   context again (a subagent finished), so its KV is worthless.
+enum class ContextEventKind : uint8_t { kNone, kReset, kFork, kEnd };
+
+struct ContextEvent {
+  ContextEventKind kind = ContextEventKind::kNone;
+  int64_t tokens = 0;  // reset: the new context's length; fork: the prefix shared with parent
+  int64_t shared = 0;  // reset: leading tokens kept from the old context
+  std::string parent;  // fork: the parent session's id
+
+  bool operator==(const ContextEvent&) const = default;
+};
+
+// A retention hint from the harness on the context's tokens [begin, end) (after the segment's
+// input): priority 0 (drop first) .. 100 (keep longest), holding for `duration_s` seconds from
+// the segment's start (0: until the session ends or a later hint covers the range). Dynamo's
+// agentic design notes plan the same per-range priority and duration.
+struct Retention {
+  int64_t begin = 0, end = 0;
+  int32_t priority = 0;
+  double duration_s = 0;
+
+  bool operator==(const Retention&) const = default;
+};
+
 struct Segment {
   int64_t input = 0;
   int64_t output = 0;
   std::optional<Intercept> intercept;
+  ContextEvent event = {};              // kNone: no signal
+  std::vector<Retention> retention = {};  // in `begin` order, not overlapping
 
   bool operator==(const Segment&) const = default;
 };
@@ -53,11 +92,15 @@ struct Session {
 
   bool operator==(const Session&) const = default;
 
-  // Largest context the session ever reaches (all inputs and outputs).
+  // Largest context the session ever reaches (a reset shortens it; see ContextEvent).
   int64_t max_context() const {
-    int64_t c = 0;
-    for (const auto& s : segments) c += s.input + s.output;
-    return c;
+    int64_t c = 0, most = 0;
+    for (const auto& s : segments) {
+      if (s.event.kind == ContextEventKind::kReset) c = s.event.tokens;
+      c += s.input + s.output;
+      most = std::max(most, c);
+    }
+    return most;
   }
   int64_t total_output() const {
     int64_t c = 0;
