@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -33,6 +34,7 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
     engines_.push_back(std::make_unique<sim::Engine>(static_cast<int32_t>(r), queue_, sp.config,
                                                      *sp.executor, *sp.policy));
     engines_.back()->set_listener(this);
+    engines_.back()->set_kv_manager(sp.kv_manager);
   }
   const double dt = specs_.front().config.timeseries_interval_s;
   dt_ = dt > 0 ? sim::from_seconds(dt) : 0;
@@ -69,9 +71,16 @@ void Cluster::load() {
       specs_[r].executor->begin(trace_, engines_[r]->blocks().gpu, engines_[r]->blocks().cpu);
   std::set<int64_t> block_sizes;
   for (const auto& e : engines_) block_sizes.insert(e->block_tokens());
+  const bool live = std::any_of(specs_.begin(), specs_.end(),
+                                [](const ReplicaSpec& s) { return s.executor->live(); });
   fits_all_.assign(trace_.size(), 0);
   for (size_t i = 0; i < trace_.size(); ++i) {
     const trace::Session& src = trace_[i];
+    for (size_t k = 0; k < src.segments.size(); ++k)
+      if (live && src.segments[k].event.kind != trace::ContextEventKind::kNone)
+        throw InputError(fmt::format("session {}: segments[{}].context_event: live executors "
+                                     "replay no context events (run it with executor: sim)",
+                                     src.id, k));
     for (size_t k = 0; k < src.segments.size(); ++k)
       if (src.segments[k].output < 1)
         throw InputError(
@@ -96,6 +105,7 @@ void Cluster::load() {
     for (int64_t bt : block_sizes) sim::prefix_chain(src, bt);  // InputError before the run
     arrivals_.push_back(static_cast<int32_t>(i));
   }
+  resolve_forks();
   std::stable_sort(arrivals_.begin(), arrivals_.end(), [this](int32_t a, int32_t b) {
     return sim::from_seconds(trace_[static_cast<size_t>(a)].arrival_s) <
            sim::from_seconds(trace_[static_cast<size_t>(b)].arrival_s);
@@ -133,16 +143,59 @@ void Cluster::on_arrival(int32_t i) {
   RouteRequest q;
   q.session = i;
   q.context_tokens = src.segments.front().input;
+  sim::SessionState s = arriving(i);
   if (d_) {
-    place_arrival(i, src, q);
+    place_arrival(i, std::move(s), q);
+    fork_session_ = -1;
     return;
   }
   const int32_t r = route(q);
+  fork_session_ = -1;
   ++admitted_[static_cast<size_t>(r)];
   touch(r);
-  const int32_t h =
-      replica(r).admit(sim::SessionState::arrive(src, i, sim::from_seconds(src.arrival_s)));
-  ledger_.placed(i, r, h);
+  ledger_.placed(i, r, replica(r).admit(std::move(s)));
+}
+
+void Cluster::resolve_forks() {
+  fork_parent_.assign(trace_.size(), -1);
+  std::unordered_map<std::string, int32_t> by_id;
+  bool any = false;
+  for (size_t i = 0; i < trace_.size(); ++i) {
+    by_id.emplace(trace_[i].id, static_cast<int32_t>(i));
+    any = any || trace_[i].segments.front().event.kind == trace::ContextEventKind::kFork;
+  }
+  if (!any) return;
+  for (size_t i = 0; i < trace_.size(); ++i) {
+    const trace::ContextEvent& ev = trace_[i].segments.front().event;
+    if (ev.kind != trace::ContextEventKind::kFork) continue;
+    auto it = by_id.find(ev.parent);
+    if (it == by_id.end() || it->second == static_cast<int32_t>(i))
+      throw InputError(fmt::format("session {}: segments[0].context_event.parent: no other "
+                                   "session '{}' in the trace",
+                                   trace_[i].id, ev.parent));
+    fork_parent_[i] = it->second;
+  }
+}
+
+sim::SessionState Cluster::arriving(int32_t i) {
+  const trace::Session& src = trace_[static_cast<size_t>(i)];
+  sim::SessionState s = sim::SessionState::arrive(src, i, sim::from_seconds(src.arrival_s));
+  const int32_t p = fork_parent_.empty() ? -1 : fork_parent_[static_cast<size_t>(i)];
+  if (p < 0 || ledger_.status(p) != Status::kOnReplica) return s;
+  const Location at = ledger_.where(p);
+  const sim::SessionState& ps = replica(at.replica).session(at.handle);
+  if (ps.chain_block_tokens <= 0) return s;
+  const int64_t tokens = src.segments.front().event.tokens;
+  const auto blocks = std::min<size_t>(static_cast<size_t>(tokens / ps.chain_block_tokens),
+                                       ps.chain.size());
+  if (blocks == 0) return s;
+  s.fork_chain.assign(ps.chain.begin(), ps.chain.begin() + static_cast<std::ptrdiff_t>(blocks));
+  s.fork_block_tokens = ps.chain_block_tokens;
+  replica(at.replica).share_chain(at.handle);
+  fork_session_ = i;
+  fork_block_tokens_ = s.fork_block_tokens;
+  fork_chain_ = s.fork_chain;
+  return s;
 }
 
 void Cluster::on_intercept_end(int32_t i) {

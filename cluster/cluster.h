@@ -48,6 +48,7 @@ struct ReplicaSpec {
   sim::Executor* executor = nullptr;
   sim::Policy* policy = nullptr;
   std::string group;  // the fleet group it belongs to ("" for a cluster of one)
+  sim::KvManager* kv_manager = nullptr;  // not owned; null: sim::LocalKvManager
 };
 
 // Which invariants a run checks. From a bool: all of them or none. The engines' checks cost
@@ -117,6 +118,10 @@ class Cluster final : public sim::EngineListener {
   class View;
   void dispatch(const sim::Event& ev);
   void on_arrival(int32_t i);
+  // A new session's state; a fork (traces/session.h kFork) gets its parent's chain over the
+  // shared prefix when the parent is on a replica now, and the parent is marked shared.
+  sim::SessionState arriving(int32_t i);
+  void resolve_forks();
   void on_intercept_end(int32_t i);
   void resume_session(int32_t i, sim::Nanos ended_at);
   int32_t route(const RouteRequest& q);
@@ -125,7 +130,7 @@ class Cluster final : public sim::EngineListener {
   void schedule_next_arrival();  // replica r had an event at this instant: it may start an iteration
   // Disaggregation (cluster_disagg.cpp).
   bool disaggregated() const { return d_ != nullptr; }
-  void place_arrival(int32_t i, const trace::Session& src, RouteRequest& q);
+  void place_arrival(int32_t i, sim::SessionState s, RouteRequest& q);
   bool place_resume(int32_t i, RouteRequest& q, double duration_s, sim::Nanos ended_at);
   int32_t route_in(const RouteRequest& q, int pool);
   void pump_imports();
@@ -173,6 +178,11 @@ class Cluster final : public sim::EngineListener {
   int64_t done_ = 0;  // sessions finished or skipped
   bool real_event_ = false;  // the current instant had an event other than the planner's
   std::vector<char> mask_;   // the pool a route may use (empty: every replica)
+  std::vector<int32_t> fork_parent_;  // by trace index: the parent's index, or -1
+  // The chain of the fork being placed now (routers see it through View::prefix_chain).
+  int32_t fork_session_ = -1;
+  int64_t fork_block_tokens_ = 0;
+  std::vector<uint64_t> fork_chain_;
   std::unique_ptr<DisaggState> d_;
 };
 

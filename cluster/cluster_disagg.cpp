@@ -47,7 +47,7 @@ int32_t Cluster::route_in(const RouteRequest& q, int pool) {
   return r;
 }
 
-void Cluster::place_arrival(int32_t i, const trace::Session& src, RouteRequest& q) {
+void Cluster::place_arrival(int32_t i, sim::SessionState s, RouteRequest& q) {
   const SplitConfig& sp = d_->cfg.split;
   bool to_prefill = sp.mode == "always";
   int64_t uncached = q.context_tokens;
@@ -69,7 +69,6 @@ void Cluster::place_arrival(int32_t i, const trace::Session& src, RouteRequest& 
   }
   ++admitted_[static_cast<size_t>(r)];
   touch(r);
-  sim::SessionState s = sim::SessionState::arrive(src, i, sim::from_seconds(src.arrival_s));
   s.export_after_prefill = d_->roles[static_cast<size_t>(r)] == Role::kPrefill;
   ledger_.placed(i, r, replica(r).admit(std::move(s)));
 }

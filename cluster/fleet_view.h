@@ -23,6 +23,7 @@ class Cluster::View final : public ClusterView {
   }
   const std::vector<uint64_t>& prefix_chain(int32_t r) const override {
     const int64_t bt = replica(r).block_tokens();
+    if (c_.fork_session_ == q_ && c_.fork_block_tokens_ == bt) return c_.fork_chain_;
     for (const auto& [b, chain] : chains_)
       if (b == bt) return chain;
     chains_.emplace_back(bt, sim::prefix_chain(src_, bt));

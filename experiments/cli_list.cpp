@@ -6,6 +6,7 @@
 #include "live/live_executor.h"
 #include "policies/builtin.h"
 #include "policies/estimator.h"
+#include "policies/kv_managers.h"
 #include "policies/planners.h"
 #include "policies/routers.h"
 #include "sim/engine.h"
@@ -30,6 +31,7 @@ int cmd_list(const Args& args) {
   section("schedulers", sim::scheduler_registry());
   section("routers (cluster.router: NAME)", policy::router_registry());
   section("planners (cluster.planner: NAME)", policy::planner_registry());
+  section("kv managers (engine.kv_manager: NAME)", policy::kv_manager_registry());
   section("executors", live::executor_registry());
   section("trace sources", trace::trace_source_registry());
   section("arrival processes", trace::arrival_registry());

@@ -9,6 +9,7 @@
 
 #include "experiments/sweep_variants.h"
 #include "live/live_executor.h"
+#include "policies/kv_managers.h"
 #include "traces/input_error.h"
 #include "traces/sources.h"
 #include "traces/strict_yaml.h"
@@ -187,7 +188,8 @@ const std::vector<std::string> kEngineKeys = {"scheduler",
                                               "max_long_partial_prefills",
                                               "watermark",
                                               "reserve_full_isl",
-                                              "async_scheduling"};
+                                              "async_scheduling",
+                                              "kv_manager"};
 
 // The keys of an `engine:` map onto `c` (the experiment's, or a cluster group's overrides).
 void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
@@ -226,6 +228,10 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
   bounded("swap_space_gib", c.swap_space_gib, "GiB", false);
   bounded("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)", false);
   c.prefix_caching = en.get<bool>("prefix_caching", c.prefix_caching, "true or false");
+  if (en.has("kv_manager")) {
+    c.kv_manager = en.require<std::string>("kv_manager", "a kv manager name");
+    policy::kv_manager_registry().get(c.kv_manager, en.where("kv_manager"));
+  }
   c.cpu_blocks =
       en.get<int64_t>("cpu_blocks", c.cpu_blocks, "an integer (-1 = derive from swap_space_gib)");
 }
@@ -373,6 +379,7 @@ YAML::Node Experiment::resolved() const {
     r["engine"]["reserve_full_isl"] = c.reserve_full_isl;
   }
   if (c.async_scheduling) r["engine"]["async_scheduling"] = true;
+  if (c.kv_manager != "local") r["engine"]["kv_manager"] = c.kv_manager;
   if (cluster.given) r["cluster"] = resolved_cluster(cluster);
   if (executor_params.values.empty()) {
     r["executor"] = executor;

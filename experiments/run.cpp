@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "live/live_executor.h"
+#include "policies/kv_managers.h"
 #include "policies/routers.h"
 #include "traces/generator.h"
 #include "traces/input_error.h"
@@ -70,15 +71,18 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
                               cluster::Checks checks) {
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
+  std::vector<std::unique_ptr<sim::KvManager>> managers;
   std::vector<cluster::ReplicaSpec> specs;
   auto add = [&](const sim::EngineConfig& engine, const sim::Profile& profile,
                  const std::string& group) {
     policies.push_back(policy::policy_registry().create(p.name, p.params.where, p.params));
+    managers.push_back(policy::kv_manager_registry().create(engine.kv_manager, "engine.kv_manager",
+                                                            Params({}, "engine.kv_manager")));
     executors.push_back(
         live::executor_registry().create(e.executor, "executor", profile, e.executor_params));
     sim::EngineConfig cfg = engine;
     cfg.check_invariants = checks.engines;
-    specs.push_back({cfg, executors.back().get(), policies.back().get(), group});
+    specs.push_back({cfg, executors.back().get(), policies.back().get(), group, managers.back().get()});
   };
   if (!e.cluster.given) {
     add(e.engine, in.profile, "");

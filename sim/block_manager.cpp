@@ -24,6 +24,16 @@ void BlockPool::evict_one() {
   ++evictions_;
 }
 
+bool BlockPool::forget(BlockId b) {
+  const auto i = static_cast<size_t>(b);
+  if (b < 0 || b >= total() || refcount_[i] != 0 || hash_[i] == 0) return false;
+  cached_.erase({cached_since_[i], b});
+  by_hash_.erase(hash_[i]);
+  hash_[i] = 0;
+  free_list_.push_back(b);
+  return true;
+}
+
 bool BlockPool::allocate(int64_t n, std::vector<BlockId>& out) {
   if (n < 0) throw std::logic_error(name_ + ": negative allocation");
   if (n > free()) return false;

@@ -51,6 +51,10 @@ class BlockPool {
   // The block published under `hash` (held or cached), or -1; takes no hold.
   BlockId find(uint64_t hash) const { return hash == 0 ? -1 : by_hash_.find(hash); }
   int64_t evictions() const { return evictions_; }
+  // Unhashes cached block `b` (not held) and frees it now, before any other cached block is
+  // evicted: its content will never be asked for. False (changing nothing) if `b` is held or
+  // not cached. Not counted as an eviction.
+  bool forget(BlockId b);
 
   // Throws std::logic_error describing the first inconsistency.
   void check() const;

@@ -74,7 +74,14 @@ int32_t Engine::take_slot(SessionState&& s) {
   // Content is append-only: a chain computed in this block size elsewhere still names the
   // session's leading blocks here, past the prompt too.
   if (t.chain_block_tokens != block_tokens_) {
-    t.chain = prefix_chain(t.id(), t.prefix(), t.prompt_tokens(), block_tokens_);
+    if (!t.fork_chain.empty() && t.fork_block_tokens == block_tokens_) {
+      // A fork: its prompt starts with the parent's context, named by the parent's chain.
+      t.chain = t.fork_chain;
+      t.chain_shared = true;
+      ++counters_.forks;
+    } else {
+      t.chain = prefix_chain(t.id(), t.prefix(), t.prompt_tokens(), block_tokens_);
+    }
     t.prompt_chain_blocks = static_cast<int64_t>(t.chain.size());
     t.chain_block_tokens = block_tokens_;
   }
@@ -116,7 +123,9 @@ void Engine::count_turn(const SessionState& s) {
 void Engine::begin_turn(int32_t h, double intercept_s, Nanos ended_at) {
   SessionState& s = S(h);
   policy_.on_resume(s, intercept_s, *this);
+  kv_->observe_intercept(s.intercept_kind(), intercept_s);
   s.seg += 1;
+  if (s.segment().event.kind == trace::ContextEventKind::kReset) apply_reset(s);
   s.context += s.segment().input;
   s.seg_output = s.segment().output;
   s.decoded_in_seg = 0;
@@ -299,6 +308,7 @@ void Engine::complete_segment(SessionState& s) {
   const Nanos t = now();
   if (!listener_) throw std::logic_error("Engine: no listener for finished and paused sessions");
   if (s.last_segment()) {
+    if (s.segment().event.kind == trace::ContextEventKind::kEnd) finish_ended(s);
     gpu_.release(s.gpu_blocks);
     cpu_.release(s.cpu_blocks);
     s.phase = Phase::kFinished;

@@ -44,6 +44,7 @@
 #include "sim/cost_model.h"
 #include "sim/event_queue.h"
 #include "sim/executor.h"
+#include "sim/kv_manager.h"
 #include "sim/live_log.h"
 #include "sim/metrics.h"
 #include "sim/policy.h"
@@ -76,6 +77,7 @@ struct EngineConfig {
   double watermark = 0.0;         // fraction of GPU blocks a new admission must leave free
   bool reserve_full_isl = true;   // admit only if the whole context fits (vLLM reserve_full_isl)
   bool async_scheduling = false;  // per-step CPU overhead overlaps the previous forward
+  std::string kv_manager = "local";  // policies/kv_managers.h; the owner builds one per replica
   bool check_invariants = false;
 };
 
@@ -137,6 +139,9 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
          Policy& policy);
 
   void set_listener(EngineListener* l) { listener_ = l; }
+  // The KV manager (not owned; null: LocalKvManager, today's behaviour).
+  void set_kv_manager(KvManager* m) { kv_ = m ? m : &local_kv_; }
+  const KvManager& kv_manager() const { return *kv_; }
   void set_observer(std::function<void(const IterationRecord&)> f) { observer_ = std::move(f); }
   // Live executors: the engine's KV operations and steps (sim/live_log.h).
   LiveLog* live_log() { return live_ ? &log_ : nullptr; }
@@ -180,6 +185,9 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void start_move(int32_t handle);
   // Evicts idle KV (as when nothing can run) until `blocks` are free; false if it cannot.
   bool make_room(int64_t blocks);
+  // Session `handle` was forked from (traces/session.h kFork): others may hold its blocks past
+  // the prompt, so the accounting and the checks treat its whole chain as shareable.
+  void share_chain(int32_t handle) { S(handle).chain_shared = true; }
   // Whether the turn that session `handle` starts next runs its prefill for a decode replica.
   void set_export(int32_t handle, bool on) { S(handle).export_after_prefill = on; }
   // No iteration starts before `t` (a role switch's cost).
@@ -323,6 +331,10 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
   // Leading GPU blocks of `s` that other sessions may also hold (its prompt-hash blocks).
   size_t shareable_gpu_blocks(const SessionState& s) const;
+  // Agent context signals (engine_signals.cpp).
+  void apply_reset(SessionState& s);
+  void release_worthless(std::vector<BlockId>& blocks);
+  void finish_ended(SessionState& s);
   int64_t block_bytes() const { return block_counts_.block_bytes; }
   void count_turn(const SessionState& s);
   void record_iteration(Nanos t, Nanos forward, Nanos busy);
@@ -339,6 +351,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   int32_t partial_prefills_ = 0;       // this step: prefills that stay unfinished
   int32_t long_partial_prefills_ = 0;  // of them, longer than long_prefill_token_threshold
   EngineListener* listener_ = nullptr;
+  LocalKvManager local_kv_;
+  KvManager* kv_ = &local_kv_;
   BlockCounts block_counts_;
   int64_t block_tokens_;
   BlockPool gpu_;

@@ -58,7 +58,9 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
 
 size_t Engine::shareable_gpu_blocks(const SessionState& s) const {
   const int64_t before = s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size());
-  const int64_t lead = std::max<int64_t>(s.prompt_chain_blocks - before, 0);
+  // A fork's family shares blocks past the prompt (the parent's context): all of its chain.
+  const int64_t named = s.chain_shared ? static_cast<int64_t>(s.chain.size()) : s.prompt_chain_blocks;
+  const int64_t lead = std::max<int64_t>(named - before, 0);
   return std::min(s.gpu_blocks.size(), static_cast<size_t>(lead));
 }
 

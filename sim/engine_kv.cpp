@@ -226,13 +226,16 @@ Nanos Engine::progress_swaps() {
 }
 
 bool Engine::evict_idle_kv() {
-  // The most recently arrived session that holds GPU KV but is not running.
+  // The session holding GPU KV but not running that the KV manager gives up first (local:
+  // the most recently arrived); ties go to the higher trace index.
   int32_t best = -1;
   for (const auto& s : slots_) {
     if (s.idx < 0 || s.gpu_blocks.empty()) continue;
     if (s.phase != Phase::kPaused && s.phase != Phase::kWaiting) continue;
     const SessionState* b = best < 0 ? nullptr : &session(best);
-    if (!b || s.arrival > b->arrival || (s.arrival == b->arrival && s.idx > b->idx)) best = s.h;
+    if (!b || kv_->evict_before(s, *b, now()) ||
+        (!kv_->evict_before(*b, s, now()) && s.idx > b->idx))
+      best = s.h;
   }
   if (best < 0) return evict_half_swapped();
   SessionState& s = S(best);

@@ -128,8 +128,10 @@ void Engine::extend_chain(SessionState& s) const {
   uint64_t h = s.chain.empty() ? splitmix64(0x51ed270b27a2f0d1ull + static_cast<uint64_t>(s.idx))
                                : s.chain.back();
   for (auto k = static_cast<int64_t>(s.chain.size()); k < full; ++k) {
+    // After a reset the same positions hold new content: the generation salts them apart.
     const uint64_t x = splitmix64(h ^ (0x94d049bb133111ebull * static_cast<uint64_t>(k + 1)) ^
-                                  (static_cast<uint64_t>(s.idx) << 20));
+                                  (static_cast<uint64_t>(s.idx) << 20) ^
+                                  (static_cast<uint64_t>(s.generation) << 48));
     h = x == 0 ? 1 : x;
     s.chain.push_back(h);
   }

@@ -56,7 +56,7 @@ void TimeSample::merge(const TimeSample& o) {
 
 // A new field in Counters must be merged below: this fails to compile until the size is
 // updated with it.
-static_assert(sizeof(Counters) == 29 * sizeof(int64_t), "Counters::merge must add every field");
+static_assert(sizeof(Counters) == 33 * sizeof(int64_t), "Counters::merge must add every field");
 
 void Counters::merge(const Counters& o) {
   iterations += o.iterations;
@@ -84,6 +84,10 @@ void Counters::merge(const Counters& o) {
   stall_time += o.stall_time;
   for (size_t c = 0; c < lost_reuse.size(); ++c) lost_reuse[c] += o.lost_reuse[c];
   prefix_evicted_tokens += o.prefix_evicted_tokens;
+  resets += o.resets;
+  reset_released_tokens += o.reset_released_tokens;
+  forks += o.forks;
+  worthless_freed_blocks += o.worthless_freed_blocks;
 }
 
 int64_t Counters::lost_reuse_total() const {

@@ -84,6 +84,11 @@ struct Counters {
   // evicted from its prefix cache before they were needed again.
   std::array<int64_t, 5> lost_reuse{};  // by LostCause (sim/session_state.h)
   int64_t prefix_evicted_tokens = 0;
+  // Agent context signals (traces/session.h ContextEvent).
+  int64_t resets = 0;
+  int64_t reset_released_tokens = 0;  // KV tokens a reset made worthless
+  int64_t forks = 0;                  // forked sessions admitted with their parent's chain
+  int64_t worthless_freed_blocks = 0;  // released blocks the KV manager unhashed at once
   int64_t lost_reuse_total() const;
   // Adds every count of `o` (a fleet's totals are the merge of its replicas').
   void merge(const Counters& o);

@@ -119,6 +119,12 @@ struct SessionState {
                                    // session arriving from a replica with the same block size
                                    // keeps its chain, extended past the prompt (hash_every_block)
   int64_t published = 0;
+  int32_t generation = 0;    // context resets so far: salts the hashes of blocks computed since
+  bool chain_shared = false;  // a fork's family: blocks past the prompt may be held by others
+  // Set by the owner for a forked session (ContextEvent kFork) before admission: the parent's
+  // chain over the shared prefix's full blocks, in `fork_block_tokens` blocks.
+  std::vector<uint64_t> fork_chain;
+  int64_t fork_block_tokens = 0;
 
   int64_t queued_tokens = 0;  // prefill it needed when it joined the waiting or swapped queue
   Nanos pause_start = -1;
@@ -138,6 +144,9 @@ struct SessionState {
   const std::string& intercept_kind() const;
   // The trace session's prefix hashes (content identity of the prompt, known on arrival).
   const trace::PrefixHashes& prefix() const { return src_->prefix; }
+  // The current segment's context signals: what the harness says as the segment starts.
+  const trace::ContextEvent& context_event() const { return segment().event; }
+  const std::vector<trace::Retention>& retention() const { return segment().retention; }
 
  private:
   friend class Engine;

@@ -51,9 +51,10 @@ struct ContextEvent {
 };
 
 // A retention hint from the harness on the context's tokens [begin, end) (after the segment's
-// input): priority 0 (drop first) .. 100 (keep longest), holding for `duration_s` seconds from
-// the segment's start (0: until the session ends or a later hint covers the range). Dynamo's
-// agentic design notes plan the same per-range priority and duration.
+// input): priority 0 (drop first) .. 100 (keep longest). It holds while its segment is the
+// session's current one (through the intercept after it), and for at most `duration_s` seconds
+// from the segment's start when that is > 0. Dynamo's agentic design notes plan the same
+// per-range priority and duration.
 struct Retention {
   int64_t begin = 0, end = 0;
   int32_t priority = 0;

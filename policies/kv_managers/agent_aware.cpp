@@ -1,0 +1,89 @@
+// agent-aware: ours (issue 15; docs/agent-kv.md). It uses what an agent harness can tell a
+// server (traces/session.h: context events, retention hints, the intercept's kind) and the past,
+// never the trace's future:
+// - Worthless blocks are unhashed at once (sim/kv_manager.h): the part of a context a reset
+//   summarised away, and an ended subagent's own blocks past the prefix it shares. The prefix
+//   cache then keeps what may be read again: a shared system prompt outlives a reasoning tail.
+// - Eviction order among idle sessions holding GPU KV: the lowest retention priority first (the
+//   highest priority among the session's active hints that cover its KV; `default_priority`
+//   without one), then the longest expected remaining idle time (a waiting session: 0; a paused
+//   one: the `history` estimator's mean residual life of completed intercepts of its kind,
+//   the elapsed time until `history_min_samples` of them have ended), then the newest arrival.
+// A hint is active while its segment is the session's current one (through the intercept after
+// it), for at most `duration_s` from the segment's start when that is > 0.
+// Parameters: default_priority (0..100, default 50), history_min_samples (>= 1, default 8).
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "policies/estimator.h"
+#include "policies/kv_managers.h"
+#include "traces/input_error.h"
+
+namespace isim::policy {
+
+namespace {
+
+class AgentAware final : public sim::KvManager {
+ public:
+  AgentAware(int32_t default_priority, int64_t min_samples)
+      : default_priority_(default_priority),
+        min_samples_(min_samples),
+        history_(estimator_registry().create("history", "kv manager 'agent-aware'",
+                                             EstimatorOptions{min_samples})) {}
+  std::string name() const override { return "agent-aware"; }
+  bool frees_worthless() const override { return true; }
+  void observe_intercept(const std::string& kind, double duration_s) override {
+    history_->observe(kind, duration_s);
+  }
+  bool evict_before(const sim::SessionState& a, const sim::SessionState& b,
+                    sim::Nanos now) const override {
+    const int32_t pa = priority(a, now), pb = priority(b, now);
+    if (pa != pb) return pa < pb;
+    const double ra = remaining_s(a, now), rb = remaining_s(b, now);
+    if (ra != rb) return ra > rb;
+    return a.arrival > b.arrival;
+  }
+  std::vector<std::pair<std::string, std::string>> describe() const override {
+    return {{"default_priority", std::to_string(default_priority_)},
+            {"history_min_samples", std::to_string(min_samples_)}};
+  }
+
+ private:
+  int32_t priority(const sim::SessionState& s, sim::Nanos now) const {
+    const sim::Nanos start = s.segments_done() == 0 ? s.arrival : s.intercept_end;
+    int32_t best = -1;
+    for (const trace::Retention& r : s.retention()) {
+      if (r.begin >= s.kv) continue;  // covers none of the KV it holds
+      if (r.duration_s > 0 && now >= start + sim::from_seconds(r.duration_s)) continue;
+      best = std::max(best, r.priority);
+    }
+    return best < 0 ? default_priority_ : best;
+  }
+  double remaining_s(const sim::SessionState& s, sim::Nanos now) const {
+    if (s.phase != sim::Phase::kPaused) return 0;
+    return history_->remaining_s(s.intercept_kind(), sim::to_seconds(now - s.pause_start));
+  }
+
+  int32_t default_priority_;
+  int64_t min_samples_;
+  std::unique_ptr<DurationEstimator> history_;
+};
+
+}  // namespace
+
+void add_kv_manager_agent_aware(KvManagerRegistry& reg) {
+  reg.add("agent-aware",
+          "ours: frees what resets and ended subagents make worthless; evicts by retention "
+          "hint, then expected idle time (history, no oracle)",
+          [](const Params& p) {
+            const auto prio = p.get<int64_t>("default_priority", 50, "an integer in [0, 100]",
+                                             [](int64_t v) { return v >= 0 && v <= 100; });
+            const auto min = p.get<int64_t>("history_min_samples", 8, "an integer >= 1",
+                                            [](int64_t v) { return v >= 1; });
+            p.done("kv manager 'agent-aware'");
+            return std::make_unique<AgentAware>(static_cast<int32_t>(prio), min);
+          });
+}
+
+}  // namespace isim::policy

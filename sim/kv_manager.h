@@ -1,0 +1,50 @@
+// KvManager: how a replica treats KV whose worth the agent's context signals tell, and which
+// idle KV it gives up first when it needs blocks (issue 15; docs/agent-kv.md). The managers are
+// registered by name in policies/kv_managers.h.
+//
+// Contract:
+// - `frees_worthless()`: blocks released that nothing will read again are unhashed at once, so
+//   the prefix cache keeps only what may be reused. Worthless means: the part of a context that
+//   a reset summarised away (past its `shared` tokens), and an ended session's (ContextEvent
+//   kEnd) own blocks past its shareable prefix (the trace's prompt hashes, or the parent chain
+//   of a fork), which other sessions may still share. Otherwise such blocks stay cached and
+//   age out in LRU order like any released block (vLLM's behaviour).
+// - `evict_before(a, b, now)`: among idle sessions holding GPU KV (paused, or waiting with
+//   blocks), whether a's KV is dropped before b's when the replica must evict. A strict weak
+//   order; the engine breaks ties by trace index, so the choice is deterministic.
+// - `observe_intercept(kind, duration_s)`: an intercept ended, after `duration_s` (the past).
+// - Past only: a manager sees SessionState's public fields and past-only accessors, the current
+//   segment's signals included (what the harness says as the segment starts), never the
+//   trace's future.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/session_state.h"
+#include "sim/time.h"
+
+namespace isim::sim {
+
+class KvManager {
+ public:
+  virtual ~KvManager() = default;
+  virtual std::string name() const = 0;
+  virtual bool frees_worthless() const { return false; }
+  virtual bool evict_before(const SessionState& a, const SessionState& b, Nanos now) const = 0;
+  virtual void observe_intercept(const std::string& /*kind*/, double /*duration_s*/) {}
+  virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
+};
+
+// Today's rule, the default: the most recently arrived session's KV goes first (it has the
+// least invested in the queue; vLLM's recompute preemption picks the newest request too).
+class LocalKvManager final : public KvManager {
+ public:
+  std::string name() const override { return "local"; }
+  bool evict_before(const SessionState& a, const SessionState& b, Nanos) const override {
+    return a.arrival > b.arrival;
+  }
+};
+
+}  // namespace isim::sim
