@@ -210,15 +210,32 @@ Trace bootstrap(const Trace& source, int64_t n, uint64_t seed) {
     t.push_back(source[rng.below(source.size())]);
     t.back().id += fmt::format("#{}", k);
     t.back().arrival_s = 0;
+    if (!t.back().segments.empty() &&
+        t.back().segments[0].event.kind == ContextEventKind::kFork)
+      t.back().segments[0].event = ContextEvent{};
   }
   return t;
 }
+
+namespace {
+
+// Segment 0's input was capped: its fork and retention must fit in it.
+void fit_prompt_signals(Segment& seg) {
+  if (seg.event.kind == ContextEventKind::kFork)
+    seg.event.tokens = std::min(seg.event.tokens, seg.input);
+  std::erase_if(seg.retention, [&](const Retention& r) { return r.begin >= seg.input; });
+  for (Retention& r : seg.retention) r.end = std::min(r.end, seg.input);
+}
+
+}  // namespace
 
 void truncate_to_context(Session& s, int64_t max_context) {
   if (max_context < 2)
     throw InputError(fmt::format("max_context: must be >= 2, got {}", max_context));
   if (s.segments.empty()) return;
+  const bool ended = s.segments.back().event.kind == ContextEventKind::kEnd;
   s.segments[0].input = std::min(s.segments[0].input, max_context - 1);
+  fit_prompt_signals(s.segments[0]);
   if (s.prefix.block_tokens > 0) {
     const int64_t prompt = s.segments[0].input;
     const auto blocks = static_cast<size_t>(prompt / s.prefix.block_tokens +
@@ -228,6 +245,9 @@ void truncate_to_context(Session& s, int64_t max_context) {
   int64_t context = 0;
   for (size_t k = 0; k < s.segments.size(); ++k) {
     Segment& seg = s.segments[k];
+    // A reset that fits keeps shared <= tokens < max_context - 1 <= the context before it, even
+    // after the prompt was capped.
+    if (seg.event.kind == ContextEventKind::kReset) context = seg.event.tokens;
     const int64_t room = max_context - context - seg.input;  // tokens left to decode
     if (room < 1) {                                          // k > 0: the prompt always fits
       s.segments.resize(k);
@@ -241,6 +261,8 @@ void truncate_to_context(Session& s, int64_t max_context) {
     context += seg.input + seg.output;
   }
   s.segments.back().intercept.reset();
+  if (ended && s.segments.back().event.kind == ContextEventKind::kNone)
+    s.segments.back().event.kind = ContextEventKind::kEnd;
 }
 
 }  // namespace isim::trace

@@ -15,7 +15,8 @@
 //   config and seed give the same trace on every platform; the first n sessions do not depend on
 //   how many are generated.
 // - bootstrap(): n sessions drawn uniformly with replacement; the k-th draw of session <id> gets
-//   id "<id>#<k>" (k = draw index, so ids are unique) and arrival_s = 0.
+//   id "<id>#<k>" (k = draw index, so ids are unique) and arrival_s = 0. A draw of a forked
+//   session loses its fork (its parent's id names no draw), keeping its other context signals.
 // - The defaults, traces/generators/infercept-mix.yaml, equal default_generator_config().
 // - Bad config: InputError `FILE: KEY: reason` (FILE:LINE where the YAML gives a line), unknown
 //   keys list the valid ones.
@@ -73,10 +74,13 @@ int64_t read_max_context(const YamlMap& m, int64_t def);
 Trace generate(const GeneratorConfig& c, int64_t sessions, uint64_t seed);
 Trace bootstrap(const Trace& source, int64_t n, uint64_t seed);
 
-// Cuts a session so that its context never exceeds max_context (>= 2): the prompt is capped at
-// max_context - 1, a segment's output is shortened to fit, segments without room to decode one
-// token are dropped, and the (new) last segment loses its intercept. Prefix hashes beyond the
-// capped prompt's ceil(prompt / block_tokens) blocks are dropped with it.
+// Cuts a session so that its context (resets counted, as in Session::max_context) never exceeds
+// max_context (>= 2): the prompt is capped at max_context - 1, a segment's output is shortened
+// to fit, segments without room to decode one token are dropped, and the (new) last segment
+// loses its intercept. Prefix hashes beyond the capped prompt's ceil(prompt / block_tokens)
+// blocks are dropped with it, and the signals stay valid: a fork shares at most the capped
+// prompt, retention ranges are clipped to the capped prompt, and a session that ended with an end
+// event ends with one on its new last segment (when that segment carries no other event).
 void truncate_to_context(Session& s, int64_t max_context);
 
 }  // namespace isim::trace

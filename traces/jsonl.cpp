@@ -6,73 +6,26 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
 #include <istream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <unordered_map>
 
 #include "traces/input_error.h"
 #include "traces/json_lines.h"
+#include "traces/jsonl_fields.h"
+#include "traces/jsonl_signals.h"
 
 namespace isim::trace {
 namespace {
 
 using json = nlohmann::json;
-using json_lines::fail;
-using json_lines::shown;
-
-void reject_unknown_keys(const json& obj, std::initializer_list<const char*> valid,
-                         const std::string& where, const std::string& prefix) {
-  for (const auto& [key, value] : obj.items()) {
-    bool known = false;
-    for (const char* v : valid) known = known || key == v;
-    if (known) continue;
-    std::string list;
-    for (const char* v : valid) list += (list.empty() ? "" : ", ") + std::string(v);
-    fail(where, prefix + key, "unknown field; valid: " + list);
-  }
-}
-
-const json& require(const json& obj, const char* key, const std::string& where,
-                    const std::string& field, const char* expected) {
-  auto it = obj.find(key);
-  if (it == obj.end()) fail(where, field, std::string("missing; expected ") + expected);
-  return *it;
-}
-
-int64_t tokens_field(const json& obj, const char* key, const std::string& where,
-                     const std::string& prefix) {
-  const std::string field = prefix + key;
-  const json& v = require(obj, key, where, field, "a non-negative integer");
-  // nlohmann stores every non-negative JSON integer as unsigned, so this one test rejects
-  // negatives, fractions, and 3.0 alike (a float token count means the producer went wrong).
-  if (!v.is_number_unsigned())
-    fail(where, field, "expected a non-negative integer, got " + shown(v));
-  if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    fail(where, field, "expected a non-negative integer below 2^63, got " + shown(v));
-  return static_cast<int64_t>(v.get<uint64_t>());
-}
-
-double seconds_field(const json& obj, const char* key, const std::string& where,
-                     const std::string& field) {
-  const json& v = require(obj, key, where, field, "a number of seconds >= 0");
-  if (!v.is_number()) fail(where, field, "expected a number of seconds >= 0, got " + shown(v));
-  return v.get<double>();
-}
-
-std::string string_field(const json& obj, const char* key, const std::string& where,
-                         const std::string& field) {
-  const json& v = require(obj, key, where, field, "a non-empty string");
-  if (!v.is_string()) fail(where, field, "expected a non-empty string, got " + shown(v));
-  return v.get<std::string>();
-}
+using namespace jsonl_fields;
 
 Segment segment_from_json(const json& j, const std::string& where, const std::string& prefix) {
   if (!j.is_object()) fail(where, prefix, "expected an object, got " + shown(j));
   const std::string p = prefix + ".";
-  reject_unknown_keys(j, {"input", "output", "intercept"}, where, p);
+  reject_unknown_keys(j, {"input", "output", "intercept", "context_event", "retention"}, where, p);
   Segment seg;
   seg.input = tokens_field(j, "input", where, p);
   seg.output = tokens_field(j, "output", where, p);
@@ -86,6 +39,10 @@ Segment segment_from_json(const json& j, const std::string& where, const std::st
     ic.duration_s = seconds_field(*it, "duration_s", where, ip + ".duration_s");
     seg.intercept = std::move(ic);
   }
+  if (auto it = j.find("context_event"); it != j.end())
+    seg.event = jsonl_signals::context_event_from_json(*it, where, p);
+  if (auto it = j.find("retention"); it != j.end())
+    seg.retention = jsonl_signals::retention_from_json(*it, where, p);
   return seg;
 }
 
@@ -152,6 +109,7 @@ void validate_session(const Session& s, const std::string& where) {
       fail(where, p + "intercept.duration_s",
            fmt::format("must be finite and >= 0, got {}", seg.intercept->duration_s));
   }
+  jsonl_signals::validate_signals(s, where);
   const PrefixHashes& p = s.prefix;
   if (p.block_tokens < 0)
     fail(where, "prefix.block_tokens", fmt::format("must be > 0, got {}", p.block_tokens));
@@ -167,6 +125,7 @@ void validate_session(const Session& s, const std::string& where) {
 
 Trace parse_jsonl(std::istream& in, const std::string& origin) {
   Trace t;
+  std::vector<int64_t> lines;                            // the line of each session
   std::unordered_map<std::string, int64_t> first_line;  // id -> line it was first seen on
   json_lines::for_each_json_line(
       in, origin, [&](const json& j, const std::string& where, int64_t n) {
@@ -176,7 +135,9 @@ Trace parse_jsonl(std::istream& in, const std::string& origin) {
         if (!fresh)
           fail(where, "id", fmt::format("duplicate id '{}' (first on line {})", s.id, it->second));
         t.push_back(std::move(s));
+        lines.push_back(n);
       });
+  validate_forks(t, [&](size_t i) { return fmt::format("{}:{}", origin, lines[i]); });
   return t;
 }
 
@@ -187,6 +148,7 @@ Trace read_jsonl(const std::string& path) {
 }
 
 void write_jsonl(std::ostream& os, const Trace& t) {
+  validate_forks(t, [](size_t i) { return fmt::format("write_jsonl: session {}", i); });
   for (size_t i = 0; i < t.size(); ++i) {
     const Session& s = t[i];
     // A session the reader would reject must not reach a file (inf would not even be JSON).
@@ -200,6 +162,7 @@ void write_jsonl(std::ostream& os, const Trace& t) {
       if (seg.intercept)
         out += fmt::format(R"(,"intercept":{{"kind":{},"duration_s":{}}})",
                            json(seg.intercept->kind).dump(), seg.intercept->duration_s);
+      out += jsonl_signals::signals_json(seg);
       out += '}';
     }
     out += ']';

@@ -3,7 +3,12 @@
 //     "intercept":{"kind":"math","duration_s":8.6e-5}},{"input":21,"output":47}]}
 // and, only for a session whose prefix is set (Session::prefix other than {0, []}), a last key
 //   "prefix":{"block_tokens":512,"hashes":[0,1,2]}
-// so traces without prefixes keep their bytes.
+// so traces without prefixes keep their bytes. A segment may carry the agent context signals
+// (traces/session.h; docs/agent-kv.md), written after "intercept" and only when present, so
+// traces without them keep their bytes too:
+//   "context_event": {"kind":"reset","tokens":N,"shared":S} | {"kind":"fork","parent":"ID",
+//     "tokens":N} | {"kind":"end"}       (Segment::event other than kNone)
+//   "retention": [{"begin":B,"end":E,"priority":P,"duration_s":D}, ...]   (when not empty)
 //
 // Contract:
 // - Reading is strict. Every problem is an InputError `FILE:LINE: FIELD: reason`, where FIELD is
@@ -14,10 +19,21 @@
 //   fields (listing the valid ones). Blank lines are skipped but still counted. For `prefix`:
 //   block_tokens an integer > 0; hashes integers in [0, 2^64) (`prefix.hashes[3]` names the bad
 //   one), at most ceil(segments[0].input / block_tokens) of them.
+// - Signals (`segments[k].context_event.tokens`, `segments[k].retention[i].end`, ...): an unknown
+//   kind, or a key the kind does not have, is an error listing the valid ones; counts are
+//   integers >= 0. A reset only on segments k >= 1, with shared <= tokens and shared <= the
+//   context before it; a fork only on segment 0, with tokens <= segments[0].input and a
+//   non-empty parent other than the session's own id; an end only on the last segment.
+//   Retention ranges: begin < end <= the context after the segment's input (resets counted),
+//   priority an integer in 0..100, duration_s finite >= 0, sorted by begin, not overlapping.
+// - After all lines are read, each fork's parent must be another session of the trace arriving
+//   no later (validate_forks; the message names the child's line).
 // - Writing is deterministic: same Trace, same bytes. Doubles use the shortest representation
-//   that reads back to the same value, so read(write(t)) == t exactly.
+//   that reads back to the same value, so read(write(t)) == t exactly. The writer refuses (with
+//   the reader's checks, `write_jsonl: session I: FIELD: reason`) a trace the reader would.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -36,5 +52,10 @@ void write_jsonl_file(const std::string& path, const Trace& t);
 // The semantic checks on one session (the ones that do not depend on JSON types), for importers
 // and generators too. Throws InputError `WHERE: FIELD: reason`.
 void validate_session(const Session& s, const std::string& where);
+
+// The trace-level checks: every fork's parent is another session of `t` whose arrival_s is no
+// later than the child's. Throws InputError `WHERE: segments[0].context_event.parent: reason`,
+// WHERE = where(i) for the child t[i]. Importers and generators call it on what they make.
+void validate_forks(const Trace& t, const std::function<std::string(size_t)>& where);
 
 }  // namespace isim::trace

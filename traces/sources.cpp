@@ -101,11 +101,17 @@ LoadedTrace load_weka(const SourceRequest& r) {
   LoadedTrace t{import_weka(r.path, &rep), {}};
   auto note = [&](const std::string& s) { t.notes.push_back(r.path + ": " + s); };
   note(fmt::format(
-      "{} files -> {} sessions: {} subagents (concurrent, arriving when spawned), {} "
-      "compactions and {} context rewrites (each starts a new session at that call's time; the "
-      "wait before it is dropped); every file starts at 0 unless an arrival process spreads "
-      "them (poisson re-times subagents and split sessions independently, replay keeps them)",
-      rep.files, rep.sessions, rep.subagents, rep.compactions, rep.rewrites));
+      "{} files -> {} sessions: {} subagents (forked from their parent, arriving when spawned, "
+      "sharing {} tokens with it; {} end their context), {} context resets ({} compactions, {} "
+      "rewrites; the reset keeps the blocks shared with the previous call); every file starts "
+      "at 0 unless an arrival process spreads them (poisson re-times subagents in trace order, "
+      "replay keeps their offsets)",
+      rep.files, rep.sessions, rep.subagents, rep.fork_tokens, rep.ends, rep.resets,
+      rep.resets_shrunk, rep.resets - rep.resets_shrunk));
+  if (rep.ends_unmarked > 0)
+    note(fmt::format("{} subagents end on a segment that already carries another context event, "
+                     "so no end is marked",
+                     rep.ends_unmarked));
   if (rep.divergent_tails > 0)
     note(
         fmt::format("{} calls continued a context whose last blocks changed: {} tokens a real "

@@ -48,6 +48,67 @@ std::vector<std::string> summary(std::vector<double> v) {
           num(v.back())};
 }
 
+// "mean M, p50 A, p90 B, max C" of `v` (sorted here, non-empty).
+std::string spread(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return fmt::format("mean {}, p50 {}, p90 {}, max {}", num(mean(v)),
+                     num(percentile_nearest_rank(v, 50)), num(percentile_nearest_rank(v, 90)),
+                     num(v.back()));
+}
+
+// The tokens segment k (k >= 1) adds to its context.
+double added_tokens(const Segment& seg) {
+  int64_t n = seg.input + seg.output;
+  if (seg.event.kind == ContextEventKind::kReset) n += seg.event.tokens - seg.event.shared;
+  return static_cast<double>(n);
+}
+
+// count, mean, p50, p90, p99, max of `v` (non-empty), as table cells after `name`.
+std::vector<std::string> think_row(const std::string& name, std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  std::vector<std::string> row = {name, std::to_string(v.size()), num(mean(v))};
+  for (double p : {50.0, 90.0, 99.0}) row.push_back(num(percentile_nearest_rank(v, p)));
+  row.push_back(num(v.back()));
+  return row;
+}
+
+std::string think_table(const Trace& t) {
+  std::map<std::string, std::vector<double>> kinds;  // sorted by name
+  std::vector<double> all;
+  for (const Session& s : t)
+    for (const Segment& seg : s.segments)
+      if (seg.intercept) {
+        kinds[seg.intercept->kind].push_back(seg.intercept->duration_s);
+        all.push_back(seg.intercept->duration_s);
+      }
+  std::string out = "think time (intercept durations, s)\n";
+  if (all.empty()) return out + "  none\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"kind", "count", "mean", "p50", "p90", "p99", "max"}, think_row("all", all)};
+  for (const auto& [name, v] : kinds) rows.push_back(think_row(name, v));
+  return out + table(rows, "  ");
+}
+
+std::string agent_lines(const Trace& t) {
+  const AgentStats a = agent_stats(t);
+  std::vector<double> calls, growth;
+  for (const Session& s : t) {
+    calls.push_back(static_cast<double>(s.segments.size()));
+    for (size_t k = 1; k < s.segments.size(); ++k) growth.push_back(added_tokens(s.segments[k]));
+  }
+  std::string out = "model calls per session: " + spread(calls) + "\n";
+  out += fmt::format("subagents: {} (sessions with a fork)", a.subagents);
+  if (a.subagents > 0)
+    out += fmt::format(" under {} parents, per parent mean {}, max {}", a.parents,
+                       num(static_cast<double>(a.subagents) / static_cast<double>(a.parents)),
+                       a.most_subagents);
+  out += fmt::format("\nresets: {} in {} sessions\n", a.resets, a.reset_sessions);
+  out += "context growth per call after the first (tokens added): ";
+  out += growth.empty() ? std::string("n/a") : spread(growth);
+  out += fmt::format("\nmax context: {} tokens\n", a.max_context);
+  return out + think_table(t);
+}
+
 struct KindStats {
   std::vector<double> durations;
   std::vector<double> returned;
@@ -61,6 +122,30 @@ double percentile_nearest_rank(const std::vector<double>& sorted, double p) {
   // p * n before dividing keeps e.g. p99 of 100 values exact (0.99 * 100 is not 99 in binary).
   const auto rank = static_cast<size_t>(std::clamp(std::ceil(p * n / 100.0), 1.0, n));
   return sorted[rank - 1];
+}
+
+AgentStats agent_stats(const Trace& t) {
+  AgentStats a;
+  std::map<std::string, int64_t> per_parent;
+  for (const Session& s : t) {
+    a.calls += static_cast<int64_t>(s.segments.size());
+    a.max_context = std::max(a.max_context, s.max_context());
+    int64_t resets = 0;
+    for (const Segment& seg : s.segments) {
+      if (seg.event.kind == ContextEventKind::kReset) ++resets;
+      if (!seg.intercept) continue;
+      ++a.intercepts;
+      a.max_think_s = std::max(a.max_think_s, seg.intercept->duration_s);
+    }
+    a.resets += resets;
+    a.reset_sessions += resets > 0 ? 1 : 0;
+    if (!s.segments.empty() && s.segments[0].event.kind == ContextEventKind::kFork) {
+      ++a.subagents;
+      a.most_subagents = std::max(a.most_subagents, ++per_parent[s.segments[0].event.parent]);
+    }
+  }
+  a.parents = static_cast<int64_t>(per_parent.size());
+  return a;
 }
 
 PrefixStats prefix_stats(const Trace& t) {
@@ -146,7 +231,7 @@ std::string trace_stats(const Trace& t) {
         "fraction {}\n",
         p.sessions, sizes, p.blocks, p.distinct, num(p.repeated_fraction()));
   }
-  return out;
+  return out + agent_lines(t);
 }
 
 }  // namespace isim::trace

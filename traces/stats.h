@@ -10,7 +10,14 @@
 //   mean/p50/p99/max;
 // - output tokens per session, mean;
 // - only when some session has prefix hashes, one `prefix` line: sessions with hashes, the block
-//   sizes used, blocks (hashes), distinct hashes, and the repeated-block fraction (prefix_stats).
+//   sizes used, blocks (hashes), distinct hashes, and the repeated-block fraction (prefix_stats);
+// - then the agent figures (agent_stats), one line each: model calls (segments) per session
+//   mean/p50/p90/max; subagents (sessions whose segment 0 forks), their distinct parents and per
+//   parent mean/max; resets and the sessions having them; context growth per call after the
+//   first (the tokens the call adds: its input and output, plus a reset's tokens - shared)
+//   mean/p50/p90/max, n/a without such calls; the max context (Session::max_context, resets
+//   counted); and a `think time` table of intercept durations, count/mean/p50/p90/p99/max in
+//   seconds, for all intercepts then per kind (`none` without intercepts).
 // Percentiles are nearest-rank: pP of n sorted values is the value at rank ceil(P/100 * n)
 // (1-based, at least 1), so every percentile is a value that occurs in the data.
 #pragma once
@@ -24,6 +31,20 @@
 namespace isim::trace {
 
 std::string trace_stats(const Trace& t);
+
+// The agent figures' counts (what `trace stats` prints besides distributions).
+struct AgentStats {
+  int64_t calls = 0;           // segments over all sessions
+  int64_t subagents = 0;       // sessions whose segment 0 carries a fork
+  int64_t parents = 0;         // distinct parents of those
+  int64_t most_subagents = 0;  // the most subagents of one parent
+  int64_t resets = 0;          // segments carrying a reset
+  int64_t reset_sessions = 0;  // sessions with at least one
+  int64_t max_context = 0;     // the largest Session::max_context
+  int64_t intercepts = 0;      // think times
+  double max_think_s = 0;      // the longest (0 without intercepts)
+};
+AgentStats agent_stats(const Trace& t);
 
 // Prefix-hash statistics over a trace in its order. A hash is identified by (block_tokens, value).
 // A block is repeated when its hash already occurred earlier in the trace (in an earlier session,

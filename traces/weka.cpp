@@ -164,50 +164,96 @@ PrefixHashes prefix_of(const File& f, const Call& c) {
   return p;
 }
 
-// The sessions of one agent's calls: a new one at call 0 and at every compaction or rewrite.
-void convert_calls(const File& f, const std::vector<Call>& calls, const std::string& id,
-                   double start, Trace& out, WekaReport& rep) {
-  int64_t context = 0;
-  int piece = 0;
-  auto begin = [&](const Call& c) {
-    const std::string name = piece == 0 ? id : fmt::format("{}#{}", id, piece);
-    ++piece;
-    out.push_back(Session{
-        name, start + c.t, {Segment{c.in, output_of(c, rep), std::nullopt}}, prefix_of(f, c)});
-    context = c.in + out.back().segments.back().output;
-  };
-  begin(calls[0]);
-  for (size_t k = 1; k < calls.size(); ++k) {
-    const Call& prev = calls[k - 1];
-    const Call& c = calls[k];
-    const size_t shared = shared_prefix(prev.ids, c.ids);
-    if (2 * shared < prev.ids.size()) {
-      ++(c.in < prev.in ? rep.compactions : rep.rewrites);
-      begin(c);
-      continue;
-    }
-    if (shared < prev.ids.size()) {
-      ++rep.divergent_tails;
-      rep.tail_tokens += static_cast<int64_t>(prev.ids.size() - shared) * f.block;
-    }
-    Session& s = out.back();
-    s.segments.back().intercept = intercept_between(prev, c, rep);
-    int64_t input = c.in - context;
-    if (input < 1) {
-      rep.max_ahead_tokens = std::max(rep.max_ahead_tokens, context + 1 - c.in);
-      input = 1;
-      ++rep.inputs_raised;
-    }
-    s.segments.push_back(Segment{input, output_of(c, rep), std::nullopt});
-    context += input + s.segments.back().output;
+// Leading tokens call `b` has in common with call `a`: the blocks whose ids agree from the
+// start, block_size each, capped by both calls' `in` (a call's last block may be partial).
+int64_t shared_tokens(const File& f, const Call& a, const Call& b) {
+  const auto blocks = static_cast<int64_t>(shared_prefix(a.ids, b.ids));
+  return std::min({blocks * f.block, a.in, b.in});
+}
+
+// Call c after a compaction or rewrite of prev's context: a reset to the leading tokens they
+// share, the rest of c's `in` being its new input (at least 1 token).
+Segment reset_segment(const File& f, const Call& prev, const Call& c, WekaReport& rep) {
+  ++rep.resets;
+  if (c.in < prev.in) ++rep.resets_shrunk;
+  const int64_t kept = shared_tokens(f, prev, c);
+  Segment seg;
+  seg.input = std::max<int64_t>(1, c.in - kept);
+  const int64_t tokens = c.in - seg.input;
+  seg.event = ContextEvent{ContextEventKind::kReset, tokens, std::min(kept, tokens), ""};
+  return seg;
+}
+
+// Call c continuing prev's context (`context` tokens so far): its input is the growth of `in`.
+Segment continued_segment(const File& f, const Call& prev, const Call& c, size_t shared,
+                          int64_t context, WekaReport& rep) {
+  if (shared < prev.ids.size()) {
+    ++rep.divergent_tails;
+    rep.tail_tokens += static_cast<int64_t>(prev.ids.size() - shared) * f.block;
   }
+  Segment seg;
+  seg.input = c.in - context;
+  if (seg.input < 1) {
+    rep.max_ahead_tokens = std::max(rep.max_ahead_tokens, context + 1 - c.in);
+    seg.input = 1;
+    ++rep.inputs_raised;
+  }
+  return seg;
+}
+
+// One agent's calls as one session: a segment per call, a reset at every compaction or rewrite.
+Session convert_calls(const File& f, const std::vector<Call>& calls, const std::string& id,
+                      double start, WekaReport& rep) {
+  Session s{id, start + calls[0].t, {}, prefix_of(f, calls[0])};
+  int64_t context = 0;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    const Call& c = calls[k];
+    Segment seg{c.in, 0, std::nullopt};
+    if (k > 0) {
+      const Call& prev = calls[k - 1];
+      s.segments.back().intercept = intercept_between(prev, c, rep);
+      const size_t shared = shared_prefix(prev.ids, c.ids);
+      seg = 2 * shared < prev.ids.size() ? reset_segment(f, prev, c, rep)
+                                         : continued_segment(f, prev, c, shared, context, rep);
+    }
+    seg.output = output_of(c, rep);
+    if (seg.event.kind == ContextEventKind::kReset) context = seg.event.tokens;
+    context += seg.input + seg.output;
+    s.segments.push_back(std::move(seg));
+  }
+  return s;
+}
+
+// What a subagent forks from: its parent's id and the parent's call that spawned it.
+struct Fork {
+  std::string parent;
+  const Call* spawn = nullptr;
+};
+
+// Segment 0 forks from the spawning call's leading blocks; the last segment ends the context
+// unless it already carries an event (a one-call subagent's fork, or a reset).
+void mark_subagent(const File& f, const Fork& from, const Call& first, Session& s,
+                   WekaReport& rep) {
+  const int64_t tokens = shared_tokens(f, *from.spawn, first);
+  s.segments[0].event = ContextEvent{ContextEventKind::kFork, tokens, 0, from.parent};
+  ++rep.forks;
+  rep.fork_tokens += tokens;
+  ContextEvent& last = s.segments.back().event;
+  if (last.kind != ContextEventKind::kNone) {
+    ++rep.ends_unmarked;
+    return;
+  }
+  last.kind = ContextEventKind::kEnd;
+  ++rep.ends;
 }
 
 void convert_agent(const File& f, const json& requests, const std::string& at,
-                   const std::string& id, double start, Trace& out, WekaReport& rep);
+                   const std::string& id, double start, const Fork* from, Trace& out,
+                   WekaReport& rep);
 
+// `calls` are the parent's, which started at `start`.
 void convert_subagent(const File& f, const json& r, const std::string& at,
-                      const std::string& parent, double start,
+                      const std::string& parent, const std::vector<Call>& calls, double start,
                       std::map<std::string, std::string>& seen, Trace& out, WekaReport& rep) {
   const std::string agent = f.text(r, "agent_id", at);
   if (agent.empty()) f.fail(at + ".agent_id", "expected a non-empty string");
@@ -215,17 +261,22 @@ void convert_subagent(const File& f, const json& r, const std::string& at,
     f.fail(at + ".agent_id", fmt::format("duplicate agent_id '{}' (also {})", agent, it->second));
   const double t = *f.seconds(r, "t", at, true);
   const double ran = f.seconds(r, "duration_ms", at, false, 1e-3).value_or(0);
-  if (t < ran)
-    f.fail(at + ".t", fmt::format("the subagent would start before its parent: t - duration_ms "
-                                  "/ 1000 = {} - {} < 0",
-                                  t, ran));
+  if (t - ran < calls[0].t)
+    f.fail(at + ".t", fmt::format("the subagent would start before its parent's first call: t - "
+                                  "duration_ms / 1000 = {} - {} < {}",
+                                  t, ran, calls[0].t));
   ++rep.subagents;
+  // The spawning call: the parent's last call that started no later than the subagent.
+  size_t k = 0;
+  while (k + 1 < calls.size() && calls[k + 1].t <= t - ran) ++k;
+  const Fork from{parent, &calls[k]};
   convert_agent(f, f.need(r, "requests", at), at + ".requests", parent + "/" + agent,
-                start + t - ran, out, rep);
+                start + (t - ran), &from, out, rep);
 }
 
 void convert_agent(const File& f, const json& requests, const std::string& at,
-                   const std::string& id, double start, Trace& out, WekaReport& rep) {
+                   const std::string& id, double start, const Fork* from, Trace& out,
+                   WekaReport& rep) {
   if (!requests.is_array() || requests.empty())
     f.fail(at, "expected a non-empty array of requests, got " + shown(requests));
   std::vector<Call> calls;
@@ -248,10 +299,12 @@ void convert_agent(const File& f, const json& requests, const std::string& at,
   }
   if (calls.empty()) f.fail(at, "no model calls (only subagents)");
   rep.calls += static_cast<int64_t>(calls.size());
-  convert_calls(f, calls, id, start, out, rep);
+  out.push_back(convert_calls(f, calls, id, start, rep));
+  if (from) mark_subagent(f, *from, calls[0], out.back(), rep);
   std::map<std::string, std::string> seen;  // agent_id -> where it was
   for (size_t i : subagents)
-    convert_subagent(f, requests[i], fmt::format("{}[{}]", at, i), id, start, seen, out, rep);
+    convert_subagent(f, requests[i], fmt::format("{}[{}]", at, i), id, calls, start, seen, out,
+                     rep);
 }
 
 void import_file(const std::string& path, Trace& out, WekaReport& rep) {
@@ -273,9 +326,13 @@ void import_file(const std::string& path, Trace& out, WekaReport& rep) {
   const std::string name = fs::path(path).filename().string();
   f.scope = fnv1a(scope == "local" ? "weka-claude-code/" + name : "weka-claude-code");
   const size_t first = out.size();
-  convert_agent(f, f.need(doc, "requests", ""), "requests", fs::path(path).stem().string(), 0, out,
-                rep);
-  for (size_t i = first; i < out.size(); ++i) validate_session(out[i], path + ": " + out[i].id);
+  convert_agent(f, f.need(doc, "requests", ""), "requests", fs::path(path).stem().string(), 0,
+                nullptr, out, rep);
+  auto where = [&](size_t i) { return path + ": " + out[i].id; };
+  for (size_t i = first; i < out.size(); ++i) validate_session(out[i], where(i));
+  // A file's forks name sessions of that file only, so its sessions are checked alone.
+  const Trace mine(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+  validate_forks(mine, [&](size_t i) { return where(first + i); });
   ++rep.files;
 }
 

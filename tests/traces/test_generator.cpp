@@ -221,6 +221,54 @@ TEST_CASE("generator: truncate_to_context drops prefix hashes beyond the capped 
   CHECK(short_chain.prefix == PrefixHashes{16, {9}});
 }
 
+// By hand: 100 + 10 = 110; reset to 20, + 30 + 20 = 70; + 10 + 50 = 130 (the plain sum: 220).
+TEST_CASE("generator: truncate_to_context counts resets and keeps the signals valid") {
+  Session s{"x", 0, {{100, 10, Intercept{"k", 1}}, {30, 20, Intercept{"k", 1}}, {10, 50, {}}}};
+  s.segments[1].event = {ContextEventKind::kReset, 20, 20, ""};
+  s.segments[2].event.kind = ContextEventKind::kEnd;
+  CHECK(s.max_context() == 130);
+  Session a = s;
+  truncate_to_context(a, 130);
+  CHECK(a == s);
+  truncate_to_context(a, 120);  // segment 2 has 120 - 70 - 10 = 40 tokens to decode
+  REQUIRE(a.segments.size() == 3);
+  CHECK(a.segments[2].output == 40);
+  CHECK(a.segments[2].event.kind == ContextEventKind::kEnd);
+  CHECK(a.max_context() == 120);
+  Session b = s;
+  truncate_to_context(b, 105);  // segment 0 decodes 5 and ends the session, with the end event
+  std::vector<Segment> want = {{100, 5, {}}};
+  want[0].event.kind = ContextEventKind::kEnd;
+  CHECK(b.segments == want);
+  // A capped prompt: the fork shares at most 39 tokens, the retention ranges are clipped to it.
+  Session c{"c", 0, {{100, 5, {}}}};
+  c.segments[0].event = {ContextEventKind::kFork, 80, 0, "p"};
+  c.segments[0].retention = {{0, 50, 9, 0}, {50, 100, 1, 0}};
+  truncate_to_context(c, 40);
+  want = {{39, 1, {}}};
+  want[0].event = {ContextEventKind::kFork, 39, 0, "p"};
+  want[0].retention = {{0, 39, 9, 0}};
+  CHECK(c.segments == want);
+  for (const Session* v : {&a, &b, &c}) CHECK_NOTHROW(validate_session(*v, v->id));
+}
+
+TEST_CASE("generator: a bootstrap draw of a forked session loses its fork") {
+  Session p{"p", 0, {{4, 1, {}}}};
+  Session c{"c", 1, {{6, 1, Intercept{"k", 1}}, {2, 1, {}}}};
+  c.segments[0].event = {ContextEventKind::kFork, 3, 0, "p"};
+  c.segments[1].event.kind = ContextEventKind::kEnd;
+  const Trace t = bootstrap({p, c}, 20, 3);
+  int64_t children = 0;
+  for (const Session& s : t) {
+    if (s.id[0] != 'c') continue;
+    ++children;
+    CHECK(s.segments[0].event == ContextEvent{});
+    CHECK(s.segments[1].event.kind == ContextEventKind::kEnd);
+  }
+  CHECK(children > 0);
+  CHECK_NOTHROW(validate_forks(t, [](size_t i) { return std::to_string(i); }));
+}
+
 TEST_CASE("dist: exponential and geometric families") {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   Rng rng(11);

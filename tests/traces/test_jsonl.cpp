@@ -156,7 +156,8 @@ TEST_CASE("jsonl: every schema error names file, line and field") {
       {R"({"id":"s","arrival_s":0,"segments":[{"input":1,"output":2}],"priority":1})",
        "t.jsonl:1: priority: unknown field; valid: id, arrival_s, segments, prefix"},
       {line(R"([{"input":1,"output":2,"tokens":3}])"),
-       "t.jsonl:1: segments[0].tokens: unknown field; valid: input, output, intercept"},
+       "t.jsonl:1: segments[0].tokens: unknown field; valid: input, output, intercept, "
+       "context_event, retention"},
       {line(
            R"([{"input":1,"output":2,"intercept":{"kind":"k","duration_s":1,"p":0}},{"input":1,"output":1}])"),
        "t.jsonl:1: segments[0].intercept.p: unknown field; valid: kind, duration_s"},

@@ -1,17 +1,16 @@
 // The weka-claude-code importer: segments from the growth of `in`, intercepts from think_time,
-// compactions, subagents and their shared prefix hashes, and every error path; small files
-// written by hand (block_size 4 keeps the hash counts readable), then the 58 real sessions.
+// compactions and rewrites as resets, subagents as forks that end, their shared prefix hashes,
+// and every error path; small files written by hand (block_size 4 keeps the hash counts
+// readable). The 58 real sessions are in test_weka_data.cpp.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <string>
 
 #include "tests/cli_helpers.h"
 #include "traces/input_error.h"
 #include "traces/sources.h"
-#include "traces/stats.h"
 #include "traces/weka.h"
 
 using namespace isim::trace;
@@ -72,7 +71,9 @@ TEST_CASE("weka: segments are the context's growth, intercepts the think times")
   CHECK(rep.files == 1);
   CHECK(rep.calls == 3);
   CHECK(rep.zero_outputs_raised == 1);
-  CHECK(rep.compactions + rep.rewrites + rep.divergent_tails + rep.inputs_raised == 0);
+  CHECK(rep.resets + rep.divergent_tails + rep.inputs_raised == 0);
+  CHECK(rep.forks + rep.ends + rep.ends_unmarked == 0);
+  CHECK(t[0].segments[0].event == ContextEvent{});  // a file's own session forks from nothing
   CHECK(rep.waits_from_gap + rep.waits_without_think + rep.kinds_from_input == 0);
 }
 
@@ -112,50 +113,78 @@ TEST_CASE("weka: a context that grew less than the output prefills 1 token, then
   CHECK(rep.max_ahead_tokens == 30 + 1 - 25);
 }
 
-TEST_CASE("weka: a compaction or a rewrite starts a new session; a changed tail is counted") {
-  // Call 1 keeps 3 of call 0's 4 blocks (>= half): it continues, with a 1-block divergent tail.
-  // Call 2 keeps 1 of call 1's 5 (< half) and is smaller: a compaction, session w#1 at t 50.
-  // Call 3 keeps 1 of call 2's 2, half: it continues (a 1-block tail). Call 4 keeps 0 of 3 and
-  // is not smaller: a rewrite, w#2.
+TEST_CASE("weka: a compaction or a rewrite is a reset in the same session; a changed tail is "
+          "counted") {
+  // Call 1 keeps 3 of call 0's 4 blocks (>= half): it continues, with a 1-block divergent tail;
+  // input 20 - (16 + 1) = 3, context 21. Call 2 keeps 1 of call 1's 5 (< half) and is smaller: a
+  // compaction. It shares block 1, 4 tokens: reset {tokens 4, shared 4}, input 8 - 4 = 4, context
+  // 4 + 4 + 1 = 9. Call 3 keeps 1 of call 2's 2, half: it continues (a 1-block tail), input
+  // 12 - 9 = 3, context 13. Call 4 keeps 0 of 3 and is not smaller: a rewrite, reset {0, 0} with
+  // input 13. Every wait is kept: 0, 7, 2 s (tool) and 3 s (user, after end_turn).
   const std::string text =
       file_text(call(0, 16, 1, "[1,2,3,4]", "tool_use", R"(["text"])", kTimes) + "," +
                 call(10, 20, 1, "[1,2,3,9,10]", "tool_use", R"(["tool_result"])", kTimes) + "," +
-                call(50, 8, 1, "[1,20]", "tool_use", R"(["text"])", kTimes) + "," +
-                call(60, 12, 1, "[1,30,31]", "end_turn", R"(["tool_result"])", kTimes) + "," +
-                call(70, 13, 1, "[40,41,42]", "end_turn", R"(["text"])", kTimes));
+                call(50, 8, 1, "[1,20]", "tool_use", R"(["text"])",
+                     R"("think_time":7,"api_time":1)") +
+                "," +
+                call(60, 12, 1, "[1,30,31]", "end_turn", R"(["tool_result"])",
+                     R"("think_time":2,"api_time":1)") +
+                "," +
+                call(70, 13, 1, "[40,41,42]", "end_turn", R"(["text"])",
+                     R"("think_time":3,"api_time":1)"));
   WekaReport rep;
   const Trace t = import_weka(write("weka-compact", "w.json", text), &rep);
-  REQUIRE(t.size() == 3);
+  REQUIRE(t.size() == 1);
   CHECK(t[0].id == "w");
-  CHECK(t[1].id == "w#1");
-  CHECK(t[2].id == "w#2");
-  const std::vector<Segment> first = {{16, 1, Intercept{"tool", 0}}, {3, 1, std::nullopt}};
-  CHECK(t[0].segments == first);  // the wait before the compaction is dropped
-  CHECK(t[1].arrival_s == 50);
-  const std::vector<Segment> second = {{8, 1, Intercept{"tool", 0}}, {3, 1, std::nullopt}};
-  CHECK(t[1].segments == second);
-  CHECK(t[2].arrival_s == 70);
-  CHECK(t[2].segments == std::vector<Segment>{{13, 1, std::nullopt}});
-  // The surviving block is shared: hash of id 1 in both.
-  CHECK(t[1].prefix.hashes[0] == t[0].prefix.hashes[0]);
-  CHECK(t[1].prefix.hashes[1] != t[0].prefix.hashes[1]);
-  CHECK(rep.compactions == 1);
-  CHECK(rep.rewrites == 1);
+  std::vector<Segment> want = {{16, 1, Intercept{"tool", 0}},
+                               {3, 1, Intercept{"tool", 7}},
+                               {4, 1, Intercept{"tool", 2}},
+                               {3, 1, Intercept{"user", 3}},
+                               {13, 1, std::nullopt}};
+  want[2].event = ContextEvent{ContextEventKind::kReset, 4, 4, ""};
+  want[4].event = ContextEvent{ContextEventKind::kReset, 0, 0, ""};
+  CHECK(t[0].segments == want);
+  // 17, 21; then 9, 13; then 0 + 13 + 1 = 14: the largest is 21.
+  CHECK(t[0].max_context() == 21);
+  CHECK(rep.resets == 2);
+  CHECK(rep.resets_shrunk == 1);
   CHECK(rep.divergent_tails == 2);
   CHECK(rep.tail_tokens == (1 + 1) * 4);
+  CHECK(rep.sessions == 1);
 }
 
-TEST_CASE("weka: subagents are concurrent sessions in the parent's hash scope") {
-  // The subagent finished at t 50 after 20 s: it starts at 30. Its first block (id 1) is the
-  // parent's; a nested one finished at 12 after 2 s: it starts at 30 + 10 = 40.
+TEST_CASE("weka: a reset whose call is all shared blocks keeps 1 token of input") {
+  // Call 0: 30 tokens, 8 blocks (the last partial). Call 1 (6 tokens) repeats blocks 1 and 2
+  // only, 2 of 8 (< half): a reset. The shared blocks cover min(2 * 4, 30, 6) = 6 tokens, all
+  // of call 1's `in`, so the input is 1 and the reset keeps tokens = shared = 6 - 1 = 5.
+  const std::string text =
+      file_text(call(0, 30, 2, "[1,2,3,4,5,6,7,8]", "end_turn", R"(["text"])", kTimes) + "," +
+                call(9, 6, 1, "[1,2]", "end_turn", R"(["text"])", kTimes));
+  WekaReport rep;
+  const Trace t = import_weka(write("weka-all-shared", "w.json", text), &rep);
+  REQUIRE(t.size() == 1);
+  REQUIRE(t[0].segments.size() == 2);
+  CHECK(t[0].segments[1].input == 1);
+  CHECK(t[0].segments[1].event == ContextEvent{ContextEventKind::kReset, 5, 5, ""});
+  CHECK(rep.resets == 1);
+  CHECK(rep.resets_shrunk == 1);
+  CHECK(rep.inputs_raised == 0);  // the context is not ahead: 5 + 1 = 6 = in
+}
+
+TEST_CASE("weka: subagents fork from the spawning call and end their context") {
+  // w/a finished at t 50 after 20 s: it starts at 30, after w's call 0 (t 0) and before call 1
+  // (t 60), so call 0 spawned it: call 0's ids [1,2] and a's first [1,6] share block 1, 4
+  // tokens. a's nested b finished at 12 after 2 s: it starts at a's offset 10, after a's call 1
+  // (t 4), whose ids [1,7,8] share 2 blocks, 8 tokens, with b's [1,7] (call 0's [1,6] would
+  // share 1). b's only segment forks, so it cannot also end: counted.
   const std::string nested =
       R"({"type":"subagent","agent_id":"b","t":12,"duration_ms":2000,"requests":[)" +
-      call(0, 4, 1, "[1]", "end_turn", R"(["text"])", kTimes) + "]}";
+      call(0, 8, 1, "[1,7]", "end_turn", R"(["text"])", kTimes) + "]}";
   const std::string sub = R"({"type":"subagent","agent_id":"a","t":50,"duration_ms":20000,)"
                           R"("requests":[)" +
-                          call(0, 8, 2, "[1,7]", "tool_use", R"(["text"])", kTimes) + "," + nested +
+                          call(0, 8, 2, "[1,6]", "tool_use", R"(["text"])", kTimes) + "," + nested +
                           "," +
-                          call(4, 12, 1, "[1,7]", "end_turn", R"(["tool_result"])",
+                          call(4, 12, 1, "[1,7,8]", "end_turn", R"(["tool_result"])",
                                R"("think_time":1.25,"api_time":1)") +
                           "]}";
   const std::string text =
@@ -169,15 +198,25 @@ TEST_CASE("weka: subagents are concurrent sessions in the parent's hash scope") 
   CHECK(t[0].segments == std::vector<Segment>{{8, 1, Intercept{"tool", 58}}, {2, 1, std::nullopt}});
   CHECK(t[1].id == "w/a");
   CHECK(t[1].arrival_s == 30);
-  CHECK(t[1].segments ==
-        std::vector<Segment>{{8, 2, Intercept{"tool", 1.25}}, {2, 1, std::nullopt}});
+  std::vector<Segment> a = {{8, 2, Intercept{"tool", 1.25}}, {2, 1, std::nullopt}};
+  a[0].event = ContextEvent{ContextEventKind::kFork, 4, 0, "w"};
+  a[1].event.kind = ContextEventKind::kEnd;
+  CHECK(t[1].segments == a);
   CHECK(t[2].id == "w/a/b");
   CHECK(t[2].arrival_s == 40);
+  std::vector<Segment> b = {{8, 1, std::nullopt}};
+  b[0].event = ContextEvent{ContextEventKind::kFork, 8, 0, "w/a"};
+  CHECK(t[2].segments == b);
   CHECK(t[1].prefix.hashes[0] == t[0].prefix.hashes[0]);
   CHECK(t[2].prefix.hashes[0] == t[0].prefix.hashes[0]);
   CHECK(t[1].prefix.hashes[1] != t[0].prefix.hashes[1]);
   CHECK(rep.subagents == 2);
   CHECK(rep.sessions == 3);
+  CHECK(rep.forks == 2);
+  CHECK(rep.fork_tokens == 4 + 8);
+  CHECK(rep.ends == 1);
+  CHECK(rep.ends_unmarked == 1);
+  CHECK(rep.divergent_tails == 1);  // a's call 1 keeps 1 of call 0's 2 blocks
 }
 
 TEST_CASE("weka: a directory is read in name order; local ids are per file, global shared") {
@@ -255,8 +294,14 @@ TEST_CASE("weka: errors name the file and the JSON path") {
                            R"(,{"type":"subagent","agent_id":"a","t":1,"duration_ms":2000,)"
                            R"("requests":[)" +
                            ok + "]}")) ==
-        "w.json: requests[1].t: the subagent would start before its parent: t - duration_ms / "
-        "1000 = 1 - 2 < 0");
+        "w.json: requests[1].t: the subagent would start before its parent's first call: t - "
+        "duration_ms / 1000 = 1 - 2 < 0");
+  // The parent's own first call at t 5: a subagent starting at 4 would precede it.
+  CHECK(error_of(file_text(call(5, 8, 1, "[1]", "end_turn", R"(["text"])", kTimes) +
+                           R"(,{"type":"subagent","agent_id":"a","t":4,"requests":[)" + ok +
+                           "]}")) ==
+        "w.json: requests[1].t: the subagent would start before its parent's first call: t - "
+        "duration_ms / 1000 = 4 - 0 < 5");
   CHECK(error_of(file_text(ok + R"(,{"type":"subagent","agent_id":"a","t":5,"requests":[)" +
                            call(0, 8, -1, "[]", "") + "]}")) ==
         "w.json: requests[1].requests[0].out: expected an integer >= 0, got -1");
@@ -266,39 +311,4 @@ TEST_CASE("weka: errors name the file and the JSON path") {
   const auto empty = isim::test::scratch("weka-empty");
   const std::string none = empty.string() + ": no *.json files";
   CHECK_THROWS_WITH_AS(import_weka(empty.string()), none.c_str(), isim::InputError);
-}
-
-TEST_CASE("weka: the 58 Claude Code sessions" *
-          doctest::skip(!std::filesystem::exists(isim::test::shared_data() +
-                                                 "/weka-claude-code/traces"))) {
-  const std::string dir = isim::test::shared_data() + "/weka-claude-code/traces";
-  WekaReport rep;
-  const Trace t = import_weka(dir, &rep);
-  CHECK(rep.files == 58);
-  CHECK(rep.subagents == 30);
-  CHECK(rep.calls == 3207 + 348);  // 3,237 top-level requests less 30 subagent entries; 348 theirs
-  CHECK(rep.sessions == static_cast<int64_t>(t.size()));
-  CHECK(rep.sessions == 58 + 30 + rep.compactions + rep.rewrites);
-  // Dropped thinking leaves the simulated context ahead at some calls, never by much.
-  CHECK(rep.max_ahead_tokens < 8000);
-  // trace_0002: in 15818 out 154, then in 16003 (31 new) after a 3 s tool wait, then 16162 (60).
-  REQUIRE(t[0].id == "trace_0002");
-  CHECK(t[0].segments[0] == Segment{15818, 154, Intercept{"tool", 3}});
-  CHECK(t[0].segments[1] == Segment{31, 99, Intercept{"tool", 3}});
-  CHECK(t[0].segments[2].input == 60);
-  CHECK(t[0].prefix.hashes.size() == 247);
-  // Its call 17 (t 692) keeps only 237 of call 16's 683 blocks: a new session, sharing them.
-  REQUIRE(t[1].id == "trace_0002#1");
-  CHECK(t[1].arrival_s == 692);
-  CHECK(t[1].segments[0].input == 44076);
-  CHECK(std::equal(t[0].prefix.hashes.begin(), t[0].prefix.hashes.begin() + 237,
-                   t[1].prefix.hashes.begin()));
-  CHECK(t[1].prefix.hashes[237] != t[0].prefix.hashes[237]);
-  const PrefixStats ps = prefix_stats(t);
-  MESSAGE("weka: " << t.size() << " sessions, " << rep.subagents << " subagents, "
-                   << rep.compactions << " compactions, " << rep.rewrites << " rewrites, "
-                   << rep.divergent_tails << " divergent tails (" << rep.tail_tokens << " tokens), "
-                   << rep.inputs_raised << " inputs raised, " << rep.waits_from_gap
-                   << " waits from gaps; prefix blocks " << ps.blocks << " repeated "
-                   << ps.repeated_fraction());
 }
