@@ -228,6 +228,7 @@ void truncate_to_context(Session& s, int64_t max_context) {
   int64_t context = 0;
   for (size_t k = 0; k < s.segments.size(); ++k) {
     Segment& seg = s.segments[k];
+    if (seg.event.kind == ContextEventKind::kReset) context = seg.event.tokens;
     const int64_t room = max_context - context - seg.input;  // tokens left to decode
     if (room < 1) {                                          // k > 0: the prompt always fits
       s.segments.resize(k);

@@ -76,7 +76,8 @@ Trace bootstrap(const Trace& source, int64_t n, uint64_t seed);
 // Cuts a session so that its context never exceeds max_context (>= 2): the prompt is capped at
 // max_context - 1, a segment's output is shortened to fit, segments without room to decode one
 // token are dropped, and the (new) last segment loses its intercept. Prefix hashes beyond the
-// capped prompt's ceil(prompt / block_tokens) blocks are dropped with it.
+// capped prompt's ceil(prompt / block_tokens) blocks are dropped with it. The context follows
+// resets (as Session::max_context does), so a summarised session is cut where its context ends.
 void truncate_to_context(Session& s, int64_t max_context);
 
 }  // namespace isim::trace

@@ -89,6 +89,12 @@ LoadedTrace generate_agents_trace(const SourceRequest& r) {
       "agents: {} sessions ({}) over {} phases, {} s, rates x {}; the source sets arrival_s "
       "itself (Poisson within each phase): run it with arrival: {{process: replay}}",
       rep.sessions, kinds, cfg.phases.size(), rep.schedule_s, cfg.rate_scale));
+  if (rep.subagents + rep.summaries > 0)
+    t.notes.push_back(fmt::format(
+        "agents: {} of them are subagents (forked at a tool step; each arrives at its parent's "
+        "arrival + the parent's earlier waits, a lower bound) and {} segments summarise the "
+        "context (context resets)",
+        rep.subagents, rep.summaries));
   if (rep.capped)
     t.notes.push_back(fmt::format(
         "agents: stopped at the cap of {} sessions (trace.sessions) at {:.1f} s, in phase {} of "
