@@ -24,16 +24,20 @@ namespace po = boost::program_options;
 namespace {
 
 const char* kTraceUsage =
-    "usage: isim trace convert --from FORMAT IN OUT\n"
+    "usage: isim trace convert --from FORMAT IN OUT [--block-tokens N]\n"
     "       isim trace gen GENERATOR.yaml|default OUT [--multiturn|--agents] [--sessions N]\n"
     "                      [--seed S] [--rate R]\n"
-    "       isim trace stats TRACE [--from FORMAT]\n"
-    "FORMAT: jsonl (default), infercept, llmservingsim, mooncake, tracelab, vllm-requests,\n"
-    "        weka-claude-code (a file or a directory)\n"
+    "       isim trace stats TRACE [--from FORMAT] [--block-tokens N]\n"
+    "FORMAT: jsonl (default), dynamo-agentic, infercept, llmservingsim, mooncake, tracelab,\n"
+    "        vllm-requests, weka-claude-code (a file or a directory)\n"
+    "--block-tokens: dynamo-agentic only: tokens per hash id (dynamo.replay's\n"
+    "                --trace-block-size; default 512)\n"
     "--agents: the phase schedule sets the arrivals (--rate is refused) and --sessions caps\n"
     "          them (0: no cap)\n";
 
-trace::Trace read_any(const std::string& from, const std::string& path) {
+trace::Trace read_any(const std::string& from, const std::string& path, int64_t block_tokens) {
+  if (block_tokens != 0 && from != "dynamo-agentic")
+    throw UsageError{"--block-tokens is for --from dynamo-agentic only", kTraceUsage};
   if (from == "jsonl") return trace::read_jsonl(path);
   if (from == "infercept") {
     trace::ImportReport rep;
@@ -75,14 +79,17 @@ trace::Trace read_any(const std::string& from, const std::string& path) {
   // Any other importer registered as a trace source (e.g. weka-claude-code), with its notes.
   const auto& sources = trace::trace_source_registry();
   if (sources.contains(from) && !sources.create(from, "--from")->generated) {
-    trace::LoadedTrace t = sources.create(from, "--from")->load({path});
+    trace::SourceRequest req;
+    req.path = path;
+    req.block_tokens = block_tokens;
+    trace::LoadedTrace t = sources.create(from, "--from")->load(req);
     fmt::print(stderr, "imported {} sessions from {}\n", t.trace.size(), path);
     for (const auto& n : t.notes) fmt::print(stderr, "note: {}\n", n);
     return std::move(t.trace);
   }
   throw UsageError{"unknown --from '" + from +
-                       "'; valid: infercept, jsonl, llmservingsim, mooncake, tracelab, "
-                       "vllm-requests, weka-claude-code",
+                       "'; valid: dynamo-agentic, infercept, jsonl, llmservingsim, mooncake, "
+                       "tracelab, vllm-requests, weka-claude-code",
                    kTraceUsage};
 }
 
@@ -93,16 +100,24 @@ int cmd_trace(const Args& all) {
   const std::string sub = all[0];
   Args args(all.begin() + 1, all.end());
   std::string from = "jsonl";
+  int64_t block_tokens = 0;
   po::positional_options_description pos;
   pos.add("in", 1).add("out", 1);
   po::options_description opts("options");
   opts.add_options()("help,h", "help")("from", po::value(&from), "input format")(
       "in", po::value<std::string>(), "input")("out", po::value<std::string>(), "output");
+  const auto block_option = [&] {
+    opts.add_options()("block-tokens", po::value(&block_tokens),
+                       "dynamo-agentic: tokens per hash id (default 512)");
+  };
   if (sub == "convert") {
+    block_option();
     auto vm = parse_args(args, opts, pos);
     if (vm.count("help")) return std::cout << kTraceUsage, 0;
     if (!vm.count("in") || !vm.count("out")) throw UsageError{"needs IN and OUT", kTraceUsage};
-    auto t = read_any(from, vm["in"].as<std::string>());
+    if (vm.count("block-tokens") && block_tokens < 1)
+      throw UsageError{"--block-tokens must be >= 1", kTraceUsage};
+    auto t = read_any(from, vm["in"].as<std::string>(), block_tokens);
     trace::write_jsonl_file(vm["out"].as<std::string>(), t);
     fmt::print(stderr, "wrote {} sessions to {}\n", t.size(), vm["out"].as<std::string>());
     return 0;
@@ -152,12 +167,15 @@ int cmd_trace(const Args& all) {
     return 0;
   }
   if (sub == "stats") {
+    block_option();
     po::positional_options_description p1;
     p1.add("in", 1);
     auto vm = parse_args(args, opts, p1);
     if (vm.count("help")) return std::cout << kTraceUsage, 0;
     if (!vm.count("in")) throw UsageError{"needs TRACE", kTraceUsage};
-    std::cout << trace::trace_stats(read_any(from, vm["in"].as<std::string>()));
+    if (vm.count("block-tokens") && block_tokens < 1)
+      throw UsageError{"--block-tokens must be >= 1", kTraceUsage};
+    std::cout << trace::trace_stats(read_any(from, vm["in"].as<std::string>(), block_tokens));
     return 0;
   }
   throw UsageError{"unknown sub-command '" + sub + "'", kTraceUsage};

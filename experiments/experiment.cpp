@@ -126,7 +126,7 @@ void parse_plot(const YamlMap& root, Experiment& e) {
 void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t) {
   const YamlMap tr = root.map("trace",
                               {"from", "path", "limit", "draw", "sessions", "max_context",
-                               "think_time_s", "intercept_scale", "rate_scale"},
+                               "think_time_s", "intercept_scale", "rate_scale", "block_tokens"},
                               "{from, path, ...}");
   t.from = tr.get<std::string>("from", t.from, "a string");
   const bool generated = trace::trace_source_registry().create(t.from, tr.where("from"))->generated;
@@ -155,6 +155,12 @@ void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t)
     if (!(t.rate_scale > 0) || !std::isfinite(t.rate_scale))
       tr.fail("rate_scale", "must be a finite factor > 0");
     if (t.from != "agents") tr.fail("rate_scale", "only the agents source has rates to scale");
+  }
+  if (tr.has("block_tokens")) {
+    t.block_tokens = tr.require<int64_t>("block_tokens", "an integer number of tokens");
+    if (t.block_tokens < 1) tr.fail("block_tokens", "must be >= 1 tokens per hash id");
+    if (t.from != "dynamo-agentic")
+      tr.fail("block_tokens", "only a dynamo-agentic trace leaves its block size to the run");
   }
   if (t.max_context == 1) tr.fail("max_context", "must be >= 2 (a prompt token and one output)");
   if (generated && t.sessions <= 0)
@@ -356,6 +362,7 @@ YAML::Node Experiment::resolved() const {
   if (trace.think_time_s > 0) t["think_time_s"] = num(trace.think_time_s);
   if (trace.intercept_scale != 1) t["intercept_scale"] = num(trace.intercept_scale);
   if (trace.rate_scale != 1) t["rate_scale"] = num(trace.rate_scale);
+  if (trace.block_tokens > 0) t["block_tokens"] = trace.block_tokens;
   r["trace"] = t;
   r["arrival"]["process"] = arrival.process;
   r["arrival"]["rate"] = num(arrival.rate);

@@ -43,6 +43,7 @@ struct TraceSpec {
   double think_time_s = 0;     // multiturn: > 0 sets the mean think time between turns
   double intercept_scale = 1;  // every intercept's duration is multiplied by this (> 0)
   double rate_scale = 1;       // agents: multiplies every phase's arrival rate (> 0)
+  int64_t block_tokens = 0;    // dynamo-agentic: tokens per hash id (0: its default, 512)
 };
 
 struct PolicySpec {

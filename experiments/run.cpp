@@ -34,7 +34,7 @@ Inputs prepare(const Experiment& e, bool with_profile) {
   trace::LoadedTrace loaded =
       trace::trace_source_registry()
           .create(ts.from, "trace.from")
-          ->load({ts.path, ts.sessions, e.seed, ts.think_time_s, ts.rate_scale});
+          ->load({ts.path, ts.sessions, e.seed, ts.think_time_s, ts.rate_scale, ts.block_tokens});
   in.trace = std::move(loaded.trace);
   in.notes = std::move(loaded.notes);
   if (ts.limit > 0 && static_cast<size_t>(ts.limit) < in.trace.size())

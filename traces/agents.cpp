@@ -3,49 +3,49 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <set>
 
-#include "traces/hash.h"
+#include "traces/agents_internal.h"
 #include "traces/input_error.h"
 #include "traces/rng.h"
 #include "traces/strict_yaml.h"
 
 namespace isim::trace {
+
+// ---- Located ---------------------------------------------------------------------------------
+
+Located::Located(std::string where) : where_(std::move(where)) {}
+Located::Located(std::string file, const YAML::Node& root) : where_(std::move(file)) {
+  nodes_[""] = root;
+}
+
+void Located::note(const std::string& key, const YAML::Node& n) {
+  nodes_[key] = n;
+}
+
+std::string Located::loc(std::string key) const {
+  for (;;) {
+    auto it = nodes_.find(key);
+    if (it != nodes_.end() && it->second.Mark().line >= 0)
+      return fmt::format("{}:{}", where_, it->second.Mark().line + 1);
+    if (key.empty()) return where_;
+    const size_t cut = key.find_last_of(".[");
+    key = cut == std::string::npos ? "" : key.substr(0, cut);
+  }
+}
+
+void Located::fail(const std::string& key, const std::string& reason) const {
+  throw InputError(loc(key) + ": " + key + ": " + reason);
+}
+
+Dist Located::read(const YamlMap& m, const std::string& key) {
+  note(m.key_path(key), m.need(key, "a distribution {dist, mean, sd, min, max}"));
+  return read_dist(m, key);
+}
+
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-
-// Where each key of a config is, for messages: "FILE:LINE" of the node read for it (the nearest
-// enclosing one that was noted), or a fixed name for a config built in code.
-class Located {
- public:
-  explicit Located(std::string where) : where_(std::move(where)) {}
-  Located(std::string file, YAML::Node root) : where_(std::move(file)) { nodes_[""] = root; }
-
-  void note(const std::string& key, const YAML::Node& n) { nodes_[key] = n; }
-
-  std::string loc(std::string key) const {
-    for (;;) {
-      auto it = nodes_.find(key);
-      if (it != nodes_.end() && it->second.Mark().line >= 0)
-        return fmt::format("{}:{}", where_, it->second.Mark().line + 1);
-      if (key.empty()) return where_;
-      const size_t cut = key.find_last_of(".[");
-      key = cut == std::string::npos ? "" : key.substr(0, cut);
-    }
-  }
-  [[noreturn]] void fail(const std::string& key, const std::string& reason) const {
-    throw InputError(loc(key) + ": " + key + ": " + reason);
-  }
-  void dist(const Dist& d, const std::string& key) const { check_dist(d, loc(key), key); }
-
- private:
-  std::string where_;
-  std::map<std::string, YAML::Node> nodes_;
-};
 
 // ---- semantic checks (one set, for files and for configs built in code) ----------------------
 
@@ -101,6 +101,7 @@ void check_config(const AgentsConfig& c, const Located& at) {
   for (const auto& k : c.kinds) {
     if (!names.insert(k.name).second) at.fail("kinds." + k.name, "duplicate kind name");
     check_kind(k, "kinds." + k.name, at);
+    check_context(k, "kinds." + k.name, c, at);
   }
   if (c.phases.empty()) at.fail("phases", "needs at least one phase");
   bool busy = false;
@@ -123,13 +124,8 @@ std::vector<std::string> keys_of(const YAML::Node& n, const std::string& file,
   return keys;
 }
 
-Dist dist_at(const YamlMap& m, const std::string& key, Located& at) {
-  at.note(m.key_path(key), m.need(key, "a distribution {dist, mean, sd, min, max}"));
-  return read_dist(m, key);
-}
-
-const std::vector<std::string> kKindKeys = {"max_context", "system_prompt", "prompt",
-                                            "steps",       "output",        "tool"};
+const std::vector<std::string> kKindKeys = {
+    "max_context", "system_prompt", "prompt", "steps", "output", "tool", "summarise", "subagents"};
 
 AgentKind read_kind(const YamlMap& m, const std::string& name, Located& at) {
   AgentKind k;
@@ -139,14 +135,15 @@ AgentKind read_kind(const YamlMap& m, const std::string& name, Located& at) {
   k.system_prompt = m.require<int64_t>("system_prompt", "an integer number of tokens");
   at.note(m.key_path("max_context"), m.value("max_context"));
   at.note(m.key_path("system_prompt"), m.value("system_prompt"));
-  k.prompt = dist_at(m, "prompt", at);
-  k.steps = dist_at(m, "steps", at);
-  k.output = dist_at(m, "output", at);
+  k.prompt = at.read(m, "prompt");
+  k.steps = at.read(m, "steps");
+  k.output = at.read(m, "output");
   const YamlMap tool = m.map("tool", {"kind", "duration_s", "returned"});
   at.note(tool.path(), tool.node());
   k.tool.kind = tool.require<std::string>("kind", "a string");
-  k.tool.duration_s = dist_at(tool, "duration_s", at);
-  k.tool.returned = dist_at(tool, "returned", at);
+  k.tool.duration_s = at.read(tool, "duration_s");
+  k.tool.returned = at.read(tool, "returned");
+  read_context(m, k, at);
   return k;
 }
 
@@ -168,42 +165,6 @@ AgentPhase read_phase(const YamlMap& m, const std::vector<std::string>& kinds, L
   return p;
 }
 
-// ---- drawing ---------------------------------------------------------------------------------
-
-int64_t at_least_one(const Dist& d, Rng& rng) {
-  return std::max<int64_t>(1, draw_count(d, rng));
-}
-
-PrefixHashes prompt_hashes(const AgentKind& k, int64_t prompt, int64_t block, uint64_t salt) {
-  PrefixHashes p{block, {}};
-  const int64_t blocks = (prompt + block - 1) / block;
-  const int64_t shared = k.system_prompt / block;
-  const uint64_t kind = fnv1a("agents/" + k.name);
-  for (int64_t j = 0; j < blocks; ++j)
-    p.hashes.push_back(splitmix64((j < shared ? kind : salt) + static_cast<uint64_t>(j)));
-  return p;
-}
-
-Session generate_session(const AgentKind& k, int64_t block, Rng& rng) {
-  Session s;
-  const int64_t steps = at_least_one(k.steps, rng);
-  const int64_t prompt = k.system_prompt + at_least_one(k.prompt, rng);
-  s.prefix = prompt_hashes(k, prompt, block, rng.next());
-  s.segments.push_back(Segment{prompt, 0, std::nullopt});
-  int64_t context = 0;
-  for (int64_t j = 1;; ++j) {
-    Segment& seg = s.segments.back();
-    seg.output = at_least_one(k.output, rng);
-    context += seg.input + seg.output;
-    // Past max_context the rest would be truncated anyway; stopping also bounds the work.
-    if (j == steps || context >= k.max_context) break;
-    seg.intercept = Intercept{k.tool.kind, draw(k.tool.duration_s, rng)};
-    s.segments.push_back(Segment{at_least_one(k.tool.returned, rng), 0, std::nullopt});
-  }
-  truncate_to_context(s, k.max_context);
-  return s;
-}
-
 // Kind indices and weights of a phase's mix.
 struct Mix {
   std::vector<std::pair<size_t, double>> kinds;
@@ -223,6 +184,12 @@ struct Mix {
   }
 };
 
+int64_t resets_in(const Session& s) {
+  return std::count_if(s.segments.begin(), s.segments.end(), [](const Segment& seg) {
+    return seg.event.kind == ContextEventKind::kReset;
+  });
+}
+
 Mix mix_of(const AgentPhase& p, const AgentsConfig& c) {
   Mix m;
   for (const auto& [name, w] : p.mix)
@@ -230,6 +197,18 @@ Mix mix_of(const AgentPhase& p, const AgentsConfig& c) {
       if (c.kinds[i].name == name) m.kinds.emplace_back(i, w);
   for (const auto& [i, w] : m.kinds) m.total += w;
   return m;
+}
+
+// One top-level session of kind k arriving at `at`, then its subagents.
+void add_session(Trace& t, const AgentKind& k, const AgentsConfig& c, Rng& rng, double at,
+                 int64_t index, AgentsReport& rep) {
+  std::vector<ForkPoint> forks;
+  t.push_back(agent_session(k, c.block_tokens, rng, &forks));
+  t.back().id = fmt::format("{}-{}", k.name, index);
+  t.back().arrival_s = at;
+  rep.summaries += resets_in(t.back());
+  add_subagents(t, t.size() - 1, k, forks, c, rep);
+  ++rep.by_kind[k.name];
 }
 
 }  // namespace
@@ -306,6 +285,7 @@ Trace generate_agents(const AgentsConfig& c, int64_t max_sessions, uint64_t seed
   Rng rng(seed);
   Trace t;
   AgentsReport rep;
+  int64_t top = 0;  // top-level sessions so far
   double start = 0;
   for (size_t p = 0; p < c.phases.size() && !rep.capped; ++p) {
     const AgentPhase& phase = c.phases[p];
@@ -314,12 +294,8 @@ Trace generate_agents(const AgentsConfig& c, int64_t max_sessions, uint64_t seed
     for (double at = start; rate > 0;) {
       at += rng.exponential(1.0 / rate);
       if (at >= start + phase.duration_s) break;
-      const AgentKind& k = c.kinds[mix.pick(rng)];
-      t.push_back(generate_session(k, c.block_tokens, rng));
-      t.back().id = fmt::format("{}-{}", k.name, t.size() - 1);
-      t.back().arrival_s = at;
-      ++rep.by_kind[k.name];
-      if (max_sessions > 0 && static_cast<int64_t>(t.size()) == max_sessions) {
+      add_session(t, c.kinds[mix.pick(rng)], c, rng, at, top++, rep);
+      if (max_sessions > 0 && top == max_sessions) {
         rep.capped = true;
         rep.capped_at_s = at;
         rep.capped_phase = p;

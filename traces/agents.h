@@ -19,17 +19,36 @@
 //   floor(system_prompt / block_tokens) blocks carry hash values of the kind, the same in every
 //   session and for every seed; the others carry values drawn for the session, so no two
 //   sessions share them. Prefix caching and kv-aware routing can reuse a kind's system prompt.
-// - Ids are "<kind>-<i>", i counting sessions in arrival order from 0.
-// - max_sessions > 0 stops generation after that many sessions (the rest of the schedule stays
-//   empty); 0 generates all that the schedule yields. A smaller cap gives a prefix of the trace
-//   of a larger one. The same config, cap and seed give the same trace on every platform.
+// - Summarisation (K.summarise, off when unset): before a segment k >= 1 whose input would take
+//   the context above at_tokens, the harness summarises: segment k carries kReset {tokens =
+//   K.system_prompt + a summary_tokens draw (at least 1), shared = K.system_prompt}, and the
+//   context continues from there (truncation follows the reset).
+// - Subagents (K.subagents, off when unset): at each tool step a uniform draw below `prob` makes
+//   the step a wait for subagents instead of a tool: the intercept is {"subagent", a wait_s
+//   draw}, and a `count` draw (at least 1) of sessions of kind `kind` start then. Each is
+//   "<parent id>/sub-<n>" (n from 0 in the parent), placed after its parent, arriving at the
+//   parent's arrival + the parent's intercepts before the step (a lower bound: the parent's
+//   own model time is not known here). Segment 0 carries kFork {parent, tokens}: with
+//   share_context its prompt is the parent's context at the step (tokens = all of it, capped by
+//   the child's max_context) + a prompt draw, and its hashes repeat the parent's whole blocks
+//   still at the head of that context; otherwise it is a fresh session of its kind (tokens 0).
+//   Its last segment carries kEnd (unless that is segment 0 or carries a reset). Subagents
+//   spawn none of their own; each draws from an Rng seeded by one draw of the parent's stream.
+//   Steps cut off by truncation spawn nothing.
+// - With neither set the draws are exactly those above: traces keep their bytes.
+// - Ids are "<kind>-<i>", i counting top-level sessions in arrival order from 0.
+// - max_sessions > 0 stops generation after that many top-level sessions (their subagents come
+//   with them; the rest of the schedule stays empty); 0 generates all that the schedule yields.
+//   A smaller cap gives a prefix of the trace of a larger one. The same config, cap and seed
+//   give the same trace on every platform.
 // - Bad config: InputError `FILE:LINE: KEY: reason` (`WHERE: KEY: reason` for a config built in
 //   code), KEY a path such as `kinds.math.prompt.mean` or `phases[1].mix.coding`; unknown keys
-//   list the valid ones, an unknown kind in a mix lists the kinds.
+//   list the valid ones, an unknown kind in a mix or in subagents.kind lists the kinds.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +59,25 @@
 
 namespace isim::trace {
 
+// When the harness summarises the context (AgentKind::summarise).
+struct SummariseSpec {
+  int64_t at_tokens = 0;  // in [system_prompt + 2, max_context)
+  Dist summary_tokens;    // the summary's own tokens, after the kept system prompt
+
+  bool operator==(const SummariseSpec&) const = default;
+};
+
+// The subagents a tool step may start (AgentKind::subagents).
+struct SubagentSpec {
+  double prob = 0;             // per tool step, in [0, 1]
+  Dist count;                  // subagents started in that step's wait
+  std::string kind;            // the kind whose figures they draw (one of the config's kinds)
+  bool share_context = false;  // true: their prompt starts with the parent's context
+  Dist wait_s;                 // the parent's wait for them (its intercept)
+
+  bool operator==(const SubagentSpec&) const = default;
+};
+
 struct AgentKind {
   std::string name;
   int64_t max_context = 2048;  // >= system_prompt + 2
@@ -48,6 +86,8 @@ struct AgentKind {
   Dist steps;                  // model calls per session
   Dist output;                 // tokens decoded per call
   InterceptSpec tool;          // between two calls: its kind, duration and returned tokens
+  std::optional<SummariseSpec> summarise = {};  // unset: never summarises
+  std::optional<SubagentSpec> subagents = {};   // unset: never starts subagents
 
   bool operator==(const AgentKind&) const = default;
 };
@@ -71,8 +111,10 @@ struct AgentsConfig {
 
 // What generate_agents made of the schedule, for the run's notes.
 struct AgentsReport {
-  int64_t sessions = 0;
-  std::map<std::string, int64_t> by_kind;
+  int64_t sessions = 0;                    // all of them, subagents included
+  std::map<std::string, int64_t> by_kind;  // top-level sessions
+  int64_t subagents = 0;
+  int64_t summaries = 0;    // kReset segments, subagents' included
   double schedule_s = 0;    // the phases' total duration
   bool capped = false;      // max_sessions stopped it
   double capped_at_s = 0;   // arrival of the last session when capped

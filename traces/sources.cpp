@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "traces/agents.h"
+#include "traces/dynamo_agentic.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
 #include "traces/input_error.h"
@@ -88,6 +89,12 @@ LoadedTrace generate_agents_trace(const SourceRequest& r) {
       "agents: {} sessions ({}) over {} phases, {} s, rates x {}; the source sets arrival_s "
       "itself (Poisson within each phase): run it with arrival: {{process: replay}}",
       rep.sessions, kinds, cfg.phases.size(), rep.schedule_s, cfg.rate_scale));
+  if (rep.subagents + rep.summaries > 0)
+    t.notes.push_back(fmt::format(
+        "agents: {} of them are subagents (forked at a tool step; each arrives at its parent's "
+        "arrival + the parent's earlier waits, a lower bound) and {} segments summarise the "
+        "context (context resets)",
+        rep.subagents, rep.summaries));
   if (rep.capped)
     t.notes.push_back(fmt::format(
         "agents: stopped at the cap of {} sessions (trace.sessions) at {:.1f} s, in phase {} of "
@@ -138,6 +145,47 @@ LoadedTrace load_weka(const SourceRequest& r) {
   return t;
 }
 
+LoadedTrace load_dynamo_agentic(const SourceRequest& r) {
+  DynamoAgenticReport rep;
+  const int64_t block = r.block_tokens > 0 ? r.block_tokens : kDynamoBlockTokens;
+  LoadedTrace t{import_dynamo_agentic(r.path, block, &rep), {}};
+  auto note = [&](const std::string& s) { t.notes.push_back(r.path + ": " + s); };
+  note(fmt::format(
+      "{} requests -> {} sessions at {} tokens per hash id: {} forked (subagents and branches, "
+      "arriving at their recorded start, not after their parent's simulated request), {} end "
+      "with context end, {} pieces started without waiting for their session's last request",
+      rep.rows, rep.sessions, block, rep.forks, rep.ends, rep.splits));
+  if (rep.resets_flagged + rep.resets_diverged + rep.resets_shrunk > 0)
+    note(
+        fmt::format("context resets to the prefix shared with the previous request: {} "
+                    "prefix_reset, {} hashes diverged, {} context shrank",
+                    rep.resets_flagged, rep.resets_diverged, rep.resets_shrunk));
+  if (rep.joins > 0)
+    note(fmt::format(
+        "{} joins (waits on other sessions' requests) become 'join' intercepts lasting the "
+        "recorded wait; {} of them measured from the previous request's start (an upper bound), "
+        "{} without timestamps wait delay + tool_wait_ms only",
+        rep.joins, rep.join_waits_from_start, rep.join_waits_without_times));
+  if (rep.start_waits_dropped > 0)
+    note(
+        fmt::format("{} session-starting requests: their extra wait_for entries and delay / "
+                    "tool_wait_ms are dropped (the recorded timestamp is the arrival)",
+                    rep.start_waits_dropped));
+  if (rep.zero_outputs_raised > 0)
+    note(fmt::format("{} requests with output_length 0 decode 1 token", rep.zero_outputs_raised));
+  if (rep.extra_hash_rows > 0)
+    note(
+        fmt::format("{} requests list more hash ids than their prompt has blocks: the extra "
+                    "ones are dropped",
+                    rep.extra_hash_rows));
+  if (rep.dropped_field_rows > 0)
+    note(
+        fmt::format("{} requests carry fields the simulator drops (request_kind, priority, "
+                    "strict_priority, policy_class, output_token_ids, tool_events)",
+                    rep.dropped_field_rows));
+  return t;
+}
+
 using Load = LoadedTrace (*)(const SourceRequest&);
 
 TraceSourceRegistry::Factory reads(Load load) {
@@ -155,6 +203,10 @@ const TraceSourceRegistry& trace_source_registry() {
     reg.add("agents",
             "coding, math and computer-use agent sessions on a phase schedule (sets arrivals)",
             generates(generate_agents_trace));
+    reg.add("dynamo-agentic",
+            "NVIDIA Dynamo agentic Mooncake JSONL (wait_for DAG, branches, tool waits; hash_ids "
+            "of trace.block_tokens, default 512)",
+            reads(load_dynamo_agentic));
     reg.add("generator",
             "synthetic InferCept-style sessions from a generator YAML (or the defaults)",
             generates(generate_trace));

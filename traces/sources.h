@@ -8,6 +8,9 @@
 //   sessions seeded by `seed`, `path` being an optional config ("" = its built-in defaults).
 //   `agents` is the exception: its phase schedule decides how many sessions arrive and when,
 //   `sessions` > 0 only caps their number, and `rate_scale` scales the schedule's rates.
+// - `block_tokens` > 0 sets the tokens per hash id of a trace whose file does not say it
+//   (dynamo-agentic; 0 = the source's default). Only that source reads it: `trace.block_tokens`
+//   and `isim trace --block-tokens` are refused for the others.
 // - load() returns the sessions (arrival times as the source has them; generators give 0 but
 //   `agents`, which sets them from its schedule) and
 //   notes: what an importer changed or dropped, one line each, for the run's report. Bad input
@@ -26,11 +29,12 @@
 namespace isim::trace {
 
 struct SourceRequest {
-  std::string path;         // the trace file, or a generator's config ("" = its defaults)
-  int64_t sessions = 0;     // generators: how many sessions (conversations)
-  uint64_t seed = 1;        // generators
-  double think_time_s = 0;  // multiturn: > 0 replaces the mean think time between turns
-  double rate_scale = 1;    // agents: multiplies every phase's rate (and the config's rate_scale)
+  std::string path;          // the trace file, or a generator's config ("" = its defaults)
+  int64_t sessions = 0;      // generators: how many sessions (conversations)
+  uint64_t seed = 1;         // generators
+  double think_time_s = 0;   // multiturn: > 0 replaces the mean think time between turns
+  double rate_scale = 1;     // agents: multiplies every phase's rate (and the config's rate_scale)
+  int64_t block_tokens = 0;  // dynamo-agentic: tokens per hash id (0: its default, 512)
 };
 
 struct LoadedTrace {

@@ -61,8 +61,9 @@ TEST_CASE("spec errors name the file, line and key") {
         "min-waste, pensieve, "
         "preserve, swap");
   CHECK(error_of("trace: {from: csv, path: t}\nprofile: p\npolicy: swap\n") ==
-        "e.yaml:1: trace.from: unknown trace source 'csv'; valid: agents, generator, infercept, "
-        "jsonl, llmservingsim, mooncake, multiturn, tracelab, vllm-requests, weka-claude-code");
+        "e.yaml:1: trace.from: unknown trace source 'csv'; valid: agents, dynamo-agentic, "
+        "generator, infercept, jsonl, llmservingsim, mooncake, multiturn, tracelab, "
+        "vllm-requests, weka-claude-code");
   CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
         "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0, vllm-v1");
   CHECK(error_of(std::string(kMinimal) + "engine: {kv_manager: lfu}\n") ==
@@ -97,6 +98,22 @@ TEST_CASE("trace.rate_scale scales the agents source's phase rates, and only tho
   CHECK(error_of(std::string("trace: {from: jsonl, path: t, rate_scale: 2}\n") +
                  "profile: p\npolicy: swap\n") ==
         "e.yaml:1: trace.rate_scale: only the agents source has rates to scale");
+}
+
+TEST_CASE("trace.block_tokens sets a dynamo-agentic trace's block size, and only that") {
+  auto e = parse(
+      "trace: {from: dynamo-agentic, path: d.jsonl, block_tokens: 64}\nprofile: p\n"
+      "policy: swap\n");
+  CHECK(e.trace.block_tokens == 64);
+  CHECK(e.resolved()["trace"]["block_tokens"].as<int64_t>() == 64);
+  CHECK(!parse(kMinimal).resolved()["trace"]["block_tokens"]);
+  CHECK(error_of("trace: {from: dynamo-agentic, path: d, block_tokens: 0}\nprofile: p\n"
+                 "policy: swap\n") ==
+        "e.yaml:1: trace.block_tokens: must be >= 1 tokens per hash id");
+  CHECK(error_of("trace: {from: mooncake, path: m, block_tokens: 64}\nprofile: p\n"
+                 "policy: swap\n") ==
+        "e.yaml:1: trace.block_tokens: only a dynamo-agentic trace leaves its block size to the "
+        "run");
 }
 
 TEST_CASE("loading a missing or malformed experiment file") {

@@ -158,6 +158,31 @@ TEST_CASE("isim list names every component") {
     CHECK(out.find(std::string("  ") + name + " ") != std::string::npos);
 }
 
+TEST_CASE("isim trace reads dynamo-agentic traces with --block-tokens") {
+  const std::string sample = test::data_dir() + "/dynamo-agentic-sample.jsonl";
+  std::string out, err;
+  REQUIRE(test::run_bin("isim",
+                        "trace stats --from dynamo-agentic " + sample + " --block-tokens 16", &out,
+                        &err) == 0);
+  CHECK(out.find("sessions      4\n") != std::string::npos);
+  CHECK(out.find("join") != std::string::npos);
+  CHECK(err.find("note: " + sample + ": 9 requests -> 4 sessions at 16 tokens per hash id") !=
+        std::string::npos);
+  auto d = test::scratch("dynamo-cli");
+  const std::string converted = (d / "c.jsonl").string();
+  REQUIRE(run_isim("trace convert --from dynamo-agentic " + sample + " " + converted +
+                   " --block-tokens 16") == 0);
+  CHECK(test::run_bin("isim", "trace stats " + converted, &out) == 0);
+  CHECK(out.find("sessions      4\n") != std::string::npos);
+  CHECK(run_isim("trace stats --from mooncake " + sample + " --block-tokens 16", &err) == 2);
+  CHECK(err.find("--block-tokens is for --from dynamo-agentic only") != std::string::npos);
+  const std::string bad = test::write_file(d / "bad.jsonl", R"({"request_id": "r"})");
+  CHECK(run_isim("trace stats --from dynamo-agentic " + bad, &err) == 2);
+  CHECK(err.find(bad + ":1: output_length: missing") != std::string::npos);
+  CHECK(test::run_bin("isim", "list", &out) == 0);
+  CHECK(out.find("  dynamo-agentic ") != std::string::npos);
+}
+
 TEST_CASE("isim trace reads weka-claude-code and generates agents traces") {
   auto d = test::scratch("trace-cli");
   const std::string weka = test::write_file(

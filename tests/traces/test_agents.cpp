@@ -257,7 +257,7 @@ TEST_CASE("agents: config errors name the file, line and key") {
         "a.yaml:1: kinds: expected a map of kind names to kinds, got a list");
   CHECK(load_error(config_text(kKind + "    extra: 1\n", kPhase)) ==
         "a.yaml:9: kinds.k.extra: unknown key; valid keys: max_context, system_prompt, prompt, "
-        "steps, output, tool");
+        "steps, output, tool, summarise, subagents");
   CHECK(load_error(config_text("  k: {max_context: 100}\n", kPhase)) ==
         "a.yaml:2: kinds.k.system_prompt: missing (expected an integer number of tokens)");
   std::string k = kKind;
