@@ -220,7 +220,15 @@ void Cluster::resume_session(int32_t i, sim::Nanos ended_at) {
   q.holder = at.replica;
   q.holder_kv_tokens = s.kv;
   q.holder_gpu_blocks = static_cast<int64_t>(s.gpu_blocks.size());
-  q.context_tokens = s.context + src.segments[seg + 1].input;
+  q.context_tokens = s.context;
+  const trace::Segment& next = src.segments[seg + 1];
+  if (next.event.kind == trace::ContextEventKind::kReset) {
+    // The summary replaces the context; of the KV held, only the surviving tokens still count.
+    q.context_tokens = next.event.tokens;
+    q.holder_kv_tokens = std::min(s.kv, next.event.shared);
+    q.holder_gpu_blocks = std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.block_tokens());
+  }
+  q.context_tokens += next.input;
   if (d_ && place_resume(i, q, duration_s, ended_at)) return;
   const int32_t r = route(q);
   ++resumed_[static_cast<size_t>(r)];

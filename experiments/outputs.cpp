@@ -78,6 +78,10 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
       c.prefix_lookup_tokens > 0
           ? static_cast<double>(c.prefix_hit_tokens) / static_cast<double>(c.prefix_lookup_tokens)
           : 0.0;
+  j["context_signals"] = {{"resets", c.resets},
+                          {"reset_released_tokens", c.reset_released_tokens},
+                          {"forks", c.forks},
+                          {"worthless_freed_blocks", c.worthless_freed_blocks}};
   j["idle_evictions"] = c.idle_evictions;
   j["swap_fallback_discards"] = c.swap_fallback_discards;
   j["busy_s"] = sim::to_seconds(c.busy_time);
