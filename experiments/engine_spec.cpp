@@ -1,0 +1,111 @@
+#include "experiments/engine_spec.h"
+
+#include <type_traits>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "policies/kv_managers.h"
+#include "sim/scheduler.h"
+
+namespace isim::exp {
+
+namespace {
+
+// Shortest round-trip text, as experiment.cpp writes numbers.
+std::string num(double v) { return fmt::format("{}", v); }
+
+const std::vector<std::string> kEngineKeys = {"scheduler",
+                                              "max_num_seqs",
+                                              "max_num_batched_tokens",
+                                              "gpu_memory_utilization",
+                                              "activation_reserve_gib",
+                                              "swap_space_gib",
+                                              "gpu_blocks",
+                                              "cpu_blocks",
+                                              "prefix_caching",
+                                              "kv_capacity",
+                                              "long_prefill_token_threshold",
+                                              "max_num_partial_prefills",
+                                              "max_long_partial_prefills",
+                                              "watermark",
+                                              "reserve_full_isl",
+                                              "async_scheduling",
+                                              "kv_manager"};
+
+// The keys of an `engine:` map onto `c` (the experiment's, or a cluster group's overrides).
+void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
+  if (en.has("scheduler")) {
+    c.scheduler = en.require<std::string>("scheduler", "a scheduler name");
+    sim::scheduler_registry().get(c.scheduler, en.where("scheduler"));
+  }
+  // A present value must be > 0 (`positive`) or >= 0.
+  auto bounded = [&](const char* k, auto& out, const char* what, bool positive) {
+    if (!en.has(k)) return;
+    out = en.require<std::decay_t<decltype(out)>>(k, what);
+    if (positive && !(out > 0)) en.fail(k, "must be > 0");
+    if (!positive && out < 0) en.fail(k, "must be >= 0");
+  };
+  bounded("max_num_seqs", c.max_num_seqs, "an integer", true);
+  bounded("max_num_batched_tokens", c.max_num_batched_tokens, "an integer", true);
+  bounded("gpu_memory_utilization", c.gpu_memory_utilization, "a fraction in (0, 1]", true);
+  if (c.gpu_memory_utilization > 1) en.fail("gpu_memory_utilization", "must be <= 1");
+  bounded("activation_reserve_gib", c.activation_reserve_gib, "GiB", false);
+  if (en.has("activation_reserve_gib")) c.activation_reserve_given = true;
+  if (en.has("kv_capacity")) {
+    c.kv_capacity = en.require<std::string>("kv_capacity", "auto, vllm or reserve");
+    if (c.kv_capacity != "auto" && c.kv_capacity != "vllm" && c.kv_capacity != "reserve")
+      en.fail("kv_capacity", "expected auto, vllm or reserve, got '" + c.kv_capacity + "'");
+  }
+  bounded("long_prefill_token_threshold", c.long_prefill_token_threshold, "an integer (0 = no cap)",
+          false);
+  bounded("max_num_partial_prefills", c.max_num_partial_prefills, "an integer", true);
+  bounded("max_long_partial_prefills", c.max_long_partial_prefills, "an integer", true);
+  if (c.max_long_partial_prefills > c.max_num_partial_prefills)
+    en.fail("max_long_partial_prefills", "must be <= max_num_partial_prefills");
+  bounded("watermark", c.watermark, "a fraction in [0, 1)", false);
+  if (c.watermark >= 1) en.fail("watermark", "must be < 1");
+  c.reserve_full_isl = en.get<bool>("reserve_full_isl", c.reserve_full_isl, "true or false");
+  c.async_scheduling = en.get<bool>("async_scheduling", c.async_scheduling, "true or false");
+  bounded("swap_space_gib", c.swap_space_gib, "GiB", false);
+  bounded("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)", false);
+  c.prefix_caching = en.get<bool>("prefix_caching", c.prefix_caching, "true or false");
+  if (en.has("kv_manager")) {
+    c.kv_manager = en.require<std::string>("kv_manager", "a kv manager name");
+    policy::kv_manager_registry().get(c.kv_manager, en.where("kv_manager"));
+  }
+  c.cpu_blocks =
+      en.get<int64_t>("cpu_blocks", c.cpu_blocks, "an integer (-1 = derive from swap_space_gib)");
+}
+
+}  // namespace
+
+void parse_engine(const YamlMap& parent, const std::string& key, sim::EngineConfig& c) {
+  if (parent.has(key)) apply_engine(parent.map(key, kEngineKeys), c);
+}
+
+YAML::Node resolved_engine(const sim::EngineConfig& c) {
+  YAML::Node e;
+  e["scheduler"] = c.scheduler;
+  e["max_num_seqs"] = c.max_num_seqs;
+  e["max_num_batched_tokens"] = c.max_num_batched_tokens;
+  e["gpu_memory_utilization"] = num(c.gpu_memory_utilization);
+  e["kv_capacity"] = c.kv_capacity;
+  e["activation_reserve_gib"] = num(c.activation_reserve_gib);
+  e["swap_space_gib"] = num(c.swap_space_gib);
+  e["gpu_blocks"] = c.gpu_blocks;
+  e["cpu_blocks"] = c.cpu_blocks;
+  e["prefix_caching"] = c.prefix_caching;
+  if (c.scheduler == "vllm-v1") {
+    e["long_prefill_token_threshold"] = c.long_prefill_token_threshold;
+    e["max_num_partial_prefills"] = c.max_num_partial_prefills;
+    e["max_long_partial_prefills"] = c.max_long_partial_prefills;
+    e["watermark"] = num(c.watermark);
+    e["reserve_full_isl"] = c.reserve_full_isl;
+  }
+  if (c.async_scheduling) e["async_scheduling"] = true;
+  if (c.kv_manager != "local") e["kv_manager"] = c.kv_manager;
+  return e;
+}
+
+}  // namespace isim::exp
