@@ -59,6 +59,11 @@ Inputs prepare(const Experiment& e, bool with_profile) {
                                    ts.intercept_scale));
   }
   trace::apply_arrivals(in.trace, e.arrival);
+  if (const int64_t n = trace::drop_broken_forks(in.trace); n > 0)
+    in.notes.push_back(fmt::format(
+        "{} forked session(s) lost their parent (cut by trace.limit or trace.draw, or re-timed "
+        "by arrival.process {} to arrive before it) and start unforked",
+        n, e.arrival.process));
   std::ostringstream os;
   trace::write_jsonl(os, in.trace);
   in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));

@@ -57,5 +57,9 @@ void validate_session(const Session& s, const std::string& where);
 // later than the child's. Throws InputError `WHERE: segments[0].context_event.parent: reason`,
 // WHERE = where(i) for the child t[i]. Importers and generators call it on what they make.
 void validate_forks(const Trace& t, const std::function<std::string(size_t)>& where);
+// Drops the fork event of every session whose parent is no longer in `t` or now arrives after
+// it (a cut by trace.limit, a re-timing by an arrival process); returns how many. The session
+// then starts unforked: it shares nothing with the parent, which it could not have met.
+int64_t drop_broken_forks(Trace& t);
 
 }  // namespace isim::trace

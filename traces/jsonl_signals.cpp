@@ -242,4 +242,18 @@ void validate_forks(const Trace& t, const std::function<std::string(size_t)>& wh
   }
 }
 
+int64_t drop_broken_forks(Trace& t) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < t.size(); ++i) index.emplace(t[i].id, i);
+  int64_t dropped = 0;
+  for (Session& s : t) {
+    if (s.segments.empty() || s.segments[0].event.kind != ContextEventKind::kFork) continue;
+    const auto it = index.find(s.segments[0].event.parent);
+    if (it != index.end() && t[it->second].arrival_s <= s.arrival_s) continue;
+    s.segments[0].event = ContextEvent{};
+    ++dropped;
+  }
+  return dropped;
+}
+
 }  // namespace isim::trace

@@ -331,3 +331,22 @@ TEST_CASE("jsonl signals: a fork's parent is another session arriving no later")
       isim::InputError);
   CHECK_NOTHROW(validate_forks(t, [](size_t) { return std::string("unused"); }));
 }
+
+TEST_CASE("drop_broken_forks: a fork whose parent was cut or now arrives later starts unforked") {
+  auto forked = [](std::string id, double at, std::string parent) {
+    Session s{std::move(id), at, {Segment{10, 1, std::nullopt}}};
+    s.segments[0].event = ContextEvent{ContextEventKind::kFork, 4, 0, std::move(parent)};
+    return s;
+  };
+  Trace t = {Session{"p", 1.0, {Segment{10, 1, std::nullopt}}},
+             forked("kept", 1.0, "p"),       // the parent arrives at the same time: kept
+             forked("early", 0.5, "p"),      // re-timed before its parent: dropped
+             forked("orphan", 2.0, "gone")};  // its parent was cut: dropped
+  CHECK(drop_broken_forks(t) == 2);
+  CHECK(t[1].segments[0].event.kind == ContextEventKind::kFork);
+  CHECK(t[2].segments[0].event.kind == ContextEventKind::kNone);
+  CHECK(t[3].segments[0].event.kind == ContextEventKind::kNone);
+  CHECK(t[3].segments[0].input == 10);  // nothing else changes
+  validate_forks(t, [](size_t i) { return std::to_string(i); });  // now valid
+  CHECK(drop_broken_forks(t) == 0);
+}
