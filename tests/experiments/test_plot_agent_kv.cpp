@@ -1,0 +1,77 @@
+// experiments/plot_agent_kv.py, the plot of the KV manager sweep (experiments/agent-kv.yaml), on a
+// tiny hand-written results.csv: the PNG, the averaged table, and its errors (exit 2 naming the
+// missing column or file).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "experiments/sweep.h"
+#include "tests/cli_helpers.h"
+#include "tests/test_paths.h"
+
+using namespace isim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string& plot_python() {
+  static const std::string py = exp::find_plot_python();
+  return py;
+}
+
+const char* kHeader =
+    "run_index,policy,variant,cluster.replicas,ttft_s.p95,lost_kv_reuse_tokens.intercept,"
+    "lost_kv_reuse_tokens.preemption,lost_kv_reuse_tokens.idle_eviction,"
+    "lost_kv_reuse_tokens.migration,lost_kv_reuse_tokens.role_switch,"
+    "lost_kv_reuse_tokens.prefix_eviction\n";
+
+int plot(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
+  return test::run_shell(plot_python() + " " + test::source_dir() +
+                             "/experiments/plot_agent_kv.py " + args,
+                         out, err);
+}
+
+}  // namespace
+
+TEST_CASE("plot_agent_kv.py draws lost reuse by cause and P95 TTFT, averaging seeds" *
+          doctest::skip(plot_python().empty())) {
+  const fs::path d = test::scratch("plot-agent-kv");
+  // local at 2 replicas has two seeds: its means are (10 + 30) / 2 = 20 s and 3 M + 1 M tokens.
+  test::write_file(d / "results.csv", std::string(kHeader) +
+                                          "0,preserve,local,2,10,0,0,2000000,1000000,0,0\n"
+                                          "1,preserve,local,2,30,0,0,4000000,1000000,0,0\n"
+                                          "2,preserve,agent-aware,2,5,0,0,1000000,500000,0,0\n");
+  std::string out, err;
+  REQUIRE(plot((d / "results.csv").string() + " " + (d / "kv.png").string(), &out, &err) == 0);
+  CAPTURE(err);
+  REQUIRE(fs::exists(d / "kv.png"));
+  CHECK(test::slurp(d / "kv.png").substr(1, 3) == "PNG");
+  CHECK(!fs::exists(d / "kv.png.partial.png"));
+  std::vector<std::string> rows;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string row;
+    for (std::string f; fields >> f;) row += (row.empty() ? "" : " ") + f;
+    rows.push_back(row);
+  }
+  REQUIRE(rows.size() >= 3);
+  CHECK(rows[1] == "local 2 20.0 4.0");
+  CHECK(rows[2] == "agent-aware 2 5.0 1.5");
+}
+
+TEST_CASE("plot_agent_kv.py: a missing column or file exits 2 naming it" *
+          doctest::skip(plot_python().empty())) {
+  const fs::path d = test::scratch("plot-agent-kv-errors");
+  test::write_file(d / "results.csv", "run_index,policy,variant,cluster.replicas\n0,p,local,2\n");
+  std::string err;
+  CHECK(plot((d / "results.csv").string() + " " + (d / "kv.png").string(), nullptr, &err) == 2);
+  CHECK(err.find((d / "results.csv").string() + ": missing column(s): ttft_s.p95") !=
+        std::string::npos);
+  CHECK(!fs::exists(d / "kv.png"));
+  CHECK(plot((d / "none.csv").string() + " " + (d / "kv.png").string(), nullptr, &err) == 2);
+  CHECK(err.find((d / "none.csv").string() + ": no such file") != std::string::npos);
+}
