@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/test_paths.h"
 
@@ -37,6 +38,20 @@ inline std::string write_file(const std::filesystem::path& p, const std::string&
 
 // Runs the shell command line CMD with its (last command's) stdout and stderr sent to files
 // under TMPDIR; returns the exit code, with stdout and stderr captured when asked.
+// Each line of `text` with its whitespace runs collapsed to single spaces (for comparing the
+// rows of a printed table whatever its column widths).
+inline std::vector<std::string> squeezed_lines(const std::string& text) {
+  std::vector<std::string> rows;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string row;
+    for (std::string f; fields >> f;) row += (row.empty() ? "" : " ") + f;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 inline int run_shell(const std::string& cmd, std::string* out = nullptr,
                      std::string* err = nullptr) {
   const auto o = std::filesystem::temp_directory_path() / "isim-test-stdout.txt";

@@ -50,14 +50,7 @@ TEST_CASE("plot_agent_kv.py draws lost reuse by cause and P95 TTFT, averaging se
   REQUIRE(fs::exists(d / "kv.png"));
   CHECK(test::slurp(d / "kv.png").substr(1, 3) == "PNG");
   CHECK(!fs::exists(d / "kv.png.partial.png"));
-  std::vector<std::string> rows;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream fields(line);
-    std::string row;
-    for (std::string f; fields >> f;) row += (row.empty() ? "" : " ") + f;
-    rows.push_back(row);
-  }
+  const std::vector<std::string> rows = test::squeezed_lines(out);
   REQUIRE(rows.size() >= 3);
   CHECK(rows[1] == "local 2 20.0 4.0");
   CHECK(rows[2] == "agent-aware 2 5.0 1.5");

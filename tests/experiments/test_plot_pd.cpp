@@ -81,14 +81,7 @@ TEST_CASE("plot_pd.py draws the latency and roles PNGs of a pd-adaptive sweep" *
   CHECK(files == 2);
   // The table: one line per variant and rate, in run order, with the lost reuse.
   CHECK(out.find("lost reuse (tok)") != std::string::npos);
-  std::vector<std::string> rows;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream fields(line);
-    std::string row;
-    for (std::string f; fields >> f;) row += (row.empty() ? "" : " ") + f;
-    rows.push_back(row);
-  }
+  const std::vector<std::string> rows = test::squeezed_lines(out);
   REQUIRE(rows.size() >= 6);
   CHECK(rows[2] == "mixed 2 0.5 10.0 4000 100");
   CHECK(rows[5] == "online 4 2.50 20.0 7900 300");
