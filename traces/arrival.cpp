@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "traces/input_error.h"
 #include "traces/rng.h"
@@ -14,11 +18,31 @@ namespace {
 void poisson(Trace& t, const ArrivalSpec& a) {
   if (!std::isfinite(a.rate) || a.rate <= 0)
     throw InputError(fmt::format("arrival.rate: must be a finite number > 0, got {}", a.rate));
+  // Before re-timing: each session's first index and its original arrival.
+  std::unordered_map<std::string, size_t> index;
+  std::vector<double> before(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    index.emplace(t[i].id, i);
+    before[i] = t[i].arrival_s;
+  }
+  std::vector<char> timed(t.size(), 0);
   Rng rng(a.seed);
   double now = 0;
-  for (Session& s : t) {
+  for (size_t i = 0; i < t.size(); ++i) {
+    Session& s = t[i];
+    if (!s.segments.empty() && s.segments.front().event.kind == ContextEventKind::kFork) {
+      // A subagent keeps its offset from its parent, once the parent has its new time.
+      auto it = index.find(s.segments.front().event.parent);
+      if (it != index.end() && timed[it->second]) {
+        const size_t p = it->second;
+        s.arrival_s = t[p].arrival_s + std::max(before[i] - before[p], 0.0);
+        timed[i] = 1;
+        continue;
+      }
+    }
     now += rng.exponential(1.0 / a.rate);
     s.arrival_s = now;
+    timed[i] = 1;
   }
 }
 

@@ -111,8 +111,8 @@ LoadedTrace load_weka(const SourceRequest& r) {
       "{} files -> {} sessions: {} subagents (forked from their parent, arriving when spawned, "
       "sharing {} tokens with it; {} end their context), {} context resets ({} compactions, {} "
       "rewrites; the reset keeps the blocks shared with the previous call); every file starts "
-      "at 0 unless an arrival process spreads them (poisson re-times subagents in trace order, "
-      "replay keeps their offsets)",
+      "at 0 unless an arrival process spreads them (poisson spaces the files and keeps each "
+      "subagent's offset from its parent, replay keeps every offset)",
       rep.files, rep.sessions, rep.subagents, rep.fork_tokens, rep.ends, rep.resets,
       rep.resets_shrunk, rep.resets - rep.resets_shrunk));
   if (rep.ends_unmarked > 0)

@@ -47,8 +47,8 @@
 //   each other.
 // - The file's own session ("<file stem>") arrives at its first call's t (0 in the shared data):
 //   sessions of different files all start at 0 unless an arrival process assigns times.
-//   `poisson` re-times every session in trace order (so a subagent still arrives after its
-//   parent, but loses its offset); `replay` keeps the offsets within a file.
+//   `poisson` re-times the files' own sessions and keeps each subagent's offset from its
+//   parent; `replay` keeps the offsets within a file.
 // - Order: files by name; within a file the agent's session, then each subagent's (depth first,
 //   in file order). Every session made passes validate_session, and a file's forks
 //   validate_forks.

@@ -106,3 +106,29 @@ TEST_CASE("arrival: bad process or rate") {
                          isim::InputError);
   }
 }
+
+TEST_CASE("arrival: poisson keeps a subagent's offset from its parent and draws no gap for it") {
+  // s0 at 0, its subagent c at 4 s (4 s after it), s1 at 0, c's own subagent g at 5 s; an orphan
+  // o (its parent is not in the trace) and a child x listed before its parent s2. Gaps are drawn
+  // for s0, s1, o, x and s2 only, in that order; c and g keep their offsets.
+  const ContextEvent none{};
+  auto make = [](const char* id, double at, const char* parent) {
+    Session s{id, at, {{1, 1, {}}}};
+    if (parent[0] != 0) s.segments[0].event = {ContextEventKind::kFork, 0, 0, parent};
+    return s;
+  };
+  Trace t = {make("s0", 0, ""), make("c", 4, "s0"),     make("s1", 0, ""), make("g", 5, "c"),
+             make("o", 7, "nobody"), make("x", 7, "s2"), make("s2", 7, "")};
+  CHECK(t[0].segments[0].event == none);
+  apply_arrivals(t, ArrivalSpec{"poisson", 4.0, 9});
+  Rng r(9);
+  const double g0 = r.exponential(0.25), g1 = r.exponential(0.25), g2 = r.exponential(0.25),
+               g3 = r.exponential(0.25), g4 = r.exponential(0.25);
+  CHECK(t[0].arrival_s == g0);
+  CHECK(t[1].arrival_s == g0 + 4.0);  // c: 4 s after s0
+  CHECK(t[2].arrival_s == g0 + g1);
+  CHECK(t[3].arrival_s == g0 + 4.0 + 1.0);  // g: 1 s after c
+  CHECK(t[4].arrival_s == g0 + g1 + g2);
+  CHECK(t[5].arrival_s == g0 + g1 + g2 + g3);
+  CHECK(t[6].arrival_s == g0 + g1 + g2 + g3 + g4);
+}
