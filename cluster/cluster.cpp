@@ -158,13 +158,12 @@ void Cluster::on_arrival(int32_t i) {
 
 void Cluster::resolve_forks() {
   fork_parent_.assign(trace_.size(), -1);
+  const bool any = std::any_of(trace_.begin(), trace_.end(), [](const trace::Session& s) {
+    return s.segments.front().event.kind == trace::ContextEventKind::kFork;
+  });
+  if (!any) return;  // no index to build
   std::unordered_map<std::string, int32_t> by_id;
-  bool any = false;
-  for (size_t i = 0; i < trace_.size(); ++i) {
-    by_id.emplace(trace_[i].id, static_cast<int32_t>(i));
-    any = any || trace_[i].segments.front().event.kind == trace::ContextEventKind::kFork;
-  }
-  if (!any) return;
+  for (size_t i = 0; i < trace_.size(); ++i) by_id.emplace(trace_[i].id, static_cast<int32_t>(i));
   for (size_t i = 0; i < trace_.size(); ++i) {
     const trace::ContextEvent& ev = trace_[i].segments.front().event;
     if (ev.kind != trace::ContextEventKind::kFork) continue;

@@ -66,9 +66,8 @@ void BlockPool::release(std::vector<BlockId>& blocks) {
 }
 
 BlockId BlockPool::acquire_cached(uint64_t hash) {
-  const BlockId found = find(hash);
-  if (found < 0) return -1;
-  const BlockId b = found;
+  const BlockId b = find(hash);
+  if (b < 0) return -1;
   auto& rc = refcount_[static_cast<size_t>(b)];
   if (rc == 0) cached_.erase({cached_since_[static_cast<size_t>(b)], b});
   ++rc;

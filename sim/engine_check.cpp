@@ -32,9 +32,10 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
       (s.recompute_left > 0 ? recompute : active) += static_cast<double>(s.gpu_blocks.size());
       continue;
     }
-    // Only a block held more than once can be counted twice, and only prompt blocks named by
-    // the trace's hashes are ever held by two sessions (blocks past them carry hashes salted
-    // with the session's own index): stamp those alone. check_invariants verifies it.
+    // Only a block held more than once can be counted twice, and only the shareable prefix
+    // (prompt blocks named by the trace's hashes; a fork family's whole chain) is ever held by
+    // two sessions (other blocks carry hashes salted with the session's own index): stamp
+    // those alone. check_invariants verifies it.
     const size_t lead = shareable_gpu_blocks(s);
     double n = static_cast<double>(s.gpu_blocks.size() - lead);
     for (size_t k = 0; k < lead; ++k) {
@@ -56,12 +57,16 @@ void Engine::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) {
   waste_.preserved += (used - active - recompute) * dt;
 }
 
-size_t Engine::shareable_gpu_blocks(const SessionState& s) const {
+size_t Engine::gpu_blocks_within(const SessionState& s, int64_t chain_blocks) {
   const int64_t before = s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size());
-  // A fork's family shares blocks past the prompt (the parent's context): all of its chain.
-  const int64_t named = s.chain_shared ? static_cast<int64_t>(s.chain.size()) : s.prompt_chain_blocks;
-  const int64_t lead = std::max<int64_t>(named - before, 0);
+  const int64_t lead = std::max<int64_t>(chain_blocks - before, 0);
   return std::min(s.gpu_blocks.size(), static_cast<size_t>(lead));
+}
+
+size_t Engine::shareable_gpu_blocks(const SessionState& s) const {
+  // A fork's family shares blocks past the prompt (the parent's context): all of its chain.
+  return gpu_blocks_within(s, s.chain_shared ? static_cast<int64_t>(s.chain.size())
+                                             : s.prompt_chain_blocks);
 }
 
 void Engine::close(Nanos end) {
@@ -168,7 +173,7 @@ void Engine::check_invariants() const {
     if (s.idx < 0) continue;  // a free slot
     if (s.h != static_cast<int32_t>(h)) fail(fmt::format("session {} lost its handle", s.idx));
     for (BlockId b : s.gpu_blocks) ++gpu_refs[static_cast<size_t>(b)];
-    // account() relies on this: no other session holds a block past the prompt's hashes.
+    // account() relies on this: no other session holds a block past the shareable prefix.
     for (size_t k = shareable_gpu_blocks(s); k < s.gpu_blocks.size(); ++k)
       if (gpu_.refcount(s.gpu_blocks[k]) != 1)
         fail(fmt::format("session {}: block {} past its prompt hashes is held {} times", s.idx,

@@ -78,9 +78,7 @@ void Engine::apply_reset(SessionState& s) {
 // Called as an ended session (ContextEvent kEnd on its last segment) finishes: its blocks past
 // the prefix others may share (the trace's prompt hashes, or its parent's chain) are worthless.
 void Engine::finish_ended(SessionState& s) {
-  const int64_t before = s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size());
-  const auto lead = static_cast<size_t>(std::clamp<int64_t>(
-      s.prompt_chain_blocks - before, 0, static_cast<int64_t>(s.gpu_blocks.size())));
+  const size_t lead = gpu_blocks_within(s, s.prompt_chain_blocks);
   std::vector<BlockId> own(s.gpu_blocks.begin() + static_cast<std::ptrdiff_t>(lead),
                            s.gpu_blocks.end());
   s.gpu_blocks.resize(lead);
