@@ -12,6 +12,7 @@
 #include <map>
 
 #include "tests/cli_helpers.h"
+#include "tests/traces/trace_helpers.h"
 #include "traces/agents.h"
 #include "traces/hash.h"
 #include "traces/input_error.h"
@@ -58,15 +59,7 @@ std::vector<double> replayed_arrivals(const AgentsConfig& c, uint64_t seed) {
 }
 
 std::string load_error(const std::string& yaml) {
-  const auto d = isim::test::scratch("agents-config");
-  const std::string path = isim::test::write_file(d / "a.yaml", yaml);
-  try {
-    load_agents_config(path);
-  } catch (const isim::InputError& e) {
-    const std::string msg = e.what();
-    return msg.rfind(path, 0) == 0 ? "a.yaml" + msg.substr(path.size()) : msg;
-  }
-  return "";
+  return isim::test::agents_config_error(yaml, "agents-config");
 }
 
 // A valid config file; `kinds` and `phases` replace their sections.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tests/cli_helpers.h"
+#include "tests/traces/trace_helpers.h"
 #include "traces/agents.h"
 #include "traces/hash.h"
 #include "traces/input_error.h"
@@ -71,15 +72,7 @@ void check_signals(const Trace& t) {
 }
 
 std::string load_error(const std::string& yaml) {
-  const auto d = isim::test::scratch("agents-context-config");
-  const std::string path = isim::test::write_file(d / "a.yaml", yaml);
-  try {
-    load_agents_config(path);
-  } catch (const isim::InputError& e) {
-    const std::string msg = e.what();
-    return msg.rfind(path, 0) == 0 ? "a.yaml" + msg.substr(path.size()) : msg;
-  }
-  return "";
+  return isim::test::agents_config_error(yaml, "agents-context-config");
 }
 
 // A valid kind `k` (lines 2-8 of the file) with `more` appended to it, and one phase.

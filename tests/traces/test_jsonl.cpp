@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "traces/input_error.h"
+#include "tests/traces/trace_helpers.h"
 #include "traces/jsonl.h"
 
 using namespace isim::trace;
@@ -17,20 +18,8 @@ const char* kExample =
     R"({"kind":"math","duration_s":8.6e-05}},{"input":21,"output":47}]})"
     "\n";
 
-Trace parse(const std::string& text) {
-  std::istringstream in(text);
-  return parse_jsonl(in, "t.jsonl");
-}
-
-// The InputError message for `text`, or "" when it parses.
-std::string error_of(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const isim::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+Trace parse(const std::string& text) { return isim::test::parse_jsonl_text(text); }
+std::string error_of(const std::string& text) { return isim::test::jsonl_error(text); }
 
 // One session line with `segments` spliced in.
 std::string line(const std::string& segments) {

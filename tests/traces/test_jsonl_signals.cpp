@@ -7,25 +7,15 @@
 #include <sstream>
 
 #include "traces/input_error.h"
+#include "tests/traces/trace_helpers.h"
 #include "traces/jsonl.h"
 
 using namespace isim::trace;
 
 namespace {
 
-Trace parse(const std::string& text) {
-  std::istringstream in(text);
-  return parse_jsonl(in, "t.jsonl");
-}
-
-std::string error_of(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const isim::InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+Trace parse(const std::string& text) { return isim::test::parse_jsonl_text(text); }
+std::string error_of(const std::string& text) { return isim::test::jsonl_error(text); }
 
 std::string validate_error(const Session& s) {
   try {
