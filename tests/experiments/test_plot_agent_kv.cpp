@@ -8,19 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "experiments/sweep.h"
 #include "tests/cli_helpers.h"
-#include "tests/test_paths.h"
+#include "tests/experiments/plot_helpers.h"
 
 using namespace isim;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string& plot_python() {
-  static const std::string py = exp::find_plot_python();
-  return py;
-}
+using test::plot_python;
 
 const char* kHeader =
     "run_index,policy,variant,cluster.replicas,ttft_s.p95,lost_kv_reuse_tokens.intercept,"
@@ -29,9 +25,7 @@ const char* kHeader =
     "lost_kv_reuse_tokens.prefix_eviction\n";
 
 int plot(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
-  return test::run_shell(plot_python() + " " + test::source_dir() +
-                             "/experiments/plot_agent_kv.py " + args,
-                         out, err);
+  return test::run_plot_script("plot_agent_kv.py", args, out, err);
 }
 
 }  // namespace

@@ -8,23 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "experiments/sweep.h"
 #include "tests/cli_helpers.h"
-#include "tests/test_paths.h"
+#include "tests/experiments/plot_helpers.h"
 
 using namespace isim;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string& plot_python() {
-  static const std::string py = exp::find_plot_python();
-  return py;
-}
-
-std::string script() {
-  return test::source_dir() + "/experiments/plot_pd.py";
-}
+using test::plot_python;
 
 const char* kHeader =
     "run_index,policy,variant,trace.rate_scale,estimator,ttft_s.p95,e2e_s.mean,"
@@ -56,7 +48,7 @@ fs::path sweep_dir(const fs::path& d) {
 }
 
 int plot(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
-  return test::run_shell(plot_python() + " " + script() + " " + args, out, err);
+  return test::run_plot_script("plot_pd.py", args, out, err);
 }
 
 }  // namespace
@@ -124,8 +116,7 @@ TEST_CASE("plot_pd.py: a missing column or file exits 2 naming it; no matplotlib
   auto good = sweep_dir(root / "good");
   fs::create_directories(root / "nompl/matplotlib");
   test::write_file(root / "nompl/matplotlib/__init__.py", "raise ImportError('hidden')\n");
-  CHECK(test::run_shell("PYTHONPATH=" + (root / "nompl").string() + " " + plot_python() + " " +
-                            script() + " " + good.string() + " " + (root / "o").string(),
-                        nullptr, &err) == 3);
+  CHECK(test::run_plot_script("plot_pd.py", good.string() + " " + (root / "o").string(), nullptr,
+                              &err, "PYTHONPATH=" + (root / "nompl").string() + " ") == 3);
   CHECK(err.find("matplotlib is not installed") != std::string::npos);
 }
