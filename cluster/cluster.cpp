@@ -2,6 +2,7 @@
 
 #include "cluster/disagg_state.h"
 #include "cluster/fleet_view.h"
+#include "cluster/tier_state.h"
 
 #include <algorithm>
 #include <set>
@@ -59,6 +60,7 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
     d_->stats.planner = planner ? planner->name() : "static";
     if (planner) d_->stats.planner_facts = planner->describe();
   }
+  init_tiers(disagg.tiers, disagg.links);
 }
 
 void Cluster::set_observer(std::function<void(const sim::IterationRecord&)> f) {
@@ -121,7 +123,7 @@ void Cluster::schedule_next_arrival() {
 }
 
 int32_t Cluster::route(const RouteRequest& q) {
-  View v(*this, q.session);
+  View v(*this, q);
   const int32_t r = router_.route(q, v);
   if (r < 0 || r >= size() || !v.eligible(r))
     throw std::logic_error(
@@ -232,6 +234,7 @@ void Cluster::resume_session(int32_t i, sim::Nanos ended_at) {
   const int32_t r = route(q);
   ++resumed_[static_cast<size_t>(r)];
   touch(r);
+  if (t_ && resume_with_tiers(q, r, duration_s, ended_at)) return;
   if (r == at.replica) {
     holder.resume(at.handle, duration_s, ended_at);
     return;
@@ -290,6 +293,10 @@ void Cluster::dispatch(const sim::Event& ev) {
       real_event_ = true;
       finish_switch(static_cast<int32_t>(ev.arg));
       return;
+    case kEvTierLink:
+      real_event_ = true;
+      on_tier_link(static_cast<int32_t>(ev.arg));
+      return;
     default:
       break;
   }
@@ -335,6 +342,7 @@ bool Cluster::run_until(sim::Nanos horizon) {
       progress_switches();
       settle_strays();
     }
+    if (t_) pump_fetches();
     // Only a replica that had an event can have new work while idle; in replica order.
     std::sort(touched_.begin(), touched_.end());
     for (int32_t r : touched_) {
@@ -345,10 +353,10 @@ bool Cluster::run_until(sim::Nanos horizon) {
     if (real_event_) end_ = t;
     if (check_) check_global();
   }
-  if (d_ && !all_done())
+  if ((d_ || t_) && !all_done())
     throw std::logic_error(fmt::format(
         "Cluster: the run stalled at t={} ns with {} of {} sessions unfinished (KV waiting for "
-        "decode room that nothing frees)",
+        "decode or fetch room that nothing frees)",
         end_, static_cast<int64_t>(trace_.size()) - done_, trace_.size()));
   return true;
 }
@@ -361,7 +369,7 @@ void Cluster::check_global() const {
     for (int32_t h = 0; h < static_cast<int32_t>(e->slot_count()); ++h) {
       const sim::SessionState& s = e->session(h);
       if (s.idx < 0) continue;
-      if (++seen[static_cast<size_t>(s.idx)] > 1 && !d_)
+      if (++seen[static_cast<size_t>(s.idx)] > 1 && !d_ && !t_)
         fail(fmt::format("session {} is on two replicas", s.idx));
       if (s.phase == sim::Phase::kImporting) continue;  // check_transfers places it
       const Location& at = ledger_.where(s.idx);
@@ -370,7 +378,9 @@ void Cluster::check_global() const {
                          at.replica));
     }
   }
-  if (d_) check_transfers(seen);
+  size_t tier_importing = 0;
+  if (t_) check_tier_copies(seen, tier_importing);
+  if (d_) check_transfers(seen, tier_importing);
   for (size_t i = 0; i < trace_.size(); ++i)
     if (ledger_.status(static_cast<int32_t>(i)) == Status::kOnReplica && seen[i] != 1)
       fail(fmt::format("session {} is lost: the ledger places it on replica {}", i,

@@ -71,9 +71,14 @@ enum ClusterEvent : int32_t {
   kEvPull = 4,        // the planner's metric pull
   kEvDecide = 5,      // the planner's decision
   kEvSwitchDone = 6,  // a role switch's cost has been paid (arg: replica)
+  kEvTierLink = 7,    // a KV tier link's next change (arg: link index)
 };
 
 struct DisaggState;  // cluster/disagg_state.h
+struct TierState;    // cluster/tier_state.h
+struct FetchPlan;
+struct TierCopy;
+struct PendingFetch;
 struct PendingImport;
 struct Transfer;
 
@@ -107,6 +112,7 @@ class Cluster final : public sim::EngineListener {
   void first_token(int32_t replica, const sim::SessionState& s, sim::Nanos ttft) override;
   void segment_done(int32_t replica, const sim::SessionState& s, int64_t outputs,
                     double decode_s) override;
+  void evicting(int32_t replica, const sim::SessionState& s) override;
 
   // Disaggregation, for tests and outputs.
   Role role(int32_t r) const;
@@ -139,7 +145,7 @@ class Cluster final : public sim::EngineListener {
   int32_t link_index(int32_t src, int32_t dst) const;
   void on_link(int32_t link);
   void schedule_link(int32_t link);
-  void check_transfers(std::vector<int32_t>& seen) const;
+  void check_transfers(std::vector<int32_t>& seen, size_t tier_importing) const;
   void sample_roles(sim::Nanos t);
   void fill_disagg(RunResult& r) const;
   // Planning and switching (cluster_roles.cpp).
@@ -154,6 +160,29 @@ class Cluster final : public sim::EngineListener {
   void settle_strays();
   int32_t move_target(int32_t src, int64_t kv);
   bool all_done() const { return done_ == static_cast<int64_t>(trace_.size()); }
+  // KV tiers (cluster_tiers.cpp).
+  void init_tiers(const KvTiersConfig& cfg, const LinksConfig& links);
+  bool tiers_used(int32_t r) const;
+  FetchPlan plan_fetch(const RouteRequest& q, int32_t r) const;
+  int64_t reachable_kv(const RouteRequest& q, int32_t r) const;
+  // After routing a resume to r: fetches its KV (true: the turn starts when it lands) or
+  // accounts for what is lost (false: resume as without tiers).
+  bool resume_with_tiers(const RouteRequest& q, int32_t r, double intercept_s,
+                         sim::Nanos ended_at);
+  bool fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p, double intercept_s,
+                  sim::Nanos ended_at);
+  void fetch_tier(const RouteRequest& q, int32_t r, const FetchPlan& p, double intercept_s,
+                  sim::Nanos ended_at);
+  bool start_fetch(const PendingFetch& f);
+  void pump_fetches();
+  void demote(int32_t r, const sim::SessionState& s, sim::Demote to);
+  void store_entry(TierStore& store, const TierEntry& e, const sim::KvManager& m);
+  void start_copy(int32_t li, double bytes, const TierCopy& c);
+  void on_tier_link(int32_t li);
+  void land_copy(const TierCopy& c);
+  void schedule_tier_link(int32_t li);
+  void check_tier_copies(std::vector<int32_t>& seen, size_t& importing) const;
+  void fill_tiers(RunResult& r) const;
 
   const trace::Trace& trace_;
   std::vector<ReplicaSpec> specs_;
@@ -184,6 +213,7 @@ class Cluster final : public sim::EngineListener {
   int64_t fork_block_tokens_ = 0;
   std::vector<uint64_t> fork_chain_;
   std::unique_ptr<DisaggState> d_;
+  std::unique_ptr<TierState> t_;
 };
 
 }  // namespace isim::cluster

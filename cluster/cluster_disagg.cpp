@@ -53,7 +53,7 @@ void Cluster::place_arrival(int32_t i, sim::SessionState s, RouteRequest& q) {
   int64_t uncached = q.context_tokens;
   if (!to_prefill) {
     // llm-d's rule: prefill remotely when the tokens no local replica has cached exceed it.
-    View v(*this, i);
+    View v(*this, q);
     int64_t best = 0;
     for (int32_t r = 0; r < size(); ++r)
       if (!in_pool(d_->roles[static_cast<size_t>(r)], kPrefillPool))
@@ -290,10 +290,11 @@ void Cluster::on_link(int32_t li) {
   schedule_link(li);
 }
 
-void Cluster::check_transfers(std::vector<int32_t>& seen) const {
+void Cluster::check_transfers(std::vector<int32_t>& seen, size_t tier_importing) const {
   auto fail = [](const std::string& m) { throw std::logic_error("global invariant: " + m); };
   size_t importing = 0;
   for (const auto& e : engines_) importing += e->importing().size();
+  importing -= std::min(importing, tier_importing);  // KV fetches (cluster_fetch.cpp)
   if (importing != d_->transfers.size())
     fail(fmt::format("{} sessions import KV but {} transfers are in flight", importing,
                      d_->transfers.size()));

@@ -25,24 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "cluster/kv_tiers.h"
+#include "cluster/link_spec.h"
 #include "cluster/planner.h"
 #include "traces/params.h"
 
 namespace isim::cluster {
-
-struct LinkSpec {
-  std::string kind;        // "nvlink", "infiniband", "roce"
-  double gbps = 0;         // GB/s (1e9 bytes per second), one direction
-  double latency_s = 0;    // per transfer, before its first byte moves
-  bool operator==(const LinkSpec&) const = default;
-};
-
-// NVLink 4 (H100/H200 SXM): 900 GB/s bidirectional per GPU, 450 GB/s each way (NVIDIA H100
-// datasheet); a few microseconds per transfer.
-inline LinkSpec default_nvlink() { return {"nvlink", 450.0, 3e-6}; }
-// InfiniBand NDR, one 400 Gb/s ConnectX-7 NIC per GPU as in a DGX H100: 50 GB/s, with RDMA
-// setup in the order of 10 microseconds.
-inline LinkSpec default_infiniband() { return {"infiniband", 50.0, 10e-6}; }
 
 struct LinksConfig {
   int32_t replicas_per_node = 8;
@@ -72,6 +60,9 @@ struct DisaggConfig {
   SwitchConfig switching;
   std::string planner = "static";
   Params planner_params{{}, "cluster.planner"};
+  // The fleet's KV tiers (cluster/kv_tiers.h), used whenever a replica's KV manager uses
+  // them, disaggregated or not; their peer fetches use `links`.
+  KvTiersConfig tiers;
 };
 
 }  // namespace isim::cluster

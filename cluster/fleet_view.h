@@ -11,7 +11,8 @@ namespace isim::cluster {
 // The fleet as a router sees it while placing one session.
 class Cluster::View final : public ClusterView {
  public:
-  View(const Cluster& c, int32_t q) : c_(c), q_(q), src_(c.trace_[static_cast<size_t>(q)]) {}
+  View(const Cluster& c, const RouteRequest& req)
+      : c_(c), req_(req), q_(req.session), src_(c.trace_[static_cast<size_t>(q_)]) {}
   int32_t replicas() const override { return c_.size(); }
   const sim::ReplicaView& replica(int32_t r) const override {
     return *c_.engines_[static_cast<size_t>(r)];
@@ -29,9 +30,11 @@ class Cluster::View final : public ClusterView {
     chains_.emplace_back(bt, sim::prefix_chain(src_, bt));
     return chains_.back().second;
   }
+  int64_t reachable_kv_tokens(int32_t r) const override { return c_.reachable_kv(req_, r); }
 
  private:
   const Cluster& c_;
+  const RouteRequest& req_;
   int32_t q_;
   const trace::Session& src_;
   mutable std::vector<std::pair<int64_t, std::vector<uint64_t>>> chains_;

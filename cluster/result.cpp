@@ -72,7 +72,25 @@ RunResult Cluster::result() {
   r.router_facts = router_.describe();
   r.executor = specs_.front().executor->report();
   if (d_) fill_disagg(r);
+  fill_tiers(r);
   return r;
+}
+
+}  // namespace isim::cluster
+
+namespace isim::cluster {
+
+const char* tier_hit_name(int h) {
+  static const char* const names[] = {"gpu", "peer_gpu", "node_cpu", "pool", "miss"};
+  return names[h];
+}
+const char* tier_loss_name(int l) {
+  static const char* const names[] = {"gpu", "node_cpu", "pool", "declined"};
+  return names[l];
+}
+const char* tier_link_name(int l) {
+  static const char* const names[] = {"pcie", "nvlink", "network", "node_to_pool"};
+  return names[l];
 }
 
 }  // namespace isim::cluster

@@ -47,6 +47,10 @@ class ClusterView {
   // The requested session's prompt as content hashes in replica r's block size (empty when
   // the trace gives no prefix hashes).
   virtual const std::vector<uint64_t>& prefix_chain(int32_t r) const = 0;
+  // Where a resumed session's KV is, as the KV manager knows it: the tokens of it that replica
+  // r would start the turn with, its holder's own or what r would fetch from another replica or
+  // a lower tier (cluster/kv_tiers.h). 0 for a new arrival.
+  virtual int64_t reachable_kv_tokens(int32_t r) const = 0;
 };
 
 class Router {

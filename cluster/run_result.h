@@ -10,6 +10,7 @@
 //   holds every replica's samples (long format: time-major, replica order within a time).
 #pragma once
 
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +71,29 @@ struct DisaggStats {
   std::vector<std::pair<std::string, std::string>> planner_facts;
 };
 
+// KV tiers across the fleet (cluster/kv_tiers.h); enabled when a replica's manager uses them.
+enum TierHit : int { kHitGpu, kHitPeerGpu, kHitNodeCpu, kHitPool, kHitMiss, kTierHits };
+enum TierLoss : int { kLostGpu, kLostNodeCpu, kLostPool, kLostDeclined, kTierLosses };
+enum TierLink : int { kLinkPcie, kLinkNvlink, kLinkNetwork, kLinkCascade, kTierLinks };
+const char* tier_hit_name(int h);
+const char* tier_loss_name(int l);
+const char* tier_link_name(int l);
+
+struct TierStats {
+  bool enabled = false;
+  int64_t lookups = 0;                       // resumes of a session that had computed KV
+  std::array<int64_t, kTierHits> hits{};     // where its KV was found (miss: nowhere)
+  std::array<int64_t, kTierLosses> lost_tokens{};  // KV given up, by the tier that gave it up
+  std::array<int64_t, 2> demotions{}, demoted_tokens{};  // to node_cpu, pool
+  std::array<int64_t, 3> fetches{}, fetched_tokens{};    // from peer_gpu, node_cpu, pool
+  std::array<double, kTierLinks> link_bytes{};
+  std::array<double, 2> peak_gib{};  // node_cpu (the fullest node), pool
+  double fetch_s_mean = 0;           // intercept end to landing, per fetch
+  int64_t recompute_saved() const {
+    return fetched_tokens[0] + fetched_tokens[1] + fetched_tokens[2];
+  }
+};
+
 struct RunResult {
   std::vector<sim::SessionRecord> sessions;
   sim::Summary summary;
@@ -82,6 +106,7 @@ struct RunResult {
   std::vector<std::pair<std::string, std::string>> router_facts;
   sim::ExecutorReport executor;  // live executors: measured seconds, integrity, token streams
   DisaggStats disagg;
+  TierStats tiers;
 };
 
 }  // namespace isim::cluster

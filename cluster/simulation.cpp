@@ -17,24 +17,19 @@ RunResult simulate(const trace::Trace& trace, const sim::EngineConfig& config,
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
                    Checks checks,
                    std::function<void(const sim::IterationRecord&)> observer) {
-  for (const auto& r : replicas)
-    if (r.executor && r.executor->live() && replicas.size() > 1)
-      throw InputError("cluster.replicas: live executors run on one replica only");
-  Cluster c(trace, std::move(replicas), router, checks);
-  if (observer) c.set_observer(std::move(observer));
-  c.load();
-  c.run_until(sim::kForever);
-  return c.result();
+  return simulate(trace, std::move(replicas), router, DisaggConfig{}, nullptr, checks,
+                  std::move(observer));
 }
 
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
                    const DisaggConfig& disagg, Planner* planner, Checks checks,
                    std::function<void(const sim::IterationRecord&)> observer) {
-  if (!disagg.enabled)
-    return simulate(trace, std::move(replicas), router, checks, std::move(observer));
-  for (const auto& r : replicas)
-    if (r.executor && r.executor->live())
+  for (const auto& r : replicas) {
+    if (r.executor && r.executor->live() && replicas.size() > 1)
+      throw InputError("cluster.replicas: live executors run on one replica only");
+    if (r.executor && r.executor->live() && disagg.enabled)
       throw InputError("cluster.roles: live executors do not run disaggregated fleets");
+  }
   Cluster c(trace, std::move(replicas), router, checks, disagg, planner);
   if (observer) c.set_observer(std::move(observer));
   c.load();

@@ -29,7 +29,8 @@ RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas,
                    Checks checks = false,
                    std::function<void(const sim::IterationRecord&)> observer = nullptr);
 
-// A fleet with roles, links and a planner (`planner` may be null when disagg is not enabled).
+// A fleet with roles, links and a planner (`planner` may be null when disagg is not enabled),
+// and the KV tiers of `disagg.tiers` for replicas whose KV manager uses them.
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
                    const DisaggConfig& disagg, Planner* planner, Checks checks = false,
                    std::function<void(const sim::IterationRecord&)> observer = nullptr);

@@ -1,4 +1,6 @@
 #include "experiments/cluster_spec.h"
+
+#include "policies/kv_managers.h"
 #include "experiments/experiment.h"
 
 #include <fmt/format.h>
@@ -180,7 +182,8 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   if (!root.has("cluster")) return c;
   c.given = true;
   const YamlMap cl = root.map(
-      "cluster", {"replicas", "router", "roles", "links", "split", "switching", "planner"});
+      "cluster",
+      {"replicas", "router", "roles", "links", "split", "switching", "planner", "kv_tiers"});
   const YAML::Node reps = cl.value("replicas");
   if (!reps || reps.IsScalar()) {
     ReplicaGroup g;
@@ -234,6 +237,13 @@ YAML::Node resolved_cluster(const ClusterSpec& c) {
     for (const auto& [k, v] : c.router_params.values) r["router"][k] = v;
   }
   if (c.disagg.enabled) resolved_disagg(c, r);
+  bool tiers = false;
+  for (const auto& g : c.groups)
+    tiers = tiers || policy::kv_manager_registry()
+                         .create(g.engine.kv_manager, "engine.kv_manager",
+                                 Params({}, "engine.kv_manager"))
+                         ->uses_tiers();
+  if (tiers) resolved_tiers(c.disagg, r);
   return r;
 }
 

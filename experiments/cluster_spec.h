@@ -24,6 +24,13 @@
 //     switching: {cost_s: 0, drain_first: false, paused_kv: keep}   # or drop, move
 //     planner: static             # or {name: dynamo-load, PARAM: VALUE, ...}
 //
+//   cluster:                      # KV tiers (cluster/kv_tiers.h), for managers that use them
+//     replicas: 8
+//     kv_tiers:
+//       node_cpu: {capacity_gib: 1024, gbps: 55, latency_us: 10}   # per node, 0: none
+//       pool: {capacity_gib: 0, gbps: 50, latency_us: 10}          # 0: no pool
+//       fetch_threshold_tokens: 1024
+//
 // Contract:
 // - A spec without `cluster:` is a cluster of one (given == false) and its outputs are exactly
 //   the single-replica ones; with it, the outputs gain the fleet parts (per replica, load
@@ -43,6 +50,9 @@
 //   config.resolved.yaml) only by a disaggregated fleet; every default is in cluster/disagg.h.
 //   A split map with threshold_tokens and no mode is mode threshold; threshold_tokens with
 //   mode always is an error.
+// - kv_tiers is checked whenever given and used by replicas whose KV manager uses tiers
+//   (engine.kv_manager: global-lru, agent-aware); config.resolved.yaml then records it and the
+//   links (the nodes and peer fetches), every default filled in.
 // - `planner` names a registered planner (policies/planners.h), created once here so that an
 //   unknown name or parameter fails before any run; its parameters' errors start
 //   "cluster.planner.KEY". A planner other than static needs a disaggregated fleet.
@@ -113,6 +123,8 @@ std::vector<cluster::Role> pd_ratio_roles(int32_t p, int32_t d, int32_t n);
 void parse_disagg_settings(const YamlMap& cl, cluster::DisaggConfig& d);
 // Writes links, split and switching of `d` into `out`, every default filled in.
 void resolved_disagg_settings(const cluster::DisaggConfig& d, YAML::Node& out);
+// Writes the links and the KV tiers of `d` into `out` (for a fleet whose managers use tiers).
+void resolved_tiers(const cluster::DisaggConfig& d, YAML::Node& out);
 // A planner named `name` with `params`: InputError "WHERE: unknown ..." for an unknown name;
 // the planner checks its parameters (errors "PARAMS.where.KEY: ...").
 std::unique_ptr<cluster::Planner> make_planner(const std::string& name, const Params& params,

@@ -145,10 +145,48 @@ std::vector<cluster::Role> pd_ratio_roles(int32_t p, int32_t d, int32_t n) {
   return roles;
 }
 
+// A tier: {capacity_gib, gbps, latency_us}, each refining the default.
+void parse_tier(const YamlMap& m, const std::string& key, cluster::TierSpec& t) {
+  if (!m.has(key)) return;
+  const YamlMap x = m.map(key, {"capacity_gib", "gbps", "latency_us"});
+  t.capacity_gib = number(x, "capacity_gib", t.capacity_gib, false, "GiB; 0: no such tier");
+  t.link.gbps = number(x, "gbps", t.link.gbps, true, "GB/s");
+  if (x.has("latency_us"))
+    t.link.latency_s = number(x, "latency_us", 0, false, "microseconds") / 1e6;
+}
+
+void parse_tiers(const YamlMap& cl, cluster::KvTiersConfig& t) {
+  if (!cl.has("kv_tiers")) return;
+  const YamlMap m = cl.map("kv_tiers", {"node_cpu", "pool", "fetch_threshold_tokens"});
+  parse_tier(m, "node_cpu", t.node_cpu);
+  parse_tier(m, "pool", t.pool);
+  t.fetch_threshold_tokens =
+      m.get<int64_t>("fetch_threshold_tokens", t.fetch_threshold_tokens, "an integer >= 0");
+  if (t.fetch_threshold_tokens < 0) m.fail("fetch_threshold_tokens", "must be >= 0");
+}
+
+YAML::Node resolved_tier(const cluster::TierSpec& t) {
+  YAML::Node y;
+  y["capacity_gib"] = num(t.capacity_gib);
+  y["gbps"] = num(t.link.gbps);
+  y["latency_us"] = num(t.link.latency_s * 1e6);
+  return y;
+}
+
 void parse_disagg_settings(const YamlMap& cl, cluster::DisaggConfig& d) {
   parse_links(cl, d.links);
   parse_split(cl, d.split);
   parse_switching(cl, d.switching);
+  parse_tiers(cl, d.tiers);
+}
+
+void resolved_tiers(const cluster::DisaggConfig& d, YAML::Node& out) {
+  out["links"]["replicas_per_node"] = d.links.replicas_per_node;
+  out["links"]["intra_node"] = resolved_link(d.links.intra_node);
+  out["links"]["inter_node"] = resolved_link(d.links.inter_node);
+  out["kv_tiers"]["node_cpu"] = resolved_tier(d.tiers.node_cpu);
+  out["kv_tiers"]["pool"] = resolved_tier(d.tiers.pool);
+  out["kv_tiers"]["fetch_threshold_tokens"] = d.tiers.fetch_threshold_tokens;
 }
 
 void resolved_disagg_settings(const cluster::DisaggConfig& d, YAML::Node& out) {

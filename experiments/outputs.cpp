@@ -113,6 +113,32 @@ nlohmann::ordered_json lost_reuse_json(const sim::Counters& c) {
   return j;
 }
 
+nlohmann::ordered_json tiers_json(const cluster::TierStats& t) {
+  nlohmann::ordered_json j;
+  j["lookups"] = t.lookups;
+  const double n = static_cast<double>(std::max<int64_t>(t.lookups, 1));
+  for (int h = 0; h < cluster::kTierHits; ++h)
+    j["hit_rate"][cluster::tier_hit_name(h)] = static_cast<double>(t.hits[static_cast<size_t>(h)]) / n;
+  int64_t lost = 0;
+  for (int l = 0; l < cluster::kTierLosses; ++l) {
+    j["lost_tokens"][cluster::tier_loss_name(l)] = t.lost_tokens[static_cast<size_t>(l)];
+    lost += t.lost_tokens[static_cast<size_t>(l)];
+  }
+  j["lost_tokens"]["total"] = lost;
+  j["demotions"] = {{"node_cpu", t.demotions[0]}, {"pool", t.demotions[1]}};
+  j["demoted_tokens"] = {{"node_cpu", t.demoted_tokens[0]}, {"pool", t.demoted_tokens[1]}};
+  j["fetches"] = {{"peer_gpu", t.fetches[0]}, {"node_cpu", t.fetches[1]}, {"pool", t.fetches[2]}};
+  j["fetched_tokens"] = {{"peer_gpu", t.fetched_tokens[0]},
+                         {"node_cpu", t.fetched_tokens[1]},
+                         {"pool", t.fetched_tokens[2]}};
+  j["recompute_saved_tokens"] = t.recompute_saved();
+  for (int l = 0; l < cluster::kTierLinks; ++l)
+    j["link_bytes"][cluster::tier_link_name(l)] = t.link_bytes[static_cast<size_t>(l)];
+  j["peak_gib"] = {{"node_cpu", t.peak_gib[0]}, {"pool", t.peak_gib[1]}};
+  j["fetch_s_mean"] = t.fetch_s_mean;
+  return j;
+}
+
 nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replica) {
   nlohmann::ordered_json j;
   j["router"] = r.fleet.router;
@@ -138,6 +164,7 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
     x["switch_moved_tokens"] = d.switch_moved_tokens;
     x["switch_kept_tokens"] = d.switch_kept_tokens;
   }
+  if (r.tiers.enabled) j["kv_tiers"] = tiers_json(r.tiers);
   if (!per_replica) return j;
   auto& per = j["per_replica"];
   per = nlohmann::ordered_json::array();

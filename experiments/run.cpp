@@ -1,5 +1,6 @@
 #include "experiments/run.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -101,10 +102,21 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
   auto router =
       policy::router_registry().create(e.cluster.router, "cluster.router", e.cluster.router_params);
   const cluster::DisaggConfig& d = e.cluster.disagg;
-  if (!d.enabled) return cluster::simulate(in.trace, std::move(specs), *router, checks);
+  if (!d.enabled) return cluster::simulate(in.trace, std::move(specs), *router, d, nullptr, checks);
   // One planner per run: it keeps what it observed.
   auto planner = make_planner(d.planner, d.planner_params, "cluster.planner");
   return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), checks);
+}
+
+bool uses_tiers(const Experiment& e) {
+  auto one = [](const std::string& name) {
+    return policy::kv_manager_registry()
+        .create(name, "engine.kv_manager", Params({}, "engine.kv_manager"))
+        ->uses_tiers();
+  };
+  if (!e.cluster.given) return one(e.engine.kv_manager);
+  return std::any_of(e.cluster.groups.begin(), e.cluster.groups.end(),
+                     [&](const ReplicaGroup& g) { return one(g.engine.kv_manager); });
 }
 
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {

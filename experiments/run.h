@@ -30,6 +30,8 @@ Inputs prepare(const Experiment& e, bool with_profile = true);
 
 // The profile of each cluster group (InputError when a group's tp differs from its profile's).
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base);
+// Whether a replica's KV manager uses the fleet's KV tiers (cluster/kv_tiers.h).
+bool uses_tiers(const Experiment& e);
 
 // Runs policy `p` on the experiment's cluster (a cluster of one without `cluster:`): every
 // replica gets its own executor and policy instance, the cluster its router and, when the

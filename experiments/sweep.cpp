@@ -248,12 +248,21 @@ bool disagg_columns(const Sweep& s) {
   return false;
 }
 
+// Whether any run's KV manager uses the fleet's tiers: then results.csv has the
+// cluster.kv_tiers.* columns (after the disagg ones), empty in the rows of the other runs.
+bool tier_columns(const Sweep& s) {
+  for (const auto& r : s.runs)
+    if (uses_tiers(r.experiment)) return true;
+  return false;
+}
+
 std::vector<std::string> results_header(const Sweep& s) {
   std::vector<std::string> h = {"run_index", "policy"};
   for (const auto& ax : s.base.sweep) h.push_back(axis_column(ax));
   h.push_back("estimator");
   cluster::RunResult none;
   none.disagg.enabled = fleet_columns(s) && disagg_columns(s);
+  none.tiers.enabled = fleet_columns(s) && tier_columns(s);
   for (const auto& [k, v] : metric_fields(none, fleet_columns(s))) h.push_back(k);
   return h;
 }
@@ -331,9 +340,16 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
       for (const auto& [k, v] : r.policy_facts)
         if (k == "estimator") est = v;
       row.push_back(est);
-      for (auto& [k, v] : metric_fields(r, fleet)) row.push_back(std::move(v));
-      // A run that is not disaggregated leaves the cluster.disagg.* columns empty.
-      if (row.size() < res.header.size()) row.resize(res.header.size());
+      // Metrics go under their header's columns: a run that is not disaggregated, or uses no
+      // tiers, leaves the cluster.disagg.* or cluster.kv_tiers.* columns empty.
+      const size_t fixed = row.size();
+      row.resize(res.header.size());
+      std::map<std::string, std::string> metrics;
+      for (auto& [k, v] : metric_fields(r, fleet)) metrics.emplace(k, std::move(v));
+      for (size_t c = fixed; c < res.header.size(); ++c) {
+        auto it = metrics.find(res.header[c]);
+        if (it != metrics.end()) row[c] = std::move(it->second);
+      }
       res.rows[i] = std::move(row);
       res.indices[i] = run.index;
       std::string w;

@@ -96,6 +96,9 @@ class EngineListener {
   // A segment emitted its last token: `outputs` tokens over `decode_s` seconds after the first.
   virtual void segment_done(int32_t, const SessionState&, int64_t /*outputs*/,
                             double /*decode_s*/) {}
+  // An idle eviction is about to drop paused session `s`'s KV, all of it on the GPU: a lower
+  // tier may take a copy (cluster/kv_tiers.h). The engine's state must not be changed here.
+  virtual void evicting(int32_t /*replica*/, const SessionState& /*s*/) {}
 };
 
 class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
@@ -148,6 +151,10 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   // session again when `finish_import` lands it (no transfer time: no turn waits on it).
   bool can_move_paused(int32_t handle) const;
   void start_move(int32_t handle);
+  // A paused session that holds no KV (exported) gets `tokens` of it back from a lower tier:
+  // blocks are reserved for them (Phase::kImporting, moving_paused) and they no longer count
+  // as recompute (saved, not recomputed); `finish_import` lands it as a paused session.
+  int32_t reserve_fetch(SessionState s, int64_t tokens);
   // Evicts idle KV (as when nothing can run) until `blocks` are free; false if it cannot.
   bool make_room(int64_t blocks);
   // Session `handle` was forked from (traces/session.h kFork): others may hold its blocks past

@@ -43,6 +43,17 @@ int32_t Engine::reserve_import(SessionState s) {
   return h;
 }
 
+int32_t Engine::reserve_fetch(SessionState s, int64_t tokens) {
+  if (s.phase != Phase::kPaused || s.kv != 0 || tokens <= 0 || tokens > s.context)
+    throw std::logic_error("Engine::reserve_fetch: only a paused session without KV fetches "
+                           "at most its context");
+  s.kv = tokens;
+  take_recompute(s, tokens, /*recomputed=*/false);
+  s.discarded = false;
+  s.moving_paused = true;
+  return reserve_import(std::move(s));
+}
+
 void Engine::finish_import(int32_t h, Nanos transfer_time) {
   SessionState& s = S(h);
   if (s.phase != Phase::kImporting)

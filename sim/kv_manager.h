@@ -13,11 +13,18 @@
 //   blocks), whether a's KV is dropped before b's when the replica must evict. A strict weak
 //   order; the engine breaks ties by trace index, so the choice is deterministic.
 // - `observe_intercept(kind, duration_s)`: an intercept ended, after `duration_s` (the past).
+// - Tiers (cluster/kv_tiers.h): `uses_tiers()` says whether the fleet's lower tiers serve this
+//   manager's replica. If so, `demote_to(s, now, cpu, pool)` says where an idle eviction sends
+//   paused session s's KV (`cpu`, `pool`: whether that tier exists), a full tier gives up first
+//   the entry whose session `evict_before` puts first, and a session's KV elsewhere (a lower
+//   tier, or another replica's GPU when it resumes there) is fetched when Mooncake's rule says
+//   so. Without tiers, evicted and migrated KV is dropped (today's behaviour).
 // - Past only: a manager sees SessionState's public fields and past-only accessors, the current
 //   segment's signals included (what the harness says as the segment starts), never the
 //   trace's future.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +34,8 @@
 
 namespace isim::sim {
 
+enum class Demote : uint8_t { kDrop, kNodeCpu, kPool };
+
 class KvManager {
  public:
   virtual ~KvManager() = default;
@@ -34,6 +43,11 @@ class KvManager {
   virtual bool frees_worthless() const { return false; }
   virtual bool evict_before(const SessionState& a, const SessionState& b, Nanos now) const = 0;
   virtual void observe_intercept(const std::string& /*kind*/, double /*duration_s*/) {}
+  virtual bool uses_tiers() const { return false; }
+  virtual Demote demote_to(const SessionState& /*s*/, Nanos /*now*/, bool /*cpu*/,
+                           bool /*pool*/) const {
+    return Demote::kDrop;
+  }
   virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
 };
 

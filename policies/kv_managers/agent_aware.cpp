@@ -11,10 +11,18 @@
 //   the elapsed time until `history_min_samples` of them have ended), then the newest arrival.
 // A hint is active while its segment is the session's current one (through the intercept after
 // it), for at most `duration_s` from the segment's start when that is > 0.
-// Parameters: default_priority (0..100, default 50), history_min_samples (>= 1, default 8).
+// - Tiers (cluster/kv_tiers.h): evicted KV whose active priority is 0 is dropped (the harness
+//   said it goes first); KV expected to stay idle longer than `pool_after_s` goes to the pool
+//   (when there is one), keeping the node's CPU tier, shared by its replicas, for sessions
+//   about to return; the rest goes to the node's CPU tier. Full tiers give up entries in the
+//   eviction order above.
+// Parameters: default_priority (0..100, default 50), history_min_samples (>= 1, default 8),
+// pool_after_s (>= 0, default 60).
 #include <algorithm>
 #include <memory>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "policies/estimator.h"
 #include "policies/kv_managers.h"
@@ -26,9 +34,10 @@ namespace {
 
 class AgentAware final : public sim::KvManager {
  public:
-  AgentAware(int32_t default_priority, int64_t min_samples)
+  AgentAware(int32_t default_priority, int64_t min_samples, double pool_after_s)
       : default_priority_(default_priority),
         min_samples_(min_samples),
+        pool_after_s_(pool_after_s),
         history_(estimator_registry().create("history", "kv manager 'agent-aware'",
                                              EstimatorOptions{min_samples})) {}
   std::string name() const override { return "agent-aware"; }
@@ -44,9 +53,17 @@ class AgentAware final : public sim::KvManager {
     if (ra != rb) return ra > rb;
     return a.arrival > b.arrival;
   }
+  bool uses_tiers() const override { return true; }
+  sim::Demote demote_to(const sim::SessionState& s, sim::Nanos now, bool cpu,
+                        bool pool) const override {
+    if (priority(s, now) == 0 || (!cpu && !pool)) return sim::Demote::kDrop;
+    if (pool && (!cpu || remaining_s(s, now) > pool_after_s_)) return sim::Demote::kPool;
+    return sim::Demote::kNodeCpu;
+  }
   std::vector<std::pair<std::string, std::string>> describe() const override {
     return {{"default_priority", std::to_string(default_priority_)},
-            {"history_min_samples", std::to_string(min_samples_)}};
+            {"history_min_samples", std::to_string(min_samples_)},
+            {"pool_after_s", fmt::format("{}", pool_after_s_)}};
   }
 
  private:
@@ -67,6 +84,7 @@ class AgentAware final : public sim::KvManager {
 
   int32_t default_priority_;
   int64_t min_samples_;
+  double pool_after_s_;
   std::unique_ptr<DurationEstimator> history_;
 };
 
@@ -81,8 +99,10 @@ void add_kv_manager_agent_aware(KvManagerRegistry& reg) {
                                              [](int64_t v) { return v >= 0 && v <= 100; });
             const auto min = p.get<int64_t>("history_min_samples", 8, "an integer >= 1",
                                             [](int64_t v) { return v >= 1; });
+            const auto pool_after = p.get<double>("pool_after_s", 60.0, "a number >= 0",
+                                                  [](double v) { return v >= 0; });
             p.done("kv manager 'agent-aware'");
-            return std::make_unique<AgentAware>(static_cast<int32_t>(prio), min);
+            return std::make_unique<AgentAware>(static_cast<int32_t>(prio), min, pool_after);
           });
 }
 

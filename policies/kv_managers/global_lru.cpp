@@ -1,8 +1,9 @@
 // global-lru: least recently used first. An idle session's KV was last used when it last ran:
 // its pause (or its arrival, for a session that has not run yet). Signals are ignored, so a
 // reset's or an ended session's blocks stay cached until pressure evicts them in LRU order.
-// Across the replicas of a fleet each replica applies the same order to its own KV; the
-// cluster-wide tiers that would make it one global order are not built yet (docs/agent-kv.md).
+// It uses the fleet's tiers (cluster/kv_tiers.h) as one LRU hierarchy: evicted KV goes to the
+// node's CPU tier (the pool when the node has none), a full CPU tier sends its least recently
+// used entries down to the pool, and a full pool drops its least recently used.
 #include <algorithm>
 
 #include "policies/kv_managers.h"
@@ -17,6 +18,11 @@ class GlobalLru final : public sim::KvManager {
   bool evict_before(const sim::SessionState& a, const sim::SessionState& b,
                     sim::Nanos) const override {
     return last_use(a) < last_use(b);
+  }
+  bool uses_tiers() const override { return true; }
+  sim::Demote demote_to(const sim::SessionState&, sim::Nanos, bool cpu,
+                        bool pool) const override {
+    return cpu ? sim::Demote::kNodeCpu : pool ? sim::Demote::kPool : sim::Demote::kDrop;
   }
 
  private:

@@ -2,7 +2,8 @@
 //   cost(r) = overlap_weight x prefill blocks not already cached on r
 //           + decode blocks on r if the request lands there (held GPU blocks + its new ones).
 // Cached means the prompt's leading blocks in r's prefix cache (the trace's prefix hashes) or,
-// for a resumed session, the KV its holder kept for it. Lowest cost wins, lowest index on ties.
+// for a resumed session, the KV its holder kept for it, or the KV that r would fetch from
+// another replica or a lower tier (ClusterView::reachable_kv_tokens). Lowest cost wins, lowest index on ties.
 // Parameter: overlap_weight (Dynamo's kv-overlap-score-weight, default 1).
 #include <algorithm>
 
@@ -41,9 +42,13 @@ class KvAware final : public cluster::Router {
     const int64_t need = sim::blocks_for(q.context_tokens, bt);
     const bool holder = q.resume && r == q.holder;
     // A decode placement prefills nothing: its cost is the decode blocks alone.
-    const int64_t cached = q.kv_arrives ? need
-                           : holder     ? q.holder_kv_tokens / bt
-                                        : rep.cached_prefix_blocks(v.prefix_chain(r));
+    // A resumed session's KV elsewhere that r would fetch rather than recompute counts as
+    // cached there (the view asks the KV manager; without tiers only the holder has it).
+    const int64_t cached =
+        q.kv_arrives ? need
+        : holder     ? std::max(q.holder_kv_tokens, v.reachable_kv_tokens(r)) / bt
+                     : std::max(rep.cached_prefix_blocks(v.prefix_chain(r)),
+                                q.resume ? v.reachable_kv_tokens(r) / bt : 0);
     const int64_t prefill = std::max<int64_t>(need - cached, 0);
     const int64_t held_here = holder ? q.holder_gpu_blocks : 0;
     const int64_t decode = rep.gpu().used() + std::max<int64_t>(need - held_here, 0);

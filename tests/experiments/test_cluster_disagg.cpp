@@ -259,7 +259,7 @@ TEST_CASE("every roles error names the file, line and key, and says what was exp
         "e.yaml:4: cluster.roles: give the roles here or as role: in the replica groups, not both");
   CHECK(error_of(m + "cluster: {replicas: 2, role: prefill}\n") ==
         "e.yaml:4: cluster.role: unknown key; valid keys: replicas, router, roles, links, split, "
-        "switching, planner");
+        "switching, planner, kv_tiers");
   // Live executors never meet roles: a fleet of more than one replica is refused first.
   CHECK(error_of(m + "executor: live-cpu\ncluster: {replicas: 2, roles: \"1:1\"}\n") ==
         "e.yaml:5: cluster: live executors run on one replica only (executor live-cpu)");

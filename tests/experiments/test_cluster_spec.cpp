@@ -112,10 +112,10 @@ TEST_CASE("every cluster error names the file, line and key") {
         "groups");
   CHECK(error_of(m + "cluster: {replica: 2}\n") ==
         "e.yaml:4: cluster.replica: unknown key; valid keys: replicas, router, roles, links, "
-        "split, switching, planner");
+        "split, switching, planner, kv_tiers");
   CHECK(error_of(m + "cluster: 4\n") ==
         "e.yaml:4: cluster: expected a map with keys replicas, router, roles, links, split, "
-        "switching, planner, got '4'");
+        "switching, planner, kv_tiers, got '4'");
   CHECK(error_of(m + "cluster: {router: random}\n") ==
         "e.yaml:4: cluster.router: unknown router 'random'; valid: kv-aware, least-loaded, "
         "power-of-two, round-robin, session-affinity");
