@@ -231,3 +231,36 @@ TEST_CASE("InferCept mix, preserve, 4 replicas: session-affinity keeps the KV wh
                                                  << ", round-robin "
                                                  << rr.summary.counters.recomputed_tokens);
 }
+
+TEST_CASE("cluster.kv_tiers: read, defaulted, resolved for managers that use tiers, and checked") {
+  const std::string m = kMinimal;
+  auto parse = [](const std::string& text) {
+    return exp::parse_experiment(YAML::Load(text), "e.yaml", ".");
+  };
+  auto e = parse(m + "engine: {kv_manager: global-lru}\n"
+                     "cluster: {replicas: 2, kv_tiers: {pool: {capacity_gib: 64}, "
+                     "fetch_threshold_tokens: 256}}\n");
+  const auto& t = e.cluster.disagg.tiers;
+  CHECK(t.pool.capacity_gib == 64);
+  CHECK(t.pool.link.gbps == 50);                  // the default NIC
+  CHECK(t.node_cpu.capacity_gib == 1024);         // the default: half of a DGX H200's 2 TB
+  CHECK(t.node_cpu.link.gbps == 55);
+  CHECK(t.fetch_threshold_tokens == 256);
+  const YAML::Node r = e.resolved();
+  CHECK(r["cluster"]["kv_tiers"]["pool"]["capacity_gib"].as<double>() == 64);
+  CHECK(r["cluster"]["kv_tiers"]["node_cpu"]["latency_us"].as<double>() == doctest::Approx(10));
+  CHECK(r["cluster"]["links"]["replicas_per_node"].as<int>() == 8);
+  auto again = exp::parse_experiment(e.resolved(), "r.yaml", "/elsewhere");
+  CHECK(again.cluster.disagg.tiers == t);
+  // A fleet whose managers use no tiers records none (its outputs stay as they were).
+  CHECK_FALSE(parse(m + "cluster: {replicas: 2}\n").resolved()["cluster"]["kv_tiers"]);
+  CHECK(error_of(m + "cluster: {kv_tiers: {disk: {}}}\n") ==
+        "e.yaml:4: cluster.kv_tiers.disk: unknown key; valid keys: node_cpu, pool, "
+        "fetch_threshold_tokens");
+  CHECK(error_of(m + "cluster: {kv_tiers: {pool: {capacity_gib: -1}}}\n") ==
+        "e.yaml:4: cluster.kv_tiers.pool.capacity_gib: must be >= 0");
+  CHECK(error_of(m + "cluster: {kv_tiers: {node_cpu: {gbps: 0}}}\n") ==
+        "e.yaml:4: cluster.kv_tiers.node_cpu.gbps: must be > 0");
+  CHECK(error_of(m + "cluster: {kv_tiers: {fetch_threshold_tokens: -5}}\n") ==
+        "e.yaml:4: cluster.kv_tiers.fetch_threshold_tokens: must be >= 0");
+}
