@@ -46,8 +46,35 @@ TEST_CASE("plot_agent_kv.py draws lost reuse by cause and P95 TTFT, averaging se
   CHECK(!fs::exists(d / "kv.png.partial.png"));
   const std::vector<std::string> rows = test::squeezed_lines(out);
   REQUIRE(rows.size() >= 3);
-  CHECK(rows[1] == "local 2 20.0 4.0");
-  CHECK(rows[2] == "agent-aware 2 5.0 1.5");
+  CHECK(rows[1] == "local 2 20.0 nan 4.0");
+  CHECK(rows[2] == "agent-aware 2 5.0 nan 1.5");
+}
+
+TEST_CASE("plot_agent_kv.py: categories on the x axis, a series column, and mean e2e" *
+          doctest::skip(plot_python().empty())) {
+  const fs::path d = test::scratch("plot-agent-kv-series");
+  // Two categories in run order (r8-u16 before r32-u64, not sorted), two managers.
+  test::write_file(d / "results.csv",
+                   "run_index,policy,variant,engine.kv_manager,ttft_s.p95,e2e_s.mean,"
+                   "lost_kv_reuse_tokens.intercept,lost_kv_reuse_tokens.preemption,"
+                   "lost_kv_reuse_tokens.idle_eviction,lost_kv_reuse_tokens.migration,"
+                   "lost_kv_reuse_tokens.role_switch,lost_kv_reuse_tokens.prefix_eviction\n"
+                   "0,preserve,r8-u16,local,4,100,0,0,3000000,0,0,0\n"
+                   "1,preserve,r8-u16,agent-aware,2,90,0,0,1000000,0,0,0\n"
+                   "2,preserve,r32-u64,local,8,120,0,0,5000000,2000000,0,0\n"
+                   "3,preserve,r32-u64,agent-aware,6,110,0,0,2000000,0,0,0\n");
+  std::string out, err;
+  REQUIRE(plot((d / "results.csv").string() + " " + (d / "kv.png").string() +
+                   " --axis variant --series engine.kv_manager",
+               &out, &err) == 0);
+  CAPTURE(err);
+  CHECK(fs::exists(d / "kv.png"));
+  const std::vector<std::string> rows = test::squeezed_lines(out);
+  REQUIRE(rows.size() >= 5);
+  CHECK(rows[1] == "local r8-u16 4.0 100.0 3.0");
+  CHECK(rows[2] == "agent-aware r8-u16 2.0 90.0 1.0");
+  CHECK(rows[3] == "local r32-u64 8.0 120.0 7.0");
+  CHECK(rows[4] == "agent-aware r32-u64 6.0 110.0 2.0");
 }
 
 TEST_CASE("plot_agent_kv.py: a missing column or file exits 2 naming it" *
