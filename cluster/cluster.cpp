@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -75,6 +74,7 @@ void Cluster::load() {
   for (const auto& e : engines_) block_sizes.insert(e->block_tokens());
   const bool live = std::any_of(specs_.begin(), specs_.end(),
                                 [](const ReplicaSpec& s) { return s.executor->live(); });
+  load_start_after();
   fits_all_.assign(trace_.size(), 0);
   for (size_t i = 0; i < trace_.size(); ++i) {
     const trace::Session& src = trace_[i];
@@ -101,11 +101,17 @@ void Cluster::load() {
       ledger_.skipped(static_cast<int32_t>(i));
       ++done_;
       skipped_.push_back(fmt::format("session {} skipped: {}", src.id, why));
+      if (!dependents_.empty()) {
+        // It still arrives, to start its dependents (StartAfter).
+        never_fits_[i] = 1;
+        if (!has_start_after(static_cast<int32_t>(i)) && !dependents_[i].empty())
+          arrivals_.push_back(static_cast<int32_t>(i));
+      }
       continue;
     }
     fits_all_[i] = fit == engines_.size();
     for (int64_t bt : block_sizes) sim::prefix_chain(src, bt);  // InputError before the run
-    arrivals_.push_back(static_cast<int32_t>(i));
+    if (!has_start_after(static_cast<int32_t>(i))) arrivals_.push_back(static_cast<int32_t>(i));
   }
   resolve_forks();
   std::stable_sort(arrivals_.begin(), arrivals_.end(), [this](int32_t a, int32_t b) {
@@ -135,6 +141,11 @@ int32_t Cluster::route(const RouteRequest& q) {
 
 void Cluster::on_arrival(int32_t i) {
   schedule_next_arrival();
+  arrive(i);
+}
+
+void Cluster::arrive(int32_t i) {
+  if (!starting(i)) return;
   if (!opened_) {
     // Waste accounting starts for the whole fleet at the first arrival.
     for (auto& e : engines_) e->open(now());
@@ -149,54 +160,14 @@ void Cluster::on_arrival(int32_t i) {
   if (d_) {
     place_arrival(i, std::move(s), q);
     fork_session_ = -1;
-    return;
+  } else {
+    const int32_t r = route(q);
+    fork_session_ = -1;
+    ++admitted_[static_cast<size_t>(r)];
+    touch(r);
+    ledger_.placed(i, r, replica(r).admit(std::move(s)));
   }
-  const int32_t r = route(q);
-  fork_session_ = -1;
-  ++admitted_[static_cast<size_t>(r)];
-  touch(r);
-  ledger_.placed(i, r, replica(r).admit(std::move(s)));
-}
-
-void Cluster::resolve_forks() {
-  fork_parent_.assign(trace_.size(), -1);
-  const bool any = std::any_of(trace_.begin(), trace_.end(), [](const trace::Session& s) {
-    return s.segments.front().event.kind == trace::ContextEventKind::kFork;
-  });
-  if (!any) return;  // no index to build
-  std::unordered_map<std::string, int32_t> by_id;
-  for (size_t i = 0; i < trace_.size(); ++i) by_id.emplace(trace_[i].id, static_cast<int32_t>(i));
-  for (size_t i = 0; i < trace_.size(); ++i) {
-    const trace::ContextEvent& ev = trace_[i].segments.front().event;
-    if (ev.kind != trace::ContextEventKind::kFork) continue;
-    auto it = by_id.find(ev.parent);
-    if (it == by_id.end() || it->second == static_cast<int32_t>(i))
-      throw InputError(fmt::format("session {}: segments[0].context_event.parent: no other "
-                                   "session '{}' in the trace",
-                                   trace_[i].id, ev.parent));
-    fork_parent_[i] = it->second;
-  }
-}
-
-sim::SessionState Cluster::arriving(int32_t i) {
-  const trace::Session& src = trace_[static_cast<size_t>(i)];
-  sim::SessionState s = sim::SessionState::arrive(src, i, sim::from_seconds(src.arrival_s));
-  const int32_t p = fork_parent_.empty() ? -1 : fork_parent_[static_cast<size_t>(i)];
-  if (p < 0 || ledger_.status(p) != Status::kOnReplica) return s;
-  const Location at = ledger_.where(p);
-  const sim::SessionState& ps = replica(at.replica).session(at.handle);
-  if (ps.chain_block_tokens <= 0) return s;
-  const int64_t tokens = src.segments.front().event.tokens;
-  const auto blocks = std::min<size_t>(static_cast<size_t>(tokens / ps.chain_block_tokens),
-                                       ps.chain.size());
-  if (blocks == 0) return s;
-  s.fork_chain.assign(ps.chain.begin(), ps.chain.begin() + static_cast<std::ptrdiff_t>(blocks));
-  s.fork_block_tokens = ps.chain_block_tokens;
-  replica(at.replica).share_chain(at.handle);
-  fork_session_ = i;
-  fork_block_tokens_ = s.fork_block_tokens;
-  fork_chain_ = s.fork_chain;
-  return s;
+  if (!dependents_.empty()) start_dependents(i, Trigger::kArrival);
 }
 
 void Cluster::on_intercept_end(int32_t i) {
@@ -258,6 +229,7 @@ void Cluster::paused(int32_t r, int32_t h, const sim::SessionState& s, sim::Nano
 void Cluster::finished(int32_t, const sim::SessionState& s) {
   ledger_.finished(s.idx, s.m);
   ++done_;
+  if (!dependents_.empty()) start_dependents(s.idx, Trigger::kFinish);
 }
 
 void Cluster::turn_first_token(int32_t r, const sim::SessionState& s, sim::Nanos ttft) {
@@ -304,6 +276,9 @@ void Cluster::dispatch(const sim::Event& ev) {
   switch (ev.type) {
     case kEvArrival:
       on_arrival(static_cast<int32_t>(ev.arg));
+      break;
+    case kEvStartAfter:
+      arrive(static_cast<int32_t>(ev.arg));
       break;
     case kEvInterceptEnd:
       on_intercept_end(static_cast<int32_t>(ev.arg));

@@ -7,6 +7,15 @@
 //   arrivals by (time, trace index). All bad input surfaces there, before any event runs. Only
 //   the next arrival is on the queue at any time (a million pending arrivals would make every
 //   queue operation pay for them); the order is the one scheduling them all would give.
+// - Start dependencies (trace::StartAfter; cluster_arrivals.cpp): a session that has one is
+//   not among those arrivals. When its predecessor arrives or finishes, its arrival is put on
+//   the queue at that instant + delay (same priority as any arrival) and it arrives as any
+//   other, on every path (one replica, a fleet, disaggregated); its records' arrival is that
+//   instant, not its arrival_s. Until then the ledger has it as never arrived. A predecessor
+//   that fits no replica is skipped as usual, but at the instant it would have arrived it
+//   starts every session that depends on it. `load` throws std::logic_error for a dependency on
+//   the session itself, a later one, or none of the trace, or a delay that is not finite >= 0
+//   (code builds them, not users).
 // - Events dispatch by target: kClusterTarget (arrivals, intercept ends) or a replica's index
 //   (its iteration ends). At each instant every event is handled, then every idle replica may
 //   start an iteration, in replica order. Equal inputs give identical runs.
@@ -71,7 +80,8 @@ enum ClusterEvent : int32_t {
   kEvPull = 4,        // the planner's metric pull
   kEvDecide = 5,      // the planner's decision
   kEvSwitchDone = 6,  // a role switch's cost has been paid (arg: replica)
-  kEvTierLink = 7,    // a KV tier link's next change (arg: link index)
+  kEvStartAfter = 7,  // a session whose predecessor has arrived or finished arrives (arg: it)
+  kEvTierLink = 8,    // a KV tier link's next change (arg: link index)
 };
 
 struct DisaggState;  // cluster/disagg_state.h
@@ -123,7 +133,8 @@ class Cluster final : public sim::EngineListener {
  private:
   class View;
   void dispatch(const sim::Event& ev);
-  void on_arrival(int32_t i);
+  void on_arrival(int32_t i);  // the next of arrivals_
+  void arrive(int32_t i);      // any arrival, dependent or not
   // A new session's state; a fork (traces/session.h kFork) gets its parent's chain over the
   // shared prefix when the parent is on a replica now, and the parent is marked shared.
   sim::SessionState arriving(int32_t i);
@@ -148,6 +159,16 @@ class Cluster final : public sim::EngineListener {
   void check_transfers(std::vector<int32_t>& seen, size_t tier_importing) const;
   void sample_roles(sim::Nanos t);
   void fill_disagg(RunResult& r) const;
+  // Start dependencies (cluster_arrivals.cpp).
+  enum class Trigger { kArrival, kFinish, kBoth };
+  void load_start_after();
+  // Records a dependent session's arrival; false for a session that fits no replica, which
+  // starts all its dependents now instead.
+  bool starting(int32_t i);
+  void start_dependents(int32_t p, Trigger why);
+  bool has_start_after(int32_t i) const {
+    return trace_[static_cast<size_t>(i)].start_after.session >= 0;
+  }
   // Planning and switching (cluster_roles.cpp).
   void start_planner();
   void on_pull();
@@ -208,6 +229,10 @@ class Cluster final : public sim::EngineListener {
   bool real_event_ = false;  // the current instant had an event other than the planner's
   std::vector<char> mask_;   // the pool a route may use (empty: every replica)
   std::vector<int32_t> fork_parent_;  // by trace index: the parent's index, or -1
+  // By predecessor: the sessions that start after it, in trace order; both empty when no
+  // session of the trace has a start dependency.
+  std::vector<std::vector<int32_t>> dependents_;
+  std::vector<char> never_fits_;  // skipped by load
   // The chain of the fork being placed now (routers see it through View::prefix_chain).
   int32_t fork_session_ = -1;
   int64_t fork_block_tokens_ = 0;

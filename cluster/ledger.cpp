@@ -19,6 +19,11 @@ void Ledger::finished(int32_t i, const sim::SessionMetrics& m) {
   done_[static_cast<size_t>(i)] = m;
 }
 
+void Ledger::arrived(int32_t i, sim::Nanos t) {
+  if (arrived_.empty()) arrived_.assign(trace_.size(), -1);
+  arrived_[static_cast<size_t>(i)] = t;
+}
+
 std::vector<sim::SessionRecord> Ledger::records(
     const std::function<const sim::SessionMetrics&(int32_t, int32_t)>& on_replica) const {
   std::vector<sim::SessionRecord> out;
@@ -36,7 +41,8 @@ std::vector<sim::SessionRecord> Ledger::records(
     r.replica_first = m.replica_first;
     r.replica_last = m.replica_last;
     r.migrations = m.migrations;
-    r.arrival_s = src.arrival_s;
+    const bool moved = !arrived_.empty() && arrived_[i] >= 0;
+    r.arrival_s = moved ? sim::to_seconds(arrived_[i]) : src.arrival_s;
     r.segments = static_cast<int64_t>(src.segments.size());
     r.output_tokens = src.total_output();
     r.returned_tokens = src.returned_tokens();
@@ -46,7 +52,7 @@ std::vector<sim::SessionRecord> Ledger::records(
     r.preemptions = m.preemptions;
     r.prefix_hit_tokens = m.prefix_hit_tokens;
     r.intercept_s = sim::to_seconds(m.intercept_time);
-    const sim::Nanos arrival = sim::from_seconds(src.arrival_s);
+    const sim::Nanos arrival = moved ? arrived_[i] : sim::from_seconds(src.arrival_s);
     if (st != Status::kFinished) {
       r.status = st == Status::kSkipped ? "skipped" : "unfinished";
       out.push_back(std::move(r));

@@ -5,6 +5,9 @@
 // - One entry per trace session, indexed by its trace index. `where(i)` is the replica and
 //   handle holding it, or {-1, -1} while it is waiting in the cluster (not arrived, skipped,
 //   finished).
+// - A session with a start dependency (trace::StartAfter) arrives when it fires: `arrived`
+//   records that instant, and its record's arrival (and so TTFT, e2e) counts from it; every
+//   other session's from its arrival_s.
 // - A session's metrics travel with it (SessionState::m); the ledger stores them when it
 //   finishes. `records` builds SessionRecords from the trace and these metrics, asking the
 //   replicas for the sessions still on them.
@@ -37,6 +40,7 @@ class Ledger {
   void placed(int32_t i, int32_t replica, int32_t handle);
   void finished(int32_t i, const sim::SessionMetrics& m);
   void skipped(int32_t i) { status_[static_cast<size_t>(i)] = Status::kSkipped; }
+  void arrived(int32_t i, sim::Nanos t);
   void turn_ttft(double s) { turn_ttfts_.push_back(s); }
 
   // `on_replica(r, h)` gives the metrics of a session still on a replica.
@@ -50,6 +54,7 @@ class Ledger {
   std::vector<Location> loc_;
   std::vector<Status> status_;
   std::vector<sim::SessionMetrics> done_;  // finished sessions' metrics
+  std::vector<sim::Nanos> arrived_;        // by `arrived` (-1: not given); empty until the first
   std::vector<double> turn_ttfts_;
 };
 

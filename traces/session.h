@@ -10,6 +10,9 @@
 // - Only a segment that is followed by another one may carry an intercept: the last segment
 //   never does (a session ends when its last output token is decoded).
 // - Intercept kinds are free-form names; durations are seconds, >= 0.
+// - Session::start_after is built by code (an arrival process), never read from or written to
+//   a trace file: a session that has one arrives when its predecessor does or finishes, not at
+//   its arrival_s (StartAfter).
 #pragma once
 
 #include <algorithm>
@@ -85,11 +88,28 @@ struct PrefixHashes {
   bool operator==(const PrefixHashes&) const = default;
 };
 
+// A start dependency (closed-loop arrivals, traces/arrival.h `users`): the session arrives
+// `delay_s` seconds after trace session `session` (a lower index) finishes (on_finish) or
+// arrives (!on_finish), at whatever time that turns out to be in the run. Its arrival_s is then
+// only a lower bound that keeps trace-level checks (a fork's parent arrives no later) true:
+// the predecessor's arrival_s + delay_s; the cluster ignores it (cluster/cluster.h). A
+// predecessor that fits no replica counts as finished at the instant it would have arrived.
+// session = -1: none, the session arrives at arrival_s. Not part of the JSONL format, so a trace
+// written and read back loses it.
+struct StartAfter {
+  int32_t session = -1;
+  bool on_finish = true;
+  double delay_s = 0;
+
+  bool operator==(const StartAfter&) const = default;
+};
+
 struct Session {
   std::string id;
   double arrival_s = 0.0;
   std::vector<Segment> segments;
   PrefixHashes prefix = {};  // the initializer keeps `Session{id, arrival, segments}` warning-free
+  StartAfter start_after = {};
 
   bool operator==(const Session&) const = default;
 
