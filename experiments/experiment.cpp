@@ -167,9 +167,28 @@ void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t)
     tr.fail("sessions", "a generator needs sessions > 0 (how many to generate)");
 }
 
+// The users process's keys; like `rate` for replay, the other processes ignore them.
+void parse_users(const YamlMap& ar, trace::ArrivalSpec& a) {
+  a.users = ar.get<int64_t>("users", a.users, "an integer number of users");
+  a.sessions_per_user = ar.get<int64_t>("sessions_per_user", a.sessions_per_user, "an integer");
+  for (auto [k, out] : {std::pair<const char*, double*>{"stagger_s", &a.stagger_s},
+                        {"max_delay_s", &a.max_delay_s}})
+    *out = ar.get<double>(k, *out, "seconds");
+  for (auto [k, out] : {std::pair<const char*, double*>{"advance_min", &a.advance_min},
+                        {"advance_max", &a.advance_max}})
+    *out = ar.get<double>(k, *out, "a fraction in [0, 1]");
+  if (a.process != "users") return;
+  if (!ar.has("users"))
+    ar.fail("users", "missing (process users needs how many users replay sessions at once)");
+  if (const trace::ArrivalProblem p = trace::users_problem(a); !p.key.empty())
+    ar.fail(p.key, p.reason);
+}
+
 void parse_arrival(const YamlMap& root, trace::ArrivalSpec& a) {
   if (!root.has("arrival")) return;
-  const YamlMap ar = root.map("arrival", {"process", "rate"});
+  const YamlMap ar =
+      root.map("arrival", {"process", "rate", "users", "sessions_per_user", "stagger_s",
+                           "max_delay_s", "advance_min", "advance_max"});
   a.process = ar.get<std::string>("process", a.process,
                                   "one of " + trace::arrival_registry().names_joined());
   trace::arrival_registry().get(a.process, ar.where("process"));
@@ -177,6 +196,7 @@ void parse_arrival(const YamlMap& root, trace::ArrivalSpec& a) {
     a.rate = ar.require<double>("rate", "sessions per second");
     if (!(a.rate > 0)) ar.fail("rate", "must be > 0 sessions per second");
   }
+  parse_users(ar, a);
 }
 
 void parse_validate(const YamlMap& root, const std::string& base_dir, Experiment& e) {
@@ -299,6 +319,14 @@ YAML::Node Experiment::resolved() const {
   r["trace"] = t;
   r["arrival"]["process"] = arrival.process;
   r["arrival"]["rate"] = num(arrival.rate);
+  if (arrival.process == "users") {  // only then, so other specs resolve as they always did
+    r["arrival"]["users"] = arrival.users;
+    r["arrival"]["sessions_per_user"] = arrival.sessions_per_user;
+    r["arrival"]["stagger_s"] = num(arrival.stagger_s);
+    r["arrival"]["max_delay_s"] = num(arrival.max_delay_s);
+    r["arrival"]["advance_min"] = num(arrival.advance_min);
+    r["arrival"]["advance_max"] = num(arrival.advance_max);
+  }
   r["profile"] = profile;
   r["engine"] = resolved_engine(engine);
   if (cluster.given) r["cluster"] = resolved_cluster(cluster);

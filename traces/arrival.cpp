@@ -59,6 +59,10 @@ const ArrivalRegistry& arrival_registry() {
     ArrivalRegistry reg("process");
     reg.add("poisson", "exponential gaps at arrival.rate, seeded", process(poisson));
     reg.add("replay", "the trace's own arrival_s times", process(replay));
+    reg.add("users",
+            "closed loop: arrival.users concurrent users replay sessions in a row, recycled from "
+            "the pool (kv-cache-tester's --recycle)",
+            process(apply_users));
     return reg;
   }();
   return r;

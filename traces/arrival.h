@@ -8,10 +8,32 @@
 //   re-timing) and draws no gap: a subagent still starts while its parent waits for it. So a
 //   trace without forks gets exactly the times it always did.
 // - `replay`: arrival_s stays as the trace has it; sessions are not reordered.
+// - `users` (closed loop, as kv-cache-tester's trace_replay_tester.py --recycle): `users` users
+//   each replay `sessions_per_user` sessions in a row, drawn from the trace's pool. The pool is
+//   its roots (sessions that fork from no session of the trace) with their subagents (sessions
+//   forking from them, recursively). The draws: a seeded permutation of the roots, cycled (each
+//   root once before any repeats, reshuffled each cycle); user u's k-th session is draw
+//   k * users + u. The trace becomes, user by user and k by k, a copy of the drawn root with id
+//   `u<u>/<k>/<its id>` (u zero-padded to the width of users - 1) and copies of its subagents
+//   (depth first, children in trace order) renamed the same way, their fork parents too. Start
+//   dependencies (trace::StartAfter) make it closed loop: user u's first root copy arrives at a
+//   seeded offset in [0, stagger_s); each later one when the user's previous root copy
+//   finishes; each subagent copy max(0, its arrival_s - its parent's) after its parent copy
+//   arrives. Every intercept is capped at max_delay_s (0: no cap; the tester's --max-delay).
+//   A user's first session starts partway (the tester's --advance-min/--advance-max): the
+//   first floor(f * segments) segments (at most all but one), f seeded uniform in [advance_min,
+//   advance_max], are dropped and the first kept segment's input carries the context so far
+//   (docs/agent-kv.md "Closed-loop users" has the rules for signals, prefix hashes and
+//   subagents). Seeded draws, in order: the cycles' shuffles (Fisher-Yates from the top), then
+//   per user its offset and its f. max_delay_s and the advance fractions default to the
+//   tester's values (60 s, 0). The other processes ignore these keys, as all but poisson ignore
+//   `rate`. A bad value is an InputError naming `arrival.KEY` (users_problem); so is a
+//   non-empty trace without a root (`arrival.process`). An empty trace stays empty.
 // - arrival_registry() lists each process with a one-line description (`isim list` prints
 //   them). An unknown process or a rate that is not a finite number > 0 is an InputError naming
 //   `arrival.process` or `arrival.rate` and what is valid.
-// Adding a process: one function in arrival.cpp and one registration line there.
+// Adding a process: one function in arrival.cpp (or a file of its own, as users has) and one
+// registration line there.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +49,23 @@ struct ArrivalSpec {
   std::string process = "poisson";
   double rate = 1.0;  // sessions per second (poisson only)
   uint64_t seed = 1;
+  // users only.
+  int64_t users = 0;  // concurrent users (>= 1; 0: not given)
+  int64_t sessions_per_user = 2;
+  double stagger_s = 60;                    // first sessions start within [0, stagger_s)
+  double max_delay_s = 60;                  // intercept cap (0: none)
+  double advance_min = 0, advance_max = 0;  // fractions of the first session skipped
 };
+
+// The first bad `users` setting of `a` (whatever its process), as {key under arrival, reason};
+// key "" when all are valid. One rule for the experiment reader and the process itself.
+struct ArrivalProblem {
+  std::string key, reason;
+};
+ArrivalProblem users_problem(const ArrivalSpec& a);
+
+// The users process (arrival_users.cpp); callers go through apply_arrivals.
+void apply_users(Trace& t, const ArrivalSpec& a);
 
 struct ArrivalProcess {
   std::function<void(Trace&, const ArrivalSpec&)> apply;

@@ -121,3 +121,61 @@ TEST_CASE("loading a missing or malformed experiment file") {
       exp::load_experiment("/nonexistent/x.yaml", {}),
       "/nonexistent/x.yaml: cannot open experiment file: No such file or directory", InputError);
 }
+
+TEST_CASE("arrival process users: its keys, their checks, and the resolved spec") {
+  const std::string head = kMinimal;
+  auto e = parse(head +
+                 "arrival: {process: users, users: 8, sessions_per_user: 3, stagger_s: 5, "
+                 "max_delay_s: 0, advance_min: 0.1, advance_max: 0.4}\n");
+  CHECK(e.arrival.users == 8);
+  CHECK(e.arrival.sessions_per_user == 3);
+  CHECK(e.arrival.stagger_s == 5);
+  CHECK(e.arrival.max_delay_s == 0);
+  CHECK(e.arrival.advance_min == 0.1);
+  CHECK(e.arrival.advance_max == 0.4);
+  const YAML::Node r = e.resolved()["arrival"];
+  CHECK(r["users"].as<int64_t>() == 8);
+  CHECK(r["advance_max"].as<double>() == 0.4);
+  auto again = exp::parse_experiment(e.resolved(), "r.yaml", "/elsewhere");
+  CHECK(again.arrival.users == 8);
+  CHECK(again.arrival.stagger_s == 5);
+  CHECK(again.arrival.advance_min == 0.1);
+  // Defaults: the replay tester's.
+  auto d = parse(head + "arrival: {process: users, users: 2}\n");
+  CHECK(d.arrival.sessions_per_user == 2);
+  CHECK(d.arrival.stagger_s == 60);
+  CHECK(d.arrival.max_delay_s == 60);
+  CHECK(d.arrival.advance_max == 0);
+  // Other processes ignore the keys, as replay ignores rate, and resolve as they always did.
+  auto p = parse(head + "arrival: {process: poisson, users: 0}\n");
+  CHECK(!p.resolved()["arrival"]["users"]);
+  CHECK(p.resolved()["arrival"].size() == 2);
+
+  const std::string at = head + "arrival: {process: users";
+  CHECK(error_of(at + "}\n") ==
+        "e.yaml:4: arrival.users: missing (process users needs how many users replay sessions at "
+        "once)");
+  CHECK(error_of(at + ", users: 0}\n") ==
+        "e.yaml:4: arrival.users: must be an integer >= 1 (how many users replay sessions at "
+        "once), got 0");
+  CHECK(error_of(at + ", users: 2.5}\n") ==
+        "e.yaml:4: arrival.users: expected an integer number of users, got '2.5'");
+  CHECK(error_of(at + ", users: 2, sessions_per_user: 0}\n") ==
+        "e.yaml:4: arrival.sessions_per_user: must be an integer >= 1, got 0");
+  CHECK(error_of(at + ", users: 2, stagger_s: -1}\n") ==
+        "e.yaml:4: arrival.stagger_s: must be a finite number of seconds >= 0, got -1");
+  CHECK(error_of(at + ", users: 2, advance_min: 0.5, advance_max: 0.2}\n") ==
+        "e.yaml:4: arrival.advance_min: must be <= advance_max (0.2), got 0.5");
+  CHECK(error_of(at + ", users: 2, advance_max: 2}\n") ==
+        "e.yaml:4: arrival.advance_max: must be a fraction in [0, 1], got 2");
+  CHECK(error_of(at + ", users: 2, advance_min: -1}\n") ==
+        "e.yaml:4: arrival.advance_min: must be a fraction in [0, 1], got -1");
+  CHECK(error_of(at + ", user: 2}\n") ==
+        "e.yaml:4: arrival.user: unknown key; valid keys: process, rate, users, "
+        "sessions_per_user, stagger_s, max_delay_s, advance_min, advance_max");
+  // An override goes through the same checks.
+  YAML::Node y = YAML::Load(head + "arrival: {process: users, users: 2}\n");
+  exp::apply_override(y, "arrival.users=0");
+  CHECK_THROWS_WITH_AS(exp::parse_experiment(y, "e.yaml", "."),
+                       doctest::Contains("arrival.users: must be an integer >= 1"), InputError);
+}

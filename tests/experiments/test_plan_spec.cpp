@@ -91,6 +91,9 @@ TEST_CASE("every malformed plan key is an InputError naming the key") {
   bad("trace", "{from: nonsense}", "unknown trace source 'nonsense'");
   bad("arrival", "{process: replay}", "replay needs a trace file with arrival times");
   bad("arrival", "{process: uniform}", "unknown process 'uniform'");
+  bad("arrival", "{process: users}",
+      "arrival.process: users is a closed loop whose load is its "
+      "number of users; the plan searches an arrival rate");
   bad("deployments", "", "deployments: expected a map of deployment names");
   bad("deployments", "{}", "deployments: expected a map of deployment names");
   bad("deployments", "{a: " + prof + "}", "deployments.a: expected {gpu, profile");

@@ -152,9 +152,9 @@ TEST_CASE("isim list names every component") {
   int rc = std::system((test::bin_dir() + "/isim list > " + (d / "l.txt").string()).c_str());
   REQUIRE(rc == 0);
   out = test::slurp(d / "l.txt");
-  for (const char* name :
-       {"discard", "improved-discard", "preserve", "swap", "vllm-v0", "chunked", "sim", "infercept",
-        "jsonl", "generator", "poisson", "replay", "min-waste", "oracle", "elapsed", "history"})
+  for (const char* name : {"discard", "improved-discard", "preserve", "swap", "vllm-v0", "chunked",
+                           "sim", "infercept", "jsonl", "generator", "poisson", "replay", "users",
+                           "min-waste", "oracle", "elapsed", "history"})
     CHECK(out.find(std::string("  ") + name + " ") != std::string::npos);
 }
 
