@@ -19,7 +19,9 @@
 //   dependencies (trace::StartAfter) make it closed loop: user u's first root copy arrives at a
 //   seeded offset in [0, stagger_s); each later one when the user's previous root copy
 //   finishes; each subagent copy max(0, its arrival_s - its parent's) after its parent copy
-//   arrives. Every intercept is capped at max_delay_s (0: no cap; the tester's --max-delay).
+//   arrives, less what the cap and advance removed from the parent's intercepts before that
+//   offset (on the trace's intercept-only timeline of the parent). Every intercept is capped at
+//   max_delay_s (0: no cap; the tester's --max-delay).
 //   A user's first session starts partway (the tester's --advance-min/--advance-max): the
 //   first floor(f * segments) segments (at most all but one), f seeded uniform in [advance_min,
 //   advance_max], are dropped and the first kept segment's input carries the context so far

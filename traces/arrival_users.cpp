@@ -93,11 +93,9 @@ void trim_prefix(PrefixHashes& p, int64_t tokens) {
 
 // Drops the first `cut` segments (0 < cut < segments): the first kept segment's input then
 // carries the context before it (resets counted), and its reset goes (there is no context
-// before segment 0 to reset). Returns the trace time the dropped part spans: the sum of its
-// intercepts, compute not counted.
-double advance(Session& s, size_t cut) {
+// before segment 0 to reset).
+void advance(Session& s, size_t cut) {
   int64_t context = 0, intact = s.segments[0].input;  // intact: prompt tokens no reset cut
-  double spanned = 0;
   for (size_t k = 0; k <= cut; ++k) {
     const Segment& g = s.segments[k];
     if (g.event.kind == ContextEventKind::kReset) {
@@ -106,14 +104,30 @@ double advance(Session& s, size_t cut) {
     }
     if (k == cut) break;
     context += g.input + g.output;
-    if (g.intercept) spanned += g.intercept->duration_s;
   }
   s.segments.erase(s.segments.begin(), s.segments.begin() + static_cast<std::ptrdiff_t>(cut));
   Segment& first = s.segments.front();
   first.input += context;
   if (first.event.kind == ContextEventKind::kReset) first.event = ContextEvent{};
   trim_prefix(s.prefix, intact);
-  return spanned;
+}
+
+// A subagent's offset `d` from its parent's start, moved onto the parent copy's timeline. On
+// the parent's own timeline in the trace (its intercepts back to back, compute not counted),
+// the copy loses its first `cut` segments' intercepts whole (advance) and, with a cap, each
+// later intercept's excess over it: an offset keeps what precedes it of neither. -1: the fork
+// falls in the skipped part.
+double moved_offset(const Session& parent, double d, size_t cut, double cap) {
+  double start = 0, lost = 0;  // start: where segment k's intercept begins
+  for (size_t k = 0; k < parent.segments.size(); ++k) {
+    const auto& ic = parent.segments[k].intercept;
+    const double dur = ic ? ic->duration_s : 0;
+    if (k == cut && d < start) return -1;
+    if (k >= cut && start >= d) break;
+    lost += k < cut ? dur : cap > 0 ? std::max(std::min(d - start, dur) - cap, 0.0) : 0;
+    start += dur;
+  }
+  return std::max(d - lost, 0.0);
 }
 
 void cap_intercepts(Session& s, double max_delay_s) {
@@ -137,7 +151,7 @@ int digits(int64_t n) {
 int32_t append_family(Trace& out, const Trace& t, const Family& f, const std::string& prefix,
                       int32_t prev, const UserStart& start, const ArrivalSpec& a) {
   std::vector<int32_t> at(f.members.size(), -1);  // each member's copy in `out` (-1: dropped)
-  double spanned = 0;                             // the root's skipped part (advance)
+  size_t cut = 0;                                 // the root's skipped segments (advance)
   for (size_t m = 0; m < f.members.size(); ++m) {
     const Session& src = t[f.members[m]];
     Session c = src;
@@ -145,20 +159,18 @@ int32_t append_family(Trace& out, const Trace& t, const Family& f, const std::st
     if (m == 0 && prev < 0) {
       c.arrival_s = start.offset_s;
       const auto n = c.segments.size();
-      const auto cut =
-          std::min(static_cast<size_t>(start.fraction * static_cast<double>(n)), n - 1);
-      if (cut > 0) spanned = advance(c, cut);
+      cut = std::min(static_cast<size_t>(start.fraction * static_cast<double>(n)), n - 1);
+      if (cut > 0) advance(c, cut);
     } else if (m == 0) {
       c.start_after = StartAfter{prev, true, 0};
       c.arrival_s = out[static_cast<size_t>(prev)].arrival_s;
     } else {
       const auto p = static_cast<size_t>(f.parent[m]);
       if (at[p] < 0) continue;  // its parent was dropped
-      double delay = std::max(src.arrival_s - t[f.members[p]].arrival_s, 0.0);
-      if (p == 0) {
-        if (delay < spanned) continue;  // forked in the root's skipped part
-        delay -= spanned;
-      }
+      const Session& parent = t[f.members[p]];
+      const double delay = moved_offset(parent, std::max(src.arrival_s - parent.arrival_s, 0.0),
+                                        p == 0 ? cut : 0, a.max_delay_s);
+      if (delay < 0) continue;  // forked in the root's skipped part
       c.segments[0].event.parent = prefix + c.segments[0].event.parent;
       c.start_after = StartAfter{at[p], false, delay};
       c.arrival_s = out[static_cast<size_t>(at[p])].arrival_s + delay;

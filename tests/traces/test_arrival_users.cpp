@@ -159,6 +159,26 @@ TEST_CASE("users: max_delay_s 0 keeps every intercept; another value caps them a
       if (g.intercept) CHECK(g.intercept->duration_s == 4);
 }
 
+TEST_CASE("users: under the cap a subagent keeps its place in its parent's shortened timeline") {
+  // p's tool calls take 100 and 80 s, capped to 60 each. A subagent 50 s in is before any cut;
+  // 90 s in is past the first call's 60 s (90 - 30 = 60); 170 s in, 70 s into the second call,
+  // loses the first call's 40 s and 10 s of the second (120); 250 s in loses 40 + 20 (190).
+  Trace t = {Session{"p", 10.0, {seg(8, 1, "tool", 100), seg(4, 1, "tool", 80), seg(2, 1)}}};
+  const std::pair<const char*, double> kids[] = {
+      {"c50", 50}, {"c90", 90}, {"c170", 170}, {"c250", 250}};
+  for (const auto& [id, at] : kids) t.push_back(child(id, 10 + at, "p", {seg(4, 1)}));
+  ArrivalSpec a = users(1, 1, 1);
+  a.stagger_s = 0;
+  const Trace capped = replayed(t, a);
+  REQUIRE(capped.size() == 5);
+  const double want[] = {50, 60, 120, 190};
+  for (size_t i = 0; i < 4; ++i) CHECK(capped[i + 1].start_after == StartAfter{0, false, want[i]});
+  check_valid(capped);
+  a.max_delay_s = 0;  // no cap: the trace's own offsets
+  const Trace whole = replayed(t, a);
+  for (size_t i = 0; i < 4; ++i) CHECK(whole[i + 1].start_after.delay_s == t[i + 1].arrival_s - 10);
+}
+
 TEST_CASE("users: ids are zero-padded to the widest user number") {
   const Trace t = replayed(pool3(), users(11, 1, 7));
   CHECK(t.front().id.substr(0, 4) == "u00/");
