@@ -110,12 +110,16 @@ bool Cluster::resume_with_tiers(const RouteRequest& q, int32_t r, double interce
     fetch_tier(q, r, p, intercept_s, ended_at);
     return true;
   }
-  // Nothing fetched: what a tier held is given up, and the holder's KV is dropped if the
-  // session runs elsewhere (the migration below).
+  // Nothing fetched: what a tier held beyond r's own KV is given up, and the holder's KV is
+  // dropped if the session runs elsewhere (the migration below).
   for (TierStore* store : {&t_->nodes[static_cast<size_t>(at.replica / t_->per_node)], &t_->pool})
-    if (store->find(q.session)) st.lost_tokens[kLostDeclined] += usable(store->take(q.session).tokens);
-  if (r != at.replica) st.lost_tokens[kLostGpu] += s.kv;
-  ++st.hits[kHitMiss];
+    if (store->find(q.session)) {
+      // What r holds itself (its prefix cache) was not lost.
+      const int64_t kept = usable(store->take(q.session).tokens);
+      st.lost_tokens[kLostDeclined] += std::max<int64_t>(kept - p.tokens, 0);
+    }
+  if (r != at.replica) st.lost_tokens[kLostGpu] += std::max<int64_t>(usable(s.kv) - p.tokens, 0);
+  ++st.hits[p.tokens > 0 ? kHitGpu : kHitMiss];
   return false;
 }
 
