@@ -137,3 +137,28 @@ TEST_CASE("a full tier gives up entries in the order it is told, and never more 
   CHECK_THROWS_AS(st.take(7), std::logic_error);
   CHECK(st.peak() == doctest::Approx(90));
 }
+
+TEST_CASE("no oracle: agent-aware's eviction and tier choice are the same whatever the paused "
+          "intercepts' true durations") {
+  // A and B pause on one replica (same kind, same priority) holding 2 blocks each; C needs one
+  // of them out at 1 s. Their true durations (10 s and 20 s, or swapped) lie in the future at
+  // that instant, so the session evicted and the tier its KV goes to must not depend on them.
+  auto trace_with = [](double a_s, double b_s) {
+    return trace::Trace{trace::Session{"A", 0.0, {seg(8, 1, "tool", a_s), seg(1, 1)}},
+                        trace::Session{"B", 0.05, {seg(8, 1, "tool", b_s), seg(1, 1)}},
+                        trace::Session{"C", 1.0, {seg(12, 1)}}};
+  };
+  for (double cpu_gib : {0.0, 1.0}) {
+    CAPTURE(cpu_gib);
+    TierFleet f1("agent-aware"), f2("agent-aware");
+    f1.cfg.tiers.node_cpu.capacity_gib = f2.cfg.tiers.node_cpu.capacity_gib = cpu_gib;
+    const auto x = f1.run(trace_with(10.0, 20.0), 6);
+    const auto y = f2.run(trace_with(20.0, 10.0), 6);
+    CHECK(x.tiers.demotions == y.tiers.demotions);
+    CHECK(x.tiers.demotions[0] + x.tiers.demotions[1] == 1);
+    CHECK(x.tiers.demotions[0] == (cpu_gib > 0 ? 1 : 0));  // expected idle 1 s < pool_after_s
+    CHECK(x.tiers.fetches == y.tiers.fetches);
+    CHECK(rec(x, "A").recomputed_tokens == rec(y, "A").recomputed_tokens);
+    CHECK(rec(x, "B").recomputed_tokens == rec(y, "B").recomputed_tokens);
+  }
+}
