@@ -44,8 +44,11 @@ FetchPlan Cluster::plan_fetch(const RouteRequest& q, int32_t r) const {
     if (memo.size() > 100000) memo.clear();
     const auto key = std::make_tuple(&dst.cost_model(), kv, total - kv, chunk);
     auto it = memo.find(key);
-    if (it == memo.end())
-      it = memo.emplace(key, prefill_estimate(dst.cost_model(), kv, total - kv, chunk)).first;
+    if (it == memo.end()) {
+      auto& est = t_->estimators[&dst.cost_model()];
+      if (!est) est = std::make_unique<sim::CostModel>(dst.cost_model().profile());
+      it = memo.emplace(key, prefill_estimate(*est, kv, total - kv, chunk)).first;
+    }
     return it->second;
   };
   const int64_t local = p.tokens;

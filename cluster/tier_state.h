@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -60,6 +61,9 @@ struct TierState {
   // Prefill estimates by (cost model, kv before, tokens, chunk): a resume asks them of every
   // replica, and a homogeneous fleet asks the same ones. Cleared when it grows large.
   std::map<std::tuple<const sim::CostModel*, int64_t, int64_t, int64_t>, sim::Nanos> prefill_memo;
+  // The estimates run on copies of the replicas' cost models, so that they leave the run's own
+  // counters (profile extrapolations) as the iterations alone make them.
+  std::map<const sim::CostModel*, std::unique_ptr<sim::CostModel>> estimators;
 };
 
 }  // namespace isim::cluster
