@@ -140,11 +140,12 @@ def main():
                     edgecolor="white", label=cause if i == 0 else None)
             base = [b + v for b, v in zip(base, vals)]
         for x, b in zip(xs, base):
-            top.text(x, b, " " + s, rotation=90, ha="center", va="bottom", fontsize="x-small")
+            top.text(x, b, " {} {:.3g}".format(s, b), rotation=90, ha="center", va="bottom",
+                     fontsize="x-small")
         tallest = max([tallest] + base)
-    top.set_ylim(0, tallest * 1.35 if tallest > 0 else 1)  # room for the labels
+    top.set_ylim(0, tallest * 1.5 if tallest > 0 else 1)  # room for the labels
     top.set_ylabel("lost KV reuse (M tokens)")
-    top.set_title("Lost KV reuse by cause (bars labelled by {})".format(a.series))
+    top.set_title("Lost KV reuse by cause (bars labelled by {} and total)".format(a.series))
     top.legend(title="cause", fontsize="small")
     bars(axes[1], series, keys, mean, 0, "P95 time to first token", "TTFT p95 (s)")
     if has_e2e:

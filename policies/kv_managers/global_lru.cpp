@@ -34,7 +34,7 @@ class GlobalLru final : public sim::KvManager {
 }  // namespace
 
 void add_kv_manager_global_lru(KvManagerRegistry& reg) {
-  reg.add("global-lru", "least recently used idle KV evicted first; signals ignored",
+  reg.add("global-lru", "least recently used idle KV evicted first, one LRU over the KV tiers; signals ignored",
           [](const Params& p) {
             p.done("kv manager 'global-lru'");
             return std::make_unique<GlobalLru>();
