@@ -7,6 +7,7 @@
 
 #include "cluster/cluster.h"
 #include "cluster/disagg_state.h"
+#include "cluster/tier_state.h"
 #include "cluster/fleet_view.h"
 
 namespace isim::cluster {
@@ -15,10 +16,6 @@ namespace {
 enum Pool : int { kPrefillPool = 0, kLocalPool = 1 };  // local: decode and mixed replicas
 bool in_pool(Role r, int pool) { return (r == Role::kPrefill) == (pool == kPrefillPool); }
 
-double kv_bytes(const sim::Engine& e, int64_t kv) {
-  return static_cast<double>(kv) * static_cast<double>(e.blocks().block_bytes) /
-         static_cast<double>(e.block_tokens());
-}
 }  // namespace
 
 Role Cluster::role(int32_t r) const {

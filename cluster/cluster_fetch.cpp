@@ -13,15 +13,6 @@
 
 namespace isim::cluster {
 
-namespace {
-
-double kv_bytes_at(const sim::Engine& e, int64_t kv) {
-  return static_cast<double>(kv) * static_cast<double>(e.blocks().block_bytes) /
-         static_cast<double>(e.block_tokens());
-}
-
-}  // namespace
-
 FetchPlan Cluster::plan_fetch(const RouteRequest& q, int32_t r) const {
   const Location at = ledger_.where(q.session);
   const sim::Engine& holder = *engines_[static_cast<size_t>(at.replica)];
@@ -56,7 +47,7 @@ FetchPlan Cluster::plan_fetch(const RouteRequest& q, int32_t r) const {
   auto consider = [&](FetchPlan::Source from, int64_t remote, const LinkSpec& link) {
     if (remote - local < std::max<int64_t>(t_->cfg.fetch_threshold_tokens, 1)) return;
     if (local_cost < 0) local_cost = p.cost = prefill(local);
-    FetchCase c{need, local, remote, transfer_estimate(link, kv_bytes_at(dst, remote)),
+    FetchCase c{need, local, remote, transfer_estimate(link, kv_bytes(dst, remote)),
                 local_cost, prefill(remote)};
     const sim::Nanos cost = c.transfer + c.prefill_remote;
     if (fetch_pays(c, t_->cfg.fetch_threshold_tokens) && cost < p.cost) p = {from, remote, cost};
@@ -141,18 +132,12 @@ bool Cluster::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p,
   copy.h = -1;
   ++copy.m.migrations;
   ++migrations_;
-  TierCopy c;
-  c.kind = TierCopy::kFetchPeer;
-  c.session = q.session;
+  TierCopy c = fetch_copy(TierCopy::kFetchPeer, q.session, r, dst.reserve_import(std::move(copy)),
+                          ended_at, intercept_s, kv);
   c.src = at.replica;
   c.src_h = at.handle;
-  c.dst = r;
-  c.dst_h = dst.reserve_import(std::move(copy));
-  c.ended_at = ended_at;
-  c.intercept_s = intercept_s;
-  c.tokens = kv;
   const bool same_node = r / t_->per_node == at.replica / t_->per_node;
-  start_copy(3 * at.replica + (same_node ? 1 : 2), kv_bytes_at(dst, kv), c);
+  start_copy(3 * at.replica + (same_node ? 1 : 2), kv_bytes(dst, kv), c);
   ++t_->stats.hits[kHitPeerGpu];
   ++t_->stats.fetches[0];
   t_->stats.fetched_tokens[0] += p.tokens;
@@ -189,18 +174,13 @@ bool Cluster::start_fetch(const PendingFetch& f) {
     ++moved.m.migrations;
     ++migrations_;
   }
-  TierCopy c;
-  c.kind = TierCopy::kFetchTier;
-  c.session = f.session;
-  c.dst = f.dst;
-  c.dst_h = dst.reserve_fetch(std::move(moved), f.tokens);
+  TierCopy c = fetch_copy(TierCopy::kFetchTier, f.session, f.dst,
+                          dst.reserve_fetch(std::move(moved), f.tokens), f.ended_at,
+                          f.intercept_s, f.tokens);
   c.tier = f.tier;
-  c.ended_at = f.ended_at;
-  c.intercept_s = f.intercept_s;
-  c.tokens = f.tokens;
   ledger_.placed(f.session, f.dst, c.dst_h);
   const bool cpu = f.tier == TierKind::kNodeCpu;
-  start_copy(3 * f.dst + (cpu ? 0 : 2), kv_bytes_at(dst, f.tokens), c);
+  start_copy(3 * f.dst + (cpu ? 0 : 2), kv_bytes(dst, f.tokens), c);
   return true;
 }
 

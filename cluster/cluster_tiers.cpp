@@ -13,15 +13,6 @@
 
 namespace isim::cluster {
 
-namespace {
-
-double kv_bytes_of(const sim::Engine& e, int64_t kv) {
-  return static_cast<double>(kv) * static_cast<double>(e.blocks().block_bytes) /
-         static_cast<double>(e.block_tokens());
-}
-
-}  // namespace
-
 void Cluster::init_tiers(const KvTiersConfig& cfg, const LinksConfig& links) {
   bool any = false;
   for (int32_t r = 0; r < size(); ++r) any = any || tiers_used(r);
@@ -66,7 +57,7 @@ void Cluster::demote(int32_t r, const sim::SessionState& s, sim::Demote to) {
   const bool to_cpu = to == sim::Demote::kNodeCpu;
   const int32_t node = r / t_->per_node;
   TierStore& store = to_cpu ? t_->nodes[static_cast<size_t>(node)] : t_->pool;
-  TierEntry e{s.idx, s.kv, kv_bytes_of(replica(r), s.kv), now(), sim::kForever, s.generation};
+  TierEntry e{s.idx, s.kv, kv_bytes(replica(r), s.kv), now(), sim::kForever, s.generation};
   if (e.bytes > store.capacity()) {
     t_->stats.lost_tokens[kLostGpu] += s.kv;
     return;

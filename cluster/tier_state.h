@@ -13,6 +13,7 @@
 #include "cluster/kv_tiers.h"
 #include "cluster/link.h"
 #include "cluster/run_result.h"
+#include "sim/engine.h"
 
 namespace isim::cluster {
 
@@ -28,6 +29,27 @@ struct TierCopy {
   double intercept_s = 0;              // fetches: the intercept's duration
   int64_t tokens = 0;
 };
+
+// A fetch's copy: the session's `tokens` landing in handle dst_h of replica dst, the turn
+// waiting since `ended_at`.
+inline TierCopy fetch_copy(TierCopy::Kind kind, int32_t session, int32_t dst, int32_t dst_h,
+                           sim::Nanos ended_at, double intercept_s, int64_t tokens) {
+  TierCopy c;
+  c.kind = kind;
+  c.session = session;
+  c.dst = dst;
+  c.dst_h = dst_h;
+  c.ended_at = ended_at;
+  c.intercept_s = intercept_s;
+  c.tokens = tokens;
+  return c;
+}
+
+// Bytes of `kv` tokens of KV on replica e.
+inline double kv_bytes(const sim::Engine& e, int64_t kv) {
+  return static_cast<double>(kv) * static_cast<double>(e.blocks().block_bytes) /
+         static_cast<double>(e.block_tokens());
+}
 
 // Where a resumed session's KV would come from if it ran on a replica.
 struct FetchPlan {
