@@ -32,7 +32,8 @@ struct TierFleet {
       managers.push_back(policy::kv_manager_registry().create(manager, "test", Params({}, "m")));
     }
   }
-  cluster::RunResult run(const trace::Trace& t, int64_t gpu_blocks) {
+  cluster::RunResult run(const trace::Trace& t, int64_t gpu_blocks,
+                         const std::string& router = "least-loaded") {
     std::vector<cluster::ReplicaSpec> v;
     for (size_t i = 0; i < executors.size(); ++i) {
       sim::EngineConfig c;
@@ -40,7 +41,7 @@ struct TierFleet {
       c.gpu_blocks = gpu_blocks;
       v.push_back({c, executors[i].get(), policies[i].get(), "", managers[i].get()});
     }
-    auto r = policy::router_registry().create("least-loaded", "test", Params({}, "router"));
+    auto r = policy::router_registry().create(router, "test", Params({}, "router"));
     return cluster::simulate(t, std::move(v), *r, cfg, nullptr, /*checks=*/true);
   }
   sim::Profile profile;
@@ -107,6 +108,37 @@ TEST_CASE("a remote-pool fetch beats a recompute when the prefix is long and los
     CHECK_FALSE(r.tiers.enabled);
     CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.056));
     CHECK(r.summary.counters.lost_reuse[idle] == 41);
+  }
+}
+
+TEST_CASE("a session resumed on another replica fetches its KV from the holder's GPU") {
+  // Two replicas on one node, NVLink at 4 MB/s with 20 ms latency; round-robin puts a on r0 and
+  // its resume on r1. a pauses at 61 ms on r0 holding 41 tokens. At 1.061 s a peer fetch
+  // (20 + 10.25 ms, then 5 tokens prefilled in 15 ms: 45.25 ms) beats recomputing 46 tokens on
+  // r1 (56 ms): the KV lands on r1 at 1.09125 s, the first token at 1.10625 s, the finish at
+  // 1.11725 s. Without tiers (local) the migration drops the 41 tokens and r1 recomputes them.
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(40, 2, "tool", 1.0), seg(4, 2)}}};
+  const auto migration = static_cast<size_t>(sim::LostCause::kMigration);
+  SUBCASE("global-lru: the KV moves over NVLink") {
+    TierFleet f("global-lru", 2);
+    f.cfg.links.intra_node = {"nvlink", 0.004, 0.020};
+    auto r = f.run(t, 64, "round-robin");
+    CHECK(r.tiers.fetches[0] == 1);
+    CHECK(r.tiers.fetched_tokens[0] == 41);
+    CHECK(r.tiers.hits[static_cast<size_t>(cluster::kHitPeerGpu)] == 1);
+    CHECK(r.tiers.link_bytes[cluster::kLinkNvlink] == doctest::Approx(41000));
+    CHECK(rec(r, "a").replica_last == 1);
+    CHECK(rec(r, "a").migrations == 1);
+    CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.04525));
+    CHECK(rec(r, "a").finish_s == doctest::Approx(1.11725));
+    CHECK(r.summary.counters.lost_reuse_total() == 0);
+  }
+  SUBCASE("local: the migration drops it") {
+    TierFleet f("local", 2);
+    auto r = f.run(t, 64, "round-robin");
+    CHECK(rec(r, "a").replica_last == 1);
+    CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.056));
+    CHECK(r.summary.counters.lost_reuse[migration] == 41);
   }
 }
 
