@@ -1,7 +1,8 @@
 #include "experiments/cluster_spec.h"
 
-#include "policies/kv_managers.h"
+#include "experiments/engine_spec.h"
 #include "experiments/experiment.h"
+#include "policies/kv_managers.h"
 
 #include <fmt/format.h>
 
@@ -13,28 +14,6 @@ namespace isim::exp {
 namespace {
 
 const char* const kRoleNames = "prefill, decode or mixed";
-
-// `key` of `cl`: NAME, or {name: NAME, PARAM: VALUE, ...} (`what`: "router", "planner").
-void read_named(const YamlMap& cl, const std::string& key, const std::string& what,
-                std::string& name, Params& params) {
-  const YAML::Node n = cl.value(key);
-  const std::string path = cl.key_path(key);
-  params.where = path;
-  if (!n.IsMap()) {
-    name = read_as<std::string>(n, cl.file(), path, "a " + what + " name or {name: ..., params}");
-    return;
-  }
-  const YAML::Node nm = n["name"];
-  if (!nm)
-    throw InputError(yaml_where(cl.file(), n, path + ".name") + ": missing " + what + " name");
-  name = read_as<std::string>(nm, cl.file(), path + ".name", "a " + what + " name");
-  for (const auto& kv : n) {
-    const auto k = read_as<std::string>(kv.first, cl.file(), path, "a parameter name");
-    if (k == "name") continue;
-    params.values[k] =
-        read_as<std::string>(kv.second, cl.file(), path + "." + k, "a scalar parameter");
-  }
-}
 
 void parse_router(const YamlMap& cl, ClusterSpec& c) {
   if (!cl.has("router")) return;
@@ -239,10 +218,7 @@ YAML::Node resolved_cluster(const ClusterSpec& c) {
   if (c.disagg.enabled) resolved_disagg(c, r);
   bool tiers = false;
   for (const auto& g : c.groups)
-    tiers = tiers || policy::kv_manager_registry()
-                         .create(g.engine.kv_manager, "engine.kv_manager",
-                                 Params({}, "engine.kv_manager"))
-                         ->uses_tiers();
+    tiers = tiers || make_kv_manager(g.engine)->uses_tiers();
   if (tiers) resolved_tiers(c.disagg, r);
   return r;
 }

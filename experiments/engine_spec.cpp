@@ -71,14 +71,44 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
   bounded("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)", false);
   c.prefix_caching = en.get<bool>("prefix_caching", c.prefix_caching, "true or false");
   if (en.has("kv_manager")) {
-    c.kv_manager = en.require<std::string>("kv_manager", "a kv manager name");
+    Params params;
+    read_named(en, "kv_manager", "kv manager", c.kv_manager, params);
+    c.kv_manager_params = params.values;
+    // Fail now, with the file's position: an unknown name or parameter.
     policy::kv_manager_registry().get(c.kv_manager, en.where("kv_manager"));
+    policy::kv_manager_registry().create(c.kv_manager, en.where("kv_manager"), params);
   }
   c.cpu_blocks =
       en.get<int64_t>("cpu_blocks", c.cpu_blocks, "an integer (-1 = derive from swap_space_gib)");
 }
 
 }  // namespace
+
+void read_named(const YamlMap& cl, const std::string& key, const std::string& what,
+                std::string& name, Params& params) {
+  const YAML::Node n = cl.value(key);
+  const std::string path = cl.key_path(key);
+  params.where = path;
+  if (!n.IsMap()) {
+    name = read_as<std::string>(n, cl.file(), path, "a " + what + " name or {name: ..., params}");
+    return;
+  }
+  const YAML::Node nm = n["name"];
+  if (!nm)
+    throw InputError(yaml_where(cl.file(), n, path + ".name") + ": missing " + what + " name");
+  name = read_as<std::string>(nm, cl.file(), path + ".name", "a " + what + " name");
+  for (const auto& kv : n) {
+    const auto k = read_as<std::string>(kv.first, cl.file(), path, "a parameter name");
+    if (k == "name") continue;
+    params.values[k] =
+        read_as<std::string>(kv.second, cl.file(), path + "." + k, "a scalar parameter");
+  }
+}
+
+std::unique_ptr<sim::KvManager> make_kv_manager(const sim::EngineConfig& c) {
+  return policy::kv_manager_registry().create(
+      c.kv_manager, "engine.kv_manager", Params(c.kv_manager_params, "engine.kv_manager"));
+}
 
 void parse_engine(const YamlMap& parent, const std::string& key, sim::EngineConfig& c) {
   if (parent.has(key)) apply_engine(parent.map(key, kEngineKeys), c);
@@ -104,7 +134,12 @@ YAML::Node resolved_engine(const sim::EngineConfig& c) {
     e["reserve_full_isl"] = c.reserve_full_isl;
   }
   if (c.async_scheduling) e["async_scheduling"] = true;
-  if (c.kv_manager != "local") e["kv_manager"] = c.kv_manager;
+  if (!c.kv_manager_params.empty()) {
+    e["kv_manager"]["name"] = c.kv_manager;
+    for (const auto& [k, v] : c.kv_manager_params) e["kv_manager"][k] = v;
+  } else if (c.kv_manager != "local") {
+    e["kv_manager"] = c.kv_manager;
+  }
   return e;
 }
 

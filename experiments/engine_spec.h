@@ -5,19 +5,30 @@
 // every key is checked (unknown keys list the valid ones, values name the key and what was
 // expected) and a scheduler or kv manager name must be registered. `resolved_engine(c)` writes
 // the settings as config.resolved.yaml shows them (vLLM v1 knobs only for the vllm-v1 scheduler,
-// defaults of optional features left out).
+// defaults of optional features left out). `engine.kv_manager` is a name or {name, PARAM:
+// VALUE, ...}; the manager checks its parameters when the spec is read.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
 #include "sim/engine.h"
+#include "sim/kv_manager.h"
+#include "traces/params.h"
 #include "traces/strict_yaml.h"
 
 namespace isim::exp {
 
 void parse_engine(const YamlMap& parent, const std::string& key, sim::EngineConfig& c);
 YAML::Node resolved_engine(const sim::EngineConfig& c);
+
+// `key` of `m`: NAME, or {name: NAME, PARAM: VALUE, ...} (`what`: "router", "planner",
+// "kv manager"); the parameters' errors start with the key's path.
+void read_named(const YamlMap& m, const std::string& key, const std::string& what,
+                std::string& name, Params& params);
+// The KV manager `c` names, with its parameters (engine.kv_manager: {name, PARAM: VALUE}).
+std::unique_ptr<sim::KvManager> make_kv_manager(const sim::EngineConfig& c);
 
 }  // namespace isim::exp

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "experiments/engine_spec.h"
 #include "live/live_executor.h"
 #include "policies/kv_managers.h"
 #include "policies/routers.h"
@@ -82,8 +83,7 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
   auto add = [&](const sim::EngineConfig& engine, const sim::Profile& profile,
                  const std::string& group) {
     policies.push_back(policy::policy_registry().create(p.name, p.params.where, p.params));
-    managers.push_back(policy::kv_manager_registry().create(engine.kv_manager, "engine.kv_manager",
-                                                            Params({}, "engine.kv_manager")));
+    managers.push_back(make_kv_manager(engine));
     executors.push_back(
         live::executor_registry().create(e.executor, "executor", profile, e.executor_params));
     sim::EngineConfig cfg = engine;
@@ -109,14 +109,10 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
 }
 
 bool uses_tiers(const Experiment& e) {
-  auto one = [](const std::string& name) {
-    return policy::kv_manager_registry()
-        .create(name, "engine.kv_manager", Params({}, "engine.kv_manager"))
-        ->uses_tiers();
-  };
-  if (!e.cluster.given) return one(e.engine.kv_manager);
+  auto one = [](const sim::EngineConfig& c) { return make_kv_manager(c)->uses_tiers(); };
+  if (!e.cluster.given) return one(e.engine);
   return std::any_of(e.cluster.groups.begin(), e.cluster.groups.end(),
-                     [&](const ReplicaGroup& g) { return one(g.engine.kv_manager); });
+                     [&](const ReplicaGroup& g) { return one(g.engine); });
 }
 
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {

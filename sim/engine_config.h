@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct EngineConfig {
   bool reserve_full_isl = true;   // admit only if the whole context fits (vLLM reserve_full_isl)
   bool async_scheduling = false;  // per-step CPU overhead overlaps the previous forward
   std::string kv_manager = "local";  // policies/kv_managers.h; the owner builds one per replica
+  std::map<std::string, std::string> kv_manager_params;  // as given (checked by the manager)
   bool check_invariants = false;
 };
 

@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
+#include "experiments/engine_spec.h"
 #include "experiments/experiment.h"
 #include "experiments/outputs.h"
 #include "experiments/run.h"
@@ -263,4 +265,28 @@ TEST_CASE("cluster.kv_tiers: read, defaulted, resolved for managers that use tie
         "e.yaml:4: cluster.kv_tiers.node_cpu.gbps: must be > 0");
   CHECK(error_of(m + "cluster: {kv_tiers: {fetch_threshold_tokens: -5}}\n") ==
         "e.yaml:4: cluster.kv_tiers.fetch_threshold_tokens: must be >= 0");
+}
+
+TEST_CASE("engine.kv_manager takes parameters: {name, PARAM: VALUE}, checked by the manager") {
+  const std::string m = kMinimal;
+  auto e = exp::parse_experiment(
+      YAML::Load(m + "engine: {kv_manager: {name: agent-aware, pool_after_s: 30}}\n"), "e.yaml",
+      ".");
+  CHECK(e.engine.kv_manager == "agent-aware");
+  CHECK(e.engine.kv_manager_params == std::map<std::string, std::string>{{"pool_after_s", "30"}});
+  const auto kv = exp::make_kv_manager(e.engine);
+  bool pool_after = false;
+  for (const auto& [k, v] : kv->describe()) pool_after = pool_after || (k == "pool_after_s" && v == "30");
+  CHECK(pool_after);
+  const YAML::Node r = e.resolved();
+  CHECK(r["engine"]["kv_manager"]["name"].as<std::string>() == "agent-aware");
+  CHECK(r["engine"]["kv_manager"]["pool_after_s"].as<std::string>() == "30");
+  CHECK(exp::parse_experiment(r, "r.yaml", ".").engine.kv_manager_params ==
+        e.engine.kv_manager_params);
+  CHECK(error_of(m + "engine: {kv_manager: {name: agent-aware, pool_after_s: soon}}\n") ==
+        "engine.kv_manager.pool_after_s: expected a number >= 0, got 'soon'");
+  CHECK(error_of(m + "engine: {kv_manager: {name: global-lru, depth: 2}}\n") ==
+        "engine.kv_manager.depth: unknown parameter; kv manager 'global-lru' takes no parameters");
+  CHECK(error_of(m + "engine: {kv_manager: {pool_after_s: 3}}\n") ==
+        "e.yaml:4: engine.kv_manager.name: missing kv manager name");
 }
