@@ -22,6 +22,14 @@
 // - An arriving session goes where the router says. When an intercept ends the router is
 //   asked again: the holder resumes it, or exports it (its KV dropped and counted as lost
 //   reuse by migration) and the chosen replica admits it.
+// - KV tiers (cluster/kv_tiers.h; cluster_tiers.cpp, cluster_fetch.cpp), for replicas whose KV
+//   manager uses them: an idle eviction of a paused session demotes its KV to the node's CPU
+//   tier or the pool as the manager says; at an intercept's end the router sees what each
+//   replica would fetch (ClusterView::reachable_kv_tokens), and the KV comes back from a tier,
+//   or from the holder's GPU when the session resumes elsewhere, when Mooncake's rule says so.
+//   The turn starts when it lands; a tier fetch without room waits (FIFO), a peer fetch without
+//   room resumes on the holder. The global check covers the entries and the fetches in flight
+//   (a tier fetch: importing on its destination only; a peer fetch: on both ends).
 // - `run_until(h)` handles every event at times <= h and returns whether the queue drained;
 //   calling it again continues. `result()` closes the run at the last event handled.
 // - With `Checks` (true: both), every replica checks itself after each iteration (`engines`),
