@@ -197,7 +197,7 @@ void Cluster::resume_session(int32_t i, sim::Nanos ended_at) {
   if (next.event.kind == trace::ContextEventKind::kReset) {
     // The summary replaces the context; of the KV held, only the surviving tokens still count.
     q.context_tokens = next.event.tokens;
-    q.holder_kv_tokens = std::min(s.kv, next.event.shared);
+    q.holder_kv_tokens = next.kv_surviving(s.kv);
     q.holder_gpu_blocks = std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.block_tokens());
   }
   q.context_tokens += next.input;

@@ -20,7 +20,7 @@ FetchPlan Cluster::plan_fetch(const RouteRequest& q, int32_t r) const {
   const trace::Session& src = trace_[static_cast<size_t>(q.session)];
   const trace::Segment& next = src.segments[static_cast<size_t>(s.segments_done()) + 1];
   const bool reset = next.event.kind == trace::ContextEventKind::kReset;
-  auto usable = [&](int64_t kv) { return reset ? std::min(kv, next.event.shared) : kv; };
+  auto usable = [&](int64_t kv) { return next.kv_surviving(kv); };
   const sim::Engine& dst = *engines_[static_cast<size_t>(r)];
   const int64_t total = q.context_tokens, need = total - next.input;
   const int64_t chunk = dst.config().max_num_batched_tokens;
@@ -47,8 +47,8 @@ FetchPlan Cluster::plan_fetch(const RouteRequest& q, int32_t r) const {
   auto consider = [&](FetchPlan::Source from, int64_t remote, const LinkSpec& link) {
     if (remote - local < std::max<int64_t>(t_->cfg.fetch_threshold_tokens, 1)) return;
     if (local_cost < 0) local_cost = p.cost = prefill(local);
-    FetchCase c{need, local, remote, transfer_estimate(link, kv_bytes(dst, remote)),
-                local_cost, prefill(remote)};
+    FetchCase c{local, remote, transfer_estimate(link, kv_bytes(dst, remote)), local_cost,
+                prefill(remote)};
     const sim::Nanos cost = c.transfer + c.prefill_remote;
     if (fetch_pays(c, t_->cfg.fetch_threshold_tokens) && cost < p.cost) p = {from, remote, cost};
   };
@@ -89,10 +89,7 @@ bool Cluster::resume_with_tiers(const RouteRequest& q, int32_t r, double interce
   if (ended_at < 0) ended_at = now();
   const trace::Segment& next =
       trace_[static_cast<size_t>(q.session)].segments[static_cast<size_t>(s.segments_done()) + 1];
-  auto usable = [&](int64_t kv) {
-    return next.event.kind == trace::ContextEventKind::kReset ? std::min(kv, next.event.shared)
-                                                              : kv;
-  };
+  auto usable = [&](int64_t kv) { return next.kv_surviving(kv); };
   if (p.source == FetchPlan::kPeer) {
     if (fetch_peer(q, r, p, intercept_s, ended_at)) return true;
     // No room there now: it resumes on its holder, with its KV.

@@ -135,13 +135,7 @@ void Cluster::land_copy(const TierCopy& c) {
   if (c.kind == TierCopy::kDemote) {
     TierStore& store =
         c.tier == TierKind::kNodeCpu ? t_->nodes[static_cast<size_t>(c.node)] : t_->pool;
-    const TierEntry* e = store.find(c.session);
-    // Given up (or fetched back) before its copy landed: nothing to mark.
-    if (e && e->written == c.written && e->ready == sim::kForever) {
-      TierEntry ready = store.take(c.session);
-      ready.ready = now();
-      store.put(ready);
-    }
+    store.mark_ready(c.session, c.written, now());
     return;
   }
   if (c.kind == TierCopy::kFetchPeer) {

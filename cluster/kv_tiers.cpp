@@ -52,6 +52,12 @@ TierEntry TierStore::take(int32_t session) {
   return e;
 }
 
+void TierStore::mark_ready(int32_t session, sim::Nanos written, sim::Nanos t) {
+  auto it = entries_.find(session);
+  if (it != entries_.end() && it->second.written == written && it->second.ready == sim::kForever)
+    it->second.ready = t;
+}
+
 sim::Nanos prefill_estimate(const sim::CostModel& cm, int64_t kv_before, int64_t tokens,
                             int64_t chunk) {
   sim::Nanos t = 0;

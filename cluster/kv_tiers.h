@@ -87,6 +87,9 @@ class TierStore {
   void put(const TierEntry& e);  // std::logic_error if it does not fit or is there already
   const TierEntry* find(int32_t session) const;
   TierEntry take(int32_t session);  // removes it (std::logic_error if absent)
+  // The copy of `session`'s entry written at `written` landed at t (nothing if that entry has
+  // gone: given up or fetched before it landed).
+  void mark_ready(int32_t session, sim::Nanos written, sim::Nanos t);
   const std::map<int32_t, TierEntry>& entries() const { return entries_; }
 
  private:
@@ -104,7 +107,6 @@ sim::Nanos prefill_estimate(const sim::CostModel& cm, int64_t kv_before, int64_t
 sim::Nanos transfer_estimate(const LinkSpec& l, double bytes);
 
 struct FetchCase {
-  int64_t need = 0;          // tokens the session needs in KV before its new input
   int64_t local = 0;         // of which the destination holds now
   int64_t remote = 0;        // of which the source holds (from the start)
   sim::Nanos transfer = 0;   // moving the remote tokens to the destination

@@ -4,6 +4,8 @@
 #include "experiments/experiment.h"
 #include "policies/kv_managers.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "policies/routers.h"
@@ -216,11 +218,14 @@ YAML::Node resolved_cluster(const ClusterSpec& c) {
     for (const auto& [k, v] : c.router_params.values) r["router"][k] = v;
   }
   if (c.disagg.enabled) resolved_disagg(c, r);
-  bool tiers = false;
-  for (const auto& g : c.groups)
-    tiers = tiers || make_kv_manager(g.engine)->uses_tiers();
-  if (tiers) resolved_tiers(c.disagg, r);
+  if (uses_tiers(c)) resolved_tiers(c.disagg, r);
   return r;
+}
+
+bool uses_tiers(const ClusterSpec& c) {
+  return std::any_of(c.groups.begin(), c.groups.end(), [](const ReplicaGroup& g) {
+    return make_kv_manager(g.engine)->uses_tiers();
+  });
 }
 
 }  // namespace isim::exp

@@ -111,6 +111,8 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
                           const sim::EngineConfig& engine, const EngineReader& read_engine);
 // The section as config.resolved.yaml records it (every default filled in).
 YAML::Node resolved_cluster(const ClusterSpec& c);
+// Whether a group's KV manager uses the fleet's KV tiers (cluster/kv_tiers.h).
+bool uses_tiers(const ClusterSpec& c);
 
 // --- The disaggregation parts, shared with `isim plan` (experiments/cluster_spec_disagg.cpp) --
 

@@ -1,6 +1,5 @@
 #include "experiments/run.h"
 
-#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -109,10 +108,7 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
 }
 
 bool uses_tiers(const Experiment& e) {
-  auto one = [](const sim::EngineConfig& c) { return make_kv_manager(c)->uses_tiers(); };
-  if (!e.cluster.given) return one(e.engine);
-  return std::any_of(e.cluster.groups.begin(), e.cluster.groups.end(),
-                     [&](const ReplicaGroup& g) { return one(g.engine); });
+  return e.cluster.given ? uses_tiers(e.cluster) : make_kv_manager(e.engine)->uses_tiers();
 }
 
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {

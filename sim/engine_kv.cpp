@@ -242,9 +242,7 @@ bool Engine::evict_idle_kv() {
   // A waiting session's queued prefill grows by what it loses.
   const bool queued = s.phase == Phase::kWaiting;
   if (queued) queued_tokens_ -= s.queued_tokens;
-  if (listener_ && s.phase == Phase::kPaused && s.cpu_blocks.empty() && s.dropped_blocks == 0 &&
-      !s.swap_out_pending && s.kv > 0)
-    listener_->evicting(replica_, s);
+  if (listener_ && can_move_paused(best)) listener_->evicting(replica_, s);  // all on the GPU
   drop_kv(s, LostCause::kIdleEviction);
   if (queued) {
     s.queued_tokens = s.pending_prefill(block_tokens_);

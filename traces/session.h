@@ -74,6 +74,11 @@ struct Segment {
   std::vector<Retention> retention = {};  // in `begin` order, not overlapping
 
   bool operator==(const Segment&) const = default;
+  // Of `kv` tokens of context computed before this segment starts, those that survive its
+  // reset (all of them without one): the reset keeps the first `shared`.
+  int64_t kv_surviving(int64_t kv) const {
+    return event.kind == ContextEventKind::kReset ? std::min(kv, event.shared) : kv;
+  }
 };
 
 // Content identity of a session's prompt, for prefix caching across sessions: hashes[i] names
