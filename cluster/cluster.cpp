@@ -49,10 +49,9 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
     d_->draining.assign(specs_.size(), 0);
     d_->switch_to = disagg.roles;
     for (size_t r = 0; r < specs_.size(); ++r) {
-      d_->links.emplace_back(disagg.links.intra_node);
-      d_->links.emplace_back(disagg.links.inter_node);
+      d_->links.add(disagg.links.intra_node);
+      d_->links.add(disagg.links.inter_node);
     }
-    d_->link_at.assign(d_->links.size(), -1);
     d_->imports.resize(specs_.size());
     d_->marks.resize(specs_.size());
     d_->stats.enabled = true;

@@ -169,7 +169,7 @@ void Cluster::start_transfer(int32_t dst, const PendingImport& p) {
   sim::Engine& src = replica(p.src);
   const double bytes = kv_bytes(src, src.session(p.src_h).kv);
   const LinksConfig& lc = d_->cfg.links;
-  const Link& link = d_->links[static_cast<size_t>(link_index(p.src, dst))];
+  const Link& link = d_->links[link_index(p.src, dst)];
   double send = bytes;
   if (lc.transfer == "layer" && now() == p.prefilled_at) {
     // Streamed layer by layer during the last prefill iteration: what the link could carry
@@ -192,7 +192,7 @@ void Cluster::launch(int32_t dst, double send_bytes, Transfer t) {
   copy.h = -1;
   t.dst_h = replica(dst).reserve_import(std::move(copy));
   const int32_t li = link_index(t.src, dst);
-  const int64_t id = d_->links[static_cast<size_t>(li)].start(now(), send_bytes);
+  const int64_t id = d_->links[li].start(now(), send_bytes);
   d_->transfers[{li, id}] = t;
   schedule_link(li);
   touch(dst);
@@ -252,17 +252,11 @@ void Cluster::settle_strays() {
 }
 
 void Cluster::schedule_link(int32_t li) {
-  const sim::Nanos t = d_->links[static_cast<size_t>(li)].next_event();
-  auto& at = d_->link_at[static_cast<size_t>(li)];
-  if (t == sim::kForever || at == t) return;
-  queue_.schedule(t, sim::kPrioTransfer, sim::kClusterTarget, kEvLink, li);
-  at = t;
+  d_->links.schedule(queue_, kEvLink, li);
 }
 
 void Cluster::on_link(int32_t li) {
-  auto& at = d_->link_at[static_cast<size_t>(li)];
-  if (at == now()) at = -1;
-  for (int64_t id : d_->links[static_cast<size_t>(li)].advance(now())) {
+  for (int64_t id : d_->links.fire(li, now())) {
     auto node = d_->transfers.extract({li, id});
     const Transfer& t = node.mapped();
     const int64_t kv = replica(t.src).finish_export(t.src_h).kv;

@@ -28,11 +28,10 @@ void Cluster::init_tiers(const KvTiersConfig& cfg, const LinksConfig& links) {
     t_->nodes.emplace_back(TierKind::kNodeCpu, cfg.node_cpu.capacity_gib * kGiB);
   t_->pool = TierStore(TierKind::kPool, cfg.pool.capacity_gib * kGiB);
   for (int32_t r = 0; r < size(); ++r) {
-    t_->links.emplace_back(cfg.node_cpu.link);
-    t_->links.emplace_back(t_->nvlink);
-    t_->links.emplace_back(cfg.pool.link);
+    t_->links.add(cfg.node_cpu.link);
+    t_->links.add(t_->nvlink);
+    t_->links.add(cfg.pool.link);
   }
-  t_->link_at.assign(t_->links.size(), -1);
   t_->stats.enabled = true;
 }
 
@@ -106,25 +105,17 @@ void Cluster::store_entry(TierStore& store, const TierEntry& e, const sim::KvMan
 }
 
 void Cluster::start_copy(int32_t li, double bytes, const TierCopy& c) {
-  const int64_t id = t_->links[static_cast<size_t>(li)].start(now(), bytes);
+  const int64_t id = t_->links[li].start(now(), bytes);
   t_->copies[{li, id}] = c;
   const int kind = li % 3;
   t_->stats.link_bytes[kind == 0 ? kLinkPcie : kind == 1 ? kLinkNvlink : kLinkNetwork] += bytes;
   schedule_tier_link(li);
 }
 
-void Cluster::schedule_tier_link(int32_t li) {
-  const sim::Nanos t = t_->links[static_cast<size_t>(li)].next_event();
-  auto& at = t_->link_at[static_cast<size_t>(li)];
-  if (t == sim::kForever || at == t) return;
-  queue_.schedule(t, sim::kPrioTransfer, sim::kClusterTarget, kEvTierLink, li);
-  at = t;
-}
+void Cluster::schedule_tier_link(int32_t li) { t_->links.schedule(queue_, kEvTierLink, li); }
 
 void Cluster::on_tier_link(int32_t li) {
-  auto& at = t_->link_at[static_cast<size_t>(li)];
-  if (at == now()) at = -1;
-  for (int64_t id : t_->links[static_cast<size_t>(li)].advance(now())) {
+  for (int64_t id : t_->links.fire(li, now())) {
     auto node = t_->copies.extract({li, id});
     land_copy(node.mapped());
   }

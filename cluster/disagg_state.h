@@ -45,8 +45,7 @@ struct DisaggState {
   std::vector<char> switching;
   std::vector<char> draining;        // drain_first: waiting for its work to end
   std::vector<Role> switch_to;
-  std::vector<Link> links;           // two per replica: [2r] intra-node, [2r + 1] inter-node
-  std::vector<sim::Nanos> link_at;   // when each link's event is on the queue (-1: none)
+  LinkSet links;  // two per replica: [2r] intra-node, [2r + 1] inter-node
   std::map<std::pair<int32_t, int64_t>, Transfer> transfers;  // by (link, transfer id)
   std::vector<std::deque<PendingImport>> imports;             // by decode replica
   // Sessions that paused on a replica that no longer decodes, for paused_kv (replica, handle,

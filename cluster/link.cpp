@@ -92,4 +92,18 @@ sim::Nanos Link::next_event() const {
   return static_cast<sim::Nanos>(std::ceil(next_change() - kSlack));
 }
 
+void LinkSet::schedule(sim::EventQueue& q, int32_t type, int32_t li) {
+  const sim::Nanos t = (*this)[li].next_event();
+  sim::Nanos& at = at_[static_cast<size_t>(li)];
+  if (t == sim::kForever || at == t) return;
+  q.schedule(t, sim::kPrioTransfer, sim::kClusterTarget, type, li);
+  at = t;
+}
+
+std::vector<int64_t> LinkSet::fire(int32_t li, sim::Nanos now) {
+  sim::Nanos& at = at_[static_cast<size_t>(li)];
+  if (at == now) at = -1;
+  return (*this)[li].advance(now);
+}
+
 }  // namespace isim::cluster

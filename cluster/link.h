@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cluster/disagg.h"
+#include "sim/event_queue.h"
 #include "sim/time.h"
 
 namespace isim::cluster {
@@ -54,6 +55,26 @@ class Link {
   double moved_ = 0;
   std::vector<Flow> flows_;
   std::vector<int64_t> finished_;  // completed inside a start, reported by the next advance
+};
+
+// Links that put their next change on the event queue, each at most once per instant: the
+// disaggregated transfers' links and the KV tiers' links (kClusterTarget events, arg: index).
+class LinkSet {
+ public:
+  void add(const LinkSpec& spec) {
+    links_.emplace_back(spec);
+    at_.push_back(-1);
+  }
+  Link& operator[](int32_t li) { return links_[static_cast<size_t>(li)]; }
+  const Link& operator[](int32_t li) const { return links_[static_cast<size_t>(li)]; }
+  // Puts link li's next change on `q` as event `type`, unless it is there already.
+  void schedule(sim::EventQueue& q, int32_t type, int32_t li);
+  // Link li's event at `now`: the transfers it has completed by then, in completion order.
+  std::vector<int64_t> fire(int32_t li, sim::Nanos now);
+
+ private:
+  std::vector<Link> links_;
+  std::vector<sim::Nanos> at_;  // when each link's event is on the queue (-1: none)
 };
 
 }  // namespace isim::cluster

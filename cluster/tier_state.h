@@ -74,8 +74,7 @@ struct TierState {
   LinkSpec nvlink, network;
   std::vector<TierStore> nodes;  // one CPU tier per node
   TierStore pool{TierKind::kPool, 0};
-  std::vector<Link> links;  // three per replica: [3r] PCIe, [3r + 1] NVLink, [3r + 2] NIC
-  std::vector<sim::Nanos> link_at;
+  LinkSet links;  // three per replica: [3r] PCIe, [3r + 1] NVLink, [3r + 2] NIC
   std::map<std::pair<int32_t, int64_t>, TierCopy> copies;  // by (link, transfer id)
   std::deque<PendingFetch> pending;
   TierStats stats;
