@@ -2,16 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,7 +16,6 @@
 #include "experiments/outputs.h"
 #include "experiments/parallel.h"
 #include "experiments/run.h"
-#include "experiments/run_script.h"
 #include "experiments/sweep_variants.h"
 #include "traces/input_error.h"
 #include "traces/strict_yaml.h"
@@ -86,14 +82,6 @@ std::string inputs_key(const Experiment& e) {
   k["profile"] = r["profile"];
   if (r["cluster"]) k["cluster"] = r["cluster"];  // groups may name their own profiles
   return YAML::Dump(k);
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -379,177 +367,6 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
       static_cast<size_t>(std::count(skipped.begin(), skipped.end(), 1));
   res.notes.assign(notes.begin(), notes.end());
   return res;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  q += '"';
-  return q;
-}
-
-std::string join_csv(const std::vector<std::string>& fields) {
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) line += ',';
-    line += csv_field(fields[i]);
-  }
-  line += '\n';
-  return line;
-}
-
-std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file) {
-  std::vector<CsvRecord> out;
-  CsvRecord rec;
-  std::string field;
-  size_t line = 1;
-  size_t i = 0;
-  bool in_record = false;
-  rec.line = 1;
-  while (i < text.size()) {
-    char c = text[i];
-    if (!in_record) {
-      rec.line = line;
-      in_record = true;
-    }
-    if (c == '"' && field.empty()) {
-      // A quoted field: up to the closing quote, "" is a quote.
-      size_t start_line = line;
-      ++i;
-      while (true) {
-        if (i >= text.size())
-          throw InputError(sweep_at(file, static_cast<int>(start_line)) +
-                           "unterminated quoted field");
-        if (text[i] == '"') {
-          if (i + 1 < text.size() && text[i + 1] == '"') {
-            field += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        if (text[i] == '\n') ++line;
-        field += text[i++];
-      }
-      if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-        throw InputError(sweep_at(file, static_cast<int>(line)) +
-                         "unexpected text after a quoted field");
-      continue;
-    }
-    if (c == ',') {
-      rec.fields.push_back(std::move(field));
-      field.clear();
-      ++i;
-    } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-      rec.fields.push_back(std::move(field));
-      field.clear();
-      out.push_back(std::move(rec));
-      rec = CsvRecord{};
-      in_record = false;
-      i += c == '\r' ? 2 : 1;
-      ++line;
-    } else {
-      field += c;
-      ++i;
-    }
-  }
-  if (in_record) {
-    rec.fields.push_back(std::move(field));
-    out.push_back(std::move(rec));
-  }
-  return out;
-}
-
-std::string merge_results(const std::vector<std::string>& paths, std::vector<size_t>* missing) {
-  if (paths.empty()) throw InputError("sweep merge: no input files");
-  std::vector<std::string> header;
-  std::string header_from;
-  // run index -> (file, line, fields)
-  struct Row {
-    std::string file;
-    size_t line;
-    std::vector<std::string> fields;
-  };
-  std::map<size_t, Row> rows;
-  for (const auto& p : paths) {
-    auto recs = read_csv(slurp(p), p);
-    if (recs.empty() || recs.front().fields.empty() || recs.front().fields[0] != "run_index")
-      throw InputError(p + ":1: expected a results.csv header starting with run_index");
-    if (header_from.empty()) {
-      header = recs.front().fields;
-      header_from = p;
-    } else if (recs.front().fields != header) {
-      const auto& h = recs.front().fields;
-      size_t c = 0;
-      while (c < h.size() && c < header.size() && h[c] == header[c]) ++c;
-      std::string mine = c < h.size() ? "'" + h[c] + "'" : std::string("(none)");
-      std::string theirs = c < header.size() ? "'" + header[c] + "'" : std::string("(none)");
-      throw InputError(fmt::format(
-          "{}:1: header differs from {}'s at column {}: {} vs {} (shards of one sweep have "
-          "identical headers)",
-          p, header_from, c + 1, mine, theirs));
-    }
-    for (size_t r = 1; r < recs.size(); ++r) {
-      auto& rec = recs[r];
-      if (rec.fields.size() != header.size())
-        throw InputError(fmt::format("{}:{}: expected {} fields, found {}", p, rec.line,
-                                     header.size(), rec.fields.size()));
-      const auto& ix = rec.fields[0];
-      if (ix.empty() || ix.size() > 18 || ix.find_first_not_of("0123456789") != std::string::npos)
-        throw InputError(fmt::format("{}:{}: run_index: expected a non-negative integer, got '{}'",
-                                     p, rec.line, ix));
-      size_t index = std::stoull(ix);
-      auto [it, fresh] = rows.try_emplace(index, Row{p, rec.line, std::move(rec.fields)});
-      if (!fresh)
-        throw InputError(fmt::format("{}:{}: run_index {} is also at {}:{}", p, rec.line, index,
-                                     it->second.file, it->second.line));
-    }
-  }
-  if (missing) {
-    missing->clear();
-    size_t expect = 0;
-    for (const auto& [index, row] : rows) {
-      for (; expect < index; ++expect) missing->push_back(expect);
-      expect = index + 1;
-    }
-  }
-  std::string out = join_csv(header);
-  for (const auto& [index, row] : rows) out += join_csv(row.fields);
-  return out;
-}
-
-std::string plot_script_path() {
-  if (const char* p = std::getenv("ISIM_PLOT_SCRIPT"); p && *p) return p;
-  return ISIM_PLOT_SCRIPT_DEFAULT;
-}
-
-std::string find_plot_python(std::string* tried) {
-  std::vector<std::string> candidates = {"python3", "/usr/bin/python3"};
-  if (const char* p = std::getenv("ISIM_PYTHON"); p && *p) candidates = {p};
-  if (tried) tried->clear();
-  for (const auto& py : candidates) {
-    if (run_script({py, "-c", "import matplotlib"}, true, true) == 0) return py;
-    if (tried) {
-      if (!tried->empty()) *tried += ", ";
-      *tried += py;
-    }
-  }
-  return "";
-}
-
-int run_plot(const std::string& python, const std::string& csv, const std::string& outdir,
-             double latency_target_s) {
-  std::vector<std::string> args = {python, plot_script_path(), csv, outdir};
-  if (latency_target_s > 0) {
-    args.emplace_back("--latency-target");
-    args.push_back(fmt::format("{}", latency_target_s));
-  }
-  return run_script(args, /*quiet_stdout=*/true, /*quiet_stderr=*/false);  // isim names the PNGs
 }
 
 }  // namespace isim::exp
