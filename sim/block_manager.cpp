@@ -4,12 +4,17 @@
 
 namespace isim::sim {
 
+namespace {
+constexpr uint64_t kValuedKey = uint64_t{1} << 63;  // release counts stay far below it
+}  // namespace
+
 BlockPool::BlockPool(std::string name, int64_t total)
     : name_(std::move(name)), by_hash_(std::max<int64_t>(total, 0)) {
   if (total < 0 || total > INT32_MAX) throw std::logic_error(name_ + ": bad pool size");
   refcount_.assign(static_cast<size_t>(total), 0);
   hash_.assign(static_cast<size_t>(total), 0);
   cached_since_.assign(static_cast<size_t>(total), 0);
+  valued_.assign(static_cast<size_t>(total), 0);
   free_list_.reserve(static_cast<size_t>(total));
   // Highest id at the bottom so that the first allocation hands out block 0, 1, 2, ...
   for (int64_t b = total - 1; b >= 0; --b) free_list_.push_back(static_cast<BlockId>(b));
@@ -20,6 +25,7 @@ void BlockPool::evict_one() {
   cached_.erase(cached_.begin());
   by_hash_.erase(hash_[static_cast<size_t>(b)]);
   hash_[static_cast<size_t>(b)] = 0;
+  valued_[static_cast<size_t>(b)] = 0;
   free_list_.push_back(b);
   ++evictions_;
 }
@@ -30,6 +36,7 @@ bool BlockPool::forget(BlockId b) {
   cached_.erase({cached_since_[i], b});
   by_hash_.erase(hash_[i]);
   hash_[i] = 0;
+  valued_[i] = 0;
   free_list_.push_back(b);
   return true;
 }
@@ -55,10 +62,12 @@ void BlockPool::release(std::vector<BlockId>& blocks) {
     if (b < 0 || b >= total() || refcount_[static_cast<size_t>(b)] <= 0)
       throw std::logic_error(name_ + ": block " + std::to_string(b) + " released but not held");
     if (--refcount_[static_cast<size_t>(b)] > 0) continue;
-    if (hash_[static_cast<size_t>(b)] != 0) {
-      cached_since_[static_cast<size_t>(b)] = ++release_seq_;
-      cached_.insert({release_seq_, b});
+    const auto i = static_cast<size_t>(b);
+    if (hash_[i] != 0) {
+      cached_since_[i] = ++release_seq_ | (valued_[i] ? kValuedKey : 0);
+      cached_.insert({cached_since_[i], b});
     } else {
+      valued_[i] = 0;
       free_list_.push_back(b);
     }
   }
@@ -72,6 +81,12 @@ BlockId BlockPool::acquire_cached(uint64_t hash) {
   if (rc == 0) cached_.erase({cached_since_[static_cast<size_t>(b)], b});
   ++rc;
   return b;
+}
+
+void BlockPool::value(BlockId b) {
+  if (b < 0 || b >= total() || refcount_[static_cast<size_t>(b)] <= 0)
+    throw std::logic_error(name_ + ": valuing a block that is not held");
+  valued_[static_cast<size_t>(b)] = 1;
 }
 
 bool BlockPool::publish(BlockId b, uint64_t hash) {
@@ -90,13 +105,17 @@ void BlockPool::check() const {
   for (BlockId b : free_list_) {
     if (b < 0 || b >= total()) bad("free list holds a bad id");
     if (seen[static_cast<size_t>(b)]++) bad("block " + std::to_string(b) + " listed twice");
-    if (refcount_[static_cast<size_t>(b)] != 0 || hash_[static_cast<size_t>(b)] != 0)
-      bad("block " + std::to_string(b) + " is free but held or hashed");
+    if (refcount_[static_cast<size_t>(b)] != 0 || hash_[static_cast<size_t>(b)] != 0 ||
+        valued_[static_cast<size_t>(b)] != 0)
+      bad("block " + std::to_string(b) + " is free but held, hashed or valued");
   }
   for (const auto& [seq, b] : cached_) {
     if (seen[static_cast<size_t>(b)]++) bad("block " + std::to_string(b) + " listed twice");
     if (refcount_[static_cast<size_t>(b)] != 0 || hash_[static_cast<size_t>(b)] == 0)
       bad("cached block " + std::to_string(b) + " is held or has no hash");
+    if (((seq & kValuedKey) != 0) != (valued_[static_cast<size_t>(b)] != 0) ||
+        cached_since_[static_cast<size_t>(b)] != seq)
+      bad("cached block " + std::to_string(b) + " is out of its eviction class");
   }
   int64_t held = 0, hashed = 0;
   for (size_t b = 0; b < refcount_.size(); ++b) {

@@ -4,7 +4,9 @@
 // Contract:
 // - A block is held by `refcount` sessions (0: not held). A block that is not held is either
 //   free, or cached: it keeps the content hash it was published under and can be acquired again
-//   by hash until allocation needs the room and evicts it (least recently released first).
+//   by hash until allocation needs the room and evicts it: least recently released first,
+//   except that a block marked valued (`value`, while held) goes only after every cached block
+//   that is not. Without `value`, the order is plain LRU.
 // - `free()` counts every block an allocation may take: free plus cached.
 // - Allocation is all-or-nothing and deterministic (LIFO free list, then oldest cached), so a
 //   live executor can map ids onto real KV slots one-to-one.
@@ -56,6 +58,11 @@ class BlockPool {
   // not cached. Not counted as an eviction.
   bool forget(BlockId b);
 
+  // Marks held block `b` as worth keeping: once cached, it is evicted only after every cached
+  // block that is not marked (LRU within each class). The mark goes when the block is freed.
+  void value(BlockId b);
+  bool valued(BlockId b) const { return valued_[static_cast<size_t>(b)] != 0; }
+
   // Throws std::logic_error describing the first inconsistency.
   void check() const;
   const std::string& name() const { return name_; }
@@ -66,9 +73,11 @@ class BlockPool {
   std::string name_;
   std::vector<int32_t> refcount_;
   std::vector<uint64_t> hash_;          // 0: no content hash
-  std::vector<uint64_t> cached_since_;  // release order of a cached block
+  std::vector<uint64_t> cached_since_;  // a cached block's key in cached_: its release order,
+                                        // with kValuedKey set for a valued block
+  std::vector<uint8_t> valued_;
   std::vector<BlockId> free_list_;
-  std::set<std::pair<uint64_t, BlockId>> cached_;  // (released at, block), oldest first
+  std::set<std::pair<uint64_t, BlockId>> cached_;  // (key, block): evicted from the front
   HashIndex by_hash_;
   uint64_t release_seq_ = 0;
   int64_t evictions_ = 0;

@@ -123,7 +123,7 @@ void Engine::count_turn(const SessionState& s) {
 void Engine::begin_turn(int32_t h, double intercept_s, Nanos ended_at) {
   SessionState& s = S(h);
   policy_.on_resume(s, intercept_s, *this);
-  kv_->observe_intercept(s.intercept_kind(), intercept_s);
+  kv_->observe_intercept(s, intercept_s);
   s.seg += 1;
   if (s.segment().event.kind == trace::ContextEventKind::kReset) apply_reset(s);
   s.context += s.segment().input;

@@ -295,6 +295,7 @@ void Engine::match_prefix(SessionState& s) {
   for (const int64_t limit = matchable_blocks(s); j < limit; ++j) {
     BlockId b = gpu_.acquire_cached(s.chain[static_cast<size_t>(j)]);
     if (b < 0) break;
+    if (kv_->values_shared() && gpu_.refcount(b) > 1) gpu_.value(b);  // two sessions hold it
     s.gpu_blocks.push_back(b);
   }
   s.published = j;
@@ -316,8 +317,11 @@ void Engine::publish_prefix(SessionState& s) {
   for (; s.published < full && s.published < static_cast<int64_t>(s.gpu_blocks.size());
        ++s.published) {
     const uint64_t hash = s.chain[static_cast<size_t>(s.published)];
-    gpu_.publish(s.gpu_blocks[static_cast<size_t>(s.published)], hash);
+    const BlockId b = s.gpu_blocks[static_cast<size_t>(s.published)];
+    gpu_.publish(b, hash);
     ever_published_.insert(hash);
+    // Block position: the prompt's (or a fork's parent's) blocks are the shareable ones.
+    if (kv_->values_shared() && s.published < s.prompt_chain_blocks) gpu_.value(b);
   }
 }
 

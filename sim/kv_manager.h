@@ -9,10 +9,16 @@
 //   kEnd) own blocks past its shareable prefix (the trace's prompt hashes, or the parent chain
 //   of a fork), which other sessions may still share. Otherwise such blocks stay cached and
 //   age out in LRU order like any released block (vLLM's behaviour).
+// - `values_shared()`: block position. The blocks a session may share with others (the trace's
+//   prompt hashes, or the parent chain of a fork: SessionState::prompt_chain_blocks), and any
+//   block two sessions hold at once, stay in the prefix cache after they are released until
+//   every other cached block is gone (sim/block_manager.h `value`; LRU within each class).
+//   A shared system prompt then outlives a session's own tail. Otherwise: plain LRU.
 // - `evict_before(a, b, now)`: among idle sessions holding GPU KV (paused, or waiting with
 //   blocks), whether a's KV is dropped before b's when the replica must evict. A strict weak
 //   order; the engine breaks ties by trace index, so the choice is deterministic.
-// - `observe_intercept(kind, duration_s)`: an intercept ended, after `duration_s` (the past).
+// - `observe_intercept(s, duration_s)`: session s's intercept (s.intercept_kind()) ended after
+//   `duration_s` (the past); called before s moves on to its next segment.
 // - Tiers (cluster/kv_tiers.h): `uses_tiers()` says whether the fleet's lower tiers serve this
 //   manager's replica. If so, `demote_to(s, now, cpu, pool)` says where an idle eviction sends
 //   paused session s's KV (`cpu`, `pool`: whether that tier exists), a full tier gives up first
@@ -42,7 +48,8 @@ class KvManager {
   virtual std::string name() const = 0;
   virtual bool frees_worthless() const { return false; }
   virtual bool evict_before(const SessionState& a, const SessionState& b, Nanos now) const = 0;
-  virtual void observe_intercept(const std::string& /*kind*/, double /*duration_s*/) {}
+  virtual bool values_shared() const { return false; }
+  virtual void observe_intercept(const SessionState& /*s*/, double /*duration_s*/) {}
   virtual bool uses_tiers() const { return false; }
   virtual Demote demote_to(const SessionState& /*s*/, Nanos /*now*/, bool /*cpu*/,
                            bool /*pool*/) const {

@@ -144,6 +144,10 @@ struct SessionState {
   const std::string& intercept_kind() const;
   // The trace session's prefix hashes (content identity of the prompt, known on arrival).
   const trace::PrefixHashes& prefix() const { return src_->prefix; }
+  // A subagent: its first segment forks from a parent (ContextEvent kFork, known on arrival).
+  bool subagent() const {
+    return src_->segments.front().event.kind == trace::ContextEventKind::kFork;
+  }
   // The current segment's context signals: what the harness says as the segment starts.
   const trace::ContextEvent& context_event() const { return segment().event; }
   const std::vector<trace::Retention>& retention() const { return segment().retention; }

@@ -2,13 +2,20 @@
 // server (traces/session.h: context events, retention hints, the intercept's kind) and the past,
 // never the trace's future:
 // - Worthless blocks are unhashed at once (sim/kv_manager.h): the part of a context a reset
-//   summarised away, and an ended subagent's own blocks past the prefix it shares. The prefix
-//   cache then keeps what may be read again: a shared system prompt outlives a reasoning tail.
+//   summarised away, and an ended subagent's own blocks past the prefix it shares.
+// - Block position (values_shared): released blocks of the shareable prefix (the prompt's
+//   hashes, a fork's parent prefix) and blocks two sessions held at once leave the prefix cache
+//   only after every other cached block. A shared system prompt outlives a session's own tail.
 // - Eviction order among idle sessions holding GPU KV: the lowest retention priority first (the
 //   highest priority among the session's active hints that cover its KV; `default_priority`
-//   without one), then the longest expected remaining idle time (a waiting session: 0; a paused
-//   one: the `history` estimator's mean residual life of completed intercepts of its kind,
-//   the elapsed time until `history_min_samples` of them have ended), then the newest arrival.
+//   without one), then the longest expected remaining idle time, then the newest arrival.
+// - Expected remaining idle time: a waiting session's is 0. A paused one's is the mean residual
+//   life of the completed intercepts of its stage, the elapsed time until `history_min_samples`
+//   of its kind have ended. The stage is the intercept's kind and the session's role: a
+//   subagent's tool calls (file reads, searches) and its root's (which include waiting for whole
+//   subagents, and the user) are different populations; in the Claude Code traces their think
+//   times average 6.5 s and 206 s. A stage with fewer than `history_min_samples` ended
+//   intercepts uses its kind's history over both roles.
 // A hint is active while its segment is the session's current one (through the intercept after
 // it), for at most `duration_s` from the segment's start when that is > 0.
 // - Tiers (cluster/kv_tiers.h): evicted KV whose active priority is 0 is dropped (the harness
@@ -19,6 +26,7 @@
 // Parameters: default_priority (0..100, default 50), history_min_samples (>= 1, default 8),
 // pool_after_s (>= 0, default 60).
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -42,8 +50,12 @@ class AgentAware final : public sim::KvManager {
                                              EstimatorOptions{min_samples})) {}
   std::string name() const override { return "agent-aware"; }
   bool frees_worthless() const override { return true; }
-  void observe_intercept(const std::string& kind, double duration_s) override {
-    history_->observe(kind, duration_s);
+  bool values_shared() const override { return true; }
+  void observe_intercept(const sim::SessionState& s, double duration_s) override {
+    history_->observe(s.intercept_kind(), duration_s);
+    const std::string stage = stage_of(s);
+    history_->observe(stage, duration_s);
+    ++stage_samples_[stage];
   }
   bool evict_before(const sim::SessionState& a, const sim::SessionState& b,
                     sim::Nanos now) const override {
@@ -79,21 +91,31 @@ class AgentAware final : public sim::KvManager {
   }
   double remaining_s(const sim::SessionState& s, sim::Nanos now) const {
     if (s.phase != sim::Phase::kPaused) return 0;
-    return history_->remaining_s(s.intercept_kind(), sim::to_seconds(now - s.pause_start));
+    const double elapsed = sim::to_seconds(now - s.pause_start);
+    const std::string stage = stage_of(s);
+    const auto it = stage_samples_.find(stage);
+    const bool known = it != stage_samples_.end() && it->second >= min_samples_;
+    return history_->remaining_s(known ? stage : s.intercept_kind(), elapsed);
+  }
+  // Kinds are the trace's names; '\x1f' (a control character) keeps stage keys apart from them.
+  static std::string stage_of(const sim::SessionState& s) {
+    return s.intercept_kind() + (s.subagent() ? "\x1fsubagent" : "\x1froot");
   }
 
   int32_t default_priority_;
   int64_t min_samples_;
   double pool_after_s_;
-  std::unique_ptr<DurationEstimator> history_;
+  std::unique_ptr<DurationEstimator> history_;  // by kind, and by stage
+  std::map<std::string, int64_t> stage_samples_;
 };
 
 }  // namespace
 
 void add_kv_manager_agent_aware(KvManagerRegistry& reg) {
   reg.add("agent-aware",
-          "ours: frees what resets and ended subagents make worthless; evicts by retention "
-          "hint, then expected idle time (history, no oracle)",
+          "ours: frees what resets and ended subagents make worthless; keeps shared prefixes "
+          "longest; evicts by retention hint, then expected idle time by stage (history, no "
+          "oracle)",
           [](const Params& p) {
             const auto prio = p.get<int64_t>("default_priority", 50, "an integer in [0, 100]",
                                              [](int64_t v) { return v >= 0 && v <= 100; });

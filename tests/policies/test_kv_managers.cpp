@@ -12,6 +12,7 @@
 #include "policies/kv_managers.h"
 #include "policies/routers.h"
 #include "traces/agents.h"
+#include "tests/policies/kv_replica.h"
 #include "tests/sim_fixtures.h"
 #include "traces/input_error.h"
 
@@ -21,37 +22,7 @@ using isim::test::seg;
 
 namespace {
 
-struct Replica {
-  explicit Replica(const std::string& manager, int64_t gpu_blocks = 64)
-      : profile(test::round_profile()),
-        ex(profile),
-        policy(policy::policy_registry().create("preserve", "test", policy::PolicyParams{})),
-        kv(policy::kv_manager_registry().create(manager, "test", Params({}, "kv"))) {
-    cfg.scheduler = "vllm-v1";
-    cfg.gpu_blocks = gpu_blocks;
-    cfg.cpu_blocks = 0;
-    cfg.max_num_batched_tokens = 256;
-    cfg.check_invariants = true;
-  }
-  std::unique_ptr<cluster::Cluster> start(const trace::Trace& t) {
-    auto c = std::make_unique<cluster::Cluster>(
-        t, std::vector<cluster::ReplicaSpec>{{cfg, &ex, policy.get(), "", kv.get()}}, router,
-        cluster::Checks(true));
-    c->load();
-    return c;
-  }
-  cluster::RunResult run(const trace::Trace& t) {
-    auto c = start(t);
-    c->run_until(sim::kForever);
-    return c->result();
-  }
-  sim::Profile profile;
-  sim::SimExecutor ex;
-  std::unique_ptr<sim::Policy> policy;
-  std::unique_ptr<sim::KvManager> kv;
-  sim::EngineConfig cfg;
-  cluster::SingleReplica router;
-};
+using isim::test::Replica;
 
 trace::Segment with_event(trace::Segment s, trace::ContextEvent ev) {
   s.event = std::move(ev);

@@ -103,3 +103,58 @@ TEST_CASE("HashIndex: lookups, collisions and backward-shift erasure agree with 
   CHECK_THROWS_AS(h.insert(0, 1), std::logic_error);
   CHECK_THROWS_AS(h.erase(98), std::logic_error);
 }
+
+TEST_CASE("valued cached blocks are evicted only after every other cached block") {
+  // 4 blocks, all published and released together: the release runs in reverse, so the LRU
+  // order (oldest first) is 3, 2, 1, 0. Valuing block 3 moves it behind the others.
+  for (const bool valued : {false, true}) {
+    CAPTURE(valued);
+    BlockPool p("gpu", 4);
+    std::vector<BlockId> all;
+    REQUIRE(p.allocate(4, all));
+    for (BlockId b = 0; b < 4; ++b) REQUIRE(p.publish(b, 100 + static_cast<uint64_t>(b)));
+    if (valued) p.value(3);
+    CHECK(p.valued(3) == valued);
+    p.release(all);
+    CHECK_NOTHROW(p.check());
+    std::vector<BlockId> got;
+    REQUIRE(p.allocate(1, got));
+    CHECK(got == std::vector<BlockId>{valued ? 2 : 3});
+    REQUIRE(p.allocate(2, got));
+    CHECK(got == (valued ? std::vector<BlockId>{2, 1, 0} : std::vector<BlockId>{3, 2, 1}));
+    CHECK(p.has_hash(103) == valued);  // the valued block is the only one left cached
+    CHECK(p.has_hash(100) == !valued);
+    CHECK(p.evictions() == 3);
+    CHECK_NOTHROW(p.check());
+    // The last one goes too; its mark goes with it, so a block reused from it starts plain.
+    REQUIRE(p.allocate(1, got));
+    CHECK(got.back() == (valued ? 3 : 0));
+    CHECK_FALSE(p.valued(got.back()));
+    CHECK_NOTHROW(p.check());
+  }
+}
+
+TEST_CASE("a valued block reacquired from the cache keeps its class; unhashed, it loses it") {
+  BlockPool p("gpu", 3);
+  std::vector<BlockId> a;
+  REQUIRE(p.allocate(3, a));  // 0, 1, 2
+  REQUIRE(p.publish(0, 7));
+  REQUIRE(p.publish(1, 8));
+  p.value(0);
+  p.value(2);  // not hashed: it is freed, not cached, and loses the mark
+  p.release(a);
+  CHECK_FALSE(p.valued(2));
+  CHECK(p.cached() == 2);
+  std::vector<BlockId> b;
+  CHECK(p.acquire_cached(7) == 0);  // held again: out of the cache, still valued
+  CHECK(p.valued(0));
+  std::vector<BlockId> held{0};
+  p.release(held);                  // released after block 1, yet evicted after it
+  REQUIRE(p.allocate(2, b));        // the free block 2, then the cached block 1
+  CHECK(b == std::vector<BlockId>{2, 1});
+  CHECK(p.has_hash(7));
+  CHECK(p.forget(0));
+  CHECK_FALSE(p.valued(0));
+  CHECK_NOTHROW(p.check());
+  CHECK_THROWS_AS(p.value(0), std::logic_error);  // not held
+}
