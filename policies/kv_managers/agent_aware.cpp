@@ -24,7 +24,8 @@
 //   about to return; the rest goes to the node's CPU tier. Full tiers give up entries in the
 //   eviction order above.
 // Parameters: default_priority (0..100, default 50), history_min_samples (>= 1, default 8),
-// pool_after_s (>= 0, default 60).
+// pool_after_s (>= 0, default 60), and two switches for ablations, both on by default:
+// value_shared (block position) and stage_history (the role in the stage; off: kind only).
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -42,17 +43,27 @@ namespace {
 
 class AgentAware final : public sim::KvManager {
  public:
-  AgentAware(int32_t default_priority, int64_t min_samples, double pool_after_s)
-      : default_priority_(default_priority),
-        min_samples_(min_samples),
-        pool_after_s_(pool_after_s),
+  struct Options {
+    int32_t default_priority = 50;
+    int64_t min_samples = 8;
+    double pool_after_s = 60;
+    bool value_shared = true;
+    bool stage_history = true;
+  };
+  explicit AgentAware(const Options& o)
+      : default_priority_(o.default_priority),
+        min_samples_(o.min_samples),
+        pool_after_s_(o.pool_after_s),
+        value_shared_(o.value_shared),
+        stage_history_(o.stage_history),
         history_(estimator_registry().create("history", "kv manager 'agent-aware'",
-                                             EstimatorOptions{min_samples})) {}
+                                             EstimatorOptions{o.min_samples})) {}
   std::string name() const override { return "agent-aware"; }
   bool frees_worthless() const override { return true; }
-  bool values_shared() const override { return true; }
+  bool values_shared() const override { return value_shared_; }
   void observe_intercept(const sim::SessionState& s, double duration_s) override {
     history_->observe(s.intercept_kind(), duration_s);
+    if (!stage_history_) return;
     const std::string stage = stage_of(s);
     history_->observe(stage, duration_s);
     ++stage_samples_[stage];
@@ -75,7 +86,9 @@ class AgentAware final : public sim::KvManager {
   std::vector<std::pair<std::string, std::string>> describe() const override {
     return {{"default_priority", std::to_string(default_priority_)},
             {"history_min_samples", std::to_string(min_samples_)},
-            {"pool_after_s", fmt::format("{}", pool_after_s_)}};
+            {"pool_after_s", fmt::format("{}", pool_after_s_)},
+            {"value_shared", value_shared_ ? "true" : "false"},
+            {"stage_history", stage_history_ ? "true" : "false"}};
   }
 
  private:
@@ -105,6 +118,8 @@ class AgentAware final : public sim::KvManager {
   int32_t default_priority_;
   int64_t min_samples_;
   double pool_after_s_;
+  bool value_shared_;
+  bool stage_history_;
   std::unique_ptr<DurationEstimator> history_;  // by kind, and by stage
   std::map<std::string, int64_t> stage_samples_;
 };
@@ -117,14 +132,18 @@ void add_kv_manager_agent_aware(KvManagerRegistry& reg) {
           "longest; evicts by retention hint, then expected idle time by stage (history, no "
           "oracle)",
           [](const Params& p) {
-            const auto prio = p.get<int64_t>("default_priority", 50, "an integer in [0, 100]",
-                                             [](int64_t v) { return v >= 0 && v <= 100; });
-            const auto min = p.get<int64_t>("history_min_samples", 8, "an integer >= 1",
-                                            [](int64_t v) { return v >= 1; });
-            const auto pool_after = p.get<double>("pool_after_s", 60.0, "a number >= 0",
-                                                  [](double v) { return v >= 0; });
+            AgentAware::Options o;
+            o.default_priority = static_cast<int32_t>(
+                p.get<int64_t>("default_priority", 50, "an integer in [0, 100]",
+                               [](int64_t v) { return v >= 0 && v <= 100; }));
+            o.min_samples = p.get<int64_t>("history_min_samples", 8, "an integer >= 1",
+                                           [](int64_t v) { return v >= 1; });
+            o.pool_after_s = p.get<double>("pool_after_s", 60.0, "a number >= 0",
+                                           [](double v) { return v >= 0; });
+            o.value_shared = p.get<bool>("value_shared", true);
+            o.stage_history = p.get<bool>("stage_history", true);
             p.done("kv manager 'agent-aware'");
-            return std::make_unique<AgentAware>(static_cast<int32_t>(prio), min, pool_after);
+            return std::make_unique<AgentAware>(o);
           });
 }
 
