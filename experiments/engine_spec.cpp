@@ -98,7 +98,7 @@ void read_named(const YamlMap& cl, const std::string& key, const std::string& wh
     throw InputError(yaml_where(cl.file(), n, path + ".name") + ": missing " + what + " name");
   name = read_as<std::string>(nm, cl.file(), path + ".name", "a " + what + " name");
   for (const auto& kv : n) {
-    const auto k = read_as<std::string>(kv.first, cl.file(), path, "a parameter name");
+    const auto k = yaml_key(kv.first, cl.file(), path);
     if (k == "name") continue;
     params.values[k] =
         read_as<std::string>(kv.second, cl.file(), path + "." + k, "a scalar parameter");

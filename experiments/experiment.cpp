@@ -38,7 +38,7 @@ void read_named(const YAML::Node& n, const std::string& file, const std::string&
                 const char* what, const char* a_what, std::string& name, Params& params) {
   if (!n["name"]) throw InputError(yaml_where(file, n, key + ".name") + ": missing " + what);
   for (const auto& kv : n) {
-    const auto k = read_as<std::string>(kv.first, file, key, "a parameter name");
+    const auto k = yaml_key(kv.first, file, key);
     if (k == "name") {
       name = read_as<std::string>(kv.second, file, key + ".name", a_what);
       continue;
@@ -74,7 +74,7 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
                      ": expected a map of dotted keys to lists, e.g. arrival.rate: [1, 2]");
   for (const auto& kv : sw) {
     SweepAxis ax;
-    ax.key = read_as<std::string>(kv.first, file, "sweep", "a dotted key such as arrival.rate");
+    ax.key = yaml_key(kv.first, file, "sweep");
     ax.line = kv.first.Mark().line >= 0 ? kv.first.Mark().line + 1 : 0;
     const std::string key = "sweep." + ax.key;
     const std::string at = yaml_where(file, kv.first, key);
