@@ -286,10 +286,11 @@ std::string spec_base_dir(const std::string& path) {
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_spec_yaml(path);
-  for (const auto& o : overrides) apply_override(root, o);
+  YamlOrigins origins;
+  apply_overrides(root, path, overrides, origins);
   auto e = parse_experiment(root, path, spec_base_dir(path));
   for (const auto& kv : root) {
-    auto k = kv.first.as<std::string>();
+    const std::string k = yaml_key(kv.first, path, "");
     if (k == "sweep" || k == "plot") {
       std::string msg = yaml_where(path, kv.first, k);
       msg += ": this spec is a sweep; run it with `isim sweep ";

@@ -349,7 +349,8 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
 PlanSpec load_plan(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_yaml_file(path, "plan file");
   if (!root || root.IsNull()) throw InputError(path + ": empty plan file");
-  for (const auto& o : overrides) apply_override(root, o);
+  YamlOrigins origins;
+  apply_overrides(root, path, overrides, origins);
   return parse_plan(root, path, spec_base_dir(path));
 }
 

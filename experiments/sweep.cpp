@@ -182,7 +182,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& overri
       if (!root["sweep"] || !root["sweep"].IsMap()) root["sweep"] = YAML::Node(YAML::NodeType::Map);
       root["sweep"][key.substr(6)] = value;
     } else {
-      apply_override(root, o);
+      apply_override(root, o, &origins);
       plain_keys.push_back(key);
     }
   }
@@ -194,8 +194,10 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& overri
         msg += ": this key is swept (sweep.";
         msg += key;
         msg += "); override its list instead, e.g. -p 'sweep.";
+  YamlOrigins origins;  // until the sweep is expanded: its errors name the -p at fault
         msg += key;
         msg += "=[1, 2]'";
+    check_override_root(root, path, o);
         throw InputError(msg);
       }
   Sweep s = expand_sweep(root, path, spec_base_dir(path));
@@ -203,6 +205,7 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& overri
   return s;
 }
 
+      origins.add(value, "-p " + o);
 Shard parse_shard(const std::string& text) {
   auto bad = [&]() {
     return InputError("--shard " + text + ": expected K/N with 1 <= K <= N (e.g. 2/4)");

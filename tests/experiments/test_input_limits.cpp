@@ -1,0 +1,83 @@
+// Hostile inputs to the spec readers and the CLI (issue 17): every one is an InputError (exit 2)
+// that names the file and line, the key, the -p argument or the flag, never an internal error.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "experiments/experiment.h"
+#include "experiments/plan.h"
+#include "experiments/run.h"
+#include "experiments/sweep.h"
+#include "tests/cli_helpers.h"
+#include "tests/input_error_text.h"
+#include "tests/spec_helpers.h"
+#include "tests/test_paths.h"
+#include "traces/input_error.h"
+
+using namespace isim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kMinimal = "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\n";
+
+std::string profile() {
+  return test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
+}
+
+// The message of `f`'s InputError with the scratch folder `d` cut from it.
+std::string error_in(const fs::path& d, const std::function<void()>& f) {
+  std::string msg = test::error_of_call(f);
+  for (auto at = msg.find(d.string() + "/"); at != std::string::npos;
+       at = msg.find(d.string() + "/"))
+    msg.erase(at, d.string().size() + 1);
+  return msg;
+}
+
+int run_isim(const std::string& args, std::string* err) {
+  return test::run_bin("isim", args, nullptr, err);
+}
+
+}  // namespace
+
+TEST_CASE("an error about a value -p set names the -p argument, not the spec's line 1") {
+  const auto d = test::scratch("limits-p");
+  const auto spec = test::write_file(d / "e.yaml", kMinimal);
+  auto load = [&](const std::vector<std::string>& ps) {
+    return error_in(d, [&] { exp::load_experiment(spec, ps); });
+  };
+  CHECK(load({"arrival.rate=-1"}) == "-p arrival.rate=-1: arrival.rate: must be > 0 sessions "
+                                     "per second");
+  CHECK(load({"engine={scheduler: fifo}"}) ==
+        "-p engine={scheduler: fifo}: engine.scheduler: unknown scheduler 'fifo'; valid: "
+        "chunked, vllm-v0, vllm-v1");
+  CHECK(load({"engine.schedular=chunked"}).starts_with(
+      "-p engine.schedular=chunked: engine.schedular: unknown key; valid keys: scheduler"));
+  CHECK(load({"seed=2", "policy=swapp"}) ==
+        "-p policy=swapp: policy: unknown policy 'swapp'; valid: discard, improved-discard, lru, "
+        "min-waste, pensieve, preserve, swap");
+  // A value the file gives is still named by its line, with a -p beside it.
+  const auto spec2 = test::write_file(d / "e2.yaml",
+                                      std::string(kMinimal) + "engine: {max_num_seqs: many}\n");
+  CHECK(error_in(d, [&] { exp::load_experiment(spec2, {"engine.scheduler=chunked"}); }) ==
+        "e2.yaml:4: engine.max_num_seqs: expected an integer, got 'many'");
+  CHECK(load({"seed=[1"}).starts_with("-p seed=[1: <yaml>: "));
+}
+
+TEST_CASE("-p on a spec whose document is not a map is an input error naming the file") {
+  const auto d = test::scratch("limits-scalar");
+  const auto spec = test::write_file(d / "e.yaml", "42\n");
+  const std::string want = "e.yaml:1: (document): expected a map of keys for -p seed=1 to set, "
+                           "got '42'";
+  CHECK(error_in(d, [&] { exp::load_experiment(spec, {"seed=1"}); }) == want);
+  CHECK(error_in(d, [&] { exp::load_sweep(spec, {"seed=1"}); }) == want);
+  CHECK(error_in(d, [&] { exp::load_sweep(spec, {"sweep.seed=[1]"}); }) ==
+        "e.yaml:1: (document): expected a map of keys for -p sweep.seed=[1] to set, got '42'");
+  CHECK(error_in(d, [&] { exp::load_plan(spec, {"seed=1"}); }) == want);
+  YAML::Node scalar = YAML::Load("42");
+  CHECK(test::error_of_call([&] { exp::apply_override(scalar, "seed=1"); }) ==
+        "-p seed=1: expected a spec that is a map of keys, got '42'");
+}
