@@ -81,3 +81,28 @@ TEST_CASE("-p on a spec whose document is not a map is an input error naming the
   CHECK(test::error_of_call([&] { exp::apply_override(scalar, "seed=1"); }) ==
         "-p seed=1: expected a spec that is a map of keys, got '42'");
 }
+
+TEST_CASE("pool sizes beyond a pool's limit, NaN and infinities are refused where read") {
+  using test::error_of;
+  const std::string s = kMinimal;
+  CHECK(error_of(s + "engine: {gpu_blocks: 2147483648}\n") ==
+        "e.yaml:4: engine.gpu_blocks: 2147483648 blocks is more than a pool holds (at most "
+        "268435456)");
+  CHECK(error_of(s + "engine: {cpu_blocks: 268435457}\n") ==
+        "e.yaml:4: engine.cpu_blocks: 268435457 blocks is more than a pool holds (at most "
+        "268435456)");
+  CHECK(test::parse(s + "engine: {gpu_blocks: 268435456}\n").engine.gpu_blocks == 268435456);
+  CHECK(error_of(s + "engine: {swap_space_gib: .inf}\n") ==
+        "e.yaml:4: engine.swap_space_gib: expected GiB (a finite number), got '.inf'");
+  CHECK(error_of(s + "engine: {activation_reserve_gib: .nan}\n") ==
+        "e.yaml:4: engine.activation_reserve_gib: expected GiB (a finite number), got '.nan'");
+  CHECK(error_of(s + "arrival: {rate: .inf}\n") ==
+        "e.yaml:4: arrival.rate: expected sessions per second (a finite number), got '.inf'");
+  CHECK(error_of(s + "metrics: {timeseries_interval_s: .inf}\n") ==
+        "e.yaml:4: metrics.timeseries_interval_s: expected seconds (a finite number), got '.inf'");
+  CHECK(error_of(s + "metrics: {timeseries_interval_s: 1e-9}\n") ==
+        "e.yaml:4: metrics.timeseries_interval_s: must be >= 0.001 s (an engine step takes "
+        "longer)");
+  CHECK(test::parse(s + "metrics: {timeseries_interval_s: 0.001}\n")
+            .engine.timeseries_interval_s == 0.001);
+}
