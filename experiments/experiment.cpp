@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -98,15 +99,15 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
     if (!vs.IsSequence() || vs.size() == 0)
       throw InputError(yaml_where(file, vs, key) +
                        ": expected a non-empty list of values, e.g. [1, 2]");
+    std::set<std::string> seen;  // not a scan per value: a list may be long
     for (size_t i = 0; i < vs.size(); ++i) {
       std::string vkey = key + "[" + std::to_string(i) + "]";
       auto v = read_as<std::string>(vs[i], file, vkey, "a scalar value");
       if (v.find_first_of("\r\n\"") != std::string::npos)
         throw InputError(yaml_where(file, vs[i], vkey) +
                          ": a swept value cannot hold quotes or newlines");
-      for (const auto& seen : ax.values)
-        if (seen == v)
-          throw InputError(yaml_where(file, vs[i], vkey) + ": '" + v + "' listed twice");
+      if (!seen.insert(v).second)
+        throw InputError(yaml_where(file, vs[i], vkey) + ": '" + v + "' listed twice");
       ax.values.push_back(v);
     }
     e.sweep.push_back(std::move(ax));
@@ -264,7 +265,9 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
     const YamlMap m = root.map("metrics", {"timeseries_interval_s"});
     auto& t = e.engine.timeseries_interval_s;
     t = m.get<double>("timeseries_interval_s", t, "seconds");
-    if (m.has("timeseries_interval_s") && !(t > 0)) m.fail("timeseries_interval_s", "must be > 0");
+    if (m.has("timeseries_interval_s") && !(t >= kMinTimeSeriesInterval_s))
+      m.fail("timeseries_interval_s",
+             fmt::format("must be >= {} s (an engine step takes longer)", kMinTimeSeriesInterval_s));
   }
   // Last: the groups start from the experiment's complete engine settings.
   e.cluster = parse_cluster(root, base_dir, e.engine, parse_engine);

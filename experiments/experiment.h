@@ -36,6 +36,9 @@
 
 namespace isim::exp {
 
+// The shortest metrics.timeseries_interval_s a spec may give (run.h caps the samples too).
+inline constexpr double kMinTimeSeriesInterval_s = 0.001;
+
 struct TraceSpec {
   std::string from = "jsonl";  // a trace source: trace::trace_source_registry()
   std::string path;            // the trace, or the generator's YAML ("" = built-in defaults)

@@ -106,3 +106,49 @@ TEST_CASE("pool sizes beyond a pool's limit, NaN and infinities are refused wher
   CHECK(test::parse(s + "metrics: {timeseries_interval_s: 0.001}\n")
             .engine.timeseries_interval_s == 0.001);
 }
+
+TEST_CASE("a time series of more samples than the cap is refused before the run") {
+  const auto d = test::scratch("limits-ts");
+  // One session arriving at 1500 s with a 600 s intercept: the run lasts at least 2100 s.
+  test::write_file(d / "t.jsonl",
+                   "{\"id\": \"a\", \"arrival_s\": 1500, \"segments\": [{\"input\": 4, \"output\": "
+                   "2, \"intercept\": {\"kind\": \"qa\", \"duration_s\": 600}}, {\"input\": 1, "
+                   "\"output\": 1}]}\n");
+  const auto spec = test::write_file(d / "e.yaml", "trace: {from: jsonl, path: t.jsonl}\n"
+                                                   "arrival: {process: replay}\n"
+                                                   "profile: " + profile() + "\npolicy: swap\n");
+  // 2100 s / 0.002 s = 1,050,000 samples > 1,000,000; 2100 s / 1 s fits.
+  const exp::Experiment e = exp::load_experiment(spec, {"metrics.timeseries_interval_s=0.002"});
+  CHECK(error_in(d, [&] { exp::prepare(e); }) ==
+        "e.yaml: metrics.timeseries_interval_s: 0.002 s takes more than 1050000 samples over this "
+        "run (at least 2100.0 s: its last arrival and intercepts), more than the 1000000 a run "
+        "may take; raise it, e.g. -p metrics.timeseries_interval_s=1");
+  // 0.0025 s: 840,000 samples, allowed.
+  CHECK(exp::prepare(exp::load_experiment(spec, {"metrics.timeseries_interval_s=0.0025"}))
+            .trace.size() == 1);
+}
+
+TEST_CASE("a sweep of more runs than the cap is refused before it is expanded") {
+  const auto d = test::scratch("limits-sweep");
+  std::string seeds, rates;
+  for (int i = 1; i <= 400; ++i) seeds += (i > 1 ? ", " : "") + std::to_string(i);
+  for (int i = 1; i <= 300; ++i) rates += (i > 1 ? ", " : "") + std::to_string(i);
+  const std::string head = "trace: {from: generator, sessions: 2}\nprofile: " + profile() +
+                           "\npolicy: swap\nsweep:\n";
+  // 1 x 400 x 300 = 120,000 runs > 100,000.
+  const auto spec = test::write_file(d / "s.yaml", head + "  arrival.rate: [" + rates +
+                                                       "]\n  seed: [" + seeds + "]\n");
+  CHECK(error_in(d, [&] { exp::load_sweep(spec, {}); }) ==
+        "s.yaml:6: sweep: 1 policy x 300 arrival.rate x 400 seed is more than the 100000 runs a "
+        "sweep may have; sweep fewer values (e.g. -p 'sweep.seed=[1, 2]'), or split it into "
+        "several specs");
+  // 10^12 runs: counted without overflow, and at once.
+  std::string ten;
+  for (int i = 1; i <= 1000; ++i) ten += (i > 1 ? ", " : "") + std::to_string(i);
+  const auto huge = test::write_file(
+      d / "h.yaml", head + "  seed: [" + ten + "]\n  trace.limit: [" + ten +
+                        "]\n  trace.sessions: [" + ten + "]\n  trace.draw: [" + ten + "]\n");
+  CHECK(error_in(d, [&] { exp::load_sweep(huge, {}); })
+            .starts_with("h.yaml:5: sweep: 1 policy x 1000 seed x 1000 trace.limit x 1000 "
+                         "trace.sessions x 1000 trace.draw is more than the 100000 runs"));
+}
