@@ -152,3 +152,35 @@ TEST_CASE("a sweep of more runs than the cap is refused before it is expanded") 
             .starts_with("h.yaml:5: sweep: 1 policy x 1000 seed x 1000 trace.limit x 1000 "
                          "trace.sessions x 1000 trace.draw is more than the 100000 runs"));
 }
+
+TEST_CASE("isim: output folders are checked before any work, and flags like spec values") {
+  const auto d = test::scratch("limits-cli");
+  const std::string spec = test::source_dir() + "/experiments/quickstart.yaml";
+  const std::string file = test::write_file(d / "file.txt", "x");
+  std::string err;
+  CHECK(run_isim("run " + spec + " --out " + file, &err) == 2);
+  CHECK(err == "isim: error: --out " + file + ": exists and is not a folder\n");
+  CHECK(run_isim("run " + spec + " --out " + file + "/sub", &err) == 2);
+  CHECK(err == "isim: error: --out " + file + "/sub: " + file + " is not a folder\n");
+  const std::string sweep = test::source_dir() + "/experiments/infercept-mix.yaml";
+  CHECK(run_isim("sweep " + sweep + " --out " + file, &err) == 2);
+  CHECK(err == "isim: error: --out " + file + ": exists and is not a folder\n");
+  CHECK(run_isim("trace gen default " + d.string() + " --sessions 2", &err) == 2);
+  CHECK(err == "isim: error: OUT " + d.string() + ": is a folder; give a file to write\n");
+  CHECK(run_isim("trace gen default " + (d / "no" / "t.jsonl").string(), &err) == 2);
+  CHECK(err == "isim: error: OUT " + (d / "no" / "t.jsonl").string() + ": no such folder " +
+                   (d / "no").string() + "\n");
+  CHECK(run_isim("trace gen default " + (d / "t.jsonl").string() + " --rate -1", &err) == 2);
+  CHECK(err == "isim: error: --rate: expected a finite number > 0 (sessions/s), got '-1'\n");
+  CHECK(run_isim("trace gen default " + (d / "t.jsonl").string() + " --seed -1", &err) == 2);
+  CHECK(err == "isim: error: --seed: expected a non-negative integer, got '-1'\n");
+  const std::string flags = "run --trace " + test::data_dir() + "/infercept-excerpt.json" +
+                            " --from infercept --profile " + profile() + " --policy swap --out " +
+                            (d / "o").string();
+  CHECK(run_isim(flags + " --rate -2", &err) == 2);
+  CHECK(err == "isim: error: --rate -2: arrival.rate: must be > 0 sessions per second\n");
+  CHECK(run_isim(flags + " --rate nan", &err) == 2);
+  CHECK(err == "isim: error: --rate nan: arrival.rate: expected sessions per second, got "
+               "'nan'\n");
+  CHECK(!fs::exists(d / "o"));
+}
