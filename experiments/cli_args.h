@@ -3,10 +3,21 @@
 // Contract: parse_args stores and notifies the verb's options and positionals; Boost's errors
 // (unknown option, missing value) propagate to main, which reports them with exit 2. The
 // one-name form takes a single positional argument under that option name.
+// Numeric flags are declared as strings and read with flag_value, by the rules `-p` values and
+// component parameters follow (traces/params.h: finite numbers; whole decimal integers in
+// range, so `--jobs -1` is no SIZE_MAX): "--NAME: expected WHAT, got 'TEXT'" (InputError,
+// exit 2) when the text is not one or fails the check.
 #pragma once
 
+#include <algorithm>
 #include <boost/program_options.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <thread>
+
+#include "traces/input_error.h"
+#include "traces/params.h"
 
 #include "cluster/cluster.h"
 #include "experiments/cli.h"
@@ -29,6 +40,25 @@ inline boost::program_options::variables_map parse_args(
   boost::program_options::positional_options_description pos;
   pos.add(positional, 1);
   return parse_args(args, opts, pos);
+}
+
+// The value of flag --NAME (declared po::value<std::string>) as T, or `def` when not given.
+template <class T, class Ok>
+T flag_value(const boost::program_options::variables_map& vm, const std::string& name, T def,
+             const std::string& expected, Ok ok) {
+  if (!vm.count(name)) return def;
+  const auto& text = vm[name].as<std::string>();
+  const std::optional<T> v = parse_param<T>(text);
+  if (!v || !ok(*v))
+    throw InputError("--" + name + ": expected " + expected + ", got '" + text + "'");
+  return *v;
+}
+
+// --jobs: worker threads, >= 1; the number of cores when not given.
+inline size_t jobs_flag(const boost::program_options::variables_map& vm) {
+  const uint64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return flag_value<uint64_t>(vm, "jobs", cores, "an integer >= 1 (worker threads)",
+                              [](uint64_t j) { return j >= 1; });
 }
 
 // `--check-invariants`: the engines after every iteration and the fleet after every instant;

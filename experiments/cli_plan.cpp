@@ -15,6 +15,7 @@
 
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/out_path.h"
 #include "experiments/plan.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
@@ -57,8 +58,7 @@ int cmd_plan(const Args& args) {
   po::options_description opts(std::string(kPlanUsage) + "options");
   std::vector<std::string> overrides;
   std::string out;
-  size_t jobs = 0;
-  opts.add_options()("help,h", "show this help")("jobs,j", po::value(&jobs),
+  opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>(),
                                                  "worker threads (default: the number of cores)")(
       "out,o", po::value(&out), "output folder (default results/<name>)")("no-plot",
                                                                           "write plan.csv only")(
@@ -81,12 +81,11 @@ int cmd_plan(const Args& args) {
     return 0;
   }
   if (!vm.count("spec")) throw UsageError{"needs SPEC.yaml", kPlanUsage};
-  if (vm.count("jobs") && jobs == 0) throw UsageError{"--jobs must be >= 1", kPlanUsage};
-  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  const size_t jobs = jobs_flag(vm);
 
   const PlanSpec spec = load_plan(vm["spec"].as<std::string>(), overrides);
   if (out.empty()) out = "results/" + spec.name;
-  fs::create_directories(out);
+  make_out_dir(out, "--out");
   const size_t searches = spec.candidates.size() * spec.seeds.size();
   const size_t fleets = spec.candidates.size() * spec.routers.size();
   fmt::print(stderr,

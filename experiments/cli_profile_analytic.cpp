@@ -8,6 +8,7 @@
 #include "calibrate/analytic.h"
 #include "calibrate/model.h"
 #include "experiments/cli.h"
+#include "experiments/out_path.h"
 #include "experiments/version.h"
 #include "sim/cost_model.h"
 #include "traces/input_error.h"
@@ -66,6 +67,7 @@ int cmd_profile_analytic(const Args& args) {
   }
   if (gpu_path.empty() || model_path.empty() || out.empty())
     throw UsageError{"--gpu, --model and --out are required", kAnalyticUsage};
+  check_out_file(out, "--out");
   if (fit_from.empty() != fit_gpu.empty())
     throw UsageError{
         "--fit-from and --fit-gpu go together (the measured profile and its GPU's spec)",

@@ -12,6 +12,7 @@
 #include "calibrate/model.h"
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/out_path.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
 #include "traces/input_error.h"
@@ -58,6 +59,7 @@ int cmd_profile_import(const Args& args) {
   if (model_path.empty()) throw UsageError{"missing --model M.yaml", kImportUsage};
   if (in_dir.empty()) throw UsageError{"missing IN_DIR", kImportUsage};
   if (out.empty()) throw UsageError{"missing --out P.yaml", kImportUsage};
+  check_out_file(out, "--out");
   if (tp < 1) throw UsageError{"--tp must be >= 1", kImportUsage};
   if (memory_gib < 0 || pcie_gbps < 0) {
     throw UsageError{"--memory-gib and --pcie-gbps must be > 0", kImportUsage};

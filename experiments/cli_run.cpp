@@ -6,9 +6,11 @@
 
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 
@@ -48,8 +50,6 @@ int cmd_run(const Args& args) {
   po::options_description opts(std::string(kRunUsage) + "options");
   std::vector<std::string> overrides;
   std::string out, trace_path, trace_from = "jsonl", profile, policy, scheduler, executor;
-  double rate = 0;
-  uint64_t seed = 1;
   opts.add_options()("help,h", "show this help")("set,p", po::value(&overrides)->composing(),
                                                  "override a spec key: -p arrival.rate=2")(
       "out,o", po::value(&out), "output folder (default results/<name>)")(
@@ -58,8 +58,9 @@ int cmd_run(const Args& args) {
       "profile", po::value(&profile), "profile YAML (flag form)")(
       "policy", po::value(&policy), "policy name (flag form)")("scheduler", po::value(&scheduler),
                                                                "vllm-v0 (default) or chunked")(
-      "rate", po::value(&rate), "Poisson arrival rate, sessions/s (default: replay trace times)")(
-      "seed", po::value(&seed), "random seed (default 1)")("executor", po::value(&executor),
+      "rate", po::value<std::string>(),
+      "Poisson arrival rate, sessions/s (default: replay trace times)")(
+      "seed", po::value<std::string>(), "random seed (default 1)")("executor", po::value(&executor),
                                                            "executor (default sim)")(
       "experiment", po::value<std::string>(), "experiment YAML");
   add_checks_options(opts);
@@ -71,6 +72,13 @@ int cmd_run(const Args& args) {
   const cluster::Checks checks = checks_from(vm);
 
   Experiment e;
+  YamlOrigins origins;  // the flag form's values are checked like a spec's, naming the flag
+  // A flag's text as the spec value at `slot`, named "--FLAG TEXT" in errors.
+  auto from_flag = [&](YAML::Node slot, const std::string& flag) {
+    const std::string origin = "--" + flag + " " + vm[flag].as<std::string>();
+    slot = parse_yaml_value(vm[flag].as<std::string>(), origin);
+    origins.add(slot, origin);
+  };
   if (vm.count("experiment")) {
     if (!trace_path.empty() || !profile.empty() || !policy.empty())
       throw UsageError{"give an experiment file or --trace/--profile/--policy, not both", ""};
@@ -81,12 +89,12 @@ int cmd_run(const Args& args) {
                        "(see isim run --help)\n"};
     YAML::Node y;
     y["name"] = std::filesystem::path(trace_path).stem().string();
-    y["seed"] = seed;
+    if (vm.count("seed")) from_flag(y["seed"], "seed");
     y["trace"]["from"] = trace_from;
     y["trace"]["path"] = trace_path;
-    if (rate > 0) {
+    if (vm.count("rate")) {
       y["arrival"]["process"] = "poisson";
-      y["arrival"]["rate"] = rate;
+      from_flag(y["arrival"]["rate"], "rate");
     } else {
       y["arrival"]["process"] = "replay";
     }
@@ -94,10 +102,11 @@ int cmd_run(const Args& args) {
     y["policy"] = policy;
     if (!scheduler.empty()) y["engine"]["scheduler"] = scheduler;
     if (!executor.empty()) y["executor"] = executor;
-    for (const auto& o : overrides) apply_override(y, o);
+    apply_overrides(y, "command line", overrides, origins);
     e = parse_experiment(y, "command line", ".");
   }
   if (out.empty()) out = "results/" + e.name;
+  make_out_dir(out, "--out");
 
   Inputs in = prepare(e);
   for (const auto& n : in.notes) fmt::print(stderr, "note: {}\n", n);

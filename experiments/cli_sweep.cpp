@@ -14,6 +14,7 @@
 
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/out_path.h"
 #include "experiments/sweep.h"
 #include "traces/input_error.h"
 
@@ -85,8 +86,7 @@ int cmd_sweep(const Args& args) {
   po::options_description opts(std::string(kSweepUsage) + "options");
   std::vector<std::string> overrides;
   std::string out, shard_text = "1/1";
-  size_t jobs = 0;
-  opts.add_options()("help,h", "show this help")("jobs,j", po::value(&jobs),
+  opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>(),
                                                  "worker threads (default: the number of cores)")(
       "shard", po::value(&shard_text), "run only the runs with index % N == K-1 (1-based K)")(
       "out,o", po::value(&out), "output folder (default results/<name>)")(
@@ -109,8 +109,7 @@ int cmd_sweep(const Args& args) {
     return 0;
   }
   if (!vm.count("experiment")) throw UsageError{"needs EXPERIMENT.yaml", kSweepUsage};
-  if (vm.count("jobs") && jobs == 0) throw UsageError{"--jobs must be >= 1", kSweepUsage};
-  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  const size_t jobs = jobs_flag(vm);
   const std::string spec = vm["experiment"].as<std::string>();
   Shard shard = parse_shard(shard_text);
   const cluster::Checks checks = checks_from(vm);
@@ -122,7 +121,7 @@ int cmd_sweep(const Args& args) {
     return 0;
   }
   if (out.empty()) out = "results/" + sweep.base.name;
-  fs::create_directories(out);
+  make_out_dir(out, "--out");
 
   size_t todo = 0;
   for (const auto& r : sweep.runs) todo += shard.contains(r.index) ? 1 : 0;

@@ -5,6 +5,7 @@
 
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/out_path.h"
 #include "traces/arrival.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
@@ -117,30 +118,36 @@ int cmd_trace(const Args& all) {
     if (!vm.count("in") || !vm.count("out")) throw UsageError{"needs IN and OUT", kTraceUsage};
     if (vm.count("block-tokens") && block_tokens < 1)
       throw UsageError{"--block-tokens must be >= 1", kTraceUsage};
+    check_out_file(vm["out"].as<std::string>(), "OUT");
     auto t = read_any(from, vm["in"].as<std::string>(), block_tokens);
     trace::write_jsonl_file(vm["out"].as<std::string>(), t);
     fmt::print(stderr, "wrote {} sessions to {}\n", t.size(), vm["out"].as<std::string>());
     return 0;
   }
   if (sub == "gen") {
-    int64_t sessions = 1000;
-    uint64_t seed = 1;
-    double rate = 0;
-    opts.add_options()("sessions", po::value(&sessions), "sessions to generate (default 1000)")(
-        "seed", po::value(&seed), "seed (default 1)")(
-        "rate", po::value(&rate), "Poisson arrival rate (default: all arrive at 0)")(
+    opts.add_options()("sessions", po::value<std::string>(),
+                       "sessions to generate (default 1000)")(
+        "seed", po::value<std::string>(), "seed (default 1)")(
+        "rate", po::value<std::string>(), "Poisson arrival rate (default: all arrive at 0)")(
         "multiturn", "a Pensieve-style multi-turn generator (default: the InferCept mix)")(
         "agents", "agent sessions on a phase schedule (traces/generators/agents.yaml)");
     auto vm = parse_args(args, opts, pos);
     if (vm.count("help")) return std::cout << kTraceUsage << opts, 0;
     if (!vm.count("in") || !vm.count("out"))
       throw UsageError{"needs GENERATOR.yaml (or 'default') and OUT", kTraceUsage};
+    // Checked as a spec's values are: a finite rate > 0, whole non-negative integers.
+    const uint64_t seed = flag_value<uint64_t>(vm, "seed", 1, "a non-negative integer",
+                                               [](uint64_t) { return true; });
+    const double rate = flag_value<double>(vm, "rate", 0, "a finite number > 0 (sessions/s)",
+                                           [](double r) { return r > 0; });
+    const int64_t sessions = flag_value<int64_t>(vm, "sessions", 1000, "an integer >= 0",
+                                                 [](int64_t n) { return n >= 0; });
     std::string g = vm["in"].as<std::string>();
+    check_out_file(vm["out"].as<std::string>(), "OUT");
     trace::Trace t;
     if (vm.count("agents")) {
-      if (vm.count("multiturn") || rate > 0)
+      if (vm.count("multiturn") || vm.count("rate"))
         throw UsageError{"--agents sets its own arrivals: no --rate, no --multiturn", kTraceUsage};
-      if (sessions < 0) throw UsageError{"--sessions must be >= 0", kTraceUsage};
       const int64_t cap = vm.count("sessions") ? sessions : 0;  // not the 1000 default
       auto loaded = trace::trace_source_registry()
                         .create("agents", "--agents")

@@ -12,6 +12,7 @@
 #include "calibrate/measure.h"
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/validate.h"
 #include "experiments/validate_vllm.h"
@@ -66,6 +67,7 @@ int cmd_validate_against(const Args& args) {
   if (o.run_dir.empty()) throw UsageError{"needs RUN_DIR", kAgainstUsage};
   if (o.profile.empty()) throw UsageError{"needs --profile PROFILE.yaml", kAgainstUsage};
   if (o.out.empty()) o.out = "results/against-vllm";
+  check_out_dir(o.out, "--out");
   return run_against_vllm(o);
 }
 
@@ -102,7 +104,7 @@ int cmd_validate(const Args& args) {
         "this spec runs '{}'",
         e.origin, e.executor));
   if (out.empty()) out = (fs::path("results") / (e.name + "-validate")).string();
-  fs::create_directories(out);
+  make_out_dir(out, "--out");
   const bool check = vm.count("check-invariants") > 0;
 
   Inputs in = prepare(e, /*with_profile=*/!vm.count("calibrate-first"));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "policies/kv_managers.h"
+#include "sim/pool_limits.h"
 #include "sim/scheduler.h"
 
 namespace isim::exp {
@@ -69,6 +70,12 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
   c.async_scheduling = en.get<bool>("async_scheduling", c.async_scheduling, "true or false");
   bounded("swap_space_gib", c.swap_space_gib, "GiB", false);
   bounded("gpu_blocks", c.gpu_blocks, "an integer (0 = derive from memory)", false);
+  const auto at_most_pool = [&](const char* k, int64_t v) {
+    if (v > sim::kMaxPoolBlocks)
+      en.fail(k, fmt::format("{} blocks is more than a pool holds (at most {})", v,
+                             sim::kMaxPoolBlocks));
+  };
+  at_most_pool("gpu_blocks", c.gpu_blocks);
   c.prefix_caching = en.get<bool>("prefix_caching", c.prefix_caching, "true or false");
   if (en.has("kv_manager")) {
     Params params;
@@ -80,6 +87,7 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
   }
   c.cpu_blocks =
       en.get<int64_t>("cpu_blocks", c.cpu_blocks, "an integer (-1 = derive from swap_space_gib)");
+  at_most_pool("cpu_blocks", c.cpu_blocks);
 }
 
 }  // namespace
@@ -98,7 +106,7 @@ void read_named(const YamlMap& cl, const std::string& key, const std::string& wh
     throw InputError(yaml_where(cl.file(), n, path + ".name") + ": missing " + what + " name");
   name = read_as<std::string>(nm, cl.file(), path + ".name", "a " + what + " name");
   for (const auto& kv : n) {
-    const auto k = read_as<std::string>(kv.first, cl.file(), path, "a parameter name");
+    const auto k = yaml_key(kv.first, cl.file(), path);
     if (k == "name") continue;
     params.values[k] =
         read_as<std::string>(kv.second, cl.file(), path + "." + k, "a scalar parameter");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -38,7 +39,7 @@ void read_named(const YAML::Node& n, const std::string& file, const std::string&
                 const char* what, const char* a_what, std::string& name, Params& params) {
   if (!n["name"]) throw InputError(yaml_where(file, n, key + ".name") + ": missing " + what);
   for (const auto& kv : n) {
-    const auto k = read_as<std::string>(kv.first, file, key, "a parameter name");
+    const auto k = yaml_key(kv.first, file, key);
     if (k == "name") {
       name = read_as<std::string>(kv.second, file, key + ".name", a_what);
       continue;
@@ -74,7 +75,7 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
                      ": expected a map of dotted keys to lists, e.g. arrival.rate: [1, 2]");
   for (const auto& kv : sw) {
     SweepAxis ax;
-    ax.key = read_as<std::string>(kv.first, file, "sweep", "a dotted key such as arrival.rate");
+    ax.key = yaml_key(kv.first, file, "sweep");
     ax.line = kv.first.Mark().line >= 0 ? kv.first.Mark().line + 1 : 0;
     const std::string key = "sweep." + ax.key;
     const std::string at = yaml_where(file, kv.first, key);
@@ -98,15 +99,15 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
     if (!vs.IsSequence() || vs.size() == 0)
       throw InputError(yaml_where(file, vs, key) +
                        ": expected a non-empty list of values, e.g. [1, 2]");
+    std::set<std::string> seen;  // not a scan per value: a list may be long
     for (size_t i = 0; i < vs.size(); ++i) {
       std::string vkey = key + "[" + std::to_string(i) + "]";
       auto v = read_as<std::string>(vs[i], file, vkey, "a scalar value");
       if (v.find_first_of("\r\n\"") != std::string::npos)
         throw InputError(yaml_where(file, vs[i], vkey) +
                          ": a swept value cannot hold quotes or newlines");
-      for (const auto& seen : ax.values)
-        if (seen == v)
-          throw InputError(yaml_where(file, vs[i], vkey) + ": '" + v + "' listed twice");
+      if (!seen.insert(v).second)
+        throw InputError(yaml_where(file, vs[i], vkey) + ": '" + v + "' listed twice");
       ax.values.push_back(v);
     }
     e.sweep.push_back(std::move(ax));
@@ -264,7 +265,9 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
     const YamlMap m = root.map("metrics", {"timeseries_interval_s"});
     auto& t = e.engine.timeseries_interval_s;
     t = m.get<double>("timeseries_interval_s", t, "seconds");
-    if (m.has("timeseries_interval_s") && !(t > 0)) m.fail("timeseries_interval_s", "must be > 0");
+    if (m.has("timeseries_interval_s") && !(t >= kMinTimeSeriesInterval_s))
+      m.fail("timeseries_interval_s",
+             fmt::format("must be >= {} s (an engine step takes longer)", kMinTimeSeriesInterval_s));
   }
   // Last: the groups start from the experiment's complete engine settings.
   e.cluster = parse_cluster(root, base_dir, e.engine, parse_engine);
@@ -286,10 +289,11 @@ std::string spec_base_dir(const std::string& path) {
 
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_spec_yaml(path);
-  for (const auto& o : overrides) apply_override(root, o);
+  YamlOrigins origins;
+  apply_overrides(root, path, overrides, origins);
   auto e = parse_experiment(root, path, spec_base_dir(path));
   for (const auto& kv : root) {
-    auto k = kv.first.as<std::string>();
+    const std::string k = yaml_key(kv.first, path, "");
     if (k == "sweep" || k == "plot") {
       std::string msg = yaml_where(path, kv.first, k);
       msg += ": this spec is a sweep; run it with `isim sweep ";

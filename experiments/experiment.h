@@ -12,6 +12,8 @@
 //   A key below one given as a scalar shorthand (policy, executor, cluster.router and
 //   cluster.planner: a name; cluster.split: a mode) first turns it into {name: NAME} or
 //   {mode: MODE}.
+//   An error about a value (or key) an override set names the override: "-p arrival.rate=-1:
+//   arrival.rate: must be > 0 ...", not the spec's file and line.
 // - `resolved()` is the complete spec with every default filled in; it is what
 //   config.resolved.yaml records, and loading it back gives the same experiment.
 // - A spec may carry `sweep:` (dotted override path -> list of scalar values) and `plot:`; those
@@ -30,8 +32,12 @@
 #include "policies/builtin.h"
 #include "sim/engine.h"
 #include "traces/arrival.h"
+#include "traces/strict_yaml.h"
 
 namespace isim::exp {
+
+// The shortest metrics.timeseries_interval_s a spec may give (run.h caps the samples too).
+inline constexpr double kMinTimeSeriesInterval_s = 0.001;
 
 struct TraceSpec {
   std::string from = "jsonl";  // a trace source: trace::trace_source_registry()
@@ -111,7 +117,15 @@ std::string spec_base_dir(const std::string& path);
 // Loads a single experiment and applies overrides ("key=value") first. A spec with `sweep:` or
 // `plot:` is an InputError telling the user to run it with `isim sweep`.
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
-// Sets a dotted key in a YAML map; InputError on a malformed override.
-void apply_override(YAML::Node& root, const std::string& kv);
+// Sets a dotted key in a YAML map; InputError "-p KV: ..." on a malformed override or a root
+// that is not a map. With `origins`, the nodes it adds are named "-p KV" in later errors.
+void apply_override(YAML::Node& root, const std::string& kv, YamlOrigins* origins = nullptr);
+// InputError "FILE:LINE: (document): expected a map of keys for -p KV to set, got ..." unless
+// `root` is a map.
+void check_override_root(const YAML::Node& root, const std::string& file, const std::string& kv);
+// Every override in order (check_override_root, then apply_override with `origins`): `origins`
+// must outlive the parse of `root`, so that its errors name the -p argument at fault.
+void apply_overrides(YAML::Node& root, const std::string& file,
+                     const std::vector<std::string>& overrides, YamlOrigins& origins);
 
 }  // namespace isim::exp

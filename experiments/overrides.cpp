@@ -38,14 +38,43 @@ void expand_shorthand(YAML::Node& root, const std::string& key, const std::strin
   parent[last] = m;
 }
 
+// Records that the key `part` of map `m`, and its value, came from `origin`.
+void note_entry(const YAML::Node& m, const std::string& part, const std::string& origin,
+                YamlOrigins* origins) {
+  if (!origins) return;
+  for (const auto& e : m)
+    if (e.first.IsScalar() && e.first.Scalar() == part) {
+      origins->add(e.first, origin);
+      origins->add(e.second, origin);
+    }
+}
+
 }  // namespace
 
-void apply_override(YAML::Node& root, const std::string& kv) {
+void check_override_root(const YAML::Node& root, const std::string& file, const std::string& kv) {
+  if (!root.IsMap())
+    throw InputError(yaml_where(file, root, "(document)") + ": expected a map of keys for -p " +
+                     kv + " to set, got " + yaml_describe(root));
+}
+
+void apply_overrides(YAML::Node& root, const std::string& file,
+                     const std::vector<std::string>& overrides, YamlOrigins& origins) {
+  for (const auto& o : overrides) {
+    check_override_root(root, file, o);
+    apply_override(root, o, &origins);
+  }
+}
+
+void apply_override(YAML::Node& root, const std::string& kv, YamlOrigins* origins) {
   auto eq = kv.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError("-p " + kv + ": expected key=value (e.g. arrival.rate=2)");
+  const std::string origin = "-p " + kv;
+  if (!root.IsMap())
+    throw InputError(origin + ": expected a spec that is a map of keys, got " +
+                     yaml_describe(root));
   std::string key = kv.substr(0, eq);
-  YAML::Node value = parse_yaml_value(kv.substr(eq + 1), "-p " + kv);
+  YAML::Node value = parse_yaml_value(kv.substr(eq + 1), origin);
   // One policy named on the command line replaces the list of policies.
   if (key == "policy") root.remove("policies");
   for (const auto& [path, field] : kShorthands) expand_shorthand(root, key, path, field);
@@ -62,17 +91,19 @@ void apply_override(YAML::Node& root, const std::string& kv) {
     auto dot = key.find('.', start);
     std::string part =
         key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty()) throw InputError("-p " + kv + ": empty key component");
+    if (part.empty()) throw InputError(origin + ": empty key component");
     if (dot == std::string::npos) {
       cur[part] = value;
+      note_entry(cur, part, origin, origins);
       return;
     }
     YAML::Node next = cur[part];
     if (!next || next.IsNull()) {
       cur[part] = YAML::Node(YAML::NodeType::Map);
+      note_entry(cur, part, origin, origins);
       next = cur[part];
     }
-    if (!next.IsMap()) throw InputError("-p " + kv + ": '" + key.substr(0, dot) + "' is not a map");
+    if (!next.IsMap()) throw InputError(origin + ": '" + key.substr(0, dot) + "' is not a map");
     cur.reset(next);
     start = dot + 1;
   }

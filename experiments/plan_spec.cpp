@@ -46,7 +46,7 @@ void parse_slo(const YAML::Node& n, const std::string& file, const std::string& 
     throw InputError(yaml_where(file, n, path) +
                      ": expected a map of METRIC.STAT to an upper limit, e.g. ttft_s.p99: 2");
   for (const auto& kv : n) {
-    std::string key = path + "." + read_as<std::string>(kv.first, file, path, "a metric name");
+    std::string key = path + "." + yaml_key(kv.first, file, path);
     if (kv.second.IsMap()) {
       parse_slo(kv.second, file, key, out);
       continue;
@@ -154,7 +154,7 @@ YAML::Node merged(const YAML::Node& base, const YAML::Node& over, const std::str
   for (const YAML::Node* src : {&base, &over})
     if (*src && src->IsMap())
       for (const auto& kv : *src)
-        m[read_as<std::string>(kv.first, file, path, "a key")] = kv.second;
+        m[yaml_key(kv.first, file, path)] = kv.second;
   return m;
 }
 
@@ -286,7 +286,7 @@ ComponentEntry parse_component_entry(const YAML::Node& n, const std::string& fil
     if (!n["name"])
       throw InputError(yaml_where(file, n, key + ".name") + ": missing " + what + " name");
     for (const auto& kv : n) {
-      const auto k = read_as<std::string>(kv.first, file, key, "a parameter name");
+      const auto k = yaml_key(kv.first, file, key);
       const auto v = read_as<std::string>(kv.second, file, key + "." + k, "a scalar");
       if (k == "name") {
         r.name = v;
@@ -336,7 +336,7 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
               "expected a map of deployment names to {gpu, profile, tp, price_per_gpu_hour}");
   for (const auto& kv : deps) {
     const std::string key =
-        "deployments." + read_as<std::string>(kv.first, file, "deployments", "a deployment name");
+        "deployments." + yaml_key(kv.first, file, "deployments");
     const YamlMap dn(kv.second, file, key,
                      {"gpu", "profile", "tp", "price_per_gpu_hour", "engine", "policies"},
                      "{gpu, profile, tp, price_per_gpu_hour}");
@@ -349,7 +349,8 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
 PlanSpec load_plan(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_yaml_file(path, "plan file");
   if (!root || root.IsNull()) throw InputError(path + ": empty plan file");
-  for (const auto& o : overrides) apply_override(root, o);
+  YamlOrigins origins;
+  apply_overrides(root, path, overrides, origins);
   return parse_plan(root, path, spec_base_dir(path));
 }
 

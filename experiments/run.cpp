@@ -1,5 +1,6 @@
 #include "experiments/run.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -27,6 +28,23 @@ uint64_t trace_fnv1a(const std::string& s) {
   }
   return h;
 }
+// At least how many samples the time series takes: the run lasts at least until the last
+// session has arrived and sat out its intercepts.
+void check_time_series(const Experiment& e, const trace::Trace& t) {
+  const double dt = e.engine.timeseries_interval_s;
+  double last = 0;
+  for (const auto& s : t) last = std::max(last, s.arrival_s + s.total_intercept_s());
+  const double samples = last / dt;
+  if (samples <= static_cast<double>(kMaxTimeSamples)) return;
+  double suggest = 1;  // a power of ten that fits
+  while (last / suggest > static_cast<double>(kMaxTimeSamples)) suggest *= 10;
+  throw InputError(fmt::format(
+      "{}: metrics.timeseries_interval_s: {} s takes more than {:.0f} samples over this run "
+      "(at least {:.1f} s: its last arrival and intercepts), more than the {} a run may take; "
+      "raise it, e.g. -p metrics.timeseries_interval_s={}",
+      e.origin, dt, samples, last, kMaxTimeSamples, suggest));
+}
+
 }  // namespace
 
 Inputs prepare(const Experiment& e, bool with_profile) {
@@ -66,6 +84,7 @@ Inputs prepare(const Experiment& e, bool with_profile) {
         "by arrival.process {} to arrive before it) and start unforked",
         n, e.arrival.process));
   std::ostringstream os;
+  check_time_series(e, in.trace);
   trace::write_jsonl(os, in.trace);
   in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));
   if (with_profile) in.profile = sim::load_profile(e.profile);

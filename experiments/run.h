@@ -4,6 +4,11 @@
 // Contract:
 // - `prepare` loads and validates everything the runs need; all bad input surfaces here as
 //   InputError, before any simulation starts.
+// - A run's time series takes at most kMaxTimeSamples samples: when the trace alone (its last
+//   arrival plus that session's intercepts) lasts longer than that many
+//   metrics.timeseries_interval_s, prepare throws InputError naming the key and an interval that
+//   fits (-p metrics.timeseries_interval_s=...). The spec reader (experiment.h) also refuses
+//   intervals below kMinTimeSeriesInterval_s, which no trace could sample usefully.
 // - `run_policy` is deterministic: the same Inputs and PolicySpec give identical results.
 #pragma once
 
@@ -16,6 +21,8 @@
 #include "traces/session.h"
 
 namespace isim::exp {
+
+inline constexpr int64_t kMaxTimeSamples = 1000000;
 
 struct Inputs {
   trace::Trace trace;

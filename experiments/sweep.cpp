@@ -84,6 +84,27 @@ std::string inputs_key(const Experiment& e) {
   return YAML::Dump(k);
 }
 
+// InputError unless policies x each key's values is at most kMaxSweepRuns (counted without
+// overflow, before anything is expanded).
+void check_sweep_size(const std::vector<SweepAxis>& axes, size_t policies,
+                      const std::string& file) {
+  size_t runs = policies;
+  std::string terms = fmt::format("{} {}", policies, policies == 1 ? "policy" : "policies");
+  const SweepAxis* widest = nullptr;
+  for (const auto& ax : axes) {
+    const size_t n = ax.values.size();
+    runs = runs > kMaxSweepRuns / n ? kMaxSweepRuns + 1 : runs * n;
+    terms += fmt::format(" x {} {}", n, ax.key);
+    if (!widest || n > widest->values.size()) widest = &ax;
+  }
+  if (runs <= kMaxSweepRuns) return;
+  throw InputError(fmt::format(
+      "{}sweep: {} is more than the {} runs a sweep may have; sweep fewer values (e.g. -p "
+      "'sweep.{}=[{}, {}]'), or split it into several specs",
+      sweep_at(file, widest->line), terms, kMaxSweepRuns, widest->key,
+      widest->values[0], widest->values.size() > 1 ? widest->values[1] : widest->values[0]));
+}
+
 }  // namespace
 
 std::string SweepRun::label() const {
@@ -114,6 +135,7 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
   for (const char* k : {"sweep", "plot", "policies", "policy"}) base.remove(k);
 
   const auto& axes = s.base.sweep;
+  check_sweep_size(axes, policy_nodes.size(), file);
   // Each value alone first, so that an error names the one key and value at fault.
   auto parse_alone = [&](const Overrides& o) {
     parse_experiment(run_yaml(base, policy_nodes.front(), o), file, base_dir);
@@ -172,8 +194,10 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
 
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& overrides) {
   YAML::Node root = load_spec_yaml(path);
+  YamlOrigins origins;  // until the sweep is expanded: its errors name the -p at fault
   std::vector<std::string> plain_keys;
   for (const auto& o : overrides) {
+    check_override_root(root, path, o);
     auto eq = o.find('=');
     std::string key = eq == std::string::npos ? o : o.substr(0, eq);
     if (key.rfind("sweep.", 0) == 0 && key.size() > 6) {
@@ -181,8 +205,9 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& overri
       YAML::Node value = parse_yaml_value(o.substr(eq + 1), "-p " + o);
       if (!root["sweep"] || !root["sweep"].IsMap()) root["sweep"] = YAML::Node(YAML::NodeType::Map);
       root["sweep"][key.substr(6)] = value;
+      origins.add(value, "-p " + o);
     } else {
-      apply_override(root, o);
+      apply_override(root, o, &origins);
       plain_keys.push_back(key);
     }
   }

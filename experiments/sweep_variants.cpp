@@ -34,7 +34,7 @@ bool overlaps(const std::string& a, const std::string& b) {
 // One `set` entry of a variant: a dotted key as `sweep:` takes it, and any YAML value.
 void parse_set_key(const YAML::Node& k, const YAML::Node& value, const std::string& file,
                    const std::string& set_path, SweepVariant& v) {
-  const auto key = read_as<std::string>(k, file, set_path, "a dotted key such as cluster.roles");
+  const auto key = yaml_key(k, file, set_path);
   const std::string at = yaml_where(file, k, set_path + "." + key);
   if (key.empty() || key.front() == '.' || key.back() == '.' || key.find("..") != std::string::npos)
     throw InputError(at + ": expected a dotted key such as cluster.roles");

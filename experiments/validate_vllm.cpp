@@ -121,8 +121,10 @@ Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
   en["max_long_partial_prefills"] = meta.max_long_partial_prefills;
   en["async_scheduling"] = meta.async_scheduling;
   y["metrics"]["timeseries_interval_s"] = 1.0;  // vLLM's stats tick
-  for (const auto& kv : o.overrides) apply_override(y, kv);
-  return parse_experiment(y, "isim validate --against vllm", ".");
+  const std::string origin = "isim validate --against vllm";
+  YamlOrigins origins;
+  apply_overrides(y, origin, o.overrides, origins);
+  return parse_experiment(y, origin, ".");
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/engine.h"
+#include "sim/pool_limits.h"
 #include "traces/hash.h"
 #include "traces/input_error.h"
 
@@ -72,16 +73,30 @@ BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c) {
           p.device.memory_gib, c.gpu_memory_utilization, p.model.weight_bytes_per_gpu() / kGiB,
           c.activation_reserve_gib, avail / kGiB);
     }
-    b.gpu = avail > 0 ? static_cast<int64_t>(std::floor(avail / static_cast<double>(b.block_bytes)))
-                      : 0;
+    const double gpu = avail > 0 ? std::floor(avail / static_cast<double>(b.block_bytes)) : 0;
+    if (!(gpu <= static_cast<double>(kMaxPoolBlocks)))  // before the cast, which could overflow
+      throw InputError(fmt::format(
+          "{}: {}: {} blocks of {} B, more than a pool holds (at most {}); give "
+          "engine.gpu_blocks",
+          p.path.empty() ? "profile" : p.path, b.gpu_rule, gpu, b.block_bytes, kMaxPoolBlocks));
+    b.gpu = static_cast<int64_t>(gpu);
     b.gpu_rule += fmt::format(" -> {} blocks of {} KiB", b.gpu, b.block_bytes / 1024);
   }
   if (b.gpu <= 0)
     throw InputError(fmt::format("{}: no KV block fits on the GPU ({}); the {} B blocks need more",
                                  p.path.empty() ? "profile" : p.path, b.gpu_rule, b.block_bytes));
-  b.cpu = c.cpu_blocks >= 0 ? c.cpu_blocks
-                            : static_cast<int64_t>(std::floor(c.swap_space_gib * kGiB /
-                                                              static_cast<double>(b.block_bytes)));
+  if (c.cpu_blocks >= 0) {
+    b.cpu = c.cpu_blocks;
+    return b;
+  }
+  // Compared as a double, before the cast, so that no swap space can overflow it.
+  const double cpu = std::floor(c.swap_space_gib * kGiB / static_cast<double>(b.block_bytes));
+  if (!(cpu <= static_cast<double>(kMaxPoolBlocks)))
+    throw InputError(fmt::format(
+        "engine.swap_space_gib: {} GiB is {} blocks of {} B, more than a pool holds (at most "
+        "{}); lower it, or give engine.cpu_blocks",
+        c.swap_space_gib, cpu, b.block_bytes, kMaxPoolBlocks));
+  b.cpu = static_cast<int64_t>(cpu);
   return b;
 }
 

@@ -120,7 +120,7 @@ std::vector<std::string> keys_of(const YAML::Node& n, const std::string& file,
   std::vector<std::string> keys;
   if (!n.IsMap()) return keys;
   for (const auto& kv : n)
-    keys.push_back(read_as<std::string>(kv.first, file, yaml_key_path(path, "<key>"), "a name"));
+    keys.push_back(yaml_key(kv.first, file, path));
   return keys;
 }
 

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "traces/input_error.h"
 
@@ -29,9 +32,47 @@ YAML::Node parse(const std::string& text, const std::string& origin, bool with_l
   }
 }
 
+// The nodes of the live YamlOrigins scopes on this thread, with their origins.
+thread_local std::vector<std::pair<YAML::Node, std::string>> t_origins;
+
+bool within(const YAML::Node& tree, const YAML::Node& n) {
+  if (tree.is(n)) return true;
+  if (tree.IsMap()) {
+    for (const auto& kv : tree)
+      if (within(kv.first, n) || within(kv.second, n)) return true;
+  } else if (tree.IsSequence()) {
+    for (const auto& x : tree)
+      if (within(x, n)) return true;
+  }
+  return false;
+}
+
+const std::string* origin_of(const YAML::Node& n) {
+  if (!n.IsDefined()) return nullptr;
+  for (auto it = t_origins.rbegin(); it != t_origins.rend(); ++it)
+    if (within(it->first, n)) return &it->second;
+  return nullptr;
+}
+
 }  // namespace
 
+YamlOrigins::YamlOrigins() : begin_(t_origins.size()) {}
+
+YamlOrigins::~YamlOrigins() { t_origins.resize(begin_); }
+
+void YamlOrigins::add(const YAML::Node& n, const std::string& origin) {
+  if (n.IsDefined()) t_origins.emplace_back(n, origin);
+}
+
+std::string yaml_key(const YAML::Node& k, const std::string& file, const std::string& path) {
+  if (!k.IsScalar())
+    throw InputError(yaml_where(file, k, path.empty() ? "(document)" : path) +
+                     ": keys must be strings, got " + yaml_describe(k));
+  return k.Scalar();
+}
+
 std::string yaml_where(const std::string& file, const YAML::Node& n, const std::string& key) {
+  if (const std::string* origin = origin_of(n)) return *origin + ": " + key;
   std::string s = file;
   if (n && n.Mark().line >= 0) {
     s += ':';
@@ -84,10 +125,7 @@ void check_keys(const YAML::Node& n, const std::string& file, const std::string&
     throw InputError(yaml_where(file, n, self) + ": expected a map, got " + yaml_describe(n));
   std::vector<std::string> seen;
   for (const auto& kv : n) {
-    if (!kv.first.IsScalar())
-      throw InputError(yaml_where(file, kv.first, self) + ": keys must be strings, got " +
-                       yaml_describe(kv.first));
-    const std::string& k = kv.first.Scalar();
+    const std::string k = yaml_key(kv.first, file, path);
     const std::string at = yaml_where(file, kv.first, yaml_key_path(path, k));
     if (std::find(valid.begin(), valid.end(), k) == valid.end())
       throw InputError(at + ": unknown key; valid keys: " + joined(valid));
@@ -101,7 +139,15 @@ template <class T>
 T read_as(const YAML::Node& n, const std::string& file, const std::string& key,
           const std::string& expected) {
   try {
-    if (n.IsScalar()) return n.as<T>();
+    if (n.IsScalar()) {
+      const T v = n.as<T>();
+      if constexpr (std::is_same_v<T, double>) {
+        if (!std::isfinite(v))
+          throw InputError(yaml_where(file, n, key) + ": expected " + expected +
+                           " (a finite number), got " + yaml_describe(n));
+      }
+      return v;
+    }
   } catch (const YAML::Exception&) {
   }
   throw InputError(yaml_where(file, n, key) + ": expected " + expected + ", got " +

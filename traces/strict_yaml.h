@@ -13,7 +13,14 @@
 //   Reads are typed: "expected WHAT, got 'TEXT'" (or got a list, a map, nothing (null)); a
 //   required key that is absent is "missing (expected WHAT)", reported at the map's line.
 // - read_as<T> and check_keys are the same checks on a bare node; T is one of std::string,
-//   double, int64_t, int32_t, uint64_t, bool, as yaml-cpp converts scalars.
+//   double, int64_t, int32_t, uint64_t, bool, as yaml-cpp converts scalars. A double must be
+//   finite: .nan and .inf are "expected WHAT (a finite number), got '.nan'", so no range check
+//   downstream ever sees one.
+// - yaml_key reads a map key: a null or non-scalar key (`? :`, `[a]: 1`) is "keys must be
+//   strings, got ..."; no reader calls yaml-cpp's as<> on a key.
+// - YamlOrigins names where nodes built from the command line came from: while one is alive on
+//   a thread, yaml_where describes a node added to it (or lying inside one) as "ORIGIN: key"
+//   (e.g. "-p arrival.rate=-1: arrival.rate") instead of by the spec's file and line.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +40,24 @@ std::string yaml_describe(const YAML::Node& n);
 
 // "parent.key", or "key" at the root (parent "").
 std::string yaml_key_path(const std::string& parent, const std::string& key);
+
+// The scalar text of map key `k`, in the map at dotted `path` ("" for the document).
+std::string yaml_key(const YAML::Node& k, const std::string& file, const std::string& path);
+
+// Where command-line values came from (contract above). Scopes nest; each forgets, when it
+// ends, what was added while it lived. Not copyable: it lives on the stack of one thread.
+class YamlOrigins {
+ public:
+  YamlOrigins();
+  ~YamlOrigins();
+  YamlOrigins(const YamlOrigins&) = delete;
+  YamlOrigins& operator=(const YamlOrigins&) = delete;
+  // `n` (and every node inside it) came from `origin`, e.g. "-p seed=2" or "--rate 3".
+  void add(const YAML::Node& n, const std::string& origin);
+
+ private:
+  size_t begin_;
+};
 
 // Reads and parses a file. `what` names it in "cannot open WHAT" (e.g. "model file"; "" for
 // just "cannot open").

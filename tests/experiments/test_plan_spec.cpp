@@ -152,7 +152,8 @@ TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
   expect(spec + " -p 'seeds=[1, 1]'", "seeds[1]: listed twice");
   expect(spec + " -p policy=nonsense", "unknown key");
   expect(with("{ttft_s.p99: 2}", "    policies: [nonsense]\n"), "nonsense");
-  expect(spec + " --jobs 0", "--jobs must be >= 1");
+  expect(spec + " --jobs 0", "--jobs: expected an integer >= 1 (worker threads), got '0'");
+  expect(spec + " --jobs -1", "--jobs: expected an integer >= 1 (worker threads), got '-1'");
   std::string err;
   CHECK(run_isim("plan", nullptr, &err) == 2);
   CHECK(err.find("needs SPEC.yaml") != std::string::npos);

@@ -106,3 +106,20 @@ TEST_CASE("KV capacity: vLLM's rule, computed by hand") {
     CHECK(sim::derive_block_counts(p, c).gpu == 7);
   }
 }
+
+TEST_CASE("KV capacity: a swap space of more blocks than a pool holds names the key") {
+  // Round profile: 4-token blocks of 4000 B. 1000 GiB = 1,073,741,824,000 B = 2^28 blocks
+  // exactly, the most a pool holds; 1001 GiB = 1,074,815,565,824 B -> 268,703,891 blocks.
+  sim::Profile p = test::round_profile();
+  sim::EngineConfig c;
+  c.gpu_blocks = 10;
+  c.swap_space_gib = 1000;
+  CHECK(sim::derive_block_counts(p, c).cpu == 268435456);
+  c.swap_space_gib = 1001;
+  CHECK(test::error_of_call([&] { (void)sim::derive_block_counts(p, c); }) ==
+        "engine.swap_space_gib: 1001 GiB is 268703891 blocks of 4000 B, more than a pool holds "
+        "(at most 268435456); lower it, or give engine.cpu_blocks");
+  c.swap_space_gib = 1e300;  // no overflowing cast on the way
+  CHECK(test::error_of_call([&] { (void)sim::derive_block_counts(p, c); })
+            .starts_with("engine.swap_space_gib: 1e+300 GiB is "));
+}

@@ -139,3 +139,52 @@ TEST_CASE("strict yaml: where and describe") {
   CHECK(isim::yaml_describe(YAML::Load("{a: 1}")) == "a map");
   CHECK(isim::yaml_describe(YAML::Load("~")) == "nothing (null)");
 }
+
+TEST_CASE("strict yaml: a null or non-scalar key is an input error naming file and line") {
+  const YAML::Node n = YAML::Load("a: 1\n? [x, y]\n: 2\n");
+  std::vector<std::string> keys;
+  std::string err;
+  for (const auto& kv : n) {
+    try {
+      keys.push_back(isim::yaml_key(kv.first, "f.yaml", "top"));
+    } catch (const InputError& e) {
+      err = e.what();
+    }
+  }
+  CHECK(keys == std::vector<std::string>{"a"});
+  CHECK(err == "f.yaml:2: top: keys must be strings, got a list");
+  const YAML::Node null_key = YAML::Load("~: 1\n");
+  CHECK(error_of([&] { isim::yaml_key(null_key.begin()->first, "f.yaml", ""); }) ==
+        "f.yaml:1: (document): keys must be strings, got nothing (null)");
+  CHECK(error_of([] { root("~: 1\n"); }) ==
+        "f.yaml:1: (document): keys must be strings, got nothing (null)");
+}
+
+TEST_CASE("strict yaml: .nan and .inf are not numbers a reader accepts") {
+  CHECK(error_of([] { root("rate: .nan\n").get<double>("rate", 1, "a rate"); }) ==
+        "f.yaml:1: rate: expected a rate (a finite number), got '.nan'");
+  CHECK(error_of([] { root("rate: .inf\n").get<double>("rate", 1, "a rate"); }) ==
+        "f.yaml:1: rate: expected a rate (a finite number), got '.inf'");
+  CHECK(error_of([] { root("rate: -.inf\n").require<double>("rate", "a rate"); }) ==
+        "f.yaml:1: rate: expected a rate (a finite number), got '-.inf'");
+  CHECK(root("rate: 1e300\n").require<double>("rate", "a rate") == 1e300);
+}
+
+TEST_CASE("strict yaml: nodes from the command line are named by their origin") {
+  YAML::Node spec = YAML::Load("name: a\nsub: {x: 1}\n");
+  const YAML::Node value = isim::parse_yaml_value("{y: 2}", "-p sub={y: 2}");
+  {
+    isim::YamlOrigins origins;
+    spec["sub"] = value;
+    origins.add(value, "-p sub={y: 2}");
+    const YAML::Node sub = spec["sub"];
+    CHECK(isim::yaml_where("f.yaml", sub, "sub") == "-p sub={y: 2}: sub");
+    CHECK(isim::yaml_where("f.yaml", sub["y"], "sub.y") == "-p sub={y: 2}: sub.y");
+    CHECK(isim::yaml_where("f.yaml", sub.begin()->first, "sub.y") == "-p sub={y: 2}: sub.y");
+    CHECK(isim::yaml_where("f.yaml", spec["name"], "name") == "f.yaml:1: name");
+    CHECK(error_of([&] { isim::check_keys(spec["sub"], "f.yaml", "sub", {"x"}); }) ==
+          "-p sub={y: 2}: sub.y: unknown key; valid keys: x");
+  }
+  // The scope has ended: the value is described by its own (one-line) mark again.
+  CHECK(isim::yaml_where("f.yaml", spec["sub"], "sub") == "f.yaml:1: sub");
+}

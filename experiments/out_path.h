@@ -1,0 +1,25 @@
+// Output paths, checked before any work starts: a run, sweep, plan or validation that computes
+// for minutes must not then fail to write (nor exit 3 on a filesystem error).
+//
+// Contract (every failure is an InputError "FLAG PATH: reason", exit 2):
+// - check_out_dir: PATH is a folder that can be written, or does not exist yet and its nearest
+//   existing ancestor is a folder that can be written (it is created later). Reasons: "exists
+//   and is not a folder", "ANCESTOR is not a folder", "cannot write into FOLDER: <system
+//   reason>".
+// - make_out_dir: check_out_dir, then creates PATH with its parents ("cannot create: <system
+//   reason>" should that still fail).
+// - check_out_file: PATH is not a folder, and its folder exists and can be written ("no such
+//   folder FOLDER" when it does not: files are written where told, folders are not made for
+//   them).
+// "Can be written" is access(2) W_OK|X_OK: what the process's own permissions allow.
+#pragma once
+
+#include <string>
+
+namespace isim::exp {
+
+void check_out_dir(const std::string& dir, const std::string& flag);
+void make_out_dir(const std::string& dir, const std::string& flag);
+void check_out_file(const std::string& path, const std::string& flag);
+
+}  // namespace isim::exp
