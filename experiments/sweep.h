@@ -20,7 +20,7 @@
 //   the variant's keys whose overrides so far fail).
 // - A sweep has at most kMaxSweepRuns runs (policies x the values of each key), counted before
 //   any is expanded: more is an InputError "FILE:LINE: sweep: 2 policies x 1000 arrival.rate x
-//   ... is more than the 100000 runs a sweep may have; sweep fewer values (e.g. -p
+//   ... is more than the 1000000 runs a sweep may have; sweep fewer values (e.g. -p
 //   'sweep.KEY=[A, B]') ...", so `isim sweep --list` of a huge sweep answers at once.
 // - `run_sweep` gives the same rows, in run-index order, for any number of jobs; results.csv is
 //   byte-identical for any --jobs, and merging the shards of a sweep gives the file an unsharded
@@ -45,7 +45,7 @@
 
 namespace isim::exp {
 
-inline constexpr size_t kMaxSweepRuns = 100000;
+inline constexpr size_t kMaxSweepRuns = 1000000;
 
 struct SweepRun {
   size_t index = 0;

@@ -135,13 +135,14 @@ TEST_CASE("a sweep of more runs than the cap is refused before it is expanded") 
   for (int i = 1; i <= 300; ++i) rates += (i > 1 ? ", " : "") + std::to_string(i);
   const std::string head = "trace: {from: generator, sessions: 2}\nprofile: " + profile() +
                            "\npolicy: swap\nsweep:\n";
-  // 1 x 400 x 300 = 120,000 runs > 100,000.
-  const auto spec = test::write_file(d / "s.yaml", head + "  arrival.rate: [" + rates +
-                                                       "]\n  seed: [" + seeds + "]\n");
+  // 1 x 300 x 400 x 10 = 1,200,000 runs > 1,000,000.
+  const auto spec = test::write_file(
+      d / "s.yaml", head + "  arrival.rate: [" + rates + "]\n  seed: [" + seeds +
+                        "]\n  trace.sessions: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
   CHECK(error_in(d, [&] { exp::load_sweep(spec, {}); }) ==
-        "s.yaml:6: sweep: 1 policy x 300 arrival.rate x 400 seed is more than the 100000 runs a "
-        "sweep may have; sweep fewer values (e.g. -p 'sweep.seed=[1, 2]'), or split it into "
-        "several specs");
+        "s.yaml:6: sweep: 1 policy x 300 arrival.rate x 400 seed x 10 trace.sessions is more "
+        "than the 1000000 runs a sweep may have; sweep fewer values (e.g. -p "
+        "'sweep.seed=[1, 2]'), or split it into several specs");
   // 10^12 runs: counted without overflow, and at once.
   std::string ten;
   for (int i = 1; i <= 1000; ++i) ten += (i > 1 ? ", " : "") + std::to_string(i);
@@ -150,7 +151,7 @@ TEST_CASE("a sweep of more runs than the cap is refused before it is expanded") 
                         "]\n  trace.sessions: [" + ten + "]\n  trace.draw: [" + ten + "]\n");
   CHECK(error_in(d, [&] { exp::load_sweep(huge, {}); })
             .starts_with("h.yaml:5: sweep: 1 policy x 1000 seed x 1000 trace.limit x 1000 "
-                         "trace.sessions x 1000 trace.draw is more than the 100000 runs"));
+                         "trace.sessions x 1000 trace.draw is more than the 1000000 runs"));
 }
 
 TEST_CASE("isim: output folders are checked before any work, and flags like spec values") {
