@@ -174,7 +174,7 @@ TEST_CASE("isim profile show --plot without matplotlib says so and writes nothin
 }
 
 TEST_CASE("isim profile show --plot draws a PNG when matplotlib is there" *
-          doctest::skip(exp::find_plot_python().empty())) {
+          doctest::skip(isim::test::absent(exp::find_plot_python().empty()))) {
   auto d = test::scratch("plot");
   const std::string p = h200_profile(d);
   const std::string png = (d / "p.png").string();

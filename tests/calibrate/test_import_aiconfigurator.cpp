@@ -232,8 +232,8 @@ TEST_CASE("aiconfigurator all-reduce: the rows of the tp and backend, by bytes")
 }
 
 TEST_CASE("aiconfigurator import at tp 2 from the full H200 tables (skipped without them)" *
-          doctest::skip(!fs::exists(isim::test::shared_data() +
-                                    "/aiconfigurator-h200/custom_allreduce_perf.csv"))) {
+          doctest::skip(isim::test::absent(!fs::exists(isim::test::shared_data() +
+                                    "/aiconfigurator-h200/custom_allreduce_perf.csv")))) {
   const std::string dir = isim::test::shared_data() + "/aiconfigurator-h200";
   AiconfiguratorOptions o;
   o.tp = 2;

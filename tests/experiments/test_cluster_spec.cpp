@@ -211,7 +211,7 @@ TEST_CASE("a fleet's outputs are byte-identical run to run and for any number of
 }
 
 TEST_CASE("InferCept mix, preserve, 4 replicas: session-affinity keeps the KV where it is" *
-          doctest::skip(!have_shared_data())) {
+          doctest::skip(isim::test::absent(!have_shared_data()))) {
   // 400 sessions of the real mix at 4 sessions/s (1 per replica), A100-80GB / GPT-J-6B.
   auto e = exp::load_experiment(
       test::source_dir() + "/experiments/quickstart.yaml",

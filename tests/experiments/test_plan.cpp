@@ -324,7 +324,7 @@ TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --j
 }
 
 TEST_CASE("isim plan draws the cost and headroom plots when python3 has matplotlib" *
-          doctest::skip(exp::find_plot_python().empty())) {
+          doctest::skip(isim::test::absent(exp::find_plot_python().empty()))) {
   auto d = test::scratch("plot");
   const std::string spec = hand_plan(d);
   std::string out;

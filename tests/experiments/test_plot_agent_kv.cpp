@@ -3,6 +3,8 @@
 // missing column or file).
 #include <doctest/doctest.h>
 
+#include "tests/test_paths.h"
+
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -31,7 +33,7 @@ int plot(const std::string& args, std::string* out = nullptr, std::string* err =
 }  // namespace
 
 TEST_CASE("plot_agent_kv.py draws lost reuse by cause and P95 TTFT, averaging seeds" *
-          doctest::skip(plot_python().empty())) {
+          doctest::skip(isim::test::absent(plot_python().empty()))) {
   const fs::path d = test::scratch("plot-agent-kv");
   // local at 2 replicas has two seeds: its means are (10 + 30) / 2 = 20 s and 3 M + 1 M tokens.
   test::write_file(d / "results.csv", std::string(kHeader) +
@@ -51,7 +53,7 @@ TEST_CASE("plot_agent_kv.py draws lost reuse by cause and P95 TTFT, averaging se
 }
 
 TEST_CASE("plot_agent_kv.py: categories on the x axis, a series column, and mean e2e" *
-          doctest::skip(plot_python().empty())) {
+          doctest::skip(isim::test::absent(plot_python().empty()))) {
   const fs::path d = test::scratch("plot-agent-kv-series");
   // Two categories in run order (r8-u16 before r32-u64, not sorted), two managers.
   test::write_file(d / "results.csv",
@@ -78,7 +80,7 @@ TEST_CASE("plot_agent_kv.py: categories on the x axis, a series column, and mean
 }
 
 TEST_CASE("plot_agent_kv.py: a missing column or file exits 2 naming it" *
-          doctest::skip(plot_python().empty())) {
+          doctest::skip(isim::test::absent(plot_python().empty()))) {
   const fs::path d = test::scratch("plot-agent-kv-errors");
   test::write_file(d / "results.csv", "run_index,policy,variant,cluster.replicas\n0,p,local,2\n");
   std::string err;

@@ -3,6 +3,8 @@
 // and its errors (a missing column or file: exit 2 naming it; no matplotlib: exit 3).
 #include <doctest/doctest.h>
 
+#include "tests/test_paths.h"
+
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -54,7 +56,7 @@ int plot(const std::string& args, std::string* out = nullptr, std::string* err =
 }  // namespace
 
 TEST_CASE("plot_pd.py draws the latency and roles PNGs of a pd-adaptive sweep" *
-          doctest::skip(plot_python().empty())) {
+          doctest::skip(isim::test::absent(plot_python().empty()))) {
   auto d = sweep_dir(test::scratch("plot-pd") / "sweep");
   const fs::path o = d.parent_path() / "figs";
   std::string out, err;
@@ -80,7 +82,7 @@ TEST_CASE("plot_pd.py draws the latency and roles PNGs of a pd-adaptive sweep" *
 }
 
 TEST_CASE("plot_pd.py: a missing column or file exits 2 naming it; no matplotlib exits 3" *
-          doctest::skip(plot_python().empty())) {
+          doctest::skip(isim::test::absent(plot_python().empty()))) {
   auto root = test::scratch("plot-pd-errors");
   auto d = sweep_dir(root / "sweep");
   std::string err;

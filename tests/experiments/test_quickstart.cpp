@@ -28,7 +28,7 @@ int run_isim(const std::string& args, std::string* err = nullptr) {
 }  // namespace
 
 TEST_CASE("the quickstart experiment runs every policy under the invariant checks" *
-          doctest::skip(!have_shared_data())) {
+          doctest::skip(isim::test::absent(!have_shared_data()))) {
   auto e = exp::load_experiment(test::source_dir() + "/experiments/quickstart.yaml", {});
   auto in = exp::prepare(e);
   CHECK(in.trace.size() == 397);
@@ -54,7 +54,7 @@ TEST_CASE("the quickstart experiment runs every policy under the invariant check
 }
 
 TEST_CASE("the same experiment and seed give byte-identical output files" *
-          doctest::skip(!have_shared_data())) {
+          doctest::skip(isim::test::absent(!have_shared_data()))) {
   auto d = test::scratch("determinism");
   std::string spec = test::source_dir() + "/experiments/quickstart.yaml";
   REQUIRE(run_isim("run " + spec + " -p trace.limit=120 --out " + (d / "a").string()) == 0);

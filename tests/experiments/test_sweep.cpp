@@ -462,7 +462,7 @@ TEST_CASE("isim sweep --list prints the runs of the shard; usage errors exit 2")
 }
 
 TEST_CASE("plot.py draws the three PNGs when matplotlib is there" *
-          doctest::skip(exp::find_plot_python().empty())) {
+          doctest::skip(isim::test::absent(exp::find_plot_python().empty()))) {
   std::string py = exp::find_plot_python();
   auto d = test::scratch("plot");
   auto path = test::write_file(d / "s.yaml", spec_text("plot: {latency_target_s: 0.1}\n"));

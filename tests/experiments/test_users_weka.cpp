@@ -36,7 +36,7 @@ std::string spec() {
 }  // namespace
 
 TEST_CASE("users on the Claude Code sessions: 4 users x 2 sessions all finish, closed loop" *
-          doctest::skip(!std::filesystem::exists(kDir))) {
+          doctest::skip(isim::test::absent(!std::filesystem::exists(kDir)))) {
   const exp::Experiment e = test::parse(spec());
   const exp::Inputs in = exp::prepare(e);
   const trace::Trace& t = in.trace;

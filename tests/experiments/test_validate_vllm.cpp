@@ -4,6 +4,8 @@
 // on the shared RTX 4090 run (structure only; accuracy is reported, never asserted).
 #include <doctest/doctest.h>
 
+#include "tests/test_paths.h"
+
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -362,7 +364,7 @@ TEST_CASE("against vllm: bad input exits 2 naming the file and the key") {
 }
 
 TEST_CASE("against vllm: the shared RTX 4090 run end to end (structure, not accuracy)" *
-          doctest::skip(!have_shared_run())) {
+          doctest::skip(isim::test::absent(!have_shared_run()))) {
   const std::string run = test::shared_data() + "/llmservingsim/vllm-RTX4090-llama-3.1-8b";
   const fs::path out = test::scratch("against-shared");
   std::string so, se;

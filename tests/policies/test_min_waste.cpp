@@ -119,8 +119,8 @@ TEST_CASE("min-waste parameters are checked") {
 }
 
 TEST_CASE("min-waste runs the InferCept mix under the invariant checks, every estimator" *
-          doctest::skip(!std::filesystem::exists(test::shared_data() +
-                                                 "/infercept-mix/merged_exp_uniform.json"))) {
+          doctest::skip(isim::test::absent(!std::filesystem::exists(test::shared_data() +
+                                                 "/infercept-mix/merged_exp_uniform.json")))) {
   auto spec = test::source_dir() + "/experiments/quickstart.yaml";
   auto e = exp::load_experiment(spec, {"arrival.rate=6"});
   auto in = exp::prepare(e);

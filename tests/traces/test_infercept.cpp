@@ -147,8 +147,8 @@ TEST_CASE("infercept: bad input names file, session and field") {
 }
 
 TEST_CASE("infercept: the full infercept-mix file" *
-          doctest::skip(!std::filesystem::exists(isim::test::shared_data() +
-                                                 "/infercept-mix/merged_exp_uniform.json"))) {
+          doctest::skip(isim::test::absent(!std::filesystem::exists(isim::test::shared_data() +
+                                                 "/infercept-mix/merged_exp_uniform.json")))) {
   const std::string path = isim::test::shared_data() + "/infercept-mix/merged_exp_uniform.json";
   ImportReport r;
   const Trace t = import_infercept(path, &r);  // throws on any cumulative mismatch

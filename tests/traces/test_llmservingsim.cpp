@@ -152,7 +152,7 @@ TEST_CASE("llmservingsim: bad lines name file, line and field") {
 }
 
 TEST_CASE("llmservingsim: the shared 300-request dataset imports" *
-          doctest::skip(!have_dataset())) {
+          doctest::skip(isim::test::absent(!have_dataset()))) {
   const Trace t = import_llmservingsim(isim::test::shared_data() +
                                        "/llmservingsim/sharegpt-llama-3.1-8b-300-sps10.jsonl");
   REQUIRE(t.size() == 300);

@@ -133,10 +133,10 @@ TEST_CASE("mooncake: bad lines name file, line and field") {
 }
 
 TEST_CASE("mooncake: the full traces import, round-trip and reuse prefixes" *
-          doctest::skip(!std::filesystem::exists(isim::test::shared_data() +
+          doctest::skip(isim::test::absent(!std::filesystem::exists(isim::test::shared_data() +
                                                  "/mooncake/conversation_trace.jsonl") ||
                         !std::filesystem::exists(isim::test::shared_data() +
-                                                 "/mooncake/synthetic_trace.jsonl"))) {
+                                                 "/mooncake/synthetic_trace.jsonl")))) {
   struct File {
     const char* name;
     size_t sessions;

@@ -198,8 +198,8 @@ TEST_CASE("tracelab: bad input names file, line and field") {
 }
 
 TEST_CASE("tracelab: the full round trace" *
-          doctest::skip(!std::filesystem::exists(isim::test::shared_data() +
-                                                 "/tracelab/round_trace.jsonl"))) {
+          doctest::skip(isim::test::absent(!std::filesystem::exists(isim::test::shared_data() +
+                                                 "/tracelab/round_trace.jsonl")))) {
   const std::string path = isim::test::shared_data() + "/tracelab/round_trace.jsonl";
   TraceLabReport r;
   const Trace t = import_tracelab(path, &r);

@@ -105,7 +105,7 @@ std::vector<std::string> row_of(const std::string& text, const std::string& firs
 }  // namespace
 
 TEST_CASE("weka data: all 58 sessions import; stats match a count from the raw JSON" *
-          doctest::skip(!fs::exists(kDir))) {
+          doctest::skip(isim::test::absent(!fs::exists(kDir)))) {
   const Counts c = count_raw();
   WekaReport rep;
   const Trace t = import_weka(kDir, &rep);
@@ -150,7 +150,7 @@ TEST_CASE("weka data: all 58 sessions import; stats match a count from the raw J
 }
 
 TEST_CASE("weka data: each file alone, the signals, and a native round trip" *
-          doctest::skip(!fs::exists(kDir))) {
+          doctest::skip(isim::test::absent(!fs::exists(kDir)))) {
   const Trace t = import_weka(kDir);
   Trace joined;
   for (const std::string& f : files()) {
