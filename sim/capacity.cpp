@@ -50,6 +50,17 @@ double vllm_kv_bytes(const Profile& p, const EngineConfig& c, std::string& rule)
   return kv;
 }
 
+// floor(bytes / block_bytes) as a block count a pool can hold (BlockId is int32), or an
+// InputError naming what the bytes came from: a cast of a larger double would be undefined.
+int64_t blocks_of(double bytes, int64_t block_bytes, const std::string& from) {
+  const double n = std::floor(bytes / static_cast<double>(block_bytes));
+  if (!(n <= static_cast<double>(INT32_MAX)))
+    throw InputError(fmt::format("{}: gives {} blocks of {} B, more than a pool holds ({}); give "
+                                 "less memory or larger blocks",
+                                 from, n, block_bytes, INT32_MAX));
+  return n > 0 ? static_cast<int64_t>(n) : 0;
+}
+
 }  // namespace
 
 BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c) {
@@ -72,16 +83,17 @@ BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c) {
           p.device.memory_gib, c.gpu_memory_utilization, p.model.weight_bytes_per_gpu() / kGiB,
           c.activation_reserve_gib, avail / kGiB);
     }
-    b.gpu = avail > 0 ? static_cast<int64_t>(std::floor(avail / static_cast<double>(b.block_bytes)))
-                      : 0;
+    b.gpu = blocks_of(avail, b.block_bytes,
+                      fmt::format("{}: {}", p.path.empty() ? "profile" : p.path, b.gpu_rule));
     b.gpu_rule += fmt::format(" -> {} blocks of {} KiB", b.gpu, b.block_bytes / 1024);
   }
   if (b.gpu <= 0)
     throw InputError(fmt::format("{}: no KV block fits on the GPU ({}); the {} B blocks need more",
                                  p.path.empty() ? "profile" : p.path, b.gpu_rule, b.block_bytes));
-  b.cpu = c.cpu_blocks >= 0 ? c.cpu_blocks
-                            : static_cast<int64_t>(std::floor(c.swap_space_gib * kGiB /
-                                                              static_cast<double>(b.block_bytes)));
+  b.cpu = c.cpu_blocks >= 0
+              ? c.cpu_blocks
+              : blocks_of(c.swap_space_gib * kGiB, b.block_bytes,
+                          fmt::format("engine.swap_space_gib {}", c.swap_space_gib));
   return b;
 }
 

@@ -14,6 +14,10 @@
 //   required key that is absent is "missing (expected WHAT)", reported at the map's line.
 // - read_as<T> and check_keys are the same checks on a bare node; T is one of std::string,
 //   double, int64_t, int32_t, uint64_t, bool, as yaml-cpp converts scalars.
+// - count_yaml_documents counts the documents of a text without YAML::LoadAll, which spins
+//   forever, allocating, on text such as "," (yaml-cpp 0.7): its parser then hands out an endless
+//   run of empty documents at one position, and those count once. It throws YAML::Exception
+//   when the text is not YAML (the caller words the error).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +44,9 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what = "")
 
 // Parses one-line YAML text such as a `-p key=value` value; `origin` prefixes the error.
 YAML::Node parse_yaml_value(const std::string& text, const std::string& origin);
+
+// How many YAML documents `text` holds (see the contract above).
+int count_yaml_documents(const std::string& text);
 
 // Throws InputError unless `n` is a map of string keys, none repeated, all in `valid`; `path`
 // is the map's dotted key ("" for the document).
