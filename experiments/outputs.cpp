@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/sweep.h"
 #include "experiments/version.h"
 #include "traces/input_error.h"
 
@@ -242,8 +243,9 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
          "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens";
     f << (e.cluster.given ? ",replica_first,replica_last,migrations\n" : "\n");
     for (const auto& s : r.sessions) {
-      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", s.id, s.status,
-                       s.arrival_s, s.first_token_s, s.finish_s, s.ttft_s, s.resume_ttft_s,
+      // The id is the trace's own text: quoted per RFC 4180 when it holds , " or a line break.
+      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(s.id),
+                       s.status, s.arrival_s, s.first_token_s, s.finish_s, s.ttft_s, s.resume_ttft_s,
                        s.tpot_s, s.e2e_s, s.intercept_s, s.normalized_latency_s, s.output_tokens,
                        s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
                        s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens);

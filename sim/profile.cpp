@@ -80,6 +80,24 @@ void read_swap(const Reader& r, const MapNode& top, SwapSpec& s) {
         r.number(m, "compute_slowdown", Bound::kNonNegative, "a fraction of the forward time");
 }
 
+// The KV bytes of one block, computed in double so that no product can overflow, must be at
+// most kMaxBlockBytes: int64 byte counts of a session's blocks (ModelShape::kv_bytes_per_token
+// x block_tokens x blocks < 2^31 x 2^31) then stay exact.
+void check_block_bytes(const Reader& r, const MapNode& top, const Profile& p) {
+  constexpr double kMaxBlockBytes = 2147483648.0;  // 2 GiB
+  const ModelShape& m = p.model;
+  const double per_token = std::floor(2.0 * m.layers * m.kv_heads * m.head_dim * m.dtype_bytes() /
+                                      m.tp);
+  const double block = per_token * p.block_tokens;
+  if (block <= kMaxBlockBytes) return;
+  r.fail(*Reader::find(top, "model"), "model",
+         fmt::format("KV bytes per token 2 x layers {} x kv_heads {} x head_dim {} x {} bytes / tp "
+                     "{} = {:.6g}, times kv.block_tokens {} = {:.6g} bytes a block; expected at "
+                     "most {:.0f} (2 GiB)",
+                     m.layers, m.kv_heads, m.head_dim, m.dtype_bytes(), m.tp, per_token,
+                     p.block_tokens, block, kMaxBlockBytes));
+}
+
 Profile read_document(const Reader& r, const YAML::Node& root) {
   const MapNode top = r.map(root, "", fmt::format("a map with keys {}", join(kTopKeys)));
   const auto schema = Reader::find(top, "schema");
@@ -93,10 +111,11 @@ Profile read_document(const Reader& r, const YAML::Node& root) {
   read_provenance(r, top, p);
   const MapNode device = r.section(top, "device", kDeviceKeys);
   p.device.name = r.name(device, "name");
-  p.device.memory_gib = r.number(device, "memory_gib", Bound::kPositive, "a size");
+  p.device.memory_gib = r.number(device, "memory_gib", Bound::kPositive, "a size in GiB");
   read_model(r, top, p.model);
   const MapNode kv = r.section(top, "kv", kKvKeys);
   p.block_tokens = r.count(kv, "block_tokens");
+  check_block_bytes(r, top, p);
   p.saturation_tokens = r.count64(top, "saturation_tokens");
   read_forward(r, top, p);
   read_swap(r, top, p.swap);
@@ -162,19 +181,22 @@ bool Profile::operator==(const Profile& o) const {
 }
 
 Profile parse_profile(const std::string& yaml_text, const std::string& origin) {
-  std::vector<YAML::Node> docs;
+  YAML::Node doc;
+  int docs = 0;
   try {
-    docs = YAML::LoadAll(yaml_text);
+    // Not YAML::LoadAll: it never returns on text such as "," (traces/strict_yaml.h).
+    docs = count_yaml_documents(yaml_text);
+    if (docs == 1) doc = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
     if (e.mark.line >= 0) {
       throw InputError(fmt::format("{}:{}: invalid YAML: {}", origin, e.mark.line + 1, e.msg));
     }
     throw InputError(fmt::format("{}: invalid YAML: {}", origin, e.msg));
   }
-  if (docs.size() != 1) {
-    throw InputError(fmt::format("{}: expected one YAML document, found {}", origin, docs.size()));
+  if (docs != 1) {
+    throw InputError(fmt::format("{}: expected one YAML document, found {}", origin, docs));
   }
-  return read_document(Reader(origin), docs.front());
+  return read_document(Reader(origin), doc);
 }
 
 Profile load_profile(const std::string& path) {

@@ -20,6 +20,7 @@
 namespace isim::sim::profile_io {
 
 inline constexpr std::string_view kSchema = "isim-profile/1";
+inline constexpr double kMaxGiB = 1024.0 * 1024.0;  // device memory sizes: a PiB
 using Names = std::vector<std::string_view>;
 inline const Names kDtypes = {"fp16", "bf16", "fp32", "fp8"};
 inline const Names kSources = {"measured", "imported", "analytic", "published"};
@@ -189,6 +190,18 @@ class Reader {
     }
     if (bound == Bound::kNonNegative && !(v >= 0)) {
       fail(n, path, fmt::format("must be >= 0 ({}), got {}", what, v));
+    }
+    // A time of an hour or more is no GPU's: the cap keeps forward times far inside int64
+    // nanoseconds (sim/time.h). Paths name the unit: *_ms, else microseconds.
+    if (what == "a time") {
+      const bool ms = path.find("_ms") != std::string::npos;
+      const double hour = ms ? 3.6e6 : 3.6e9;
+      if (v > hour)
+        fail(n, path, fmt::format("must be at most {:.0f} {} (an hour), got {}", hour,
+                                  ms ? "ms" : "us", v));
+    }
+    if (what == "a size in GiB" && v > kMaxGiB) {
+      fail(n, path, fmt::format("must be at most {:.0f} GiB (a PiB), got {}", kMaxGiB, v));
     }
   }
 

@@ -32,14 +32,14 @@ void read_serving(const Reader& r, const MapNode& top, Profile& p) {
     const MapNode m = r.section(top, "memory", kMemoryKeys);
     MemorySpec& s = p.memory;
     s.given = true;
-    s.usable_gib = r.number(m, "usable_gib", Bound::kPositive, "a size");
+    s.usable_gib = r.number(m, "usable_gib", Bound::kPositive, "a size in GiB");
     s.weights_extra_bytes = r.number(m, "weights_extra_bytes", Bound::kNonNegative, "a size");
     s.activation_bytes_per_token =
         r.number(m, "activation_bytes_per_token", Bound::kNonNegative, "a size");
     s.sampler_bytes_per_sequence =
         r.number(m, "sampler_bytes_per_sequence", Bound::kNonNegative, "a size");
-    s.non_torch_gib = r.number(m, "non_torch_gib", Bound::kNonNegative, "a size");
-    s.cuda_graph_gib = r.number(m, "cuda_graph_gib", Bound::kNonNegative, "a size");
+    s.non_torch_gib = r.number(m, "non_torch_gib", Bound::kNonNegative, "a size in GiB");
+    s.cuda_graph_gib = r.number(m, "cuda_graph_gib", Bound::kNonNegative, "a size in GiB");
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "traces/input_error.h"
+#include "traces/limits.h"
 #include "traces/rng.h"
 #include "traces/strict_yaml.h"
 
@@ -62,7 +63,7 @@ double draw(const Dist& d, Rng& rng) {
 }
 
 int64_t draw_count(const Dist& d, Rng& rng) {
-  return std::llround(std::min(draw(d, rng), 1e15));
+  return std::llround(std::min(draw(d, rng), static_cast<double>(kMaxTokens)));
 }
 
 }  // namespace isim::trace

@@ -15,6 +15,7 @@
 #include "traces/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
+#include "traces/trace_file.h"
 
 namespace isim::trace {
 namespace {
@@ -224,9 +225,10 @@ class Builder {
 
 Trace parse_dynamo_agentic(std::istream& in, const std::string& origin, int64_t block_tokens,
                            DynamoAgenticReport* report) {
-  if (block_tokens < 1)
+  if (block_tokens < 1 || block_tokens > kMaxTokens)
     throw InputError(
-        fmt::format("{}: block_tokens: must be an integer >= 1, got {}", origin, block_tokens));
+        fmt::format("{}: block_tokens: must be an integer in [1, {}], got {}", origin, kMaxTokens,
+                    block_tokens));
   DynamoAgenticReport rep;
   std::vector<DynamoRow> rows;
   json_lines::for_each_json_line(
@@ -253,8 +255,7 @@ Trace parse_dynamo_agentic(std::istream& in, const std::string& origin, int64_t 
 
 Trace import_dynamo_agentic(const std::string& path, int64_t block_tokens,
                             DynamoAgenticReport* report) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  std::ifstream in = open_trace_file(path);
   return parse_dynamo_agentic(in, path, block_tokens, report);
 }
 

@@ -45,17 +45,19 @@ const json* either(const json& j, const std::string& name, const std::string& al
   return b != j.end() ? &*b : nullptr;
 }
 
+// A token count in [min, kMaxTokens] (traces/limits.h).
 int64_t count_of(const json& v, const std::string& field, int64_t min, const std::string& where) {
-  if (!v.is_number_unsigned() ||
-      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-      static_cast<int64_t>(v.get<uint64_t>()) < min)
-    fail(where, field, fmt::format("expected an integer >= {}, got {}", min, shown(v)));
+  const std::string problem =
+      json_lines::tokens_problem(v, min, fmt::format("an integer >= {}", min));
+  if (!problem.empty()) fail(where, field, problem);
   return static_cast<int64_t>(v.get<uint64_t>());
 }
 
+// Milliseconds in [0, kMaxSeconds x 1000].
 double ms_of(const json& v, const std::string& field, const std::string& where) {
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-    fail(where, field, "expected milliseconds, a finite number >= 0, got " + shown(v));
+  const std::string problem =
+      json_lines::time_problem(v, "milliseconds, a finite number >= 0", 1000, "ms");
+  if (!problem.empty()) fail(where, field, problem);
   return v.get<double>();
 }
 
@@ -143,6 +145,10 @@ void read_lengths(const json& j, DynamoRow& r, int64_t block) {
     r.input = count_of(*in, name, 1, r.where);
   } else if (capacity < 1) {
     fail(r.where, "input_length", "missing, and hash_ids is empty: the prompt has no tokens");
+  } else if (capacity > kMaxTokens) {
+    fail(r.where, "input_length",
+         fmt::format("missing, and hash_ids cover {} x {} = {} tokens: {}", r.ids.size(), block,
+                     capacity, too_many_tokens("that")));
   } else {
     r.input = capacity;
   }

@@ -11,12 +11,16 @@
 #include <vector>
 
 #include "traces/input_error.h"
+#include "traces/json_lines.h"
 #include "traces/jsonl.h"
+#include "traces/trace_file.h"
 
 namespace isim::trace {
 namespace {
 
 using ojson = nlohmann::ordered_json;  // file order is session order
+
+constexpr int kMaxDepth = 64;  // of JSON nesting
 
 const std::vector<std::string> kNumericKeys = {"prompt_tokens", "completion_tokens", "api_time",
                                                "api_token_length"};
@@ -48,24 +52,35 @@ const ojson& require(const ojson& seg, size_t k, const char* key, const Where& w
   return *it;
 }
 
+// A count in [0, kMaxTokens] (traces/limits.h), which keeps the cumulative differences below
+// free of overflow.
 int64_t count_at(const ojson& seg, size_t k, const char* key, const Where& w) {
   const ojson& v = require(seg, k, key, w);
-  // The 2^62 cap keeps the cumulative differences below free of overflow.
-  if (!v.is_number_unsigned() || v.get<uint64_t>() > (uint64_t{1} << 62))
-    w.fail(field(k, key), "expected a non-negative integer, got " + v.dump());
+  const std::string problem = json_lines::tokens_problem(v, 0, "a non-negative integer");
+  if (!problem.empty()) w.fail(field(k, key), problem);
   return static_cast<int64_t>(v.get<uint64_t>());
+}
+
+// The prompt (k = 0) and every output need a token: the engine could not run them otherwise.
+void require_token(int64_t n, size_t k, const char* key, bool prompt, const Where& w) {
+  if (n >= 1) return;
+  w.fail(field(k, key),
+         fmt::format("must be >= 1 ({}), got {}",
+                     prompt ? "the prompt; a session with nothing to prefill never starts"
+                            : "every segment decodes at least one token",
+                     n));
 }
 
 const std::string& text_at(const ojson& seg, size_t k, const char* key, const Where& w) {
   const ojson& v = require(seg, k, key, w);
-  if (!v.is_string()) w.fail(field(k, key), "expected a string, got " + v.dump());
+  if (!v.is_string()) w.fail(field(k, key), "expected a string, got " + shown(v));
   return v.get_ref<const std::string&>();
 }
 
 double api_time_at(const ojson& seg, size_t k, const Where& w) {
   const ojson& v = require(seg, k, "api_time", w);
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-    w.fail(field(k, "api_time"), "expected seconds >= 0, got " + v.dump());
+  const std::string problem = json_lines::time_problem(v, "seconds >= 0");
+  if (!problem.empty()) w.fail(field(k, "api_time"), problem);
   return v.get<double>();
 }
 
@@ -101,6 +116,8 @@ std::string import_numeric(const ojson& segs, const Where& w, Session& s) {
     Segment out;
     out.output = count_at(seg, k, "completion_tokens", w);
     out.input = count_at(seg, k, "prompt_tokens", w);
+    if (k == 0) require_token(out.input, 0, "prompt_tokens", true, w);
+    require_token(out.output, k, "completion_tokens", false, w);
     if (k > 0) {
       const ojson& prev = segs[k - 1];
       const int64_t fresh = out.input - count_at(prev, k - 1, "prompt_tokens", w) -
@@ -130,6 +147,8 @@ std::string import_text(const ojson& segs, const Where& w, Session& s) {
     out.output = estimate_tokens(text_at(seg, k, "completion", w));
     out.input = k == 0 ? estimate_tokens(prompt)
                        : estimate_tokens(text_at(segs[k - 1], k - 1, "api_token", w));
+    if (k == 0) require_token(out.input, 0, "prompt", true, w);
+    require_token(out.output, k, "completion", false, w);
     if (k + 1 < n) {
       const std::string ik = text_kind(text_at(seg, k, "api_token", w));
       if (kind.empty() && ik != "chat") kind = ik;
@@ -155,13 +174,21 @@ int64_t estimate_tokens(const std::string& text) {
 }
 
 Trace import_infercept(const std::string& path, ImportReport* report) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  std::ifstream in = open_trace_file(path, std::ios::binary);
   std::stringstream buf;
   buf << in.rdbuf();
   ojson doc;
   try {
-    doc = ojson::parse(buf.str());
+    // ordered_json deep-copies a value when its object grows (nlohmann 3.11), which recursion
+    // a value nested 200,000 deep turns into a stack overflow: refuse such nesting first.
+    doc = ojson::parse(buf.str(), [&](int depth, ojson::parse_event_t, ojson&) {
+      if (depth > kMaxDepth)
+        throw InputError(fmt::format(
+            "{}: <json>: values nested more than {} deep (the format nests 3: {{session_id: "
+            "[{{field: value}}]}})",
+            path, kMaxDepth));
+      return true;
+    });
   } catch (const ojson::exception& e) {
     throw InputError(path + ": <json>: " + e.what());
   }
@@ -173,8 +200,7 @@ Trace import_infercept(const std::string& path, ImportReport* report) {
   for (const auto& [id, segs] : doc.items()) {
     const Where w{path, id};
     if (!segs.is_array() || segs.empty())
-      w.fail("segments",
-             "expected a non-empty array of segments, got " + segs.dump().substr(0, 60));
+      w.fail("segments", "expected a non-empty array of segments, got " + shown(segs));
     if (!segs[0].is_object()) w.fail("segments[0]", "expected an object");
     const bool text = !segs[0].contains("prompt_tokens");
     if (text && !segs[0].contains("prompt"))
@@ -193,6 +219,7 @@ Trace import_infercept(const std::string& path, ImportReport* report) {
     ++r.sessions_by_kind[kind];
     t.push_back(std::move(s));
   }
+  require_sessions(t, path, "the file's object is empty");
   if (report) *report = r;
   return t;
 }

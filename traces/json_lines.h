@@ -1,11 +1,13 @@
 // Internal to traces/: what the JSONL readers (native, Mooncake, TraceLab) share -- the error
-// format `WHERE: FIELD: reason`, how a bad value is quoted, and the line loop.
+// format `WHERE: FIELD: reason`, how a bad value is quoted (trace::shown, traces/json_shown.h),
+// token counts (traces/limits.h) and the line loop.
 //
-// Contract: for_each_json_line calls fn(json, where, line) for every non-blank line of `in`
+// Contract: count_field reads an integer in [min, kMaxTokens]. for_each_json_line calls fn(json, where, line) for every non-blank line of `in`
 // (CRLF tolerated), with where = "ORIGIN:LINE"; a line that is not JSON throws InputError
 // `ORIGIN:LINE: <json>: parser message`.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <istream>
 #include <limits>
@@ -15,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "traces/input_error.h"
+#include "traces/json_shown.h"
+#include "traces/limits.h"
 
 namespace isim::trace::json_lines {
 
@@ -25,11 +29,7 @@ using json = nlohmann::json;
   throw InputError(where + ": " + field + ": " + reason);
 }
 
-// A value as it appeared, shortened so one bad field cannot flood the terminal.
-inline std::string shown(const json& v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
-}
+using trace::shown;
 
 // The value of `key` in a line's object; "missing" names the field otherwise.
 inline const json& require(const json& obj, const char* key, const std::string& where) {
@@ -38,15 +38,36 @@ inline const json& require(const json& obj, const char* key, const std::string& 
   return *it;
 }
 
-// A count field: an integer in [min, 2^63).
+// Why `v` is not a token count in [min, kMaxTokens], or "" when it is one; `expected` says
+// what was expected below the limit ("an integer >= 1").
+template <class Json>
+std::string tokens_problem(const Json& v, int64_t min, const std::string& expected) {
+  if (!v.is_number_unsigned() || v.template get<uint64_t>() < static_cast<uint64_t>(min))
+    return "expected " + expected + ", got " + shown(v);
+  if (v.template get<uint64_t>() > static_cast<uint64_t>(kMaxTokens))
+    return too_many_tokens(shown(v));
+  return "";
+}
+
+// A token count field: an integer in [min, kMaxTokens].
 inline int64_t count_field(const json& obj, const char* key, int64_t min,
                            const std::string& where) {
   const json& v = require(obj, key, where);
-  if (!v.is_number_unsigned() ||
-      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-      static_cast<int64_t>(v.get<uint64_t>()) < min)
-    fail(where, key, fmt::format("expected an integer >= {}, got {}", min, shown(v)));
+  const std::string problem = tokens_problem(v, min, fmt::format("an integer >= {}", min));
+  if (!problem.empty()) fail(where, key, problem);
   return static_cast<int64_t>(v.get<uint64_t>());
+}
+
+// Why a time `v` in a field whose unit is 1/per_second s is not a finite number in
+// [0, kMaxSeconds], or ""; `expected` says what was expected below the limit.
+template <class Json>
+std::string time_problem(const Json& v, const std::string& expected, double per_second = 1,
+                         const char* unit = "s") {
+  if (!v.is_number() || !std::isfinite(v.template get<double>()) || v.template get<double>() < 0)
+    return "expected " + expected + ", got " + shown(v);
+  if (v.template get<double>() / per_second > kMaxSeconds)
+    return too_many_seconds(shown(v), per_second, unit);
+  return "";
 }
 
 template <class Fn>

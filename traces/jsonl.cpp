@@ -15,6 +15,8 @@
 #include "traces/json_lines.h"
 #include "traces/jsonl_fields.h"
 #include "traces/jsonl_signals.h"
+#include "traces/limits.h"
+#include "traces/trace_file.h"
 
 namespace isim::trace {
 namespace {
@@ -89,25 +91,45 @@ bool finite_non_negative(double x) {
   return std::isfinite(x) && x >= 0;
 }
 
+// A time in [0, kMaxSeconds] (traces/limits.h).
+void check_seconds(double x, const std::string& where, const std::string& field) {
+  if (!finite_non_negative(x)) fail(where, field, fmt::format("must be finite and >= 0, got {}", x));
+  if (x > kMaxSeconds) fail(where, field, too_many_seconds(fmt::format("{}", x)));
+}
+
+// A token count in [min, kMaxTokens]; `why` says why min is 1 where it is.
+void check_tokens(int64_t n, int64_t min, const char* why, const std::string& where,
+                  const std::string& field) {
+  if (n < 0) fail(where, field, fmt::format("must be >= 0, got {}", n));
+  if (n < min) fail(where, field, fmt::format("must be >= {} ({}), got {}", min, why, n));
+  if (n > kMaxTokens) fail(where, field, too_many_tokens(fmt::format("{}", n)));
+}
+
 }  // namespace
 
 void validate_session(const Session& s, const std::string& where) {
   if (s.id.empty()) fail(where, "id", "must be a non-empty string");
-  if (!finite_non_negative(s.arrival_s))
-    fail(where, "arrival_s", fmt::format("must be finite and >= 0, got {}", s.arrival_s));
+  check_seconds(s.arrival_s, where, "arrival_s");
   if (s.segments.empty()) fail(where, "segments", "must have at least one segment");
+  double end_s = s.arrival_s;  // arrival plus the intercepts so far
   for (size_t k = 0; k < s.segments.size(); ++k) {
     const Segment& seg = s.segments[k];
     const std::string p = fmt::format("segments[{}].", k);
-    if (seg.input < 0) fail(where, p + "input", fmt::format("must be >= 0, got {}", seg.input));
-    if (seg.output < 0) fail(where, p + "output", fmt::format("must be >= 0, got {}", seg.output));
+    // The engine never admits a session with nothing to prefill; later inputs may be 0.
+    check_tokens(seg.input, k == 0 ? 1 : 0,
+                 "the prompt; a session with nothing to prefill never starts", where, p + "input");
+    check_tokens(seg.output, 1, "every segment decodes at least one token", where, p + "output");
     if (!seg.intercept) continue;
     if (k + 1 == s.segments.size()) fail(where, p + "intercept", "the last segment cannot pause");
     if (seg.intercept->kind.empty())
       fail(where, p + "intercept.kind", "must be a non-empty string");
-    if (!finite_non_negative(seg.intercept->duration_s))
+    check_seconds(seg.intercept->duration_s, where, p + "intercept.duration_s");
+    end_s += seg.intercept->duration_s;
+    if (end_s > kMaxSeconds)
       fail(where, p + "intercept.duration_s",
-           fmt::format("must be finite and >= 0, got {}", seg.intercept->duration_s));
+           fmt::format("the session's arrival_s plus its intercepts reach {} s, past the limit "
+                       "of {:.0f} s (about 126 years)",
+                       end_s, kMaxSeconds));
   }
   jsonl_signals::validate_signals(s, where);
   const PrefixHashes& p = s.prefix;
@@ -142,9 +164,10 @@ Trace parse_jsonl(std::istream& in, const std::string& origin) {
 }
 
 Trace read_jsonl(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  return parse_jsonl(in, path);
+  std::ifstream in = open_trace_file(path);
+  Trace t = parse_jsonl(in, path);
+  require_sessions(t, path);
+  return t;
 }
 
 void write_jsonl(std::ostream& os, const Trace& t) {

@@ -4,7 +4,8 @@
 // Contract: each reader returns the value of `key` in `obj` or throws InputError
 // `WHERE: FIELD: reason`, FIELD being `prefix + key` (or the path given); a missing key reads
 // `missing; expected ...`, a mistyped one `expected ..., got VALUE` (VALUE as json_lines::shown
-// quotes it). reject_unknown_keys names the first key of `obj` not in `valid` and lists the valid
+// quotes it). tokens_field reads an integer in [0, kMaxTokens] (traces/limits.h); the range of
+// seconds is validate_session's (traces/jsonl.h). reject_unknown_keys names the first key of `obj` not in `valid` and lists the valid
 // ones in order.
 #pragma once
 
@@ -50,10 +51,8 @@ inline int64_t tokens_field(const json& obj, const char* key, const std::string&
   const json& v = require(obj, key, where, field, "a non-negative integer");
   // nlohmann stores every non-negative JSON integer as unsigned, so this one test rejects
   // negatives, fractions, and 3.0 alike (a float token count means the producer went wrong).
-  if (!v.is_number_unsigned())
-    fail(where, field, "expected a non-negative integer, got " + shown(v));
-  if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    fail(where, field, "expected a non-negative integer below 2^63, got " + shown(v));
+  const std::string problem = json_lines::tokens_problem(v, 0, "a non-negative integer");
+  if (!problem.empty()) fail(where, field, problem);
   return static_cast<int64_t>(v.get<uint64_t>());
 }
 

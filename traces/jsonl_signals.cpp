@@ -7,6 +7,7 @@
 
 #include "traces/jsonl.h"
 #include "traces/jsonl_fields.h"
+#include "traces/limits.h"
 
 namespace isim::trace {
 namespace jsonl_signals {
@@ -52,7 +53,7 @@ void check_unused(const ContextEvent& e, const std::string& where, const std::st
     fail(where, p + "shared", fmt::format("unused by kind {}; must be 0, got {}", kind, e.shared));
   if (e.kind != ContextEventKind::kFork && !e.parent.empty())
     fail(where, p + "parent",
-         fmt::format("unused by kind {}; must be empty, got {}", kind, json(e.parent).dump()));
+         fmt::format("unused by kind {}; must be empty, got {}", kind, shown(json(e.parent))));
 }
 
 void non_negative(int64_t v, const std::string& where, const std::string& field) {
@@ -82,7 +83,7 @@ void check_fork(const Session& s, size_t k, const std::string& where, const std:
   if (e.parent.empty()) fail(where, p + "parent", "must be a non-empty string");
   if (e.parent == s.id)
     fail(where, p + "parent",
-         fmt::format("must name another session, not the session itself ({})", json(s.id).dump()));
+         fmt::format("must name another session, not the session itself ({})", shown(json(s.id))));
 }
 
 // Segment k's event, `before` being the context before it (after segment k-1's output).
@@ -123,6 +124,8 @@ void check_retention(const Segment& seg, size_t k, int64_t context, const std::s
       fail(where, p + "priority", fmt::format("must be in 0..100, got {}", r.priority));
     if (!finite_non_negative(r.duration_s))
       fail(where, p + "duration_s", fmt::format("must be finite and >= 0, got {}", r.duration_s));
+    if (r.duration_s > kMaxSeconds)
+      fail(where, p + "duration_s", too_many_seconds(fmt::format("{}", r.duration_s)));
     if (i > 0 && r.begin < seg.retention[i - 1].end)
       fail(where, p + "begin",
            fmt::format("must be >= retention[{}].end ({}): ranges are sorted by begin and do not "
@@ -232,13 +235,13 @@ void validate_forks(const Trace& t, const std::function<std::string(size_t)>& wh
     const auto it = index.find(parent);
     if (it == index.end())
       json_lines::fail(where(i), field,
-                       fmt::format("no session {} in the trace", nlohmann::json(parent).dump()));
+                       fmt::format("no session {} in the trace", shown(nlohmann::json(parent))));
     const Session& p = t[it->second];
     if (p.arrival_s > t[i].arrival_s)
       json_lines::fail(where(i), field,
                        fmt::format("session {} arrives at {} s, after this one ({} s); a parent "
                                    "arrives no later",
-                                   nlohmann::json(parent).dump(), p.arrival_s, t[i].arrival_s));
+                                   shown(nlohmann::json(parent)), p.arrival_s, t[i].arrival_s));
   }
 }
 

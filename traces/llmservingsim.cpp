@@ -15,6 +15,7 @@
 #include "traces/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
+#include "traces/trace_file.h"
 
 namespace isim::trace {
 
@@ -52,9 +53,9 @@ std::vector<int64_t> token_ids(const json& obj, const char* key, const char* cou
 double arrival_ns(const json& obj, const std::string& where) {
   auto it = obj.find("arrival_time_ns");
   if (it == obj.end()) fail(where, "arrival_time_ns", "missing");
-  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
-    fail(where, "arrival_time_ns",
-         "expected nanoseconds since the trace start, a finite number >= 0, got " + shown(*it));
+  const std::string problem = json_lines::time_problem(
+      *it, "nanoseconds since the trace start, a finite number >= 0", 1e9, "ns");
+  if (!problem.empty()) fail(where, "arrival_time_ns", problem);
   return it->get<double>();
 }
 
@@ -101,9 +102,10 @@ Trace parse_llmservingsim(std::istream& in, const std::string& origin) {
 }
 
 Trace import_llmservingsim(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  return parse_llmservingsim(in, path);
+  std::ifstream in = open_trace_file(path);
+  Trace t = parse_llmservingsim(in, path);
+  require_sessions(t, path);
+  return t;
 }
 
 }  // namespace isim::trace

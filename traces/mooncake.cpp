@@ -13,6 +13,7 @@
 #include "traces/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
+#include "traces/trace_file.h"
 
 namespace isim::trace {
 namespace {
@@ -39,8 +40,9 @@ Trace parse_mooncake(std::istream& in, const std::string& origin, MooncakeReport
                  "unknown field; valid: timestamp, input_length, output_length, hash_ids");
 
         const json& ts = require(j, "timestamp", where);
-        if (!ts.is_number() || !std::isfinite(ts.get<double>()) || ts.get<double>() < 0)
-          fail(where, "timestamp", "expected milliseconds, a finite number >= 0, got " + shown(ts));
+        const std::string late =
+            json_lines::time_problem(ts, "milliseconds, a finite number >= 0", 1000, "ms");
+        if (!late.empty()) fail(where, "timestamp", late);
         const double ms = ts.get<double>();
         if (ms < previous_ms) ++r.timestamps_going_back;
         previous_ms = ms;
@@ -84,9 +86,10 @@ Trace parse_mooncake(std::istream& in, const std::string& origin, MooncakeReport
 }
 
 Trace import_mooncake(const std::string& path, MooncakeReport* report) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  return parse_mooncake(in, path, report);
+  std::ifstream in = open_trace_file(path);
+  Trace t = parse_mooncake(in, path, report);
+  require_sessions(t, path);
+  return t;
 }
 
 }  // namespace isim::trace

@@ -9,11 +9,31 @@
 #include <type_traits>
 #include <utility>
 
+#include <yaml-cpp/eventhandler.h>
+
 #include "traces/input_error.h"
 
 namespace isim {
 
 namespace {
+
+// Records where each document starts; the content is not needed.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  int last_start = -1;
+  void OnDocumentStart(const YAML::Mark& m) override { last_start = m.pos; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
 
 std::string joined(const std::vector<std::string>& names) {
   std::string s;
@@ -116,6 +136,20 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
 
 YAML::Node parse_yaml_value(const std::string& text, const std::string& origin) {
   return parse(text, origin, false);
+}
+
+int count_yaml_documents(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  int count = 0, previous = -1;
+  // Each real document starts past the one before; a repeat is the parser stuck (see header).
+  while (parser.HandleNextDocument(starts)) {
+    if (count > 0 && starts.last_start == previous) break;
+    previous = starts.last_start;
+    ++count;
+  }
+  return count;
 }
 
 void check_keys(const YAML::Node& n, const std::string& file, const std::string& path,

@@ -21,6 +21,10 @@
 // - YamlOrigins names where nodes built from the command line came from: while one is alive on
 //   a thread, yaml_where describes a node added to it (or lying inside one) as "ORIGIN: key"
 //   (e.g. "-p arrival.rate=-1: arrival.rate") instead of by the spec's file and line.
+// - count_yaml_documents counts the documents of a text without YAML::LoadAll, which spins
+//   forever, allocating, on text such as "," (yaml-cpp 0.7): its parser then hands out an endless
+//   run of empty documents at one position, and those count once. It throws YAML::Exception
+//   when the text is not YAML (the caller words the error).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +69,9 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what = "")
 
 // Parses one-line YAML text such as a `-p key=value` value; `origin` prefixes the error.
 YAML::Node parse_yaml_value(const std::string& text, const std::string& origin);
+
+// How many YAML documents `text` holds (see the contract above).
+int count_yaml_documents(const std::string& text);
 
 // Throws InputError unless `n` is a map of string keys, none repeated, all in `valid`; `path`
 // is the map's dotted key ("" for the document).

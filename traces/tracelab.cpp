@@ -15,6 +15,8 @@
 #include "traces/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
+#include "traces/limits.h"
+#include "traces/trace_file.h"
 
 namespace isim::trace {
 namespace {
@@ -30,11 +32,11 @@ const json& require(const json& obj, const char* key, const std::string& where,
   return *it;
 }
 
+// A token count in [0, kMaxTokens] (traces/limits.h).
 int64_t tokens(const json& obj, const char* key, const std::string& where) {
   const json& v = require(obj, key, where, key);
-  if (!v.is_number_unsigned() ||
-      v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    fail(where, key, "expected a non-negative integer, got " + shown(v));
+  const std::string problem = json_lines::tokens_problem(v, 0, "a non-negative integer");
+  if (!problem.empty()) fail(where, key, problem);
   return static_cast<int64_t>(v.get<uint64_t>());
 }
 
@@ -84,8 +86,7 @@ Round parse_round(const json& j, const std::string& where, int64_t line) {
   r.prefix = tokens(j, "prefix_tokens", where);
   r.appended = tokens(j, "newly_append_tokens", where);
   r.output = tokens(j, "output_tokens", where);
-  if (r.prefix > std::numeric_limits<int64_t>::max() - r.appended ||
-      r.prefix + r.appended != r.total)
+  if (r.prefix + r.appended != r.total)
     fail(where, "input_tokens_total",
          fmt::format("{} is not prefix_tokens + newly_append_tokens = {} + {}", r.total, r.prefix,
                      r.appended));
@@ -193,6 +194,24 @@ int64_t digits(const std::string& s, size_t pos, size_t n, const std::string& wh
   return v;
 }
 
+// Every event within kMaxSeconds of the earliest session start (traces/limits.h): arrivals and
+// waits are differences of these, so none can pass the limit either.
+void check_span(const std::vector<std::vector<Round>>& sessions, int64_t origin_ns) {
+  int64_t origin_line = 0;
+  for (const auto& rounds : sessions)
+    if (rounds[0].events[0].ns == origin_ns && origin_line == 0) origin_line = rounds[0].line;
+  for (const auto& rounds : sessions)
+    for (const Round& r : rounds)
+      for (size_t i = 0; i < r.events.size(); ++i) {
+        const double after_s = static_cast<double>(r.events[i].ns - origin_ns) / 1e9;
+        if (after_s > kMaxSeconds)
+          fail(r.where, fmt::format("timing_events[{}].timestamp", i),
+               fmt::format("{} s after the trace's first event (line {}); expected at most {:.0f} "
+                           "s (about 126 years, the limit on a time)",
+                           after_s, origin_line, kMaxSeconds));
+      }
+}
+
 }  // namespace
 
 int64_t parse_iso8601_ns(const std::string& s, const std::string& where) {
@@ -237,6 +256,8 @@ int64_t parse_iso8601_ns(const std::string& s, const std::string& where) {
   }
   if (pos != s.size())
     throw InputError(fmt::format("{}: '{}': unexpected text after the time zone", where, s));
+  if (year < 1970 || year > 2200)  // beyond, nanoseconds and their differences overflow int64
+    throw InputError(fmt::format("{}: '{}': expected a year from 1970 to 2200", where, s));
   const std::chrono::year_month_day ymd{std::chrono::year{static_cast<int>(year)},
                                         std::chrono::month{static_cast<unsigned>(month)},
                                         std::chrono::day{static_cast<unsigned>(day)}};
@@ -253,6 +274,10 @@ Trace parse_tracelab(std::istream& in, const std::string& origin, TraceLabReport
   json_lines::for_each_json_line(
       in, origin, [&](const json& j, const std::string& where, int64_t n) {
         Round r = parse_round(j, where, n);
+        if (r.index == 0 && r.total == 0)
+          fail(where, "input_tokens_total",
+               "must be >= 1 in a session's first round (the prompt; a session with nothing to "
+               "prefill never starts), got 0");
         if (sessions.empty() || sessions.back().back().session != r.session) {
           for (const auto& earlier : sessions)
             if (earlier[0].session == r.session)
@@ -275,6 +300,7 @@ Trace parse_tracelab(std::istream& in, const std::string& origin, TraceLabReport
   Trace t;
   int64_t origin_ns = std::numeric_limits<int64_t>::max();
   for (const auto& rounds : sessions) origin_ns = std::min(origin_ns, rounds[0].events[0].ns);
+  check_span(sessions, origin_ns);
   for (const auto& rounds : sessions) {
     Session s = convert(rounds, input, rep);
     s.arrival_s = static_cast<double>(rounds[0].events[0].ns - origin_ns) / 1e9;
@@ -288,9 +314,10 @@ Trace parse_tracelab(std::istream& in, const std::string& origin, TraceLabReport
 }
 
 Trace import_tracelab(const std::string& path, TraceLabReport* report, TraceLabInput input) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  return parse_tracelab(in, path, report, input);
+  std::ifstream in = open_trace_file(path);
+  Trace t = parse_tracelab(in, path, report, input);
+  require_sessions(t, path);
+  return t;
 }
 
 }  // namespace isim::trace

@@ -15,6 +15,7 @@
 #include "traces/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
+#include "traces/trace_file.h"
 
 namespace isim::trace {
 
@@ -35,6 +36,8 @@ double seconds(const json& obj, const char* key, const std::string& where) {
   if (!v.is_number() || !std::isfinite(v.get<double>()))
     fail(where, key,
          "expected seconds on the server's monotonic clock, a finite number, got " + shown(v));
+  if (std::abs(v.get<double>()) > kMaxSeconds)  // traces/limits.h
+    fail(where, key, too_many_seconds(shown(v)));
   return v.get<double>();
 }
 
@@ -94,8 +97,7 @@ std::vector<VllmRequest> parse_vllm_requests(std::istream& in, const std::string
 }
 
 std::vector<VllmRequest> read_vllm_requests(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  std::ifstream in = open_trace_file(path);
   return parse_vllm_requests(in, path);
 }
 
@@ -115,7 +117,9 @@ Trace vllm_requests_to_trace(const std::vector<VllmRequest>& requests) {
 }
 
 Trace import_vllm_requests(const std::string& path) {
-  return vllm_requests_to_trace(read_vllm_requests(path));
+  Trace t = vllm_requests_to_trace(read_vllm_requests(path));
+  for (const Session& s : t) validate_session(s, path + ": " + s.id);  // arrivals are differences
+  return t;
 }
 
 }  // namespace isim::trace

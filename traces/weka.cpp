@@ -17,6 +17,7 @@
 #include "traces/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
+#include "traces/trace_file.h"
 
 namespace isim::trace {
 namespace {
@@ -43,24 +44,26 @@ struct File {
     if (it == obj.end()) fail(key_of(at, key), "missing");
     return *it;
   }
+  // A token count in [min, kMaxTokens] (traces/limits.h).
   int64_t count(const json& obj, const char* key, const std::string& at, int64_t min) const {
     const json& v = need(obj, key, at);
-    if (!v.is_number_unsigned() ||
-        v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-        static_cast<int64_t>(v.get<uint64_t>()) < min)
-      fail(key_of(at, key), fmt::format("expected an integer >= {}, got {}", min, shown(v)));
+    const std::string problem =
+        json_lines::tokens_problem(v, min, fmt::format("an integer >= {}", min));
+    if (!problem.empty()) fail(key_of(at, key), problem);
     return static_cast<int64_t>(v.get<uint64_t>());
   }
+  // Seconds (milliseconds when `ms`) in [0, kMaxSeconds], returned in seconds.
   std::optional<double> seconds(const json& obj, const char* key, const std::string& at,
-                                bool required, double scale = 1) const {
+                                bool required, bool ms = false) const {
     auto it = obj.find(key);
     if (it == obj.end()) {
       if (required) fail(key_of(at, key), "missing");
       return std::nullopt;
     }
-    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
-      fail(key_of(at, key), "expected a finite number >= 0, got " + shown(*it));
-    return it->get<double>() * scale;
+    const std::string problem = json_lines::time_problem(*it, "a finite number >= 0",
+                                                         ms ? 1000 : 1, ms ? "ms" : "s");
+    if (!problem.empty()) fail(key_of(at, key), problem);
+    return it->get<double>() * (ms ? 1e-3 : 1);
   }
   std::string text(const json& obj, const char* key, const std::string& at) const {
     const json& v = need(obj, key, at);
@@ -228,7 +231,11 @@ Session convert_calls(const File& f, const std::vector<Call>& calls, const std::
 struct Fork {
   std::string parent;
   const Call* spawn = nullptr;
+  int depth = 1;  // subagents between it and the file's own agent, itself included
 };
+
+// Subagents nest by recursion, so a file nesting them without end would overflow the stack.
+constexpr int kMaxSubagentDepth = 64;
 
 // Segment 0 forks from the spawning call's leading blocks; the last segment ends the context
 // unless it already carries an event (a one-call subagent's fork, or a reset).
@@ -253,14 +260,15 @@ void convert_agent(const File& f, const json& requests, const std::string& at,
 
 // `calls` are the parent's, which started at `start`.
 void convert_subagent(const File& f, const json& r, const std::string& at,
-                      const std::string& parent, const std::vector<Call>& calls, double start,
+                      const std::string& parent, const Fork* parent_from,
+                      const std::vector<Call>& calls, double start,
                       std::map<std::string, std::string>& seen, Trace& out, WekaReport& rep) {
   const std::string agent = f.text(r, "agent_id", at);
   if (agent.empty()) f.fail(at + ".agent_id", "expected a non-empty string");
   if (auto [it, fresh] = seen.emplace(agent, at); !fresh)
     f.fail(at + ".agent_id", fmt::format("duplicate agent_id '{}' (also {})", agent, it->second));
   const double t = *f.seconds(r, "t", at, true);
-  const double ran = f.seconds(r, "duration_ms", at, false, 1e-3).value_or(0);
+  const double ran = f.seconds(r, "duration_ms", at, false, true).value_or(0);
   if (t - ran < calls[0].t)
     f.fail(at + ".t", fmt::format("the subagent would start before its parent's first call: t - "
                                   "duration_ms / 1000 = {} - {} < {}",
@@ -269,7 +277,10 @@ void convert_subagent(const File& f, const json& r, const std::string& at,
   // The spawning call: the parent's last call that started no later than the subagent.
   size_t k = 0;
   while (k + 1 < calls.size() && calls[k + 1].t <= t - ran) ++k;
-  const Fork from{parent, &calls[k]};
+  const int depth = parent_from ? parent_from->depth + 1 : 1;
+  if (depth > kMaxSubagentDepth)
+    f.fail(at, fmt::format("subagents nested more than {} deep", kMaxSubagentDepth));
+  const Fork from{parent, &calls[k], depth};
   convert_agent(f, f.need(r, "requests", at), at + ".requests", parent + "/" + agent,
                 start + (t - ran), &from, out, rep);
 }
@@ -303,13 +314,12 @@ void convert_agent(const File& f, const json& requests, const std::string& at,
   if (from) mark_subagent(f, *from, calls[0], out.back(), rep);
   std::map<std::string, std::string> seen;  // agent_id -> where it was
   for (size_t i : subagents)
-    convert_subagent(f, requests[i], fmt::format("{}[{}]", at, i), id, calls, start, seen, out,
-                     rep);
+    convert_subagent(f, requests[i], fmt::format("{}[{}]", at, i), id, from, calls, start, seen,
+                     out, rep);
 }
 
 void import_file(const std::string& path, Trace& out, WekaReport& rep) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  std::ifstream in = open_trace_file(path);
   json doc;
   try {
     doc = json::parse(in);

@@ -56,9 +56,10 @@
 // Input: one file, or a directory, whose *.json files are read in name order.
 // Errors: InputError `FILE: PATH: reason`, PATH a JSON path such as `requests[3].in` or
 // `requests[1].requests[0].hash_ids[7]`, for missing or mistyped fields, negative or
-// non-integer counts, times that are negative, not finite or going back, more hash ids than
-// ceil(in / block_size), an agent without model calls, a subagent starting before its parent's
-// first call, and duplicate agent ids; `FILE: cannot open: <reason>` and `DIR: no *.json files`.
+// non-integer counts, counts and times past the limits of traces/limits.h, times that are
+// negative, not finite or going back, more hash ids than ceil(in / block_size), an agent without
+// model calls, a subagent starting before its parent's first call, subagents nested more than 64
+// deep, and duplicate agent ids; `FILE: cannot open: <reason>` and `DIR: no *.json files`.
 #pragma once
 
 #include <cstdint>

@@ -254,7 +254,7 @@ TEST_CASE("non-positive sizes and out-of-range integers") {
   check("params: 1e6", "params: 0",
         "params:", "model.params: must be > 0 (a parameter count), got 0");
   check("memory_gib: 1", "memory_gib: -1",
-        "memory_gib:", "device.memory_gib: must be > 0 (a size), got -1");
+        "memory_gib:", "device.memory_gib: must be > 0 (a size in GiB), got -1");
   check("block_tokens: 4", "block_tokens: 0",
         "block_tokens:", "kv.block_tokens: must be > 0 (a size), got 0");
   check("saturation_tokens: 8", "saturation_tokens: -8",

@@ -184,7 +184,9 @@ TEST_CASE("dynamo-agentic: defaults, extra hash ids and block sizes") {
   CHECK(t[0].prefix == PrefixHashes{512, {4, 5}});
   CHECK(rep.extra_hash_rows == 1);
   CHECK(isim::test::error_of_call([] { parse(row("r"), 0); }) ==
-        "d.jsonl: block_tokens: must be an integer >= 1, got 0");
+        "d.jsonl: block_tokens: must be an integer in [1, 1000000000], got 0");
+  CHECK(isim::test::error_of_call([] { parse(row("r"), 1'000'000'001); }) ==
+        "d.jsonl: block_tokens: must be an integer in [1, 1000000000], got 1000000001");
 }
 
 TEST_CASE("dynamo-agentic: every bad row names its line and field") {

@@ -46,9 +46,10 @@ TEST_CASE("jsonl: writer gives the documented bytes and round-trips exactly") {
   CHECK(os.str() == kExample);
 
   Trace t = {
-      Session{"a \"quoted\" \\ id\n", 0.1 + 0.2, {{0, 1, Intercept{"tool/x", 5e-324}}, {3, 0, {}}}},
+      // Prompts and outputs >= 1 and times within 4e9 s: what the reader accepts.
+      Session{"a \"quoted\" \\ id\n", 0.1 + 0.2, {{1, 1, Intercept{"tool/x", 5e-324}}, {0, 1, {}}}},
       Session{"b", 1e-300, {{7, 8, {}}}},
-      Session{"c", 123456.789012345678, {{1, 1, Intercept{"ü", 1e22}}, {2, 2, {}}}},
+      Session{"c", 123456.789012345678, {{1, 1, Intercept{"ü", 3.9e9}}, {2, 2, {}}}},
   };
   std::ostringstream out;
   write_jsonl(out, t);
@@ -122,7 +123,8 @@ TEST_CASE("jsonl: every schema error names file, line and field") {
       {line(R"([{"input":"1","output":3}])"),
        "t.jsonl:1: segments[0].input: expected a non-negative integer, got \"1\""},
       {line(R"([{"input":9223372036854775808,"output":3}])"),
-       "t.jsonl:1: segments[0].input: expected a non-negative integer below 2^63"},
+       "t.jsonl:1: segments[0].input: expected at most 1000000000 tokens (the limit on a token "
+       "count), got 9223372036854775808"},
       {R"({"id":"s","arrival_s":-0.5,"segments":[{"input":1,"output":2}]})",
        "t.jsonl:1: arrival_s: must be finite and >= 0, got -0.5"},
       {R"({"id":"s","arrival_s":1e400,"segments":[{"input":1,"output":2}]})",
