@@ -12,6 +12,7 @@
 #include "traces/generator.h"
 #include "traces/input_error.h"
 #include "traces/jsonl.h"
+#include "traces/limits.h"
 #include "traces/sources.h"
 
 namespace isim::exp {
@@ -28,6 +29,26 @@ uint64_t trace_fnv1a(const std::string& s) {
   }
   return h;
 }
+// A session's arrival plus its intercepts must stay within the limit on a time (traces/limits.h)
+// after trace.intercept_scale and the arrival process moved them: the readers check what the
+// file said, this checks what the spec made of it.
+void check_time_range(const Experiment& e, const trace::Trace& t) {
+  for (const trace::Session& s : t) {
+    double end = s.arrival_s;
+    for (const auto& seg : s.segments)
+      if (seg.intercept) end += seg.intercept->duration_s;
+    if (end <= trace::kMaxSeconds) continue;  // false for NaN too
+    const std::string rate =
+        e.arrival.process == "poisson" ? fmt::format(", arrival.rate={}", e.arrival.rate) : "";
+    throw InputError(fmt::format(
+        "{}: session {}: arrives at {} s and its intercepts last {} s in all, past the {:.0f} s "
+        "(about 126 years) limit on a time; from trace.intercept_scale={}, arrival.process={}{}: "
+        "use a larger rate or a smaller scale",
+        e.origin, s.id, s.arrival_s, end - s.arrival_s, trace::kMaxSeconds,
+        e.trace.intercept_scale, e.arrival.process, rate));
+  }
+}
+
 // At least how many samples the time series takes: the run lasts at least until the last
 // session has arrived and sat out its intercepts.
 void check_time_series(const Experiment& e, const trace::Trace& t) {
@@ -84,6 +105,7 @@ Inputs prepare(const Experiment& e, bool with_profile) {
         "by arrival.process {} to arrive before it) and start unforked",
         n, e.arrival.process));
   std::ostringstream os;
+  check_time_range(e, in.trace);
   check_time_series(e, in.trace);
   trace::write_jsonl(os, in.trace);
   in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));

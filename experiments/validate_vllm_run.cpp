@@ -14,6 +14,7 @@
 
 #include "experiments/validate_vllm.h"
 #include "traces/input_error.h"
+#include "traces/json_shown.h"
 #include "traces/llmservingsim.h"
 #include "traces/sha256.h"
 
@@ -47,7 +48,7 @@ class MetaReader {
       const size_t dot = std::min(key.find('.', start), key.size());
       const std::string part = key.substr(start, dot - start);
       if (!node->is_object())
-        fail(done, "expected an object (holding " + part + "), got " + node->dump());
+        fail(done, "expected an object (holding " + part + "), got " + trace::shown(*node));
       auto it = node->find(part);
       if (it == node->end()) fail(key, "missing");
       node = &*it;
@@ -59,7 +60,7 @@ class MetaReader {
   int64_t integer(const std::string& key, int64_t min) const {
     const json& v = at(key);
     if (!v.is_number_integer() || v.get<int64_t>() < min)
-      fail(key, fmt::format("expected an integer >= {}, got {}", min, v.dump()));
+      fail(key, fmt::format("expected an integer >= {}, got {}", min, trace::shown(v)));
     return v.get<int64_t>();
   }
   std::optional<int64_t> integer_or_null(const std::string& key, int64_t min) const {
@@ -69,18 +70,18 @@ class MetaReader {
   double fraction(const std::string& key) const {
     const json& v = at(key);
     if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
-      fail(key, "expected a fraction in (0, 1], got " + v.dump());
+      fail(key, "expected a fraction in (0, 1], got " + trace::shown(v));
     return v.get<double>();
   }
   bool boolean(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_boolean()) fail(key, "expected true or false, got " + v.dump());
+    if (!v.is_boolean()) fail(key, "expected true or false, got " + trace::shown(v));
     return v.get<bool>();
   }
   std::string text(const std::string& key) const {
     const json& v = at(key);
     if (!v.is_string() || v.get<std::string>().empty())
-      fail(key, "expected a non-empty string, got " + v.dump());
+      fail(key, "expected a non-empty string, got " + trace::shown(v));
     return v.get<std::string>();
   }
 
@@ -120,7 +121,7 @@ VllmMeta parse_vllm_meta(const std::string& text, const std::string& origin) {
   if (!root.is_object()) throw InputError(origin + ": <json>: expected an object");
   const MetaReader m(root, origin);
   if (m.integer("schema_version", 0) != 1)
-    m.fail("schema_version", "expected 1, got " + root["schema_version"].dump());
+    m.fail("schema_version", "expected 1, got " + trace::shown(root["schema_version"]));
   VllmMeta meta;
   meta.path = origin;
   meta.vllm_version = m.text("vllm_version");

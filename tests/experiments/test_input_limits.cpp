@@ -185,3 +185,32 @@ TEST_CASE("isim: output folders are checked before any work, and flags like spec
                "'nan'\n");
   CHECK(!fs::exists(d / "o"));
 }
+
+TEST_CASE("times the spec makes too large (a tiny rate, a huge intercept scale) are input errors") {
+  // One session: 4 tokens, a 1 s tool, then 1 token. Scaled by 1e300 its intercept is 1e300 s;
+  // at 1e-300 sessions/s its first arrival gap is about 1e300 s. Both pass the 4e9 s limit.
+  const auto d = test::scratch("limits-times");
+  test::write_file(d / "t.jsonl",
+                   R"({"id":"a","arrival_s":0,"segments":[{"input":4,"output":1,)"
+                   R"("intercept":{"kind":"tool","duration_s":1}},{"input":1,"output":1}]})"
+                   "\n");
+  const auto spec = test::write_file(
+      d / "e.yaml", "trace: {from: jsonl, path: t.jsonl}\nprofile: " + profile() +
+                        "\npolicy: swap\n");
+  auto prepared = [&](const std::vector<std::string>& ps) {
+    return error_in(d, [&] { exp::prepare(exp::load_experiment(spec, ps), false); });
+  };
+  // With no arrival key the process is poisson at 1 session/s: a moves to its first gap.
+  const std::string scaled = prepared({"trace.intercept_scale=1e300"});
+  CHECK(scaled.starts_with("e.yaml: session a: arrives at "));
+  CHECK(scaled.find(" s and its intercepts last 1e+300 s in all, past the 4000000000 s (about "
+                    "126 years) limit on a time; from trace.intercept_scale=1e+300, "
+                    "arrival.process=poisson, arrival.rate=1: use a larger rate or a smaller "
+                    "scale") != std::string::npos);
+  const std::string slow = prepared({"arrival={process: poisson, rate: 1e-300}"});
+  CHECK(slow.starts_with("e.yaml: session a: arrives at "));
+  CHECK(slow.find("past the 4000000000 s (about 126 years) limit on a time; from "
+                  "trace.intercept_scale=1, arrival.process=poisson, arrival.rate=1e-300") !=
+        std::string::npos);
+  CHECK(prepared({"trace.intercept_scale=1e5"}) == "(no error)");  // 1e5 s: inside it
+}

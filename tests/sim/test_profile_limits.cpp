@@ -83,12 +83,13 @@ TEST_CASE("KV capacity: block counts a pool cannot hold are input errors, not a 
   isim::sim::EngineConfig c;
   c.gpu_memory_utilization = 1;
   c.activation_reserve_gib = 0;
-  p.device.memory_gib = 16384;  // 2^44 B / 4000 B = 4.4e9 blocks > 2^31 - 1
+  p.device.memory_gib = 16384;  // 2^44 B / 4000 B = 4.4e9 blocks > 2^28 (sim/pool_limits.h)
   CHECK(isim::test::error_of_call([&] { (void)isim::sim::derive_block_counts(p, c); })
-            .find("blocks of 4000 B, more than a pool holds (2147483647)") != std::string::npos);
+            .find("blocks of 4000 B, more than a pool holds (at most 268435456)") !=
+        std::string::npos);
   p.device.memory_gib = 1;
   c.swap_space_gib = std::numeric_limits<double>::infinity();
   CHECK(isim::test::error_of_call([&] { (void)isim::sim::derive_block_counts(p, c); }) ==
-        "engine.swap_space_gib inf: gives inf blocks of 4000 B, more than a pool holds "
-        "(2147483647); give less memory or larger blocks");
+        "engine.swap_space_gib: inf GiB is inf blocks of 4000 B, more than a pool holds (at "
+        "most 268435456); lower it, or give engine.cpu_blocks");
 }
