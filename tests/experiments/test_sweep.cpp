@@ -2,6 +2,8 @@
 // determinism across --jobs), shards and merge, the isim sweep CLI and the plot script.
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -279,7 +281,16 @@ TEST_CASE("results.csv is byte-identical for any number of jobs") {
           0);
   auto csv1 = test::slurp(d / "j1/results.csv");
   CHECK(csv1 == a.csv());
-  CHECK(csv1 == test::slurp(d / "j4/results.csv"));
+  // Every file the two runs wrote (results.csv, plots when matplotlib is there), byte for byte.
+  auto files = [](const fs::path& root) {
+    std::map<std::string, std::string> out;
+    for (const auto& f : fs::recursive_directory_iterator(root))
+      if (f.is_regular_file()) out[fs::relative(f.path(), root).string()] = test::slurp(f.path());
+    return out;
+  };
+  const auto f1 = files(d / "j1"), f4 = files(d / "j4");
+  CHECK(f1.count("results.csv") == 1);
+  CHECK(f1 == f4);
   // stderr is not a terminal here: one line per finished run.
   size_t progress = 0;
   for (const auto& l : lines(err4))
