@@ -22,10 +22,12 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
       specs_(std::move(replicas)),
       router_(router),
       check_(checks.global),
+      check_each_(checks.each_event),
       ledger_(trace),
       admitted_(specs_.size(), 0),
       resumed_(specs_.size(), 0),
-      is_touched_(specs_.size(), 0) {
+      is_touched_(specs_.size(), 0),
+      changed_(specs_.size(), 0) {
   if (specs_.empty()) throw InputError("cluster.replicas: must be >= 1");
   for (size_t r = 0; r < specs_.size(); ++r) {
     auto& sp = specs_[r];
@@ -171,7 +173,7 @@ void Cluster::arrive(int32_t i) {
 
 void Cluster::on_intercept_end(int32_t i) {
   const Location at = ledger_.where(i);
-  if (replica(at.replica).session(at.handle).moving_paused) {
+  if (engine(at.replica).session(at.handle).moving_paused) {
     d_->resume_on_landing[i] = now();  // resumes when its KV lands
     return;
   }
@@ -247,6 +249,10 @@ void Cluster::dispatch(const sim::Event& ev) {
     real_event_ = true;
     replica(ev.target).handle(ev);
     touch(ev.target);
+    // An engine that checks itself did so as the iteration ended, after everything its
+    // listener did to it.
+    if (engines_[static_cast<size_t>(ev.target)]->config().check_invariants)
+      changed_[static_cast<size_t>(ev.target)] = 0;
     return;
   }
   switch (ev.type) {
@@ -310,22 +316,30 @@ bool Cluster::run_until(sim::Nanos horizon) {
       next_sample_ += dt_;
     }
     real_event_ = false;
-    while (!queue_.empty() && queue_.top().time == t) dispatch(queue_.pop());
+    while (!queue_.empty() && queue_.top().time == t) {
+      dispatch(queue_.pop());
+      if (check_each_) check_changed();
+    }
     if (d_) {
       pump_imports();
       progress_switches();
       settle_strays();
     }
     if (t_) pump_fetches();
+    if (check_each_ && (d_ || t_)) check_changed();
     // Only a replica that had an event can have new work while idle; in replica order.
     std::sort(touched_.begin(), touched_.end());
     for (int32_t r : touched_) {
-      replica(r).maybe_start();
+      if (!engine(r).busy()) replica(r).maybe_start();  // a busy replica starts nothing
       is_touched_[static_cast<size_t>(r)] = 0;
     }
     touched_.clear();
     if (real_event_) end_ = t;
-    if (check_) check_global();
+    if (check_each_) {
+      check_changed();  // the iterations just started, then the fleet
+    } else if (check_) {
+      check_global();
+    }
   }
   if ((d_ || t_) && !all_done())
     throw std::logic_error(fmt::format(
@@ -333,6 +347,20 @@ bool Cluster::run_until(sim::Nanos horizon) {
         "decode or fetch room that nothing frees)",
         end_, static_cast<int64_t>(trace_.size()) - done_, trace_.size()));
   return true;
+}
+
+void Cluster::check_changed() {
+  for (size_t r = 0; r < engines_.size(); ++r) {
+    if (!changed_[r]) continue;
+    engines_[r]->check_invariants();
+    changed_[r] = 0;
+  }
+  check_global();
+}
+
+void Cluster::check_now() const {
+  for (const auto& e : engines_) e->check_invariants();
+  check_global();
 }
 
 void Cluster::check_global() const {

@@ -32,11 +32,14 @@
 //   (a tier fetch: importing on its destination only; a peer fetch: on both ends).
 // - `run_until(h)` handles every event at times <= h and returns whether the queue drained;
 //   calling it again continues. `result()` closes the run at the last event handled.
-// - With `Checks` (true: both), every replica checks itself after each iteration (`engines`),
-//   and after each instant the cluster checks globally (`global`): every session is on exactly one replica or in the
-//   cluster (never arrived, skipped, finished) as the ledger says, or its KV is in flight
-//   between exactly two replicas (exporting on one, importing on the other, the same tokens);
-//   and no KV block has two owners.
+// - With `Checks` (true: all), every replica checks itself after each iteration (`engines`),
+//   and after each instant the cluster checks globally (`global`): every session is on exactly
+//   one replica or in the cluster (never arrived, skipped, finished) as the ledger says, or its
+//   KV is in flight between exactly two replicas (exporting on one, importing on the other, the
+//   same tokens); and no KV block has two owners. With `each_event`, both also run after every
+//   event and after each instant's iteration starts: the global check each time, and every
+//   replica the cluster reached through `replica(r)` since its last check (an engine whose
+//   iteration just ended checked itself last thing). `check_now` checks every replica.
 // - Disaggregated (cluster_disagg.cpp, cluster_roles.cpp; settings in cluster/disagg.h): the
 //   split sends a session's prefill to a prefill replica or serves it locally; a prefilled
 //   session's KV moves to a decode replica chosen by the router once that replica has room
@@ -68,15 +71,24 @@ struct ReplicaSpec {
   sim::KvManager* kv_manager = nullptr;  // not owned; null: sim::LocalKvManager
 };
 
-// Which invariants a run checks. From a bool: all of them or none. The engines' checks cost
-// O(blocks) per iteration; the global one O(sessions) per instant, so `global_only` is the
-// one a large fleet can afford after every event.
+// Which invariants a run checks, and how often. From a bool: all of them, after every event,
+// or none (tests pass `true`). `engines`: each replica after each of its iterations; `global`:
+// the fleet after each instant; `each_event`: both after every event and after each instant's
+// iteration starts too (on the replicas the event reached), so no state goes unchecked. The
+// engines' checks cost O(blocks) each; the global one O(sessions), so `global_only` is the one
+// a large fleet can afford, and `per_iteration` (the CLI's --check-invariants) the cheaper
+// full check.
 struct Checks {
-  bool engines = false, global = false;
-  Checks(bool all = false) : engines(all), global(all) {}  // NOLINT: implicit from bool
+  bool engines = false, global = false, each_event = false;
+  Checks(bool all = false) : engines(all), global(all), each_event(all) {}  // NOLINT: from bool
   static Checks global_only() {
     Checks c;
     c.global = true;
+    return c;
+  }
+  static Checks per_iteration() {
+    Checks c(true);
+    c.each_event = false;
     return c;
   }
 };
@@ -115,10 +127,18 @@ class Cluster final : public sim::EngineListener {
   RunResult result();
 
   int32_t size() const { return static_cast<int32_t>(engines_.size()); }
-  sim::Engine& replica(int32_t r) { return *engines_[static_cast<size_t>(r)]; }
+  // Non-const access marks the replica as possibly changed: with Checks::each_event it is
+  // checked again after the event (check_now checks every replica).
+  sim::Engine& replica(int32_t r) {
+    changed_[static_cast<size_t>(r)] = 1;
+    return *engines_[static_cast<size_t>(r)];
+  }
+  const sim::Engine& engine(int32_t r) const { return *engines_[static_cast<size_t>(r)]; }
   const Ledger& ledger() const { return ledger_; }
   sim::Nanos now() const { return queue_.now(); }
   void check_global() const;
+  // Every replica's check_invariants, then check_global.
+  void check_now() const;
 
   // EngineListener.
   void paused(int32_t replica, int32_t handle, const sim::SessionState& s,
@@ -217,6 +237,7 @@ class Cluster final : public sim::EngineListener {
   std::vector<ReplicaSpec> specs_;
   Router& router_;
   bool check_;
+  bool check_each_;  // Checks::each_event
   sim::EventQueue queue_;
   std::vector<std::unique_ptr<sim::Engine>> engines_;
   Ledger ledger_;
@@ -232,6 +253,9 @@ class Cluster final : public sim::EngineListener {
   std::vector<int64_t> admitted_, resumed_;
   std::vector<int32_t> touched_;     // replicas with an event at the current instant
   std::vector<char> is_touched_;
+  std::vector<char> changed_;  // replica(r) was asked for since its last each_event check
+  // Checks::each_event after an event: the replicas it may have changed, then the fleet.
+  void check_changed();
   int64_t migrations_ = 0;
   int64_t done_ = 0;  // sessions finished or skipped
   bool real_event_ = false;  // the current instant had an event other than the planner's

@@ -54,8 +54,8 @@ void Cluster::place_arrival(int32_t i, sim::SessionState s, RouteRequest& q) {
     int64_t best = 0;
     for (int32_t r = 0; r < size(); ++r)
       if (!in_pool(d_->roles[static_cast<size_t>(r)], kPrefillPool))
-        best = std::max(best, replica(r).cached_prefix_blocks(v.prefix_chain(r)) *
-                                  replica(r).block_tokens());
+        best = std::max(best, engine(r).cached_prefix_blocks(v.prefix_chain(r)) *
+                                  engine(r).block_tokens());
     uncached = std::max<int64_t>(q.context_tokens - best, 0);
     to_prefill = uncached > sp.threshold_tokens;
   }
@@ -128,7 +128,7 @@ void Cluster::pump_imports() {
         for (const PendingImport& p : moved) {
           RouteRequest rq;
           rq.session = p.session;
-          rq.context_tokens = replica(p.src).session(p.src_h).context;
+          rq.context_tokens = engine(p.src).session(p.src_h).context;
           rq.kv_arrives = true;
           const int32_t to = route_in(rq, kLocalPool);
           (to == r ? stay : d_->imports[static_cast<size_t>(to)]).push_back(p);
@@ -139,16 +139,16 @@ void Cluster::pump_imports() {
       }
       while (!q.empty()) {
         const PendingImport p = q.front();
-        sim::Engine& e = replica(r);
+        const sim::Engine& e = engine(r);
         if (p.src == r) {
-          e.keep_exported(p.src_h);
+          replica(r).keep_exported(p.src_h);
           touch(r);
         } else {
-          const int64_t kv = replica(p.src).session(p.src_h).kv;
+          const int64_t kv = engine(p.src).session(p.src_h).kv;
           if (!e.can_import(kv)) {
             // Nothing here will free blocks by itself: give up idle KV for it.
             if (e.busy() || !e.running().empty() || !e.importing().empty() ||
-                !e.make_room(sim::blocks_for(kv, e.block_tokens())))
+                !replica(r).make_room(sim::blocks_for(kv, e.block_tokens())))
               break;
           }
           start_transfer(r, p);
@@ -186,7 +186,7 @@ void Cluster::start_transfer(int32_t dst, const PendingImport& p) {
 
 // Reserves the destination's blocks for t's session and starts sending `send_bytes` of it.
 void Cluster::launch(int32_t dst, double send_bytes, Transfer t) {
-  sim::SessionState copy = replica(t.src).session(t.src_h);
+  sim::SessionState copy = engine(t.src).session(t.src_h);
   copy.gpu_blocks.clear();
   copy.cpu_blocks.clear();
   copy.h = -1;
@@ -206,10 +206,10 @@ int32_t Cluster::move_target(int32_t src, int64_t kv) {
   for (int32_t r = 0; r < size(); ++r) {
     const auto i = static_cast<size_t>(r);
     if (r == src || d_->draining[i] || !in_pool(d_->roles[i], kLocalPool) ||
-        !in_pool(d_->switch_to[i], kLocalPool) || !replica(r).can_import(kv))
+        !in_pool(d_->switch_to[i], kLocalPool) || !engine(r).can_import(kv))
       continue;
-    if (replica(r).gpu().free() > most) {
-      most = replica(r).gpu().free();
+    if (engine(r).gpu().free() > most) {
+      most = engine(r).gpu().free();
       best = r;
     }
   }
@@ -243,7 +243,7 @@ void Cluster::settle_strays() {
   std::vector<std::array<int32_t, 3>> strays;
   strays.swap(d_->stray_paused);
   for (const auto& [r, h, idx] : strays) {
-    const sim::SessionState& s = replica(r).session(h);
+    const sim::SessionState& s = engine(r).session(h);
     // Still paused here, and here still not decoding.
     if (s.idx == idx && s.phase == sim::Phase::kPaused &&
         d_->roles[static_cast<size_t>(r)] == Role::kPrefill)

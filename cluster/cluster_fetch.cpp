@@ -78,7 +78,7 @@ int64_t Cluster::reachable_kv(const RouteRequest& q, int32_t r) const {
 bool Cluster::resume_with_tiers(const RouteRequest& q, int32_t r, double intercept_s,
                                 sim::Nanos ended_at) {
   const Location at = ledger_.where(q.session);
-  const sim::SessionState& s = replica(at.replica).session(at.handle);
+  const sim::SessionState& s = engine(at.replica).session(at.handle);
   TierStats& st = t_->stats;
   ++st.lookups;
   if (r == at.replica && s.kv > 0) {

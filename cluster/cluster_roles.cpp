@@ -142,7 +142,7 @@ void Cluster::begin_switch(int32_t r, Role to) {
 void Cluster::progress_switches() {
   for (int32_t r = 0; r < size(); ++r) {
     const auto i = static_cast<size_t>(r);
-    if (!d_->switching[i] || replica(r).held_until() > now()) continue;
+    if (!d_->switching[i] || engine(r).held_until() > now()) continue;
     sim::Engine& e = replica(r);
     if (d_->draining[i]) {
       if (e.has_active_work() || !e.exporting().empty() || !e.importing().empty() ||
@@ -180,7 +180,7 @@ void Cluster::sample_roles(sim::Nanos t) {
   const size_t first = replica_ts_.size() - engines_.size();
   for (int32_t r = 0; r < size(); ++r) {
     const auto i = static_cast<size_t>(r);
-    const sim::Engine& e = replica(r);
+    const sim::Engine& e = engine(r);
     if (d_->switching[i]) ++s.switching;
     switch (d_->roles[i]) {
       case Role::kMixed:

@@ -41,7 +41,7 @@ bool Cluster::tiers_used(int32_t r) const {
 
 void Cluster::evicting(int32_t r, const sim::SessionState& s) {
   if (!t_) return;
-  const sim::KvManager& m = replica(r).kv_manager();
+  const sim::KvManager& m = engine(r).kv_manager();
   const bool cpu = t_->nodes[static_cast<size_t>(r / t_->per_node)].present();
   const bool pool = t_->pool.present();
   const sim::Demote to = m.uses_tiers() ? m.demote_to(s, now(), cpu, pool) : sim::Demote::kDrop;
@@ -56,12 +56,12 @@ void Cluster::demote(int32_t r, const sim::SessionState& s, sim::Demote to) {
   const bool to_cpu = to == sim::Demote::kNodeCpu;
   const int32_t node = r / t_->per_node;
   TierStore& store = to_cpu ? t_->nodes[static_cast<size_t>(node)] : t_->pool;
-  TierEntry e{s.idx, s.kv, kv_bytes(replica(r), s.kv), now(), sim::kForever, s.generation};
+  TierEntry e{s.idx, s.kv, kv_bytes(engine(r), s.kv), now(), sim::kForever, s.generation};
   if (e.bytes > store.capacity()) {
     t_->stats.lost_tokens[kLostGpu] += s.kv;
     return;
   }
-  store_entry(store, e, replica(r).kv_manager());
+  store_entry(store, e, engine(r).kv_manager());
   const int k = to_cpu ? 0 : 1;
   ++t_->stats.demotions[static_cast<size_t>(k)];
   t_->stats.demoted_tokens[static_cast<size_t>(k)] += s.kv;
@@ -80,8 +80,8 @@ void Cluster::demote(int32_t r, const sim::SessionState& s, sim::Demote to) {
 void Cluster::store_entry(TierStore& store, const TierEntry& e, const sim::KvManager& m) {
   auto first_to_go = [this, &m](const TierEntry& a, const TierEntry& b) {
     const Location la = ledger_.where(a.session), lb = ledger_.where(b.session);
-    const sim::SessionState& sa = replica(la.replica).session(la.handle);
-    const sim::SessionState& sb = replica(lb.replica).session(lb.handle);
+    const sim::SessionState& sa = engine(la.replica).session(la.handle);
+    const sim::SessionState& sb = engine(lb.replica).session(lb.handle);
     if (m.evict_before(sa, sb, now())) return true;
     return !m.evict_before(sb, sa, now()) && a.session > b.session;
   };

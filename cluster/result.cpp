@@ -26,7 +26,7 @@ RunResult Cluster::result() {
   for (auto& e : engines_) e->close(end_);
   RunResult r;
   r.sessions = ledger_.records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
-    return replica(rep).session(h).m;
+    return engine(rep).session(h).m;
   });
   sim::Counters c;
   sim::WasteBreakdown w;

@@ -73,7 +73,7 @@ inline void add_checks_options(boost::program_options::options_description& opts
 }
 
 inline cluster::Checks checks_from(const boost::program_options::variables_map& vm) {
-  if (vm.count("check-invariants")) return true;
+  if (vm.count("check-invariants")) return cluster::Checks::per_iteration();
   if (vm.count("check-global")) return cluster::Checks::global_only();
   return false;
 }

@@ -31,6 +31,7 @@ void BlockPool::evict_one() {
 }
 
 bool BlockPool::forget(BlockId b) {
+  ++version_;
   const auto i = static_cast<size_t>(b);
   if (b < 0 || b >= total() || refcount_[i] != 0 || hash_[i] == 0) return false;
   cached_.erase({cached_since_[i], b});
@@ -42,6 +43,7 @@ bool BlockPool::forget(BlockId b) {
 }
 
 bool BlockPool::allocate(int64_t n, std::vector<BlockId>& out) {
+  ++version_;
   if (n < 0) throw std::logic_error(name_ + ": negative allocation");
   if (n > free()) return false;
   for (int64_t i = 0; i < n; ++i) {
@@ -51,16 +53,19 @@ bool BlockPool::allocate(int64_t n, std::vector<BlockId>& out) {
     refcount_[static_cast<size_t>(b)] = 1;
     out.push_back(b);
   }
+  holds_ += n;
   return true;
 }
 
 void BlockPool::release(std::vector<BlockId>& blocks) {
+  ++version_;
   // Released in reverse so that a release followed by an allocation of the same size returns
   // the same ids in the same order.
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     BlockId b = *it;
     if (b < 0 || b >= total() || refcount_[static_cast<size_t>(b)] <= 0)
       throw std::logic_error(name_ + ": block " + std::to_string(b) + " released but not held");
+    --holds_;
     if (--refcount_[static_cast<size_t>(b)] > 0) continue;
     const auto i = static_cast<size_t>(b);
     if (hash_[i] != 0) {
@@ -75,21 +80,25 @@ void BlockPool::release(std::vector<BlockId>& blocks) {
 }
 
 BlockId BlockPool::acquire_cached(uint64_t hash) {
+  ++version_;
   const BlockId b = find(hash);
   if (b < 0) return -1;
   auto& rc = refcount_[static_cast<size_t>(b)];
   if (rc == 0) cached_.erase({cached_since_[static_cast<size_t>(b)], b});
   ++rc;
+  ++holds_;
   return b;
 }
 
 void BlockPool::value(BlockId b) {
+  ++version_;
   if (b < 0 || b >= total() || refcount_[static_cast<size_t>(b)] <= 0)
     throw std::logic_error(name_ + ": valuing a block that is not held");
   valued_[static_cast<size_t>(b)] = 1;
 }
 
 bool BlockPool::publish(BlockId b, uint64_t hash) {
+  ++version_;
   if (hash == 0) throw std::logic_error(name_ + ": hash 0 is reserved");
   if (refcount_[static_cast<size_t>(b)] <= 0)
     throw std::logic_error(name_ + ": publishing a block that is not held");
@@ -117,9 +126,10 @@ void BlockPool::check() const {
         cached_since_[static_cast<size_t>(b)] != seq)
       bad("cached block " + std::to_string(b) + " is out of its eviction class");
   }
-  int64_t held = 0, hashed = 0;
+  int64_t held = 0, hashed = 0, holds = 0;
   for (size_t b = 0; b < refcount_.size(); ++b) {
     hashed += hash_[b] != 0;
+    holds += refcount_[b];
     if (refcount_[b] < 0) bad("negative refcount");
     if (refcount_[b] > 0) ++held;
     if (refcount_[b] == 0 && !seen[b]) bad("block " + std::to_string(b) + " lost");
@@ -131,6 +141,9 @@ void BlockPool::check() const {
   if (static_cast<size_t>(hashed) != by_hash_.size())
     bad("hash index holds " + std::to_string(by_hash_.size()) + " hashes, the blocks " +
         std::to_string(hashed));
+  if (holds != holds_)
+    bad("refcounts sum to " + std::to_string(holds) + ", the hold count is " +
+        std::to_string(holds_));
   if (held + free() != total())
     bad("blocks not conserved: free " + std::to_string(free()) + " + held " + std::to_string(held) +
         " != total " + std::to_string(total()));

@@ -11,8 +11,9 @@
 // - Allocation is all-or-nothing and deterministic (LIFO free list, then oldest cached), so a
 //   live executor can map ids onto real KV slots one-to-one.
 // - Releasing a block that is not held throws std::logic_error (a bookkeeping bug).
-// - `check` verifies that free, cached and held blocks partition the pool and that the hash
-//   index agrees with the blocks; the engine checks refcounts against its sessions.
+// - `check` verifies that free, cached and held blocks partition the pool, that the hash
+//   index agrees with the blocks and that `holds` is the sum of the refcounts; the engine
+//   checks refcounts against its sessions.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,12 @@ class BlockPool {
   // Drops one hold on every block in `blocks` and clears the vector.
   void release(std::vector<BlockId>& blocks);
   int32_t refcount(BlockId b) const { return refcount_[static_cast<size_t>(b)]; }
+  // The sum of all refcounts (kept as blocks are taken and released): the engine's check
+  // compares it with its sessions' listings without visiting every block.
+  int64_t holds() const { return holds_; }
+  // Changes with every call that may change the pool (allocate, release, acquire_cached,
+  // publish, forget, value): a pool `check` passed at one version is still consistent.
+  uint64_t version() const { return version_; }
 
   // Prefix cache. `acquire_cached` takes a hold on the block published under `hash`, or
   // returns -1. `publish` names a held block's content; false if another block already has it.
@@ -81,6 +88,8 @@ class BlockPool {
   HashIndex by_hash_;
   uint64_t release_seq_ = 0;
   int64_t evictions_ = 0;
+  int64_t holds_ = 0;
+  uint64_t version_ = 0;
 };
 
 // Blocks needed to hold `tokens` tokens.

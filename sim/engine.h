@@ -21,9 +21,14 @@
 //   GPU, the most recently arrived idle holder's KV is dropped (counted as idle_evictions).
 // - `never_fits(session)` says why a session could never run here ("" if it can); the owner
 //   skips such sessions instead of admitting them.
-// - `check_invariants()` (run after every iteration when EngineConfig::check_invariants) throws
-//   std::logic_error if blocks are not conserved per tier, a block is owned twice or by the
-//   wrong session, a session is lost from its queue, or the clock went backwards.
+// - `check_invariants()` (run after every iteration when EngineConfig::check_invariants; the
+//   cluster can also run it after every event, cluster::Checks::each_event) only reads state
+//   and throws std::logic_error naming the replica and the first fault: a pool's free, cached
+//   and held blocks do not partition it; a block's refcount differs from the number of
+//   sessions listing it; a block past a session's shareable prefix is held by another; a
+//   session holds more or fewer blocks than its KV needs (engine_invariants.cpp lists the
+//   exceptions); a session is in no list, in two, or in one its phase does not name; a queue
+//   key disagrees with its session; or the clock went backwards.
 // - With a live executor (Executor::live()), every swap and KV drop is also told to the
 //   KvObserver (sim/live_log.h) in decision order, and each iteration is handed to
 //   Executor::execute with its real steps; the clock then advances by the measured times.
@@ -225,6 +230,10 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void check_invariants() const;
 
  private:
+  // Tests only (tests/sim/test_invariant_faults.cpp): plants faults in a copy of the state to
+  // see check_invariants catch each one. No production code defines or uses it.
+  friend struct EngineTestAccess;
+
   struct QueueKey {
     Nanos key;
     int32_t idx;  // trace index: the tie-break
@@ -301,6 +310,11 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   // changed.
   void refresh_running_load() const;
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
+  // Invariant check parts (engine_invariants.cpp).
+  void check_block_owners() const;
+  [[noreturn]] void name_misheld(const BlockPool& pool, bool gpu) const;
+  void check_block_counts() const;
+  void check_lists() const;
   // Leading GPU blocks of `s` that other sessions may also hold (its prompt-hash blocks).
   size_t shareable_gpu_blocks(const SessionState& s) const;
   // How many of s's GPU blocks hold the first `chain_blocks` entries of its chain (its dropped
@@ -374,6 +388,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   WasteBreakdown waste_;
   Nanos accounted_until_ = -1;  // -1: nothing arrived yet
   mutable Nanos last_check_ = 0;
+  mutable std::vector<int32_t> listed_[2];  // check_block_owners' scratch (GPU, CPU), all 0
+  mutable uint64_t pools_checked_[2] = {~uint64_t{0}, ~uint64_t{0}};  // versions last checked
   std::vector<uint64_t> block_stamp_;  // account(): which blocks were already counted
   uint64_t account_stamp_ = 0;
   bool shared_blocks_ = false;  // some session may share blocks (prefix caching)

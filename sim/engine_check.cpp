@@ -1,8 +1,5 @@
-// The engine's accounting (waste, load, samples) and its invariant check.
+// The engine's accounting (waste, load, samples); its invariant check is engine_invariants.cpp.
 #include <algorithm>
-#include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "sim/engine.h"
 
@@ -129,94 +126,6 @@ ReplicaLoad Engine::load() const {
   // Sessions whose KV is landing here decode next: they count at once, so a burst spreads.
   l.decode_sequences = running_decodes_ + static_cast<int64_t>(importing_.size());
   return l;
-}
-
-namespace {
-
-void check_session(const SessionState& s, int64_t block_tokens) {
-  auto fail = [](const std::string& m) { throw std::logic_error("invariant: " + m); };
-  if (s.kv < 0 || s.kv > s.context)
-    fail(fmt::format("session {}: kv {} > context {}", s.idx, s.kv, s.context));
-  const auto held =
-      static_cast<int64_t>(s.gpu_blocks.size() + s.cpu_blocks.size()) + s.dropped_blocks;
-  if (s.phase != Phase::kFinished && held < blocks_for(s.kv, block_tokens))
-    fail(fmt::format("session {}: {} KV tokens in {} blocks", s.idx, s.kv, held));
-  if (s.phase == Phase::kRunning && (!s.cpu_blocks.empty() || s.dropped_blocks > 0))
-    fail(fmt::format("session {} runs with KV still on CPU or dropped", s.idx));
-  int64_t causes = 0;
-  for (int64_t c : s.recompute_cause) causes += c;
-  if (causes != s.recompute_left)
-    fail(fmt::format("session {}: recompute causes sum to {}, not {}", s.idx, causes,
-                     s.recompute_left));
-  if ((s.phase == Phase::kFinished || s.phase == Phase::kSkipped) &&
-      (!s.gpu_blocks.empty() || !s.cpu_blocks.empty()))
-    fail(fmt::format("session {} ended but holds blocks", s.idx));
-}
-
-}  // namespace
-
-void Engine::check_invariants() const {
-  auto fail = [this](const std::string& m) {
-    throw std::logic_error(fmt::format("invariant (replica {}): {}", replica_, m));
-  };
-  gpu_.check();
-  cpu_.check();
-  if (now() < last_check_) fail("clock went backwards");
-  last_check_ = now();
-  // Every hold on a block is one listing in one session.
-  std::vector<int32_t> gpu_refs(static_cast<size_t>(gpu_.total()), 0);
-  std::vector<int32_t> cpu_refs(static_cast<size_t>(cpu_.total()), 0);
-  int64_t n[kPhases] = {};
-  int64_t queued = 0;
-  for (size_t h = 0; h < slots_.size(); ++h) {
-    const auto& s = slots_[h];
-    if (s.idx < 0) continue;  // a free slot
-    if (s.h != static_cast<int32_t>(h)) fail(fmt::format("session {} lost its handle", s.idx));
-    for (BlockId b : s.gpu_blocks) ++gpu_refs[static_cast<size_t>(b)];
-    // account() relies on this: no other session holds a block past the shareable prefix.
-    for (size_t k = shareable_gpu_blocks(s); k < s.gpu_blocks.size(); ++k)
-      if (gpu_.refcount(s.gpu_blocks[k]) != 1)
-        fail(fmt::format("session {}: block {} past its prompt hashes is held {} times", s.idx,
-                         s.gpu_blocks[k], gpu_.refcount(s.gpu_blocks[k])));
-    for (BlockId b : s.cpu_blocks) ++cpu_refs[static_cast<size_t>(b)];
-    check_session(s, block_tokens_);
-    ++n[static_cast<size_t>(s.phase)];
-    if (s.phase == Phase::kWaiting || s.phase == Phase::kSwapped) queued += s.queued_tokens;
-  }
-  for (size_t b = 0; b < gpu_refs.size(); ++b)
-    if (gpu_refs[b] != gpu_.refcount(static_cast<BlockId>(b)))
-      fail(fmt::format("gpu block {} is listed by {} sessions but held {} times", b, gpu_refs[b],
-                       gpu_.refcount(static_cast<BlockId>(b))));
-  for (size_t b = 0; b < cpu_refs.size(); ++b)
-    if (cpu_refs[b] != cpu_.refcount(static_cast<BlockId>(b)))
-      fail(fmt::format("cpu block {} is listed by {} sessions but held {} times", b, cpu_refs[b],
-                       cpu_.refcount(static_cast<BlockId>(b))));
-  auto count = [&](Phase p) { return n[static_cast<size_t>(p)]; };
-  if (count(Phase::kRunning) != static_cast<int64_t>(running_.size()))
-    fail("running set lost a session");
-  if (count(Phase::kWaiting) != static_cast<int64_t>(waiting_.size()))
-    fail("waiting queue lost a session");
-  if (count(Phase::kSwapped) != static_cast<int64_t>(swapped_.size()))
-    fail("swapped queue lost a session");
-  if (count(Phase::kPaused) != static_cast<int64_t>(paused_.size()))
-    fail("paused list lost a session");
-  if (count(Phase::kExporting) != static_cast<int64_t>(exporting_.size()))
-    fail("exporting list lost a session");
-  if (count(Phase::kImporting) != static_cast<int64_t>(importing_.size()))
-    fail("importing list lost a session");
-  for (int32_t h : importing_)
-    if (static_cast<int64_t>(session(h).gpu_blocks.size()) != blocks_for(session(h).kv, block_tokens_))
-      fail(fmt::format("session {} imports {} KV tokens into {} blocks", session(h).idx,
-                       session(h).kv, session(h).gpu_blocks.size()));
-  if (count(Phase::kFinished) + count(Phase::kSkipped) + count(Phase::kPending) != 0)
-    fail("a slot holds a session that is not on the replica");
-  if (queued != queued_tokens_) fail("queued prefill tokens drifted from the queues");
-  for (int32_t h : running_)
-    if (session(h).phase != Phase::kRunning)
-      fail("running set holds a session that is not running");
-  for (const auto& q : waiting_)
-    if (session(q.h).phase != Phase::kWaiting)
-      fail("waiting queue holds a session that is not waiting");
 }
 
 }  // namespace isim::sim

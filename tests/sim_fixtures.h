@@ -1,6 +1,7 @@
 // Small, hand-checkable simulation set-ups shared by the tests.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,21 @@ inline sim::Profile round_profile() {
   p.swap.duplex_factor = 1.0;
   p.swap.per_copy_overhead_us = 0;
   return p;
+}
+
+// The pipelined swap budget (both directions together, in blocks) of an iteration on the round
+// profile, from its numbers: the engine sizes it by the forward time of the running decodes,
+// T(d) = base + slope x d (d = 0: the saturated pass T(saturation_tokens)), and one block copy
+// takes block_tokens x kv_bytes_per_token / bandwidth (no per-copy overhead), so
+// floor(T / block copy) blocks fit. Round profile: T(1) = 11 ms, 4000 B at 1 MB/s = 4 ms: 2.
+inline int64_t round_swap_budget_blocks(int64_t decodes) {
+  const sim::Profile p = round_profile();
+  const int64_t tokens = decodes > 0 ? decodes : p.saturation_tokens;
+  const auto window_ns =
+      std::llround((p.linear.base_ms + p.linear.slope_ms_per_token * static_cast<double>(tokens)) * 1e6);
+  const double bytes = static_cast<double>(p.block_tokens * p.model.kv_bytes_per_token());
+  const auto block_ns = std::llround(bytes / p.swap.d2h_gbps.y.front());  // GB/s = bytes per ns
+  return window_ns / block_ns;
 }
 
 // The round profile with a model the runner can execute (live executors): 2 layers, GQA 4:2,

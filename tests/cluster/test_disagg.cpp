@@ -318,15 +318,18 @@ TEST_CASE("a turn sent back to the prefill replica hits the blocks it computed t
   CHECK(r.summary.counters.lost_reuse[static_cast<size_t>(sim::LostCause::kMigration)] == 1);
 }
 
-TEST_CASE("Checks: a bool turns on every check; global_only leaves the engines unchecked") {
+TEST_CASE("Checks: a bool turns on every check, after every event; global_only leaves the "
+          "engines unchecked; per_iteration checks all but not after every event") {
   Fleet f({Role::kPrefill, Role::kDecode});
   const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 3)}}};
   auto router = policy::router_registry().create("least-loaded", "test", Params({}, "router"));
-  const cluster::Checks none = false, all = true, global = cluster::Checks::global_only();
-  CHECK((!none.engines && !none.global));
-  CHECK((all.engines && all.global));
-  CHECK((!global.engines && global.global));
-  for (const cluster::Checks& c : {none, all, global}) {
+  const cluster::Checks none = false, all = true, global = cluster::Checks::global_only(),
+                        iter = cluster::Checks::per_iteration();
+  CHECK((!none.engines && !none.global && !none.each_event));
+  CHECK((all.engines && all.global && all.each_event));
+  CHECK((!global.engines && global.global && !global.each_event));
+  CHECK((iter.engines && iter.global && !iter.each_event));
+  for (const cluster::Checks& c : {none, all, global, iter}) {
     cluster::Cluster fleet(t, f.specs("vllm-v0"), *router, c, f.cfg);
     for (int32_t r = 0; r < fleet.size(); ++r)
       CHECK(fleet.replica(r).config().check_invariants == c.engines);

@@ -3,6 +3,9 @@
 // swapping one block takes 4 ms each way. Scheduler vllm-v0 unless stated.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "tests/sim_fixtures.h"
 
 using namespace isim;
@@ -88,9 +91,28 @@ TEST_CASE("swap: synchronous copies stall the engine for the PCIe time") {
   SUBCASE("chunked scheduler swaps in and prefills in the same iteration") {
     auto c = small_engine();
     c.scheduler = "chunked";
-    auto rc = test::run(one_session(), "swap", c);
-    // [540, 540 + 12 + 15) then decode 11 ms: 578 ms either way.
+    c.check_invariants = true;
+    sim::SimExecutor ex(test::round_profile());
+    auto pol = policy::policy_registry().create("swap", "test", policy::PolicyParams{});
+    std::vector<sim::IterationRecord> its;
+    auto rc = cluster::simulate(one_session(), c, ex, *pol,
+                                [&](const sim::IterationRecord& i) { its.push_back(i); });
+    // The finish time alone cannot tell one iteration from two: a swap-in-only iteration
+    // [540,552) then the prefill [552,567) ends at 578 ms too. The records can: one iteration
+    // at 540 ms stalls 12 ms for the 3-block swap-in and prefills the 5 tokens (15 ms) in its
+    // forward: 27 ms. Then the decode [567,578).
     CHECK(rec(rc, "a").finish_s == doctest::Approx(0.578).epsilon(1e-12));
+    const auto at = std::find_if(its.begin(), its.end(),
+                                 [](const sim::IterationRecord& i) { return i.start == 540'000'000; });
+    REQUIRE(at != its.end());
+    CHECK(at->stall == 12'000'000);
+    CHECK(at->forward == 15'000'000);
+    CHECK(at->duration == 27'000'000);
+    CHECK(at->batch_tokens == 5);
+    CHECK(at->prefills == 1);
+    REQUIRE(at + 1 != its.end());
+    CHECK((at + 1)->start == 567'000'000);
+    CHECK((at + 1)->decodes == 1);
   }
   SUBCASE("a full CPU pool falls back to discard and counts it") {
     auto rf = test::run(one_session(), "swap", small_engine(10, 2));
