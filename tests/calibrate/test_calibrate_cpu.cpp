@@ -117,7 +117,7 @@ TEST_CASE("isim-calibrate error paths exit 2 with a clear message") {
 // Skipped (reported as such by doctest, never passed) where a CUDA device is usable: there the
 // cuda backend would calibrate instead of refusing.
 TEST_CASE("isim-calibrate --backend cuda without a usable device exits 2 and says why" *
-          doctest::skip(cuda_device_usable())) {
+          doctest::skip(isim::test::absent(cuda_device_usable()))) {
   const std::string out = (fs::temp_directory_path() / "isim-test-calibrate-err.yaml").string();
   std::string err;
   const int rc = run_calibrate("--model " + tiny_model() + " --backend cuda --out " + out, &err);
