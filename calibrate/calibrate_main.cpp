@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "calibrate/measure.h"
+#include "experiments/out_path.h"
 #include "traces/input_error.h"
 
 namespace {
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
     }
     if (o.model_path.empty()) throw isim::InputError("--model: required");
     if (out.empty()) throw isim::InputError("--out: required");
+    isim::exp::check_out_file(out, "--out");  // before minutes of measuring, not after
     o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
     const isim::sim::Profile p = isim::calib::calibrate(o);
     isim::sim::write_profile_file(out, p);

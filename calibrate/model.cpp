@@ -1,8 +1,14 @@
 #include "calibrate/model.h"
 
+#include <fmt/format.h>
+
 #include "traces/strict_yaml.h"
 
 namespace isim::calib {
+
+namespace {
+constexpr double kMaxKvBytesPerToken = 134217728.0;  // 2^27
+}  // namespace
 
 ModelSpec load_model(const std::string& path) {
   const YamlMap root(load_yaml_file(path, "model file"), path, "",
@@ -29,6 +35,15 @@ ModelSpec load_model(const std::string& path) {
   s.dtype = root.require<std::string>("dtype", "fp16, bf16, fp32 or fp8");
   if (s.dtype != "fp16" && s.dtype != "bf16" && s.dtype != "fp32" && s.dtype != "fp8")
     root.fail("dtype", "unknown dtype '" + s.dtype + "'; valid: bf16, fp16, fp32, fp8");
+  // KV bytes per token, in double so that the product cannot overflow: at most 2^27 (128 MiB),
+  // 250 times the largest shipped model's, so int64 KV byte counts stay exact (sim/profile.cpp
+  // checks the block size again when a profile is read).
+  const double kv = 2.0 * s.layers * s.kv_heads * s.head_dim * s.dtype_bytes();
+  if (kv > kMaxKvBytesPerToken)
+    root.fail("layers", fmt::format("KV bytes per token 2 x layers {} x kv_heads {} x head_dim {} x "
+                                    "{} bytes = {:.6g}; expected at most {:.0f} (128 MiB)",
+                                    s.layers, s.kv_heads, s.head_dim, s.dtype_bytes(), kv,
+                                    kMaxKvBytesPerToken));
   s.params = root.require<double>("params", "the parameter count");
   if (!(s.params > 0)) root.fail("params", "must be > 0");
   m.max_position = root.get<int64_t>("max_position", 0, "a positive integer");

@@ -294,6 +294,15 @@ void Cluster::dispatch(const sim::Event& ev) {
 }
 
 void Cluster::sample(sim::Nanos t) {
+  const int64_t cap = specs_.front().config.max_time_samples;
+  if (static_cast<int64_t>(fleet_ts_.size()) >= cap) {
+    const double dt = specs_.front().config.timeseries_interval_s;
+    throw InputError(fmt::format(
+        "metrics.timeseries_interval_s: {} s reached the cap of {} time-series samples at "
+        "t = {:.3f} s, with sessions still running (the run outlasts its trace); raise it, "
+        "e.g. -p metrics.timeseries_interval_s={}",
+        dt, cap, sim::to_seconds(t), dt * 10));
+  }
   sim::TimeSample fleet;
   fleet.t_s = sim::to_seconds(t);
   for (const auto& e : engines_) {

@@ -6,7 +6,8 @@
 // - `simulate(trace, replicas, router)` runs a fleet. Live executors run on a cluster of one
 //   only (InputError otherwise): their measured clocks cannot be shared by several replicas.
 // - Time-series samples are taken every `timeseries_interval_s` (replica 0's setting) of
-//   simulated time, each showing the state in force at that instant.
+//   simulated time, each showing the state in force at that instant; at most
+//   `max_time_samples` of them (InputError naming metrics.timeseries_interval_s beyond).
 // - Sessions that never fit are skipped and listed in `RunResult::skipped`.
 #pragma once
 

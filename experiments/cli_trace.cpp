@@ -10,6 +10,7 @@
 #include "traces/generator.h"
 #include "traces/infercept.h"
 #include "traces/jsonl.h"
+#include "traces/limits.h"
 #include "traces/llmservingsim.h"
 #include "traces/mooncake.h"
 #include "traces/multiturn.h"
@@ -140,8 +141,9 @@ int cmd_trace(const Args& all) {
                                                [](uint64_t) { return true; });
     const double rate = flag_value<double>(vm, "rate", 0, "a finite number > 0 (sessions/s)",
                                            [](double r) { return r > 0; });
-    const int64_t sessions = flag_value<int64_t>(vm, "sessions", 1000, "an integer >= 0",
-                                                 [](int64_t n) { return n >= 0; });
+    const int64_t sessions = flag_value<int64_t>(
+        vm, "sessions", 1000, fmt::format("an integer in [0, {}]", trace::kMaxSessions),
+        [](int64_t n) { return n >= 0 && n <= trace::kMaxSessions; });
     std::string g = vm["in"].as<std::string>();
     check_out_file(vm["out"].as<std::string>(), "OUT");
     trace::Trace t;

@@ -12,6 +12,7 @@
 #include "experiments/sweep_variants.h"
 #include "live/live_executor.h"
 #include "traces/input_error.h"
+#include "traces/limits.h"
 #include "traces/sources.h"
 #include "traces/strict_yaml.h"
 
@@ -91,8 +92,10 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
       throw InputError(at + ": '" + head + "' cannot be swept");
     for (const auto& other : e.sweep)
       if (other.key == ax.key) throw InputError(at + ": listed twice");
+    if (const std::string* o = yaml_origin(kv.second)) ax.origin = *o;
     if (ax.key == "variants") {  // named bundles of overrides (experiments/sweep_variants.h)
       e.sweep.push_back(parse_sweep_variants(kv.first, kv.second, file));
+      e.sweep.back().origin = ax.origin;
       continue;
     }
     const auto& vs = kv.second;
@@ -166,6 +169,9 @@ void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t)
   if (t.max_context == 1) tr.fail("max_context", "must be >= 2 (a prompt token and one output)");
   if (generated && t.sessions <= 0)
     tr.fail("sessions", "a generator needs sessions > 0 (how many to generate)");
+  if (t.sessions > trace::kMaxSessions)
+    tr.fail("sessions", fmt::format("expected at most {} sessions (the limit on a generated "
+                                    "trace), got {}", trace::kMaxSessions, t.sessions));
 }
 
 // The users process's keys; like `rate` for replay, the other processes ignore them.

@@ -71,6 +71,7 @@ struct SweepAxis {
   std::vector<std::string> values;
   std::vector<SweepVariant> variants;  // key "variants" only: one per value, in list order
   int line = 0;                        // 1-based line of the key in the spec (0 = unknown)
+  std::string origin;  // "-p sweep.KEY=..." when -p gave the list ("" = the spec's `line`)
 };
 
 // `plot:` of a sweep.

@@ -8,7 +8,8 @@
 //   arrival plus that session's intercepts) lasts longer than that many
 //   metrics.timeseries_interval_s, prepare throws InputError naming the key and an interval that
 //   fits (-p metrics.timeseries_interval_s=...). The spec reader (experiment.h) also refuses
-//   intervals below kMinTimeSeriesInterval_s, which no trace could sample usefully.
+//   intervals below kMinTimeSeriesInterval_s, which no trace could sample usefully. A run that
+//   outlasts its trace (queueing) stops at the same cap during the run (cluster/cluster.cpp).
 // - `run_policy` is deterministic: the same Inputs and PolicySpec give identical results.
 #pragma once
 
@@ -17,12 +18,13 @@
 
 #include "cluster/simulation.h"
 #include "experiments/experiment.h"
+#include "sim/engine_config.h"
 #include "sim/profile.h"
 #include "traces/session.h"
 
 namespace isim::exp {
 
-inline constexpr int64_t kMaxTimeSamples = 1000000;
+using sim::kMaxTimeSamples;
 
 struct Inputs {
   trace::Trace trace;

@@ -183,9 +183,11 @@ void check_axis_value(const SweepAxis& ax, size_t i, const std::string& file,
   const auto& [key, text] = all[bad];
   const bool variant = is_variants(ax);
   const std::string name = variant ? entry_path(i) + ".set." + key : "sweep." + key;
-  throw InputError(fmt::format("{}{} = {}: {}",
-                               sweep_at(file, variant ? ax.variants[i].lines[bad] : ax.line), name,
-                               text, strip_origin(msg, file, kv_text(key, text))));
+  const std::string at = !ax.origin.empty()
+                             ? ax.origin + ": "
+                             : sweep_at(file, variant ? ax.variants[i].lines[bad] : ax.line);
+  throw InputError(
+      fmt::format("{}{} = {}: {}", at, name, text, strip_origin(msg, file, kv_text(key, text))));
 }
 
 std::string sweep_at(const std::string& file, int line) {

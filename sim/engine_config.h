@@ -15,6 +15,9 @@
 
 namespace isim::sim {
 
+// The most time-series samples a run may take (EngineConfig::max_time_samples' default).
+inline constexpr int64_t kMaxTimeSamples = 1000000;
+
 struct EngineConfig {
   std::string scheduler = "vllm-v0";
   int32_t max_num_seqs = 256;
@@ -29,6 +32,11 @@ struct EngineConfig {
   int64_t gpu_blocks = 0;        // > 0 overrides the derived count
   int64_t cpu_blocks = -1;       // >= 0 overrides the derived count
   double timeseries_interval_s = 1.0;
+  // The most time-series samples a run may take (replica 0's setting): a run that outlasts
+  // its trace (sessions queue) and reaches it stops with InputError naming
+  // metrics.timeseries_interval_s. experiments/run.cpp refuses upfront what the trace alone
+  // would exceed.
+  int64_t max_time_samples = kMaxTimeSamples;
   bool prefix_caching = true;  // share cached prompt blocks across sessions (traces with hashes)
   // vLLM v1 knobs (scheduler `vllm-v1` reads them; the other schedulers ignore them).
   int64_t long_prefill_token_threshold = 0;  // a prefill chunk's cap per step; 0: none

@@ -11,6 +11,8 @@
 //   trace's start) is finite and in [0, kMaxSeconds], and so is a session's arrival plus all of
 //   its intercepts. kMaxSeconds is under half of what int64 nanoseconds hold (about 292 years), so
 //   the run's own time (queueing, forward passes) has the rest.
+// - A count of sessions to generate (trace.sessions, `trace gen --sessions`) is at most
+//   kMaxSessions: about 100 times the largest shipped bench, and a few GB of sessions.
 // - Violations are InputErrors naming the file, the line (or session) and the field, with the
 //   limit; too_many_tokens and too_many_seconds give the reason text.
 #pragma once
@@ -24,6 +26,7 @@ namespace isim::trace {
 
 inline constexpr int64_t kMaxTokens = 1'000'000'000;  // 10^9 tokens
 inline constexpr double kMaxSeconds = 4e9;            // about 126 years
+inline constexpr int64_t kMaxSessions = 10'000'000;   // sessions a generator may draw
 
 // "expected at most 1000000000 tokens (the limit on a token count), got SHOWN".
 inline std::string too_many_tokens(const std::string& shown) {

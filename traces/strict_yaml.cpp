@@ -76,6 +76,8 @@ const std::string* origin_of(const YAML::Node& n) {
 
 }  // namespace
 
+const std::string* yaml_origin(const YAML::Node& n) { return origin_of(n); }
+
 YamlOrigins::YamlOrigins() : begin_(t_origins.size()) {}
 
 YamlOrigins::~YamlOrigins() { t_origins.resize(begin_); }

@@ -63,6 +63,10 @@ class YamlOrigins {
   size_t begin_;
 };
 
+// The origin a live YamlOrigins scope gave `n` (or a node holding it); nullptr when `n` came
+// from the file.
+const std::string* yaml_origin(const YAML::Node& n);
+
 // Reads and parses a file. `what` names it in "cannot open WHAT" (e.g. "model file"; "" for
 // just "cannot open").
 YAML::Node load_yaml_file(const std::string& path, const std::string& what = "");

@@ -1,6 +1,6 @@
 # tests for calibrate/measure: isim_test(...) blocks.
 # The runner's CPU suite lives here too (tests/kernels/), so tests/CMakeLists.txt needs no edit.
-isim_test(test_runner LIBS isim_runner SOURCES kernels/test_runner_cpu.cpp)
+isim_test(test_runner LABELS threads LIBS isim_runner SOURCES kernels/test_runner_cpu.cpp)
 isim_test(test_calibrate_measure LIBS isim_calibrate isim_experiments SOURCES
   calibrate/test_knee.cpp
   calibrate/test_calibrate_cpu.cpp

@@ -316,6 +316,29 @@ TEST_CASE("GPU spec files: every shipped one loads; bad ones name FILE:LINE: key
         }).find(neg + ":3: hbm_gbps.value: must be > 0, got -3") == 0);
 }
 
+TEST_CASE("a model whose KV bytes per token would overflow is refused, naming the product") {
+  const fs::path d = scratch("model-kv");
+  std::ifstream in(test::source_dir() + "/calibrate/models/llama-3.1-8b.yaml");
+  std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    text.replace(text.find(from), from.size(), to);
+    return write(d / "m.yaml", text);
+  };
+  // Llama-3.1-8B: 2 x 32 layers x 8 kv_heads x 128 x 2 bytes = 131072 = 2^17 a token. With
+  // kv_heads 8192 (heads 16384, so that heads stays a multiple) it is 2^27, the limit itself;
+  // kv_heads 16384 is twice that. layers 2^31 - 1 would overflow int64 in the product.
+  const std::string at = with("heads: 32\nkv_heads: 8", "heads: 16384\nkv_heads: 8192");
+  CHECK(error_of([&] { calib::load_model(at); }) == "(no error)");
+  const std::string over = with("heads: 32\nkv_heads: 8", "heads: 16384\nkv_heads: 16384");
+  CHECK(error_of([&] { calib::load_model(over); }) ==
+        over + ":3: layers: KV bytes per token 2 x layers 32 x kv_heads 16384 x head_dim 128 x 2 "
+               "bytes = 2.68435e+08; expected at most 134217728 (128 MiB)");
+  const std::string huge = with("layers: 32", "layers: 2147483647");
+  CHECK(error_of([&] { calib::load_model(huge); }).find(":3: layers: KV bytes per token 2 x layers "
+                                                        "2147483647 x ") != std::string::npos);
+}
+
 TEST_CASE("model files: every shipped one loads; GPT-J agrees with InferCept's profile") {
   const fs::path dir = fs::path(test::source_dir()) / "calibrate/models";
   for (const char* name : {"gpt-j-6b", "llama-2-7b", "llama-2-13b", "llama-3.1-8b", "llama-3.1-70b",

@@ -112,6 +112,13 @@ TEST_CASE("isim-calibrate error paths exit 2 with a clear message") {
   CHECK(err.find("--out: required") != std::string::npos);
   CHECK(run_calibrate("--model " + tiny_model() + " --backend cpu --tp 3 --out " + out, &err) == 2);
   CHECK(err.find("--tp 3") != std::string::npos);
+  // --out is checked before any measuring: a folder, or a file in a folder that does not exist.
+  const std::string dir = fs::temp_directory_path().string();
+  CHECK(run_calibrate("--model " + tiny_model() + " --backend cpu --out " + dir, &err) == 2);
+  CHECK(err.starts_with("isim-calibrate: --out " + dir + ": is a folder; give a file to write\n"));
+  CHECK(run_calibrate("--model " + tiny_model() + " --backend cpu --out /nonexistent/p.yaml",
+                      &err) == 2);
+  CHECK(err.starts_with("isim-calibrate: --out /nonexistent/p.yaml: no such folder /nonexistent\n"));
 }
 
 // Skipped (reported as such by doctest, never passed) where a CUDA device is usable: there the

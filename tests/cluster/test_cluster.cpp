@@ -7,6 +7,7 @@
 #include "policies/builtin.h"
 #include "policies/routers.h"
 #include "tests/sim_fixtures.h"
+#include "traces/input_error.h"
 
 using namespace isim;
 using isim::test::rec;
@@ -209,4 +210,34 @@ TEST_CASE("unknown routers list the valid ones") {
                        "cluster.router: unknown router 'random'; valid: kv-aware, least-loaded, "
                        "power-of-two, round-robin, session-affinity",
                        InputError);
+}
+
+TEST_CASE("a run that outlasts its trace stops at the time-series cap, naming the key") {
+  // One session, 4-token prompt and 100 output tokens: prefill T(4) = 14 ms, then 99 decodes of
+  // T(1) = 11 ms: it ends at 1,103 ms. Sampled every 10 ms: samples at 0, 10, ..., 1,100 ms
+  // (those before the last event), 111 in all. A cap of 50 stops the run as it would take the
+  // 51st, at t = 500 ms.
+  trace::Trace t = {trace::Session{"a", 0.0, {seg(4, 100)}}};
+  auto p = test::round_profile();
+  sim::EngineConfig c;
+  c.gpu_blocks = 100;
+  c.cpu_blocks = 0;
+  c.timeseries_interval_s = 0.01;
+  auto pol = policy::policy_registry().create("discard", "test", policy::PolicyParams{});
+  sim::SimExecutor ex(p);
+  SUBCASE("under the cap") {
+    c.max_time_samples = 111;
+    auto r = cluster::simulate(t, c, ex, *pol);
+    CHECK(rec(r, "a").finish_s == doctest::Approx(1.103));
+    CHECK(r.timeseries.size() == 111);
+    CHECK(r.timeseries.back().t_s == doctest::Approx(1.1));
+  }
+  SUBCASE("over it") {
+    c.max_time_samples = 50;
+    CHECK_THROWS_WITH_AS(cluster::simulate(t, c, ex, *pol),
+                         "metrics.timeseries_interval_s: 0.01 s reached the cap of 50 time-series "
+                         "samples at t = 0.500 s, with sessions still running (the run outlasts "
+                         "its trace); raise it, e.g. -p metrics.timeseries_interval_s=0.1",
+                         InputError);
+  }
 }

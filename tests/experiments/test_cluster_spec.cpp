@@ -185,7 +185,8 @@ TEST_CASE("cluster: {replicas: 1} gives the single-replica results, plus the fle
         std::string::npos);
 }
 
-TEST_CASE("a fleet's outputs are byte-identical run to run and for any number of jobs") {
+TEST_CASE("a fleet's outputs are byte-identical run to run and for any number of jobs" *
+          doctest::test_suite("threads")) {
   auto d = test::scratch("cluster-jobs");
   auto spec = test::write_file(d / "s.yaml",
                                run_spec("cluster: {replicas: 3}\n"

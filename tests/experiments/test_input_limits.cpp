@@ -65,6 +65,17 @@ TEST_CASE("an error about a value -p set names the -p argument, not the spec's l
   CHECK(error_in(d, [&] { exp::load_experiment(spec2, {"engine.scheduler=chunked"}); }) ==
         "e2.yaml:4: engine.max_num_seqs: expected an integer, got 'many'");
   CHECK(load({"seed=[1"}).starts_with("-p seed=[1: <yaml>: "));
+  // A sweep list -p gives is named by that -p, and one the file gives by its line.
+  const auto sweep = test::write_file(
+      d / "s.yaml", std::string(kMinimal) + "sweep:\n  arrival.rate: [1, -2]\n");
+  CHECK(error_in(d, [&] { exp::load_sweep(sweep, {"sweep.arrival.rate=[-1]"}); }) ==
+        "-p sweep.arrival.rate=[-1]: sweep.arrival.rate = -1: arrival.rate: must be > 0 sessions "
+        "per second");
+  CHECK(error_in(d, [&] { exp::load_sweep(sweep, {}); }) ==
+        "s.yaml:5: sweep.arrival.rate = -2: arrival.rate: must be > 0 sessions per second");
+  CHECK(error_in(d, [&] {
+          exp::load_sweep(spec, {"sweep.variants=[{name: v, set: {seed: -1}}]"});
+        }).starts_with("-p sweep.variants=[{name: v, set: {seed: -1}}]: sweep.variants[0].set.seed = -1: "));
 }
 
 TEST_CASE("-p on a spec whose document is not a map is an input error naming the file") {
@@ -213,4 +224,21 @@ TEST_CASE("times the spec makes too large (a tiny rate, a huge intercept scale) 
                   "trace.intercept_scale=1, arrival.process=poisson, arrival.rate=1e-300") !=
         std::string::npos);
   CHECK(prepared({"trace.intercept_scale=1e5"}) == "(no error)");  // 1e5 s: inside it
+}
+
+TEST_CASE("a generator asked for more sessions than the cap is refused where the count is read") {
+  const auto d = test::scratch("limits-sessions");
+  const auto spec = test::write_file(
+      d / "g.yaml", "trace: {from: generator, sessions: 10000001}\nprofile: " + profile() +
+                        "\npolicy: swap\n");
+  CHECK(error_in(d, [&] { exp::load_experiment(spec, {}); }) ==
+        "g.yaml:1: trace.sessions: expected at most 10000000 sessions (the limit on a generated "
+        "trace), got 10000001");
+  CHECK(error_in(d, [&] { exp::load_experiment(spec, {"trace.sessions=10000000"}); }) ==
+        "(no error)");
+  std::string err;
+  CHECK(run_isim("trace gen default " + (d / "t.jsonl").string() + " --sessions 10000001",
+                 &err) == 2);
+  CHECK(err == "isim: error: --sessions: expected an integer in [0, 10000000], got '10000001'\n");
+  CHECK(!fs::exists(d / "t.jsonl"));
 }

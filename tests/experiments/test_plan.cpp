@@ -298,7 +298,8 @@ TEST_CASE("a run still busy at the drain deadline is cut and counts as diverged"
   }
 }
 
-TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --jobs") {
+TEST_CASE("isim plan writes the ranked table and plan.csv, identical for any --jobs" *
+          doctest::test_suite("threads")) {
   auto d = test::scratch("cli");
   const std::string spec = hand_plan(d, "{ttft_s.p99: 0.2}", "", "[round-robin, session-affinity]");
   std::string out, err;

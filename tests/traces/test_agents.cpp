@@ -195,7 +195,9 @@ TEST_CASE("agents: one kind shares its system prompt blocks, nothing else") {
   const std::map<std::string, size_t> shared = {
       {"coding", 14819 / 64}, {"math", 384 / 64}, {"computer-use", 1234 / 64}};
   std::map<uint64_t, int> owners;  // hash -> how many sessions have it
-  for (const auto& [kind, sessions] : by_kind) {
+  for (const auto& entry : by_kind) {  // not a structured binding: CAPTURE takes it by lambda
+    const auto& kind = entry.first;
+    const auto& sessions = entry.second;
     CAPTURE(kind);
     const Session& a = *sessions[0];
     const size_t n = shared.at(kind);

@@ -126,7 +126,9 @@ TEST_CASE("generator: the default mix is deterministic, valid and within max_con
   // Shares 98/65/50/65/54/65 of 397; binomial sd <= 0.0031 at n = 20000, bound 0.015.
   const std::map<std::string, double> share = {{"math", 98}, {"chat", 65}, {"qa", 50},
                                                {"tts", 65},  {"ve", 54},   {"image", 65}};
-  for (const auto& [kind, s] : share) {
+  for (const auto& entry : share) {  // not a structured binding: CAPTURE takes it by lambda
+    const std::string& kind = entry.first;
+    const double s = entry.second;
     CAPTURE(kind);
     CHECK(static_cast<double>(first_kind[kind]) / 20000 == doctest::Approx(s / 397).epsilon(0.1));
   }
