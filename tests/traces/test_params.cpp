@@ -118,7 +118,7 @@ TEST_CASE("params: done() rejects every key no read asked for, listing the ones 
         }) == "x: unknown parameter; this takes no parameters");
 }
 
-TEST_CASE("params: several threads may read one Params") {
+TEST_CASE("params: several threads may read one Params" * doctest::test_suite("threads")) {
   const Params p({{"a", "1"}, {"b", "2"}}, "policy");
   std::atomic<int> wrong{0};
   std::vector<std::thread> ts;
