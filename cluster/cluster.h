@@ -218,6 +218,8 @@ class Cluster final : public sim::EngineListener {
   // accounts for what is lost (false: resume as without tiers).
   bool resume_with_tiers(const RouteRequest& q, int32_t r, double intercept_s,
                          sim::Nanos ended_at);
+  // Resumes paused session h on replica r; with roles, its turn exports when r prefills only.
+  void resume_on(int32_t r, int32_t h, double intercept_s, sim::Nanos ended_at);
   bool fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p, double intercept_s,
                   sim::Nanos ended_at);
   void fetch_tier(const RouteRequest& q, int32_t r, const FetchPlan& p, double intercept_s,

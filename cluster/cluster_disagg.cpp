@@ -88,6 +88,8 @@ bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s, sim::N
   const bool exports = d_->roles[static_cast<size_t>(r)] == Role::kPrefill;
   ++resumed_[static_cast<size_t>(r)];
   touch(r);
+  // KV the tiers hold comes back (or is given up) as in a fleet without roles.
+  if (t_ && resume_with_tiers(q, r, duration_s, ended_at)) return true;
   if (r == at.replica) {
     holder.set_export(at.handle, exports);
     holder.resume(at.handle, duration_s, ended_at);
@@ -100,6 +102,11 @@ bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s, sim::N
   moved.export_after_prefill = exports;
   ledger_.placed(i, r, replica(r).admit_resumed(std::move(moved), duration_s, ended_at));
   return true;
+}
+
+void Cluster::resume_on(int32_t r, int32_t h, double intercept_s, sim::Nanos ended_at) {
+  if (d_) replica(r).set_export(h, d_->roles[static_cast<size_t>(r)] == Role::kPrefill);
+  replica(r).resume(h, intercept_s, ended_at);
 }
 
 void Cluster::prefilled(int32_t replica_index, int32_t handle, const sim::SessionState& s,

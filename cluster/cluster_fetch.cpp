@@ -94,7 +94,7 @@ bool Cluster::resume_with_tiers(const RouteRequest& q, int32_t r, double interce
     if (fetch_peer(q, r, p, intercept_s, ended_at)) return true;
     // No room there now: it resumes on its holder, with its KV.
     ++st.hits[kHitGpu];
-    replica(at.replica).resume(at.handle, intercept_s, ended_at);
+    resume_on(at.replica, at.handle, intercept_s, ended_at);
     touch(at.replica);
     return true;
   } else if (p.source != FetchPlan::kNone) {

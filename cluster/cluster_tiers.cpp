@@ -137,7 +137,7 @@ void Cluster::land_copy(const TierCopy& c) {
   dst.finish_import(c.dst_h, 0);
   ledger_.placed(c.session, c.dst, c.dst_h);
   t_->fetch_s_sum += sim::to_seconds(now() - c.ended_at);
-  dst.resume(c.dst_h, c.intercept_s, c.ended_at);
+  resume_on(c.dst, c.dst_h, c.intercept_s, c.ended_at);
   touch(c.dst);
 }
 

@@ -212,6 +212,7 @@ void Engine::maybe_start() {
   account(accounted_until_, t, false, false);
   accounted_until_ = t;
   Nanos forward = 0, link = 0;
+  hold_admissions_ = false;
   while (true) {
     form_batch();
     shape_.total_tokens = batch_tokens_;
@@ -225,7 +226,7 @@ void Engine::maybe_start() {
     // KV in flight (exports not yet sent, imports not yet landed) frees up without an
     // iteration: wait for it before evicting anything.
     if (!exporting_.empty() || !importing_.empty()) return;
-    if (!evict_idle_kv())
+    if (!evict_idle_kv() && !preempt_stuck_prefill())
       throw std::logic_error(fmt::format(
           "Engine: no progress possible at t={} ns with {} waiting, {} swapped and no idle KV "
           "to evict (a session larger than the pool should have been skipped at load)",

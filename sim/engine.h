@@ -18,7 +18,9 @@
 //   sessions to the back.
 // - Out of GPU blocks while decoding, the most recently arrived running session is preempted
 //   by recompute. If nothing can run because idle KV (paused or waiting sessions) fills the
-//   GPU, the most recently arrived idle holder's KV is dropped (counted as idle_evictions).
+//   GPU, the most recently arrived idle holder's KV is dropped (counted as idle_evictions), or
+//   with none left the last running (prefilling) session is preempted. A waiting session takes
+//   cached prefix blocks only with a chunk that fits, so each eviction frees room for someone.
 // - `never_fits(session)` says why a session could never run here ("" if it can); the owner
 //   skips such sessions instead of admitting them.
 // - `check_invariants()` (run after every iteration when EngineConfig::check_invariants; the
@@ -266,6 +268,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   bool evict_idle_kv();
   // The last resort of evict_idle_kv: the latest-arriving swapped session holding GPU blocks.
   bool evict_half_swapped();
+  bool preempt_stuck_prefill();  // after both: the last running session (false: none runs)
   void emit_token(SessionState& s);
   void start_export(SessionState& s);
   void complete_segment(SessionState& s);
@@ -294,6 +297,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   bool grow_gpu(SessionState& s, int64_t tokens);
   // Adds a prefill chunk (recomputing dropped leading blocks first); false if it cannot.
   bool add_prefill(SessionState& s, int32_t h, int64_t chunk);
+  // add_prefill of min(pending, room) after any cached prefix (whole: all); false takes no block.
+  bool start_prefill(SessionState& s, int64_t room, bool whole);
   bool recompute_lane(const SessionState& s) const;
   // Past its prefill: only the last emitted token lacks KV. A session preempted mid-segment
   // has emitted tokens but must rebuild its context before it decodes again.
@@ -306,8 +311,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   // ...its leading chain blocks, short of its last context token.
   int64_t matchable_blocks(const SessionState& s) const;
   void publish_prefix(SessionState& s);
-  // The running set's part of load(), recounted when asked after the set or its progress
-  // changed.
+  // The running set's part of load(), recounted when asked after the set or its progress changed.
   void refresh_running_load() const;
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
   // Invariant check parts (engine_invariants.cpp).
@@ -317,8 +321,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void check_lists() const;
   // Leading GPU blocks of `s` that other sessions may also hold (its prompt-hash blocks).
   size_t shareable_gpu_blocks(const SessionState& s) const;
-  // How many of s's GPU blocks hold the first `chain_blocks` entries of its chain (its dropped
-  // and CPU blocks come first in token order).
+  // How many of s's GPU blocks hold the first `chain_blocks` entries of its chain (dropped and
+  // CPU blocks come first in token order).
   static size_t gpu_blocks_within(const SessionState& s, int64_t chain_blocks);
   // Agent context signals (engine_signals.cpp).
   void apply_reset(SessionState& s);
@@ -359,7 +363,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   std::vector<int32_t> exporting_;  // prefilled, KV waiting to leave (pause order)
   std::vector<int32_t> importing_;  // KV arriving into reserved blocks
   Nanos hold_until_ = 0;
-  Nanos iteration_start_ = 0;       // of the iteration in flight
+  bool hold_admissions_ = false;  // this instant preempted a stuck prefill: admit nobody
+  Nanos iteration_start_ = 0;     // of the iteration in flight
   bool pipelined_ = false;
   bool chunked_recompute_ = false;
   bool live_ = false;  // the executor runs iterations for real (LiveLog below)

@@ -121,6 +121,29 @@ bool Engine::add_prefill(SessionState& s, int32_t h, int64_t chunk) {
   return true;
 }
 
+bool Engine::start_prefill(SessionState& s, int64_t room, bool whole) {
+  const std::pair<int64_t, int64_t> hit = preview_prefix(s);
+  if (hit.first > 0) {
+    // add_prefill's test on the state match_prefix would leave (hit.first blocks held, none
+    // dropped, the unheld hits off the free list), made before any block is taken. A session
+    // holding hits it cannot use would be an idle holder whose eviction frees nothing: it
+    // would take the same blocks again, fail again and be evicted again, at the same instant.
+    const int64_t pending = s.pending_prefill(block_tokens_) - hit.first * block_tokens_;
+    const int64_t chunk = whole ? pending : std::min(pending, room);
+    const int64_t need = blocks_for(hit.first * block_tokens_ + chunk, block_tokens_) - hit.first;
+    if (chunk <= 0 || chunk > room || need > gpu_.free() - hit.second - prefill_reserve_)
+      return false;
+  }
+  match_prefix(s);
+  const int64_t pending = s.pending_prefill(block_tokens_);
+  const int64_t chunk = whole ? pending : std::min(pending, room);
+  if (chunk > room || !add_prefill(s, s.h, chunk)) {
+    if (hit.first > 0) throw std::logic_error("start_prefill: a prefill that fit failed");
+    return false;
+  }
+  return true;
+}
+
 void Engine::continue_prefills() {
   for (int32_t h : running_) {
     SessionState& s = S(h);
@@ -137,6 +160,7 @@ bool Engine::recompute_lane(const SessionState& s) const {
 }
 
 void Engine::admit_waiting(bool whole) {
+  if (hold_admissions_) return;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     const int32_t h = it->h;
     SessionState& s = S(h);
@@ -145,18 +169,14 @@ void Engine::admit_waiting(bool whole) {
       continue;
     }
     if (static_cast<int64_t>(running_.size()) + 1 > config_.max_num_seqs) break;
-    match_prefix(s);
-    int64_t room = config_.max_num_batched_tokens - batch_tokens_;
-    int64_t need = s.pending_prefill(block_tokens_);
-    int64_t chunk = whole ? need : std::min(need, room);
-    if (chunk > room || !add_prefill(s, h, chunk)) break;
+    if (!start_prefill(s, config_.max_num_batched_tokens - batch_tokens_, whole)) break;
     it = dequeue(waiting_, it);
     add_to_running(h);
   }
 }
 
 void Engine::swap_in() {
-  if (pipelined_) return;  // moved within budgets by progress_swaps
+  if (pipelined_ || hold_admissions_) return;  // pipelined: moved by progress_swaps
   while (!swapped_.empty()) {
     const int32_t h = swapped_.begin()->h;
     SessionState& s = S(h);
@@ -182,11 +202,10 @@ void Engine::schedule_recompute_chunks() {
   int64_t left = std::max<int64_t>(S_tokens - shape_.num_decode, 1);
   left = std::min(left, config_.max_num_batched_tokens - batch_tokens_);
   auto take = [&](SessionState& s) {
-    match_prefix(s);
-    int64_t chunk = std::min(left, s.pending_prefill(block_tokens_));
-    if (!add_prefill(s, s.h, chunk)) return false;
+    const int64_t before = batch_tokens_;
+    if (!start_prefill(s, left, /*whole=*/false)) return false;
     s.chunked = true;
-    left -= chunk;
+    left -= batch_tokens_ - before;
     return true;
   };
   // Sessions part-way through their rebuild first, then new ones in queue order.
@@ -195,6 +214,7 @@ void Engine::schedule_recompute_chunks() {
     SessionState& s = S(h);
     if (!decoding(s) && s.pending_prefill(block_tokens_) > 0 && recompute_lane(s)) take(s);
   }
+  if (hold_admissions_) return;
   for (auto it = waiting_.begin(); it != waiting_.end() && left > 0;) {
     SessionState& s = S(it->h);
     if (!recompute_lane(s)) {

@@ -271,6 +271,20 @@ bool Engine::evict_half_swapped() {
   return true;
 }
 
+bool Engine::preempt_stuck_prefill() {
+  // Nothing ran and no idle KV is left: the running sessions are all part-way through prefills
+  // (rebuilds in chunks among them; a decode would have run, preempting for its block) that
+  // hold the GPU between them and each need more. As vLLM preempts the last running request
+  // when one cannot allocate, the last in running order gives its KV up so the others finish;
+  // and as vLLM admits nothing in a step that preempted, neither it nor any other waiting
+  // session may take the room back at this instant (it would get stuck there again, be
+  // preempted again, and so on forever while the earlier prefills starve).
+  if (running_.empty()) return false;
+  preempt(running_.back());
+  hold_admissions_ = true;
+  return true;
+}
+
 bool Engine::can_match_prefix(const SessionState& s) const {
   return config_.prefix_caching && !s.chain.empty() && s.kv == 0 && s.gpu_blocks.empty() &&
          s.cpu_blocks.empty();

@@ -86,6 +86,7 @@ bool Engine::schedule_running_in_order() {
 }
 
 void Engine::admit_waiting_in_order() {
+  if (hold_admissions_) return;
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     const int64_t budget = config_.max_num_batched_tokens - batch_tokens_;
     if (budget <= 0) return;

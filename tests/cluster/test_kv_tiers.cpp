@@ -194,3 +194,36 @@ TEST_CASE("no oracle: agent-aware's eviction and tier choice are the same whatev
     CHECK(rec(x, "B").recomputed_tokens == rec(y, "B").recomputed_tokens);
   }
 }
+
+TEST_CASE("with roles, a resumed session's KV still comes back from a tier, and leaves it") {
+  // The soak's global-invariant failures (roles with a tier-using manager, every policy):
+  // resumes in a fleet with roles took the disaggregated path, which never looked at the tiers,
+  // so a's pool entry outlived its resume ("has KV in pool and also holds ... tokens").
+  const auto idle = static_cast<size_t>(sim::LostCause::kIdleEviction);
+  SUBCASE("one mixed replica: exactly the plain fleet's fetch") {
+    // As in the first case above: the 41 tokens come back from the pool at 1.09125 s.
+    TierFleet f("global-lru");
+    f.cfg.enabled = true;
+    f.cfg.roles = {cluster::Role::kMixed};
+    auto r = f.run(evicting_trace(40), 14);
+    CHECK(r.tiers.fetches[2] == 1);
+    CHECK(r.tiers.fetched_tokens[2] == 41);
+    CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.04525));
+    CHECK(rec(r, "a").finish_s == doctest::Approx(1.11725));
+    CHECK(r.summary.counters.lost_reuse[idle] == 0);
+  }
+  SUBCASE("prefill and decode: the fetch lands on the prefill replica, which exports the turn") {
+    // Every turn prefills on r0 and decodes on r1, where a pauses and b's arrival evicts a's
+    // KV to the pool. a's resume goes to r0 (split: always); the fetch lands there and the
+    // turn's KV leaves for r1 after its prefill, as any turn's does: nothing recomputed.
+    TierFleet f("global-lru", 2);
+    f.cfg.enabled = true;
+    f.cfg.roles = {cluster::Role::kPrefill, cluster::Role::kDecode};
+    auto r = f.run(evicting_trace(40), 14);
+    CHECK(r.tiers.fetches[2] == 1);
+    CHECK(rec(r, "a").status == "finished");
+    CHECK(rec(r, "a").replica_last == 1);
+    CHECK(r.summary.counters.lost_reuse[idle] == 0);
+    CHECK(r.summary.counters.recomputed_tokens == 0);
+  }
+}
