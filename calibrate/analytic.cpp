@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "sim/profile_check.h"
 #include "traces/input_error.h"
 #include "traces/strict_yaml.h"
 
@@ -70,6 +71,9 @@ GpuSpec load_gpu_spec(const std::string& path) {
   g.bf16_dense_tflops = sourced_value(root, "bf16_dense_tflops");
   g.hbm_gbps = sourced_value(root, "hbm_gbps");
   g.memory_gib = sourced_value(root, "memory_gib");
+  if (g.memory_gib > 1024.0 * 1024.0)  // a profile's limit (sim/profile.h): a PiB
+    root.map("memory_gib", {"value", "source"})
+        .fail("value", fmt::format("must be at most 1048576 GiB (a PiB), got {}", g.memory_gib));
   const double gen = sourced_value(root, "pcie_gen");
   if (gen != std::floor(gen) || gen > 7)
     root.map("pcie_gen", {"value", "source"})
@@ -273,6 +277,10 @@ sim::Profile analytic_profile(const GpuSpec& gpu, const ModelSpec& model,
   p.swap.d2h_gbps = p.swap.h2d_gbps;
   p.swap.duplex_factor = eff.duplex;
   p.swap.per_copy_overhead_us = 0;
+  // A spec or model extreme enough that a table leaves the profile's limits (a time past an
+  // hour, a KV block past 2 GiB) would be written and refused only when loaded.
+  sim::check_profile_loads(p, fmt::format("the analytic profile of {} ({}) on {} ({})", m.name,
+                                          model_path, gpu.name, gpu.path));
   return p;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -11,7 +12,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "calibrate/import_common.h"
+#include "sim/profile_check.h"
 #include "traces/input_error.h"
+#include "traces/limits.h"
 #include "traces/strict_yaml.h"
 
 namespace isim::calib {
@@ -159,15 +162,18 @@ AttentionRows read_attention(const std::string& file, const sim::ModelShape& m,
   std::set<std::tuple<int, int, int>> configs;
   for (std::size_t r = 0; r < t.rows.size(); ++r) {
     if (t.text(r, cs) != kernel || t.text(r, cdt) != dtype || t.number(r, cw) != 0) continue;
-    const int h = static_cast<int>(t.number(r, ch)), kv = static_cast<int>(t.number(r, ckv)),
-              d = static_cast<int>(t.number(r, cd));
+    // Shapes and counts are integers (so that no cast below overflows).
+    constexpr int64_t kMaxShape = std::numeric_limits<int32_t>::max();
+    const int h = static_cast<int>(t.integer(r, ch, 0, kMaxShape)),
+              kv = static_cast<int>(t.integer(r, ckv, 0, kMaxShape)),
+              d = static_cast<int>(t.integer(r, cd, 0, kMaxShape));
     configs.insert({h, kv, d});
     if (h != m.heads || kv != m.kv_heads || d != m.head_dim) continue;
-    const double batch = t.number(r, cb), isl = t.number(r, ci), step = t.number(r, cst),
+    const double batch = static_cast<double>(t.integer(r, cb, 1, trace::kMaxTokens)),
+                 isl = static_cast<double>(t.integer(r, ci, 1, trace::kMaxTokens)),
+                 step = static_cast<double>(t.integer(r, cst, 0, trace::kMaxTokens)),
                  ms = t.number(r, cl);
-    if (batch < 1 || isl < 1 || step < 0 || ms < 0) {
-      throw InputError(t.where(r) + ": batch_size and isl must be >= 1, step and latency >= 0");
-    }
+    if (ms < 0) throw InputError(t.where(r) + ": latency: must be >= 0");
     if (!generation && step != 0) {
       throw InputError(t.where(r) +
                        ": step: context rows with a cached prefix (step != 0) are not understood");
@@ -202,20 +208,27 @@ sim::Curve1D to_curve(const std::map<double, double>& pts) {
 
 double spec_number(const std::string& file, const YAML::Node& root, const char* section,
                    const char* key) {
+  // operator[] on a scalar or a list throws YAML's own error, and a lookup in a map whose keys
+  // are not all strings can match one: the maps and their keys are checked first.
+  auto checked_map = [&](const YAML::Node& m, const std::string& at) {
+    if (!m.IsMap())
+      throw InputError(yaml_where(file, m, at.empty() ? "(document)" : at) +
+                       ": expected a map, got " + yaml_describe(m));
+    for (const auto& kv : m) yaml_key(kv.first, file, at);
+  };
+  checked_map(root, "");
   const YAML::Node s = root[section];
+  if (s) checked_map(s, section);
   const YAML::Node n = s ? s[key] : YAML::Node();
   std::string path = section;
   path += '.';
   path += key;
   if (!n) throw InputError(file + ": " + path + ": missing");
-  try {
-    const double v = n.as<double>();
-    if (!(v > 0)) throw YAML::Exception(n.Mark(), "not positive");
-    return v;
-  } catch (const YAML::Exception&) {
-    throw InputError(
-        fmt::format("{}:{}: {}: expected a positive number", file, n.Mark().line + 1, path));
-  }
+  const double v = read_as<double>(n, file, path, "a positive number");
+  if (!(v > 0))
+    throw InputError(yaml_where(file, n, path) + ": expected a positive number, got " +
+                     yaml_describe(n));
+  return v;
 }
 
 }  // namespace
@@ -279,6 +292,11 @@ sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& mode
     t.lm_head_us.x.push_back(s);
     t.lm_head_us.y.push_back(round_us(gemm.eval(s, vocab, hidden)));
   }
+  if (t.lm_head_us.x.empty())
+    throw InputError(fmt::format(
+        "{}/gemm_perf.csv: m: no rows at m <= {} (the largest batch_size of {}), needed for "
+        "lm_head; the smallest m is {}",
+        dir, max_batch, gen_file, gemm.m_axis().front()));
 
   auto ctx1 = ctx.by_batch.find(1);
   auto gen1 = gen.by_batch.find(1);
@@ -392,6 +410,9 @@ sim::Profile import_aiconfigurator(const std::string& dir, const ModelSpec& mode
                   "node.pcie_bw is the nominal {} GB/s), duplex 0.8 (mild end of the 18-50% "
                   "loss), 3 us per copy (2-4 us per cudaMemcpyAsync)",
                   opt.system, mem_bytes, opt.pcie_gbps, pcie_nominal / 1e9));
+  // Times past an hour (or extrapolated there), a KV block past 2 GiB: refused here, naming the
+  // folder, instead of written into a profile that does not load.
+  sim::check_profile_loads(p, "the profile imported from " + dir);
   return p;
 }
 

@@ -1,6 +1,8 @@
 // aiconfigurator's all-reduce tables (custom_allreduce_perf.csv, nccl_perf_*.csv) as a profile's
 // allreduce_us curve; see import_aiconfigurator.h.
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <vector>
@@ -56,13 +58,13 @@ AllreduceCurve aiconfigurator_allreduce(const std::string& dir, int tp, const st
   const std::string want_dtype = nccl ? "half" : (dtype == "bf16" ? "bfloat16" : "float16");
   const std::string want_backend = nccl ? "NCCL" : backend;
   std::map<double, double> by_bytes;
-  std::set<int> degrees;
+  std::set<int64_t> degrees;
   for (std::size_t r = 0; r < t.rows.size(); ++r) {
     if (t.text(r, cop) != "all_reduce" || t.text(r, cd) != want_dtype ||
         t.text(r, cb) != want_backend)
       continue;
-    const double gpus = t.number(r, cg);
-    degrees.insert(static_cast<int>(gpus));
+    const int64_t gpus = t.integer(r, cg, 1, std::numeric_limits<int32_t>::max());
+    degrees.insert(gpus);
     if (gpus != tp) continue;
     const double elements = t.number(r, cs), ms = t.number(r, cl);
     if (!(elements > 0) || ms < 0) {
@@ -76,7 +78,7 @@ AllreduceCurve aiconfigurator_allreduce(const std::string& dir, int tp, const st
   }
   if (by_bytes.size() < 2) {
     std::string list;
-    for (const int d : degrees) list += (list.empty() ? "" : ", ") + std::to_string(d);
+    for (const int64_t d : degrees) list += (list.empty() ? "" : ", ") + std::to_string(d);
     throw InputError(fmt::format(
         "{}: num_gpus: needs at least two all_reduce rows for tp {} ({} {}); num_gpus present: {}",
         file, tp, want_backend, want_dtype, list.empty() ? "none" : list));

@@ -65,6 +65,15 @@ double CsvTable::number(std::size_t row, std::size_t col) const {
   return v;
 }
 
+int64_t CsvTable::integer(std::size_t row, std::size_t col, int64_t lo, int64_t hi) const {
+  const double v = number(row, col);
+  if (v != std::floor(v) || v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
+    throw InputError(fmt::format("{}: {}: expected an integer from {} to {}, got '{}'", where(row),
+                                 header[col], lo, hi, rows[row][col]));
+  }
+  return static_cast<int64_t>(v);
+}
+
 std::string CsvTable::where(std::size_t row) const {
   return fmt::format("{}:{}", path, lines[row]);
 }
@@ -210,6 +219,21 @@ int64_t fill_along(sim::Grid4D& g, std::vector<char>& known, std::size_t d, bool
 }
 
 }  // namespace
+
+void check_grid4_cells(const std::map<std::array<double, 4>, double>& points,
+                       const std::string& what) {
+  std::array<std::set<double>, 4> values;
+  for (const auto& [at, v] : points)
+    for (std::size_t d = 0; d < 4; ++d) values[d].insert(at[d]);
+  double cells = 1;
+  for (const auto& v : values) cells *= static_cast<double>(v.size());
+  if (cells <= static_cast<double>(kMaxGrid4Cells)) return;
+  throw InputError(fmt::format(
+      "{}: their axes span a grid of {} x {} x {} x {} = {:.0f} cells, more than {} (the largest "
+      "measured table spans 57760); expected fewer distinct values per axis",
+      what, values[0].size(), values[1].size(), values[2].size(), values[3].size(), cells,
+      kMaxGrid4Cells));
+}
 
 sim::Grid4D fill_grid4(const std::map<std::array<double, 4>, double>& points, GridFill* fill) {
   if (points.empty()) throw std::invalid_argument("fill_grid4: no points");

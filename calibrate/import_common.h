@@ -54,6 +54,10 @@ struct CsvTable {
   const std::string& text(std::size_t row, std::size_t col) const { return rows[row][col]; }
   // Cell as a number; throws InputError("PATH:LINE: NAME: expected a number, got '...'").
   double number(std::size_t row, std::size_t col) const;
+  // Cell as an integer in [lo, hi] (a count, a shape, a token length: "16" or "16.0");
+  // InputError("PATH:LINE: NAME: expected an integer from LO to HI, got '...'") otherwise, so no
+  // cast of a cell to an integer type can overflow.
+  int64_t integer(std::size_t row, std::size_t col, int64_t lo, int64_t hi) const;
   // "PATH:LINE" of a row, for messages.
   std::string where(std::size_t row) const;
 };
@@ -76,6 +80,13 @@ sim::Grid2D decode_grid(const std::map<int64_t, sim::Curve1D>& rows, GridFill* f
 
 // points: (axis 0, 1, 2, 3) -> value; at least one point.
 sim::Grid4D fill_grid4(const std::map<std::array<double, 4>, double>& points, GridFill* fill);
+// The most cells fill_grid4 may build: the largest measured table (LLMServingSim's RTX PRO 6000
+// mixed attention) spans 57,760. InputError("WHAT: ... N cells, more than ...") for points whose
+// axes span more, before any memory is taken: a few hundred scattered rows could otherwise ask
+// for terabytes.
+inline constexpr int64_t kMaxGrid4Cells = 2'000'000;
+void check_grid4_cells(const std::map<std::array<double, 4>, double>& points,
+                       const std::string& what);
 
 // Evaluates a curve at x and classifies the point for `fill`.
 double eval_counted(const sim::Curve1D& c, double x, GridFill* fill);

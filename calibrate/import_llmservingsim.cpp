@@ -12,7 +12,9 @@
 
 #include "calibrate/import_common.h"
 #include "calibrate/vllm_memory.h"
+#include "sim/profile_check.h"
 #include "traces/input_error.h"
+#include "traces/limits.h"
 #include "traces/strict_yaml.h"
 
 namespace isim::calib {
@@ -47,6 +49,15 @@ YAML::Node need(const std::string& file, const YAML::Node& parent, const std::st
   return n;
 }
 
+// `n` (at `path`) when it is a map of string keys: operator[] on a scalar or a list throws
+// YAML's own error, and a lookup among keys that are not all strings can match one.
+const YAML::Node& map_at(const std::string& file, const YAML::Node& n, const std::string& path) {
+  if (!n.IsMap())
+    throw InputError(yaml_where(file, n, path) + ": expected a map, got " + yaml_describe(n));
+  for (const auto& kv : n) yaml_key(kv.first, file, path == "(document)" ? "" : path);
+  return n;
+}
+
 struct Meta {
   std::string gpu, hardware, hf_model, vllm, cuda, profiled_at;
   int block_tokens = 0;
@@ -56,7 +67,7 @@ struct Meta {
 
 Meta read_meta(const std::string& file, const sim::ModelShape& m) {
   YAML::Node root = load_yaml_file(file, "");
-  if (!root.IsMap()) throw InputError(file + ": expected a map");
+  map_at(file, root, "(document)");
   Meta meta;
   auto text = [&](const char* key) {
     return read_as<std::string>(need(file, root, key, key), file, key, "a string");
@@ -75,7 +86,8 @@ Meta read_meta(const std::string& file, const sim::ModelShape& m) {
     throw InputError(yaml_where(file, tps, "tp_degrees") + ": expected a list");
   for (const auto& t : tps)
     meta.tp_degrees.push_back(read_as<int32_t>(t, file, "tp_degrees", "an int"));
-  const YAML::Node eng = need(file, root, "engine_effective", "engine_effective");
+  const YAML::Node eng =
+      map_at(file, need(file, root, "engine_effective", "engine_effective"), "engine_effective");
   const YAML::Node bs = need(file, eng, "block_size", "engine_effective.block_size");
   meta.block_tokens =
       read_as<int32_t>(bs, file, "engine_effective.block_size", "a positive integer");
@@ -86,6 +98,7 @@ Meta read_meta(const std::string& file, const sim::ModelShape& m) {
   // shapes, or its per-rank shapes for one of the profiled TP degrees.
   const YAML::Node hf = eng["hf_overrides"];
   if (hf) {
+    map_at(file, hf, "engine_effective.hf_overrides");
     const std::pair<const char*, int> keys[] = {{"num_attention_heads", m.heads},
                                                 {"num_key_value_heads", m.kv_heads},
                                                 {"intermediate_size", m.ffn},
@@ -143,14 +156,10 @@ std::map<std::string, std::map<int64_t, double>> read_ops(const std::string& fil
       }
       throw InputError(fmt::format("{}: layer: unknown op '{}' (known: {})", t.where(r), op, list));
     }
-    const double x = t.number(r, cx);
-    if (x < 1 || x != std::floor(x)) {
-      throw InputError(fmt::format("{}: {}: expected a positive integer, got {}", t.where(r), xcol,
-                                   t.text(r, cx)));
-    }
+    const int64_t x = t.integer(r, cx, 1, trace::kMaxTokens);
     const double us = t.number(r, ct);
     if (us < 0) throw InputError(fmt::format("{}: time_us: negative ({})", t.where(r), us));
-    if (!ops[op].emplace(static_cast<int64_t>(x), us).second) {
+    if (!ops[op].emplace(x, us).second) {
       throw InputError(fmt::format("{}: {}: duplicate row for {} = {}", t.where(r), xcol, op, x));
     }
   }
@@ -243,11 +252,11 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
   std::map<std::array<double, 4>, double> mixed;  // (chunk, kv_prefill, n, kv per decode)
   int64_t empty = 0;
   for (std::size_t r = 0; r < att.rows.size(); ++r) {
+    // Token and sequence counts: integers, so that the casts below cannot overflow.
+    for (const std::size_t c : {cc, ckp, cn, ckd}) att.integer(r, c, 0, trace::kMaxTokens);
     const double chunk = att.number(r, cc), kvp = att.number(r, ckp), n = att.number(r, cn),
                  kvd = att.number(r, ckd), us = att.number(r, ct);
-    if (chunk < 0 || kvp < 0 || n < 0 || kvd < 0 || us < 0) {
-      throw InputError(att.where(r) + ": negative value");
-    }
+    if (us < 0) throw InputError(att.where(r) + ": negative value");
     bool fresh = true;
     if (chunk == 0 && n > 0) {
       if (kvp != 0) throw InputError(att.where(r) + ": kv_prefill: nonzero without a chunk");
@@ -296,7 +305,10 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
     }
   }
   GridFill mixed_fill;
-  if (!mixed.empty()) t.mixed_attention_us = fill_grid4(mixed, &mixed_fill);
+  if (!mixed.empty()) {
+    check_grid4_cells(mixed, att_file + ": rows with prefill_chunk > 0 and n_decode > 0");
+    t.mixed_attention_us = fill_grid4(mixed, &mixed_fill);
+  }
   t.overhead_us = 0;
 
   // Device.
@@ -398,6 +410,9 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
   pv.emplace_back("memory_rule", memory_rule);
   if (!meta.note.empty()) pv.emplace_back("note", meta.note);
   if (empty > 0) pv.emplace_back("note_empty_rows", fmt::format("{} rows with no work", empty));
+  // Times past an hour (or extrapolated there), a KV block past 2 GiB: refused here, naming the
+  // folder, instead of written into a profile that does not load.
+  sim::check_profile_loads(p, "the profile imported from " + dir);
   return p;
 }
 

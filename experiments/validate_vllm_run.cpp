@@ -160,11 +160,15 @@ double csv_number(const std::string& s, const std::string& where, const std::str
   } catch (const std::exception&) {
     used = 0;
   }
+  // A count (of running or waiting requests) becomes an int64: at most 10^9, far inside it.
+  constexpr double kMaxCount = 1e9;
   const bool ok = used == s.size() && !s.empty() && std::isfinite(v) &&
-                  (!count || (v >= 0 && v == std::floor(v)));
+                  (!count || (v >= 0 && v <= kMaxCount && v == std::floor(v)));
   if (!ok)
     throw InputError(fmt::format("{}: {}: expected {}, got '{}'", where, column,
-                                 count ? "a count, an integer >= 0" : "a finite number", s));
+                                 count ? "a count, an integer from 0 to 1000000000"
+                                       : "a finite number",
+                                 s));
   return v;
 }
 

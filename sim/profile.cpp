@@ -4,10 +4,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 
+#include "sim/cost_model.h"
 #include "sim/profile_reader.h"
 #include "traces/input_error.h"
+#include "traces/limits.h"
 
 namespace isim::sim {
 namespace {
@@ -98,6 +102,33 @@ void check_block_bytes(const Reader& r, const MapNode& top, const Profile& p) {
                      p.block_tokens, block, kMaxBlockBytes));
 }
 
+// saturation_tokens is a token count (at most traces/limits.h's kMaxTokens), and the forward
+// pass of twice as many tokens (what CostModel::marginal_ns_per_token prices; the engine and
+// min-waste price T(saturation_tokens)) must take at most kMaxSeconds, the limit on any time
+// (traces/limits.h): the cost model's int64 nanoseconds (sim/time.h) then cannot overflow there.
+void check_saturation(const Reader& r, const MapNode& top, const Profile& p) {
+  const YAML::Node n = *Reader::find(top, "saturation_tokens");
+  const int64_t s = p.saturation_tokens;
+  if (s > trace::kMaxTokens)
+    r.fail(n, "saturation_tokens",
+           fmt::format("must be at most {} (the limit on a token count), got {}", trace::kMaxTokens,
+                       s));
+  double ns = std::numeric_limits<double>::infinity();
+  try {
+    ns = static_cast<double>(CostModel(p).T(2 * s));
+  } catch (const std::range_error&) {  // past int64 nanoseconds: past the limit too
+  }
+  if (!(ns <= trace::kMaxSeconds * 1e9))
+    r.fail(n, "saturation_tokens",
+           fmt::format("the forward pass of 2 x saturation_tokens = {} tokens takes {}, more than "
+                       "{:.0f} s (about 126 years, the limit on a time); expected a saturation "
+                       "point the forward model prices within it",
+                       2 * s,
+                       std::isfinite(ns) ? fmt::format("{:.6g} s", ns / 1e9)
+                                         : std::string("more than int64 nanoseconds hold"),
+                       trace::kMaxSeconds));
+}
+
 Profile read_document(const Reader& r, const YAML::Node& root) {
   const MapNode top = r.map(root, "", fmt::format("a map with keys {}", join(kTopKeys)));
   const auto schema = Reader::find(top, "schema");
@@ -118,6 +149,7 @@ Profile read_document(const Reader& r, const YAML::Node& root) {
   check_block_bytes(r, top, p);
   p.saturation_tokens = r.count64(top, "saturation_tokens");
   read_forward(r, top, p);
+  check_saturation(r, top, p);
   read_swap(r, top, p.swap);
   read_serving(r, top, p);
   if (const auto v = Reader::find(top, "validation")) {
@@ -184,6 +216,7 @@ Profile parse_profile(const std::string& yaml_text, const std::string& origin) {
   YAML::Node doc;
   int docs = 0;
   try {
+    require_utf8(yaml_text, origin);  // as every YAML reader (traces/strict_yaml.h)
     // Not YAML::LoadAll: it never returns on text such as "," (traces/strict_yaml.h).
     docs = count_yaml_documents(yaml_text);
     if (docs == 1) doc = YAML::Load(yaml_text);

@@ -8,6 +8,7 @@
 
 #include "sim/cost_model.h"
 #include "sim/profile.h"
+#include "sim/profile_check.h"
 #include "traces/input_error.h"
 
 namespace isim::sim {
@@ -206,6 +207,10 @@ std::string bandwidth_at(const Curve1D& gbps, int64_t bytes) {
 
 void write_profile(std::ostream& os, const Profile& p) {
   os << to_yaml(p);
+}
+
+void check_profile_loads(const Profile& p, const std::string& origin) {
+  (void)parse_profile(to_yaml(p), origin);
 }
 
 void write_profile_file(const std::string& path, const Profile& p) {

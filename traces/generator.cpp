@@ -67,11 +67,13 @@ const SessionKind& pick(const std::vector<SessionKind>& mix, double total_share,
 Session generate_one(const SessionKind& k, int64_t max_context, Rng& rng) {
   Session s;
   const int64_t calls = draw_count(k.calls, rng);
-  s.segments.push_back(Segment{draw_count(k.prompt, rng), 0, std::nullopt});
+  // A prompt or an output drawn below 1 is 1: the engine never starts a session with nothing to
+  // prefill, and every segment decodes at least one token (traces/jsonl.h refuses both).
+  s.segments.push_back(Segment{std::max<int64_t>(1, draw_count(k.prompt, rng)), 0, std::nullopt});
   int64_t context = 0;
   for (int64_t j = 0;; ++j) {
     Segment& seg = s.segments.back();
-    seg.output = draw_count(k.output, rng);
+    seg.output = std::max<int64_t>(1, draw_count(k.output, rng));
     context += seg.input + seg.output;
     // Past max_context the rest would be truncated anyway; stopping also bounds the work.
     if (j == calls || context >= max_context) break;

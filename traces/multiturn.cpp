@@ -74,8 +74,9 @@ Trace generate_multiturn(const MultiTurnConfig& c, int64_t conversations, uint64
       if (j > 0)
         s.segments.back().intercept = Intercept{c.intercept_kind, draw(c.think_time_s, rng)};
       Segment seg;
-      seg.input = draw_count(c.input, rng);
-      seg.output = draw_count(c.output, rng);
+      // The first turn's prompt and every output are at least 1 token (traces/generator.h).
+      seg.input = std::max<int64_t>(j == 0 ? 1 : 0, draw_count(c.input, rng));
+      seg.output = std::max<int64_t>(1, draw_count(c.output, rng));
       context += seg.input + seg.output;
       s.segments.push_back(seg);
       // Past max_context the rest would be truncated anyway; stopping also bounds the work.

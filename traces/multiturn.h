@@ -27,8 +27,8 @@ namespace isim::trace {
 struct MultiTurnConfig {
   int64_t max_context = 16384;
   Dist turns;         // turns per conversation (a draw below 1 counts as 1)
-  Dist input;         // tokens of a user turn's new message
-  Dist output;        // tokens of a reply
+  Dist input;         // tokens of a user turn's new message (the first's: at least 1)
+  Dist output;        // tokens of a reply (a draw below 1 counts as 1)
   Dist think_time_s;  // user think time between turns
   std::string intercept_kind = "user";
 

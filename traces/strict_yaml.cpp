@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -43,6 +44,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 // "ORIGIN:LINE: <yaml>: message" (`with_line`) or "ORIGIN: <yaml>: message".
 YAML::Node parse(const std::string& text, const std::string& origin, bool with_line) {
+  require_utf8(text, origin, with_line);
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
@@ -138,6 +140,57 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
 
 YAML::Node parse_yaml_value(const std::string& text, const std::string& origin) {
   return parse(text, origin, false);
+}
+
+size_t invalid_utf8_at(std::string_view text) {
+  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = b[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // Lead byte: the length and the range of the second byte (no overlong forms, no UTF-16
+    // surrogates, nothing past U+10FFFF).
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + len > n || b[i + 1] < lo || b[i + 1] > hi) return i;
+    for (size_t k = 2; k < len; ++k)
+      if (b[i + k] < 0x80 || b[i + k] > 0xBF) return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
+void require_utf8(const std::string& text, const std::string& origin, bool with_line) {
+  const size_t bad = invalid_utf8_at(text);
+  if (bad == std::string::npos) return;
+  const size_t line_start = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
+  const size_t column = line_start == std::string::npos ? bad + 1 : bad - line_start;
+  std::string at = origin;
+  if (with_line)
+    at += ":" + std::to_string(1 + std::count(text.begin(),
+                                              text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+  char byte[8];
+  const auto code = static_cast<unsigned>(static_cast<unsigned char>(text[bad]));
+  std::snprintf(byte, sizeof byte, "0x%02X", code);
+  throw InputError(at + ": <yaml>: invalid UTF-8 at column " + std::to_string(column) + " (byte " +
+                   byte + "); expected UTF-8 text");
 }
 
 int count_yaml_documents(const std::string& text) {

@@ -7,7 +7,9 @@
 //   node built in code). Front ends print it and exit 2 (traces/input_error.h).
 // - load_yaml_file: "FILE: cannot open[ WHAT]: <system reason>", or "FILE:LINE: <yaml>:
 //   <parser message>" when the text is not YAML. parse_yaml_value reads one-line text (a `-p`
-//   value) and reports "ORIGIN: <yaml>: <parser message>".
+//   value) and reports "ORIGIN: <yaml>: <parser message>". Both refuse text that is not UTF-8
+//   ("<yaml>: invalid UTF-8 at column C (byte 0xFF); expected UTF-8 text"), which yaml-cpp
+//   would pass into strings that JSON writers then refuse.
 // - YamlMap: constructing one checks that the node is a map whose keys are strings, none
 //   repeated ("duplicate key"), each one of `valid` ("unknown key; valid keys: a, b, c").
 //   Reads are typed: "expected WHAT, got 'TEXT'" (or got a list, a map, nothing (null)); a
@@ -29,6 +31,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -73,6 +76,13 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what = "")
 
 // Parses one-line YAML text such as a `-p key=value` value; `origin` prefixes the error.
 YAML::Node parse_yaml_value(const std::string& text, const std::string& origin);
+
+// The offset of the first byte of `text` that does not start valid UTF-8 (overlong forms, UTF-16
+// surrogates and code points past U+10FFFF are invalid), or std::string::npos when all of it is.
+size_t invalid_utf8_at(std::string_view text);
+// Throws InputError "ORIGIN:LINE: <yaml>: invalid UTF-8 at column C (byte 0xFF); expected UTF-8
+// text" ("ORIGIN: <yaml>: ..." without `with_line`) unless `text` is UTF-8.
+void require_utf8(const std::string& text, const std::string& origin, bool with_line = true);
 
 // How many YAML documents `text` holds (see the contract above).
 int count_yaml_documents(const std::string& text);

@@ -262,6 +262,22 @@ TEST_CASE("analytic profiles reject what a roofline cannot price") {
   CHECK(error_of([&] {
           calib::analytic_profile(tiny_gpu(), huge, "m", round_eff());
         }).find("raise --tp") != std::string::npos);
+  // 1e-300 GB/s of HBM passed load_gpu_spec and made dense times of 1e305 us, a profile that
+  // isim profile analytic wrote and load_profile refused (found by tests/fuzz).
+  calib::GpuSpec slow = tiny_gpu();
+  slow.hbm_gbps = 1e-300;
+  CHECK(error_of([&] { calib::analytic_profile(slow, tiny_model(), "m.yaml", round_eff()); })
+            .starts_with("the analytic profile of toy (m.yaml) on toy-gpu (toy-gpu.yaml):"));
+  CHECK(error_of([&] { calib::analytic_profile(slow, tiny_model(), "m.yaml", round_eff()); })
+            .find(": forward.tables.dense_us.us[0]: must be at most 3600000000 us (an hour)") !=
+        std::string::npos);
+  calib::ModelSpec deep = tiny_model();
+  deep.shape.layers = 100000000;  // KV blocks of 16 x 2 x 1e8 x 2 x 128 x 2 bytes: past 2 GiB
+  deep.shape.params = 1e12;
+  slow = tiny_gpu();
+  slow.memory_gib = 1e6;
+  CHECK(error_of([&] { calib::analytic_profile(slow, deep, "m.yaml", round_eff()); })
+            .find(": model: KV bytes per token") != std::string::npos);
   calib::Efficiency bad = round_eff();
   bad.memory = 1.5;
   CHECK(error_of([&] {
@@ -314,6 +330,11 @@ TEST_CASE("GPU spec files: every shipped one loads; bad ones name FILE:LINE: key
   CHECK(error_of([&] {
           calib::load_gpu_spec(neg);
         }).find(neg + ":3: hbm_gbps.value: must be > 0, got -3") == 0);
+  std::string huge = good;
+  huge.replace(huge.find("memory_gib: {value: 1"), 21, "memory_gib: {value: 1e300");
+  const std::string big = write(d / "big.yaml", huge);
+  CHECK(error_of([&] { calib::load_gpu_spec(big); }) ==
+        big + ":4: memory_gib.value: must be at most 1048576 GiB (a PiB), got 1e+300");
 }
 
 TEST_CASE("a model whose KV bytes per token would overflow is refused, naming the product") {

@@ -4,12 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
 #include "calibrate/import_aiconfigurator.h"
 #include "calibrate/model.h"
 #include "sim/profile.h"
+#include "tests/input_error_text.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
 
@@ -25,6 +27,17 @@ const std::string kModel = std::string(ISIM_SOURCE_DIR) + "/calibrate/models/lla
 
 isim::calib::ModelSpec llama() {
   return isim::calib::load_model(kModel);
+}
+
+// Rewrites the file `f` (of a copy_excerpt folder) through `change`.
+void edit(const fs::path& f, const std::function<std::string(std::string)>& change) {
+  std::ifstream in(f);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  in.close();
+  const std::string text = change(ss.str());
+  fs::permissions(f, fs::perms::owner_write, fs::perm_options::add);
+  std::ofstream(f) << text;
 }
 
 fs::path copy_excerpt(const std::string& name) {
@@ -188,6 +201,54 @@ TEST_CASE("aiconfigurator import: bad input") {
     CAPTURE(msg);
     CHECK(msg.find("GEMM n=3072 k=4096 is below the table's smallest") != std::string::npos);
   }
+  // Found by tests/fuzz (corpus aic_*/regress-*): each threw YAML's own exception, cast a value
+  // past int to int (undefined behaviour), or made a profile that load_profile refused.
+  SUBCASE("a system spec that is not a map") {
+    const fs::path d = copy_excerpt("system");
+    edit(d / "h200_sxm.yaml", [](const std::string&) { return std::string("(\n"); });
+    CHECK(error_of(d.string(), m) ==
+          (d / "h200_sxm.yaml").string() + ":1: (document): expected a map, got '('");
+    edit(d / "h200_sxm.yaml", [](const std::string&) { return std::string("gpu: 5\n"); });
+    CHECK(error_of(d.string(), m) ==
+          (d / "h200_sxm.yaml").string() + ":1: gpu: expected a map, got '5'");
+  }
+  SUBCASE("an attention shape past int") {
+    const fs::path d = copy_excerpt("heads");
+    edit(d / "context_attention_perf.csv", [](std::string t) {
+      return t.replace(t.find(",1,64,32,8,"), 11, ",1,64,1e300,8,");
+    });
+    CHECK(error_of(d.string(), m) == (d / "context_attention_perf.csv").string() +
+                                         ":2: num_heads: expected an integer from 0 to "
+                                         "2147483647, got '1e300'");
+  }
+  SUBCASE("no GEMM rows small enough for lm_head") {
+    // The excerpt's m are 1, 2, 2048 and 4096; its largest generation batch is 2.
+    const fs::path d = copy_excerpt("lm-head");
+    edit(d / "gemm_perf.csv", [](const std::string& t) {
+      std::istringstream in(t);
+      std::string out, line;
+      while (std::getline(in, line)) {
+        const auto m0 = line.find(",bfloat16,");
+        const std::string mcol = m0 == std::string::npos ? "" : line.substr(m0 + 10, 2);
+        if (mcol != "1," && mcol != "2,") out += line + "\n";
+      }
+      return out;
+    });
+    CHECK(error_of(d.string(), m) ==
+          d.string() + "/gemm_perf.csv: m: no rows at m <= 2 (the largest batch_size of " +
+              d.string() + "/generation_attention_perf.csv), needed for lm_head; the smallest m is "
+              "2048");
+  }
+  SUBCASE("a latency past an hour") {
+    const fs::path d = copy_excerpt("hour");
+    edit(d / "generation_attention_perf.csv", [](std::string t) {
+      return t.replace(t.find("0.01187733"), 10, "4000000");  // batch 2, step 63: 4e6 ms
+    });
+    const std::string msg = error_of(d.string(), m);
+    CAPTURE(msg);
+    CHECK(msg.starts_with("the profile imported from " + d.string() + ":"));
+    CHECK(msg.find("must be at most 3600000000 us (an hour)") != std::string::npos);
+  }
 }
 
 TEST_CASE("aiconfigurator all-reduce: the rows of the tp and backend, by bytes") {
@@ -229,6 +290,14 @@ TEST_CASE("aiconfigurator all-reduce: the rows of the tp and backend, by bytes")
   CHECK(error(2, "bf16", "mpi") ==
         "--allreduce: unknown 'mpi' (valid: vllm_graph, vllm_eager, nccl)");
   CHECK(error(2, "fp8", "vllm_graph").find("only bf16 and fp16 models") != std::string::npos);
+  // num_gpus 1e300 was cast to int (undefined behaviour; found by tests/fuzz).
+  const fs::path d = copy_excerpt("gpus");
+  edit(d / "custom_allreduce_perf.csv", [](std::string t) {
+    return t.replace(t.find("bfloat16,2,128,"), 15, "bfloat16,1e300,128,");
+  });
+  CHECK(isim::test::error_of_call([&] { aiconfigurator_allreduce(d.string(), 2, "bf16", "vllm_graph"); }) ==
+        (d / "custom_allreduce_perf.csv").string() +
+            ":2: num_gpus: expected an integer from 1 to 2147483647, got '1e300'");
 }
 
 TEST_CASE("aiconfigurator import at tp 2 from the full H200 tables (skipped without them)" *

@@ -2,6 +2,8 @@
 // LLMServingSim's RTX4090-llama-3.1-8b perf dir), with every expected value worked out by hand.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -209,5 +211,54 @@ TEST_CASE("llmservingsim import: bad input names the file and the column") {
     LlmServingSimOptions o;
     o.tp = 2;
     CHECK(error_of(kExcerpt, m, o).find("tp 2: only tp 1") != std::string::npos);
+  }
+  // Found by tests/fuzz (corpus lss_*/regress-*): each threw YAML's own exception, cast a count
+  // past int64 (undefined behaviour), or made a profile that load_profile refused.
+  SUBCASE("a meta.yaml section that is not a map") {
+    const fs::path d = copy_excerpt("meta-scalar");
+    spit(d / "meta.yaml", replace(isim::test::slurp(d / "meta.yaml"), "engine_effective:\n",
+                                  "engine_effective: o\nwas:\n"));
+    CHECK(error_of(d.string(), m) ==
+          (d / "meta.yaml").string() + ":12: engine_effective: expected a map, got 'o'");
+  }
+  SUBCASE("a count past int64, a fractional chunk") {
+    const fs::path d = copy_excerpt("count");
+    const std::string text = isim::test::slurp(d / "attention.csv");
+    spit(d / "attention.csv", replace(text, "0,0,1,32,", "0,0,7.8e112,32,"));
+    CHECK(error_of(d.string(), m) == (d / "attention.csv").string() +
+                                         ":3: n_decode: expected an integer from 0 to 1000000000, "
+                                         "got '7.8e112'");
+    spit(d / "attention.csv", replace(text, "16,0,0,0,", "0.9,0,0,0,"));
+    CHECK(error_of(d.string(), m) == (d / "attention.csv").string() +
+                                         ":6: prefill_chunk: expected an integer from 0 to "
+                                         "1000000000, got '0.9'");
+    spit(d / "attention.csv", text);
+    spit(d / "dense.csv", replace(isim::test::slurp(d / "dense.csv"), "act_fn,1,", "act_fn,1e300,"));
+    CHECK(error_of(d.string(), m) == (d / "dense.csv").string() +
+                                         ":2: tokens: expected an integer from 1 to 1000000000, "
+                                         "got '1e300'");
+  }
+  SUBCASE("mixed rows spanning a grid past the cap") {
+    // 40 rows (i, i, i, i) beside the excerpt's 10: axes of 41 chunks (1..40, 64), 41 cached KV
+    // counts (0..40), 40 decode counts and 40 KV counts per decode.
+    const fs::path d = copy_excerpt("grid");
+    std::string rows;
+    for (int i = 1; i <= 40; ++i) rows += fmt::format("{},{},{},{},10\n", i, i, i, i);
+    spit(d / "attention.csv", isim::test::slurp(d / "attention.csv") + rows);
+    CHECK(error_of(d.string(), m) ==
+          (d / "attention.csv").string() +
+              ": rows with prefill_chunk > 0 and n_decode > 0: their axes span a grid of 41 x 41 "
+              "x 40 x 40 = 2689600 cells, more than 2000000 (the largest measured table spans "
+              "57760); expected fewer distinct values per axis");
+  }
+  SUBCASE("times past an hour") {
+    const fs::path d = copy_excerpt("hour");
+    spit(d / "per_sequence.csv", replace(isim::test::slurp(d / "per_sequence.csv"), "lm_head,1,1096.93",
+                                         "lm_head,1,4e9"));
+    const std::string msg = error_of(d.string(), m);
+    CAPTURE(msg);
+    CHECK(msg.starts_with("the profile imported from " + d.string() + ":"));
+    CHECK(msg.find(": forward.tables.lm_head_us.us[0]: must be at most 3600000000 us (an hour)") !=
+          std::string::npos);
   }
 }

@@ -216,7 +216,12 @@ TEST_CASE("against vllm: timeseries.csv errors name file, line and column") {
   CHECK(err("t,running,waiting\n1,2,3\nx,1,1\n") ==
         "ts.csv:3: t: expected a finite number, got 'x'");
   CHECK(err("t,running,waiting\n1,2.5,3\n") ==
-        "ts.csv:2: running: expected a count, an integer >= 0, got '2.5'");
+        "ts.csv:2: running: expected a count, an integer from 0 to 1000000000, got '2.5'");
+  // A count past int64 was cast to it (undefined behaviour; found by tests/fuzz).
+  CHECK(err("t,running,waiting\n1,9223372036854775807,1\n") ==
+        "ts.csv:2: running: expected a count, an integer from 0 to 1000000000, got "
+        "'9223372036854775807'");
+  CHECK(err("t,running,waiting\n1,1000000000,1e9\n") == "(no error)");
 }
 
 TEST_CASE("against vllm: the verb replays the run and compares it, by hand on a linear profile") {

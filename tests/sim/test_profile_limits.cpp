@@ -65,6 +65,36 @@ TEST_CASE("profile: forward times past an hour are rejected (T(1) went negative)
         "(no error)");
 }
 
+TEST_CASE("profile: saturation_tokens the cost model cannot price in an hour is rejected") {
+  // saturation_tokens 2^63 - 1 loaded, and `isim profile show` (T(saturation)) and the engine
+  // then threw std::range_error from sim time (found by tests/fuzz).
+  const std::string t = linear_text();
+  const std::string big = edit(t, "saturation_tokens: 8", "saturation_tokens: 9223372036854775807");
+  CHECK(error_of(big) == at(big, "saturation_tokens") +
+                             "saturation_tokens: must be at most 1000000000 (the limit on a token "
+                             "count), got 9223372036854775807");
+  // The slope at its limit, an hour a token: 2 x 10^6 tokens take 7.2e9 s, past the 4e9 s limit
+  // on a time (traces/limits.h); 2 x 5e5 tokens take 3.6e9 s.
+  const std::string hour = edit(t, "slope_ms_per_token: 0.5", "slope_ms_per_token: 3600000");
+  const std::string slow = edit(hour, "saturation_tokens: 8", "saturation_tokens: 1000000");
+  CHECK(error_of(slow) == at(slow, "saturation_tokens") +
+                              "saturation_tokens: the forward pass of 2 x saturation_tokens = "
+                              "2000000 tokens takes 7.2e+09 s, more than 4000000000 s (about 126 "
+                              "years, the limit on a time); expected a saturation point the "
+                              "forward model prices within it");
+  CHECK(error_of(edit(hour, "saturation_tokens: 8", "saturation_tokens: 500000")) == "(no error)");
+  // Past int64 nanoseconds altogether (T threw std::range_error): 2 x 10^9 tokens.
+  const std::string wrap = edit(hour, "saturation_tokens: 8", "saturation_tokens: 1000000000");
+  CHECK(error_of(wrap).find("takes more than int64 nanoseconds hold, more than 4000000000 s") !=
+        std::string::npos);
+}
+
+TEST_CASE("profile: text that is not UTF-8 is refused, as by every YAML reader") {
+  const std::string bad = edit(linear_text(), "hand-made linear", "hand\xffmade linear");
+  CHECK(error_of(bad) == at(bad, "description") +
+                             "<yaml>: invalid UTF-8 at column 20 (byte 0xFF); expected UTF-8 text");
+}
+
 TEST_CASE("time: conversions to int64 nanoseconds are checked") {
   using namespace isim::sim;  // NOLINT(google-build-using-namespace)
   CHECK(from_seconds(1.5) == 1'500'000'000);

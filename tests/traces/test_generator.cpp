@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "tests/test_paths.h"
 #include "traces/generator.h"
@@ -80,6 +81,22 @@ TEST_CASE("generator: hand-checked sessions from a constant config") {
   CHECK(generate(c, 1, 5)[0].segments == std::vector<Segment>{{100, 10, Intercept{"calc", 2}},
                                                               {5, 10, Intercept{"chat", 30}},
                                                               {7, 5, {}}});
+}
+
+TEST_CASE("generator: prompts and outputs drawn below 1 token are 1") {
+  // A prompt of mean 0 made sessions with nothing to prefill, which the engine never starts
+  // and write_jsonl refuses (found by tests/fuzz: corpus generator/regress-*).
+  GeneratorConfig c = fixed_config();
+  c.mix[0].prompt = fixed(0);
+  c.mix[0].output = fixed(0.2);
+  c.mix[0].intercept.returned = fixed(0);
+  const Trace t = generate(c, 1, 5);
+  CHECK(t[0].segments == std::vector<Segment>{{1, 1, Intercept{"calc", 2}},
+                                              {0, 1, Intercept{"calc", 2}},
+                                              {0, 1, Intercept{"calc", 2}},
+                                              {0, 1, {}}});
+  std::ostringstream out;
+  CHECK_NOTHROW(write_jsonl(out, t));
 }
 
 TEST_CASE("generator: truncate_to_context") {

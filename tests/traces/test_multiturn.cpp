@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "tests/test_paths.h"
 #include "traces/arrival.h"
@@ -70,6 +71,21 @@ TEST_CASE("multiturn: a constant config gives hand-checked conversations") {
   CHECK_THROWS_WITH_AS(generate_multiturn(c, -1, 1),
                        "multiturn generator: conversations: must be >= 0, got -1",
                        isim::InputError);
+}
+
+TEST_CASE("multiturn: a first prompt and outputs drawn below 1 token are 1") {
+  // Found by tests/fuzz (corpus multiturn/regress-*): outputs of 0 tokens made a trace that
+  // write_jsonl refuses.
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  MultiTurnConfig c;
+  c.turns = Dist{"normal", 2, 0, 1, kInf};
+  c.input = Dist{"normal", 0, 0, 0, kInf};
+  c.output = Dist{"normal", 0, 0, 0, kInf};
+  c.think_time_s = Dist{"normal", 5, 0, 0, kInf};
+  const Trace t = generate_multiturn(c, 1, 1);
+  CHECK(t[0].segments == std::vector<Segment>{{1, 1, Intercept{"user", 5}}, {0, 1, {}}});
+  std::ostringstream out;
+  CHECK_NOTHROW(write_jsonl(out, t));
 }
 
 TEST_CASE("multiturn: deterministic, prefix-stable, valid, capped at 16K") {

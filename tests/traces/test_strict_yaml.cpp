@@ -110,6 +110,28 @@ TEST_CASE("strict yaml: unknown, duplicate and non-string keys, and non-maps") {
         "f.yaml:2: top.b: unknown key; valid keys: a");
 }
 
+TEST_CASE("strict yaml: text that is not UTF-8 is refused where it is read") {
+  // yaml-cpp passed the bytes into strings, and write_jsonl (nlohmann) then threw its own
+  // type_error on the generated trace (found by tests/fuzz: corpus multiturn, agents).
+  using isim::invalid_utf8_at;
+  CHECK(invalid_utf8_at("plain ascii\n") == std::string::npos);
+  CHECK(invalid_utf8_at("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == std::string::npos);
+  CHECK(invalid_utf8_at("\xef\xbb\xbfname: a") == std::string::npos);  // a UTF-8 BOM
+  CHECK(invalid_utf8_at("ab\xff") == 2);
+  CHECK(invalid_utf8_at("\xc0\x80") == 0);          // overlong NUL
+  CHECK(invalid_utf8_at("x\xe0\x80\x80") == 1);    // overlong
+  CHECK(invalid_utf8_at("\xed\xa0\x80") == 0);     // a UTF-16 surrogate
+  CHECK(invalid_utf8_at("\xf4\x90\x80\x80") == 0);  // past U+10FFFF
+  CHECK(invalid_utf8_at("\xe2\x82") == 0);          // cut short
+  CHECK(invalid_utf8_at("\x80") == 0);               // a lone continuation byte
+  const std::string bad = write("isim_strict_utf8.yaml", "name: a\nkind: u\xffser\n");
+  CHECK(error_of([&] { isim::load_yaml_file(bad); }) ==
+        bad + ":2: <yaml>: invalid UTF-8 at column 8 (byte 0xFF); expected UTF-8 text");
+  CHECK(error_of([] { isim::parse_yaml_value("\xfe", "-p k=?"); }) ==
+        "-p k=?: <yaml>: invalid UTF-8 at column 1 (byte 0xFE); expected UTF-8 text");
+  std::filesystem::remove(bad);
+}
+
 TEST_CASE("strict yaml: loading files and -p values") {
   const std::string ok = write("isim_strict_ok.yaml", "name: a\n");
   CHECK(isim::load_yaml_file(ok)["name"].as<std::string>() == "a");
