@@ -156,7 +156,9 @@ void Engine::continue_prefills() {
 }
 
 bool Engine::recompute_lane(const SessionState& s) const {
-  return chunked_recompute_ && (s.recompute_left > 0 || s.chunked);
+  // A rebuild whose chunk stopped one token short of a session that had emitted tokens leaves it
+  // decoding: its last token's KV comes from its next decode, as any decode's does.
+  return chunked_recompute_ && (s.recompute_left > 0 || s.chunked) && !decoding(s);
 }
 
 void Engine::admit_waiting(bool whole) {

@@ -281,7 +281,8 @@ bool Engine::preempt_stuck_prefill() {
   // preempted again, and so on forever while the earlier prefills starve).
   if (running_.empty()) return false;
   preempt(running_.back());
-  hold_admissions_ = true;
+  // With nobody left running, nothing can starve: the pool is free for the waiting queue.
+  hold_admissions_ = !running_.empty();
   return true;
 }
 

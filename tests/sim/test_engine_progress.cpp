@@ -202,3 +202,32 @@ TEST_CASE("a prefill preempted because nothing could run is not readmitted at th
   CHECK(r.summary.counters.preemptions == 1);
   CHECK(rec(r, "l").recomputed_tokens == 4 + 16);
 }
+
+TEST_CASE("a rebuild that stops one token short decodes that token (vllm-v1)") {
+  // The soak's seeds 1005, 1279, 1527 and 1585 (vllm-v1, min-waste): "no progress possible"
+  // with the whole pool free. 8 GPU blocks. a (4 + 18 out), b (4 + 13) and c (4 + 6) arrive at
+  // 0, 1 and 2 ms. [0,14) a prefills; [14,33) a decodes, b and c prefill; the three decode in
+  // steps of T(3) = 13 ms. At 85 ms a's 10th KV token and b's 9th take the last free block,
+  // and c, last in running order, is preempted for its 9th: it loses 8 KV tokens with 5 of its
+  // 6 tokens emitted. a and b decode (12 ms steps) until at 169 ms a's 17th needs a 5th block
+  // and b is preempted with 15 KV tokens; its 3 full blocks stay cached, and a's 6th block at
+  // 213 ms evicts the third. a decodes alone (11 ms) and finishes at 224 ms. The recompute
+  // lane (S = 16) then takes b (2 cached blocks hit, 8 to compute) and c's first 8 of 9:
+  // [224,250), b's last token: b finished at 250 ms, 15 - 8 = 7 tokens recomputed. c now has
+  // KV for all but its last emitted token, as a decoding session has. Before the fix it stayed
+  // in the lane, which takes no decoding session, while vllm-v1's running pass skipped the lane:
+  // nothing ran at 250 ms. Now c decodes: [250,261), finished at 261 ms.
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(4, 18)}},
+                          trace::Session{"b", 0.001, {seg(4, 13)}},
+                          trace::Session{"c", 0.002, {seg(4, 6)}}};
+  Watchdog pol(std::make_unique<DiscardLongInChunks>());
+  const auto r = run(t, engine("vllm-v1", 8, 64), pol);
+  CHECK(pol.most() == 1);
+  CHECK(rec(r, "a").finish_s == doctest::Approx(0.224));
+  CHECK(rec(r, "b").finish_s == doctest::Approx(0.250));
+  CHECK(rec(r, "c").finish_s == doctest::Approx(0.261));
+  CHECK(rec(r, "b").recomputed_tokens == 7);
+  CHECK(rec(r, "b").prefix_hit_tokens == 8);
+  CHECK(rec(r, "c").recomputed_tokens == 8);
+  CHECK(r.summary.counters.preemptions == 2);
+}
