@@ -9,15 +9,20 @@ constexpr uint64_t kValuedKey = uint64_t{1} << 63;  // release counts stay far b
 }  // namespace
 
 BlockPool::BlockPool(std::string name, int64_t total)
-    : name_(std::move(name)), by_hash_(std::max<int64_t>(total, 0)) {
+    : name_(std::move(name)), total_(total), by_hash_(std::min<int64_t>(std::max<int64_t>(total, 0), 1024)) {
   if (total < 0 || total > INT32_MAX) throw std::logic_error(name_ + ": bad pool size");
-  refcount_.assign(static_cast<size_t>(total), 0);
-  hash_.assign(static_cast<size_t>(total), 0);
-  cached_since_.assign(static_cast<size_t>(total), 0);
-  valued_.assign(static_cast<size_t>(total), 0);
-  free_list_.reserve(static_cast<size_t>(total));
-  // Highest id at the bottom so that the first allocation hands out block 0, 1, 2, ...
-  for (int64_t b = total - 1; b >= 0; --b) free_list_.push_back(static_cast<BlockId>(b));
+}
+
+BlockId BlockPool::touch_next() {
+  // Ids are handed out 0, 1, 2, ... after the free list is used up, as a free list holding every
+  // block with 0 on top would hand them out.
+  const auto b = static_cast<BlockId>(touched());
+  refcount_.push_back(0);
+  hash_.push_back(0);
+  cached_since_.push_back(0);
+  valued_.push_back(0);
+  by_hash_.reserve(touched());  // each block carries at most one hash
+  return b;
 }
 
 void BlockPool::evict_one() {
@@ -33,7 +38,7 @@ void BlockPool::evict_one() {
 bool BlockPool::forget(BlockId b) {
   ++version_;
   const auto i = static_cast<size_t>(b);
-  if (b < 0 || b >= total() || refcount_[i] != 0 || hash_[i] == 0) return false;
+  if (b < 0 || b >= touched() || refcount_[i] != 0 || hash_[i] == 0) return false;
   cached_.erase({cached_since_[i], b});
   by_hash_.erase(hash_[i]);
   hash_[i] = 0;
@@ -47,9 +52,14 @@ bool BlockPool::allocate(int64_t n, std::vector<BlockId>& out) {
   if (n < 0) throw std::logic_error(name_ + ": negative allocation");
   if (n > free()) return false;
   for (int64_t i = 0; i < n; ++i) {
-    if (free_list_.empty()) evict_one();
-    BlockId b = free_list_.back();
-    free_list_.pop_back();
+    BlockId b;
+    if (free_list_.empty() && touched() < total_) {
+      b = touch_next();
+    } else {
+      if (free_list_.empty()) evict_one();
+      b = free_list_.back();
+      free_list_.pop_back();
+    }
     refcount_[static_cast<size_t>(b)] = 1;
     out.push_back(b);
   }
@@ -63,7 +73,7 @@ void BlockPool::release(std::vector<BlockId>& blocks) {
   // the same ids in the same order.
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     BlockId b = *it;
-    if (b < 0 || b >= total() || refcount_[static_cast<size_t>(b)] <= 0)
+    if (b < 0 || b >= touched() || refcount_[static_cast<size_t>(b)] <= 0)
       throw std::logic_error(name_ + ": block " + std::to_string(b) + " released but not held");
     --holds_;
     if (--refcount_[static_cast<size_t>(b)] > 0) continue;
@@ -92,7 +102,7 @@ BlockId BlockPool::acquire_cached(uint64_t hash) {
 
 void BlockPool::value(BlockId b) {
   ++version_;
-  if (b < 0 || b >= total() || refcount_[static_cast<size_t>(b)] <= 0)
+  if (b < 0 || b >= touched() || refcount_[static_cast<size_t>(b)] <= 0)
     throw std::logic_error(name_ + ": valuing a block that is not held");
   valued_[static_cast<size_t>(b)] = 1;
 }
@@ -100,7 +110,7 @@ void BlockPool::value(BlockId b) {
 bool BlockPool::publish(BlockId b, uint64_t hash) {
   ++version_;
   if (hash == 0) throw std::logic_error(name_ + ": hash 0 is reserved");
-  if (refcount_[static_cast<size_t>(b)] <= 0)
+  if (b < 0 || b >= touched() || refcount_[static_cast<size_t>(b)] <= 0)
     throw std::logic_error(name_ + ": publishing a block that is not held");
   if (hash_[static_cast<size_t>(b)] != 0 || by_hash_.contains(hash)) return false;
   hash_[static_cast<size_t>(b)] = hash;
@@ -112,7 +122,7 @@ void BlockPool::check() const {
   std::vector<char> seen(refcount_.size(), 0);
   auto bad = [&](const std::string& m) { throw std::logic_error(name_ + ": " + m); };
   for (BlockId b : free_list_) {
-    if (b < 0 || b >= total()) bad("free list holds a bad id");
+    if (b < 0 || b >= touched()) bad("free list holds a bad id");
     if (seen[static_cast<size_t>(b)]++) bad("block " + std::to_string(b) + " listed twice");
     if (refcount_[static_cast<size_t>(b)] != 0 || hash_[static_cast<size_t>(b)] != 0 ||
         valued_[static_cast<size_t>(b)] != 0)

@@ -8,6 +8,9 @@
 //   except that a block marked valued (`value`, while held) goes only after every cached block
 //   that is not. Without `value`, the order is plain LRU.
 // - `free()` counts every block an allocation may take: free plus cached.
+// - Memory grows with the blocks handed out, not with the pool's size: ids from `touched()`
+//   up have never been handed out and are free. A 64 GiB CPU pool of a tiny test model (17M
+//   blocks) costs nothing until it is used.
 // - Allocation is all-or-nothing and deterministic (LIFO free list, then oldest cached), so a
 //   live executor can map ids onto real KV slots one-to-one.
 // - Releasing a block that is not held throws std::logic_error (a bookkeeping bug).
@@ -33,8 +36,12 @@ class BlockPool {
  public:
   BlockPool(std::string name, int64_t total);
 
-  int64_t total() const { return static_cast<int64_t>(refcount_.size()); }
-  int64_t free() const { return static_cast<int64_t>(free_list_.size() + cached_.size()); }
+  int64_t total() const { return total_; }
+  int64_t free() const {
+    return static_cast<int64_t>(free_list_.size() + cached_.size()) + total_ - touched();
+  }
+  // Blocks [0, touched()) have been handed out at least once; the rest are free.
+  int64_t touched() const { return static_cast<int64_t>(refcount_.size()); }
   int64_t used() const { return total() - free(); }
   int64_t cached() const { return static_cast<int64_t>(cached_.size()); }
 
@@ -43,7 +50,9 @@ class BlockPool {
   bool allocate(int64_t n, std::vector<BlockId>& out);
   // Drops one hold on every block in `blocks` and clears the vector.
   void release(std::vector<BlockId>& blocks);
-  int32_t refcount(BlockId b) const { return refcount_[static_cast<size_t>(b)]; }
+  int32_t refcount(BlockId b) const {
+    return b < touched() ? refcount_[static_cast<size_t>(b)] : 0;
+  }
   // The sum of all refcounts (kept as blocks are taken and released): the engine's check
   // compares it with its sessions' listings without visiting every block.
   int64_t holds() const { return holds_; }
@@ -68,7 +77,7 @@ class BlockPool {
   // Marks held block `b` as worth keeping: once cached, it is evicted only after every cached
   // block that is not marked (LRU within each class). The mark goes when the block is freed.
   void value(BlockId b);
-  bool valued(BlockId b) const { return valued_[static_cast<size_t>(b)] != 0; }
+  bool valued(BlockId b) const { return b < touched() && valued_[static_cast<size_t>(b)] != 0; }
 
   // Throws std::logic_error describing the first inconsistency.
   void check() const;
@@ -76,8 +85,10 @@ class BlockPool {
 
  private:
   void evict_one();
+  BlockId touch_next();  // hands out the lowest id never handed out yet
 
   std::string name_;
+  int64_t total_ = 0;
   std::vector<int32_t> refcount_;
   std::vector<uint64_t> hash_;          // 0: no content hash
   std::vector<uint64_t> cached_since_;  // a cached block's key in cached_: its release order,

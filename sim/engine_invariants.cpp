@@ -123,14 +123,15 @@ void Engine::check_block_owners() const {
   // pool's holds (the sum of all refcounts) equal all listings, so no block is held unlisted.
   // On a mismatch, the O(pool) scan names the first block at fault.
   auto tier = [&](const BlockPool& pool, std::vector<int32_t>& n, bool gpu) {
-    n.resize(static_cast<size_t>(pool.total()), 0);  // all 0 between checks that pass
+    n.resize(static_cast<size_t>(pool.touched()), 0);  // all 0 between checks that pass
     int64_t listings = 0;
     for (const SessionState& s : slots_) {
       if (s.idx < 0) continue;
       for (BlockId b : gpu ? s.gpu_blocks : s.cpu_blocks) {
-        if (b < 0 || b >= pool.total())
-          fail(replica_, fmt::format("session {} lists {} block {}, outside the pool", s.idx,
-                                     pool.name(), b));
+        if (b < 0 || b >= pool.touched())
+          fail(replica_, fmt::format("session {} lists {} block {}, {}", s.idx, pool.name(), b,
+                                     b < 0 || b >= pool.total() ? "outside the pool"
+                                                                : "which the pool never handed out"));
         ++n[static_cast<size_t>(b)];
         ++listings;
       }
@@ -159,7 +160,7 @@ void Engine::check_block_owners() const {
 }
 
 void Engine::name_misheld(const BlockPool& pool, bool gpu) const {
-  std::vector<int32_t> n(static_cast<size_t>(pool.total()), 0);
+  std::vector<int32_t> n(static_cast<size_t>(pool.touched()), 0);
   for (const SessionState& s : slots_)
     if (s.idx >= 0)
       for (BlockId b : gpu ? s.gpu_blocks : s.cpu_blocks) ++n[static_cast<size_t>(b)];

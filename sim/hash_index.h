@@ -1,9 +1,10 @@
 // HashIndex: content hash -> block id for one block pool, as a flat open-addressing table.
 //
 // Contract:
-// - Holds at most `max_entries` keys (a pool's block count: each block carries at most one
-//   hash), so it never grows: the table has a power-of-two size of at least twice that, and
-//   probes stay short. Key 0 is reserved (the pool's "no hash").
+// - Holds at most `max_entries` keys (the blocks a pool has handed out: each block carries at
+//   most one hash): the table has a power-of-two size of at least twice that, and probes stay
+//   short. `reserve` raises the limit, doubling the table and reinserting what it holds. Key 0
+//   is reserved (the pool's "no hash").
 // - `find` returns the value or -1; `insert` takes a key not present; `erase` a key present
 //   (std::logic_error otherwise). Erasure shifts the probe run back (no tombstones), so the
 //   table's state depends only on the keys present and the order they came in.
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace isim::sim {
@@ -26,6 +28,15 @@ class HashIndex {
     keys_.assign(cap, 0);
     vals_.assign(cap, -1);
     mask_ = cap - 1;
+  }
+
+  // Room for `max_entries` keys; the lookups' results do not change.
+  void reserve(int64_t max_entries) {
+    if (static_cast<size_t>(2 * std::max<int64_t>(max_entries, 1)) <= keys_.size()) return;
+    HashIndex bigger(std::max<int64_t>(max_entries, static_cast<int64_t>(keys_.size())));
+    for (size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] != 0) bigger.insert(keys_[i], vals_[i]);
+    *this = std::move(bigger);
   }
 
   int32_t find(uint64_t key) const {

@@ -158,3 +158,57 @@ TEST_CASE("a valued block reacquired from the cache keeps its class; unhashed, i
   CHECK_NOTHROW(p.check());
   CHECK_THROWS_AS(p.value(0), std::logic_error);  // not held
 }
+
+TEST_CASE("a pool's memory grows with the blocks it hands out, not with its size") {
+  // The largest pool a config may ask for: nothing is allocated for blocks never handed out.
+  BlockPool big("cpu", INT32_MAX);
+  CHECK(big.total() == INT32_MAX);
+  CHECK(big.free() == INT32_MAX);
+  CHECK(big.touched() == 0);
+  CHECK(big.refcount(123456789) == 0);
+  CHECK_NOTHROW(big.check());
+  // Ids come 0, 1, 2, ...; a freed block is handed out again before a new id (LIFO), as a
+  // free list holding every block would hand them out.
+  BlockPool p("gpu", 6);
+  std::vector<BlockId> a, b, c;
+  REQUIRE(p.allocate(3, a));
+  CHECK(a == std::vector<BlockId>{0, 1, 2});
+  CHECK(p.touched() == 3);
+  CHECK(p.free() == 3);
+  std::vector<BlockId> one = {a[1]};
+  p.release(one);
+  REQUIRE(p.allocate(2, b));
+  CHECK(b == std::vector<BlockId>{1, 3});
+  CHECK(p.touched() == 4);
+  // Cached blocks go only when nothing free (recycled or new) is left.
+  REQUIRE(p.publish(b[1], 77));
+  std::vector<BlockId> cached = {b[1]};
+  p.release(cached);
+  REQUIRE(p.allocate(2, c));
+  CHECK(c == std::vector<BlockId>{4, 5});
+  CHECK(p.find(77) == 3);
+  std::vector<BlockId> d;
+  REQUIRE(p.allocate(1, d));
+  CHECK(d == std::vector<BlockId>{3});  // the cached block, evicted
+  CHECK(p.find(77) == -1);
+  CHECK(p.free() == 0);
+  CHECK_NOTHROW(p.check());
+  // A block id past touched() was never handed out: releasing it is a bookkeeping bug.
+  BlockPool q("gpu", 4);
+  std::vector<BlockId> never = {2};
+  CHECK_THROWS_AS(q.release(never), std::logic_error);
+}
+
+TEST_CASE("HashIndex: reserve doubles the table and keeps every lookup") {
+  isim::sim::HashIndex h(4);  // 8 slots: 4 entries at most
+  for (uint64_t k = 1; k <= 4; ++k) h.insert(k * 1000003, static_cast<int32_t>(k));
+  CHECK_THROWS_AS(h.insert(99, 9), std::logic_error);  // full
+  h.reserve(100);
+  for (uint64_t k = 5; k <= 100; ++k) h.insert(k * 1000003, static_cast<int32_t>(k));
+  CHECK(h.size() == 100);
+  for (uint64_t k = 1; k <= 100; ++k) REQUIRE(h.find(k * 1000003) == static_cast<int32_t>(k));
+  CHECK(h.find(99) == -1);
+  h.erase(3 * 1000003);
+  CHECK(h.find(3 * 1000003) == -1);
+  CHECK(h.find(4 * 1000003) == 4);
+}
