@@ -1,5 +1,6 @@
 // Sweeps: expansion order, validation of swept keys and values, results.csv (columns, values,
-// determinism across --jobs), shards and merge, the isim sweep CLI and the plot script.
+// determinism across --jobs). Shards, merge, the isim sweep CLI and the plot script:
+// test_sweep_cli.cpp.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -19,35 +20,14 @@
 #include "policies/builtin.h"
 #include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
+#include "tests/experiments/sweep_fixtures.h"
 #include "traces/input_error.h"
 
 using namespace isim;
+using namespace isim::test::sweep;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string profile() {
-  return test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
-}
-
-// A small sweep spec: 40 generated sessions, two baseline policies, rates x seeds.
-std::string spec_text(const std::string& extra = "") {
-  std::string s = "name: small\n";                  // line 1
-  s += "trace: {from: generator, sessions: 40}\n";  // 2
-  s += "arrival: {process: poisson, rate: 1}\n";    // 3
-  s += "profile: " + profile() + "\n";              // 4
-  s += "policies: [discard, swap]\n";               // 5
-  s += "sweep:\n";                                  // 6
-  s += "  arrival.rate: [0.5, 2]\n";                // 7
-  s += "  seed: [1, 2, 3]\n";                       // 8
-  s += extra;
-  return s;
-}
-
-// Runs the isim binary; returns its exit code, with stdout and stderr captured when asked.
-int run_isim(const std::string& args, std::string* out = nullptr, std::string* err = nullptr) {
-  return test::run_bin("isim", args, out, err);
-}
 
 std::string sweep_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
   auto d = test::scratch("errors");
@@ -61,13 +41,6 @@ std::string sweep_error(const std::string& text, const std::vector<std::string>&
     return msg;
   }
   return "(no error)";
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> v;
-  std::stringstream ss(text);
-  for (std::string l; std::getline(ss, l);) v.push_back(l);
-  return v;
 }
 
 }  // namespace
@@ -300,224 +273,4 @@ TEST_CASE("results.csv is byte-identical for any number of jobs" *
       ++progress;
   CHECK(progress == 12);
   CHECK(err1.find("[1/12] policy=discard arrival.rate=0.5 seed=1: ") != std::string::npos);
-}
-
-TEST_CASE("shards merged give the unsharded results.csv") {
-  auto d = test::scratch("shards");
-  auto path = test::write_file(d / "s.yaml", spec_text());
-  REQUIRE(run_isim("sweep " + path + " --jobs 2 --out " + (d / "all").string()) == 0);
-  for (int k = 1; k <= 3; ++k) {
-    auto out = d / fmt::format("k{}", k);
-    REQUIRE(run_isim(fmt::format("sweep {} --shard {}/3 --out {}", path, k, out.string())) == 0);
-    auto recs = exp::read_csv(test::slurp(out / "results.csv"), "shard");
-    REQUIRE(recs.size() == 1 + 4);
-    for (size_t r = 1; r < recs.size(); ++r)
-      CHECK(std::stoul(recs[r].fields[0]) % 3 == static_cast<size_t>(k - 1));
-  }
-  std::string out;
-  // Shards in any order.
-  REQUIRE(run_isim("sweep merge " + (d / "m.csv").string() + " " + (d / "k3/results.csv").string() +
-                       " " + (d / "k1/results.csv").string() + " " +
-                       (d / "k2/results.csv").string(),
-                   &out) == 0);
-  CHECK(out.find("merged 3 file(s), 12 run(s)") != std::string::npos);
-  CHECK(test::slurp(d / "m.csv") == test::slurp(d / "all/results.csv"));
-
-  std::vector<size_t> missing;
-  auto text = exp::merge_results({(d / "k1/results.csv").string(), (d / "k3/results.csv").string()},
-                                 &missing);
-  CHECK(missing == std::vector<size_t>{1, 4, 7, 10});
-  CHECK(lines(text).size() == 1 + 8);
-}
-
-TEST_CASE("isim sweep merge refuses inconsistent shards with exit 2") {
-  auto d = test::scratch("merge-errors");
-  auto path = test::write_file(d / "s.yaml", spec_text());
-  REQUIRE(run_isim("sweep " + path + " --shard 1/2 --out " + (d / "a").string()) == 0);
-  REQUIRE(run_isim("sweep " + path + " --shard 2/2 -p 'sweep.seed=[1, 2]' --out " +
-                   (d / "b").string()) == 0);
-  REQUIRE(run_isim("sweep " + path +
-                   " --shard 2/2 -p 'sweep.arrival.rate=[1]' -p "
-                   "'sweep.engine.max_num_seqs=[4, 8, 16]' --out " +
-                   (d / "c").string()) == 0);
-  auto a = (d / "a/results.csv").string();
-  std::string err;
-
-  SUBCASE("a run index twice") {
-    CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + a + " " + a, nullptr, &err) ==
-          2);
-    CHECK(err.find(a + ":2: run_index 0 is also at " + a + ":2") != std::string::npos);
-  }
-  SUBCASE("headers differ") {
-    auto c = (d / "c/results.csv").string();
-    CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + a + " " + c, nullptr, &err) ==
-          2);
-    CHECK(err.find(c + ":1: header differs from " + a +
-                   "'s at column 5: 'engine.max_num_seqs' vs "
-                   "'estimator'") != std::string::npos);
-  }
-  SUBCASE("not a results file") {
-    auto bad = test::write_file(d / "bad.csv", "x,y\n1,2\n");
-    CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + bad, nullptr, &err) == 2);
-    CHECK(err.find(bad + ":1: expected a results.csv header starting with run_index") !=
-          std::string::npos);
-  }
-  SUBCASE("a short row and a bad index") {
-    auto text = test::slurp(a);
-    auto shortrow = test::write_file(d / "short.csv", text + "99,swap\n");
-    CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + shortrow, nullptr, &err) == 2);
-    CHECK(err.find(shortrow + ":8: expected ") != std::string::npos);
-    auto h = text.substr(0, text.find('\n') + 1);
-    auto row = lines(text)[1];
-    auto badix = test::write_file(d / "badix.csv", h + "x" + row.substr(row.find(',')) + "\n");
-    CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + badix, nullptr, &err) == 2);
-    CHECK(err.find(badix + ":2: run_index: expected a non-negative integer, got 'x'") !=
-          std::string::npos);
-  }
-  SUBCASE("a missing input, and too few arguments") {
-    CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + (d / "none.csv").string(),
-                   nullptr, &err) == 2);
-    CHECK(err.find("none.csv: cannot open") != std::string::npos);
-    CHECK(run_isim("sweep merge " + (d / "m.csv").string(), nullptr, &err) == 2);
-    CHECK(err.find("merge needs OUT.csv and at least one input") != std::string::npos);
-  }
-  SUBCASE("an incomplete merge warns about the missing runs") {
-    // a: runs 0, 2, ..., 10; b, shard 2 of 2 of an 8-run sweep: runs 1, 3, 5, 7.
-    auto b = (d / "b/results.csv").string();
-    CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + a + " " + b, nullptr, &err) ==
-          0);
-    CHECK(err.find("warning: 1 run index(es) missing: 9 ") != std::string::npos);
-    CHECK(lines(test::slurp(d / "m.csv")).size() == 1 + 10);
-  }
-}
-
-TEST_CASE("CSV fields are quoted only when needed and read back") {
-  CHECK(exp::csv_field("swap") == "swap");
-  CHECK(exp::csv_field("a,b") == "\"a,b\"");
-  CHECK(exp::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
-  auto recs = exp::read_csv("a,\"b,c\",\"d\"\"e\"\n\"multi\nline\",,x\r\nlast", "f.csv");
-  REQUIRE(recs.size() == 3);
-  CHECK(recs[0].fields == std::vector<std::string>{"a", "b,c", "d\"e"});
-  CHECK(recs[1].line == 2);
-  CHECK(recs[1].fields == std::vector<std::string>{"multi\nline", "", "x"});
-  CHECK(recs[2].line == 4);
-  CHECK(recs[2].fields == std::vector<std::string>{"last"});
-  CHECK_THROWS_WITH_AS(exp::read_csv("a\n\"open", "f.csv"), "f.csv:2: unterminated quoted field",
-                       InputError);
-}
-
-TEST_CASE("--shard K/N") {
-  auto s = exp::parse_shard("2/3");
-  CHECK(s.k == 2);
-  CHECK(s.n == 3);
-  CHECK(s.contains(1));
-  CHECK(s.contains(4));
-  CHECK(!s.contains(2));
-  CHECK(exp::parse_shard("1/1").whole());
-  for (const char* bad : {"0/3", "4/3", "3", "/3", "2/", "a/b", "-1/3", "1/0"})
-    CHECK_THROWS_WITH_AS(
-        exp::parse_shard(bad),
-        (std::string("--shard ") + bad + ": expected K/N with 1 <= K <= N (e.g. 2/4)").c_str(),
-        InputError);
-}
-
-TEST_CASE("a failing run stops the sweep with the lowest failing run's error") {
-  auto d = test::scratch("failing");
-  std::string t = spec_text();
-  t.replace(t.find("  seed: [1, 2, 3]\n"), 18,
-            "  profile: [" + profile() + ", /nonexistent/p.yaml]\n");
-  auto s = exp::load_sweep(test::write_file(d / "s.yaml", t), {});
-  REQUIRE(s.runs.size() == 8);
-  exp::SweepOptions o;
-  o.jobs = 4;
-  CHECK_THROWS_WITH_AS(exp::run_sweep(s, o),
-                       doctest::Contains("sweep run 1 (policy=discard arrival.rate=0.5 "
-                                         "profile=/nonexistent/p.yaml): /nonexistent/p.yaml"),
-                       InputError);
-}
-
-TEST_CASE("--keep-runs writes each run's files under runs/<index>/") {
-  auto d = test::scratch("keep");
-  auto path = test::write_file(d / "s.yaml", spec_text());
-  REQUIRE(run_isim("sweep " + path + " -p 'sweep.seed=[1]' --keep-runs --out " +
-                   (d / "o").string()) == 0);
-  for (int i = 0; i < 4; ++i)
-    for (const char* f : {"summary.json", "sessions.csv", "timeseries.csv", "config.resolved.yaml"})
-      CHECK(fs::file_size(d / "o/runs" / std::to_string(i) / f) > 0);
-  CHECK(test::slurp(d / "o/runs/3/summary.json").find("\"policy\": \"swap\"") != std::string::npos);
-  // Without it, only results.csv.
-  REQUIRE(run_isim("sweep " + path + " -p 'sweep.seed=[1]' --out " + (d / "p").string()) == 0);
-  CHECK(!fs::exists(d / "p/runs"));
-  CHECK(fs::exists(d / "p/results.csv"));
-}
-
-TEST_CASE("isim sweep --list prints the runs of the shard; usage errors exit 2") {
-  auto d = test::scratch("list");
-  auto path = test::write_file(d / "s.yaml", spec_text());
-  std::string out, err;
-  REQUIRE(run_isim("sweep " + path + " --list --shard 2/5", &out) == 0);
-  CHECK(lines(out) == std::vector<std::string>{"    1  policy=discard arrival.rate=0.5 seed=2",
-                                               "    6  policy=swap arrival.rate=0.5 seed=1",
-                                               "   11  policy=swap arrival.rate=2 seed=3"});
-  CHECK(!fs::exists(d / "results"));
-  CHECK(run_isim("sweep", nullptr, &err) == 2);
-  CHECK(err.find("needs EXPERIMENT.yaml") != std::string::npos);
-  CHECK(run_isim("sweep x.yaml --shard 3/2", nullptr, &err) == 2);
-  CHECK(err.find("--shard 3/2: expected K/N") != std::string::npos);
-  CHECK(run_isim("sweep x.yaml --jobs 0", nullptr, &err) == 2);
-  CHECK(err.find("--jobs: expected an integer >= 1 (worker threads), got '0'") !=
-        std::string::npos);
-  // Not SIZE_MAX: a negative count is refused, naming the flag.
-  CHECK(run_isim("sweep " + path + " --list --jobs -1", nullptr, &err) == 2);
-  CHECK(err.find("--jobs: expected an integer >= 1 (worker threads), got '-1'") !=
-        std::string::npos);
-}
-
-TEST_CASE("plot.py draws the three PNGs when matplotlib is there" *
-          doctest::skip(isim::test::absent(exp::find_plot_python().empty()))) {
-  std::string py = exp::find_plot_python();
-  auto d = test::scratch("plot");
-  auto path = test::write_file(d / "s.yaml", spec_text("plot: {latency_target_s: 0.1}\n"));
-  std::string out;
-  REQUIRE(run_isim("sweep " + path + " --out " + (d / "o").string(), &out) == 0);
-  for (const char* png : {"latency.png", "throughput.png", "waste.png"}) {
-    CAPTURE(png);
-    REQUIRE(fs::exists(d / "o" / png));
-    CHECK(fs::file_size(d / "o" / png) > 1000);
-    CHECK(test::slurp(d / "o" / png).substr(1, 3) == "PNG");
-    CHECK(out.find("plot: " + (d / "o" / png).string()) != std::string::npos);
-  }
-  // A shard does not plot (its rows are partial).
-  REQUIRE(run_isim("sweep " + path + " --shard 1/2 --out " + (d / "s").string()) == 0);
-  CHECK(!fs::exists(d / "s/latency.png"));
-
-  // Missing columns: exit 2 with the names.
-  auto bad = test::write_file(d / "bad.csv", "run_index,policy,seed\n0,swap,1\n");
-  std::string cmd = py + " " + exp::plot_script_path() + " " + bad + " " + (d / "x").string() +
-                    " 2> " + (d / "err.txt").string();
-  int rc = std::system(cmd.c_str());
-  CHECK((WIFEXITED(rc) ? WEXITSTATUS(rc) : -1) == 2);
-  CHECK(test::slurp(d / "err.txt").find("missing column(s): normalized_latency_s.mean") !=
-        std::string::npos);
-  CHECK(test::slurp(d / "err.txt").find("arrival.rate (the plots are against arrival rate") !=
-        std::string::npos);
-}
-
-TEST_CASE("without a python that has matplotlib, isim sweep writes results.csv and exits 2") {
-  auto d = test::scratch("no-python");
-  auto path = test::write_file(d / "s.yaml", spec_text("plot: {latency_target_s: 0.1}\n"));
-  std::string bogus = (d / "no-such-python3").string();
-  ::setenv("ISIM_PYTHON", bogus.c_str(), 1);
-  std::string tried;
-  CHECK(exp::find_plot_python(&tried).empty());
-  CHECK(tried == bogus);
-  std::string err;
-  int rc = run_isim("sweep " + path + " --out " + (d / "o").string(), nullptr, &err);
-  ::unsetenv("ISIM_PYTHON");
-  CHECK(rc == 2);
-  CHECK(err.find("plot: no python3 with matplotlib (tried " + bogus +
-                 "; install Debian's python3-matplotlib or set ISIM_PYTHON); results.csv was "
-                 "written") != std::string::npos);
-  CHECK(lines(test::slurp(d / "o/results.csv")).size() == 1 + 12);
-  CHECK(!fs::exists(d / "o/latency.png"));
 }
