@@ -38,7 +38,7 @@ ModelSpec load_model(const std::string& path) {
   // KV bytes per token, in double so that the product cannot overflow: at most 2^27 (128 MiB),
   // 250 times the largest shipped model's, so int64 KV byte counts stay exact (sim/profile.cpp
   // checks the block size again when a profile is read).
-  const double kv = 2.0 * s.layers * s.kv_heads * s.head_dim * s.dtype_bytes();
+  const double kv = s.kv_bytes_per_token_unsplit();
   if (kv > kMaxKvBytesPerToken)
     root.fail("layers", fmt::format("KV bytes per token 2 x layers {} x kv_heads {} x head_dim {} x "
                                     "{} bytes = {:.6g}; expected at most {:.0f} (128 MiB)",

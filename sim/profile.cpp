@@ -90,8 +90,7 @@ void read_swap(const Reader& r, const MapNode& top, SwapSpec& s) {
 void check_block_bytes(const Reader& r, const MapNode& top, const Profile& p) {
   constexpr double kMaxBlockBytes = 2147483648.0;  // 2 GiB
   const ModelShape& m = p.model;
-  const double per_token = std::floor(2.0 * m.layers * m.kv_heads * m.head_dim * m.dtype_bytes() /
-                                      m.tp);
+  const double per_token = std::floor(m.kv_bytes_per_token_unsplit() / m.tp);
   const double block = per_token * p.block_tokens;
   if (block <= kMaxBlockBytes) return;
   r.fail(*Reader::find(top, "model"), "model",
@@ -178,6 +177,10 @@ int ModelShape::dtype_bytes() const {
   if (dtype == "fp8") return 1;
   throw InputError(
       fmt::format("model.dtype: unknown dtype '{}' (valid: {})", dtype, join(kDtypes)));
+}
+
+double ModelShape::kv_bytes_per_token_unsplit() const {
+  return 2.0 * layers * kv_heads * head_dim * dtype_bytes();
 }
 
 int64_t ModelShape::kv_bytes_per_token() const {

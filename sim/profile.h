@@ -36,6 +36,9 @@ struct ModelShape {
   int dtype_bytes() const;
   // KV bytes per token on one GPU: 2 (K and V) x layers x kv_heads x head_dim x dtype / tp.
   int64_t kv_bytes_per_token() const;
+  // The same in double before the division by tp, so that no product can overflow: what the
+  // readers range-check (calibrate/model.cpp, sim/profile.cpp) before kv_bytes_per_token is used.
+  double kv_bytes_per_token_unsplit() const;
   // Weight bytes on one GPU: params x dtype / tp.
   double weight_bytes_per_gpu() const;
   bool operator==(const ModelShape&) const = default;
