@@ -38,8 +38,10 @@ constexpr bool supported_head_dim(int32_t head_dim) {
   return head_dim == 64 || head_dim == 128;
 }
 
-// Splits that let batch x kv_heads work items fill `sm_count` SMs, keeping each split at
-// least 256 tokens of max_kv_len long; 1 when the batch already fills the GPU; at most 64.
+// Splits that let batch x kv_heads work items fill `sm_count` SMs, each holding as many decode
+// CTAs as cudaOccupancyMaxActiveBlocksPerMultiprocessor says (4 when it cannot say), keeping
+// each split at least 256 tokens of max_kv_len long; 1 when the batch already fills the GPU; at
+// most 64 (kernels/decode_split.h).
 int decode_num_splits(int32_t batch, const AttentionShape& shape, int64_t max_kv_len, int sm_count);
 size_t decode_workspace_bytes(int32_t batch, const AttentionShape& shape, int num_splits);
 

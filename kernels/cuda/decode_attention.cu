@@ -17,6 +17,8 @@
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/vec.cuh"
+#include "kernels/decode_split.h"
+#include "kernels/split_merge.h"
 
 namespace isim::kernels::cuda {
 namespace {
@@ -24,8 +26,7 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 constexpr int kChunkPages = 128;
-constexpr int kMaxSplits = 64;
-constexpr int kMinSplitTokens = 256;
+constexpr int kMaxSplits = kMaxDecodeSplits;
 
 struct DecodeParams {
   const void* q;
@@ -254,17 +255,12 @@ __global__ void __launch_bounds__(D)
                  int num_splits) {
   const int64_t row = blockIdx.x;
   const float* pl = partial_lse + row * num_splits;
-  float mx = -INFINITY;
-  for (int k = 0; k < num_splits; ++k) mx = fmaxf(mx, pl[k]);
+  const float mx = split_merge_max(pl, num_splits);
+  const float sum = split_merge_sum(pl, num_splits, mx);
   const int d = threadIdx.x;
-  float sum = 0.f, o = 0.f;
-  for (int k = 0; k < num_splits; ++k) {
-    const float w = pl[k] == -INFINITY ? 0.f : exp2f(pl[k] - mx);
-    sum += w;
-    o += w * partial_out[(row * num_splits + k) * D + d];
-  }
-  out[row * D + d] = from_float<T>(o / sum);
-  if (lse && d == 0) lse[row] = (mx + log2f(sum)) * kLn2;
+  out[row * D + d] = from_float<T>(
+      split_merge_value(pl, partial_out + row * num_splits * D + d, D, num_splits, mx, sum));
+  if (lse && d == 0) lse[row] = split_merge_lse2(mx, sum) * kLn2;
 }
 
 size_t align256(size_t n) {
@@ -289,17 +285,48 @@ cudaError_t launch_tile(const DecodeParams& prm, int32_t batch, int num_splits,
 
 }  // namespace
 
+namespace {
+
+template <int D>
+cudaError_t occupancy(int gt, int* n) {
+  const auto query = [&](auto kernel) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, kernel, kThreads, 0);
+  };
+  switch (gt) {
+    case 8:
+      return query(decode_kernel<__nv_bfloat16, D, 8>);
+    case 4:
+      return query(decode_kernel<__nv_bfloat16, D, 4>);
+    case 2:
+      return query(decode_kernel<__nv_bfloat16, D, 2>);
+    default:
+      return query(decode_kernel<__nv_bfloat16, D, 1>);
+  }
+}
+
+// CTAs of the decode kernel for this group's head tile that one SM holds at once (bf16; fp16
+// uses the same registers and shared memory). 4 when the runtime cannot say (no device).
+int resident_per_sm(const AttentionShape& shape) {
+  int n = 0;
+  const int gt = head_tile(shape.group_size());
+  const cudaError_t e = shape.head_dim == 128 ? occupancy<128>(gt, &n) : occupancy<64>(gt, &n);
+  if (e != cudaSuccess || n < 1) {
+    cudaGetLastError();  // clear it: this is a planning query, not a launch
+    return 4;
+  }
+  return n;
+}
+
+}  // namespace
+
 int decode_num_splits(int32_t batch, const AttentionShape& shape, int64_t max_kv_len,
                       int sm_count) {
-  if (batch <= 0 || shape.num_kv_heads <= 0 || shape.num_q_heads % shape.num_kv_heads != 0)
+  if (batch <= 0 || shape.num_kv_heads <= 0 || shape.num_q_heads % shape.num_kv_heads != 0 ||
+      !supported_head_dim(shape.head_dim))
     return 1;
   const int64_t items =
       int64_t{batch} * shape.num_kv_heads * (shape.group_size() / head_tile(shape.group_size()));
-  const int64_t target = int64_t{sm_count} * 4;  // about the CTAs that are resident at once
-  if (items >= target || max_kv_len <= kMinSplitTokens) return 1;
-  int64_t splits = (target + items - 1) / items;
-  splits = std::min<int64_t>(splits, (max_kv_len + kMinSplitTokens - 1) / kMinSplitTokens);
-  return static_cast<int>(std::clamp<int64_t>(splits, 1, kMaxSplits));
+  return decode_split_count(items, max_kv_len, int64_t{sm_count} * resident_per_sm(shape));
 }
 
 size_t decode_workspace_bytes(int32_t batch, const AttentionShape& shape, int num_splits) {

@@ -225,6 +225,7 @@ class CudaRunner final : public Runner {
     T* h = h_.as<T>();
     embed<T><<<static_cast<unsigned>(rows), kThreads, 0, stream_>>>(
         ids(kTokens), embedding_.as<T>(), x, d.hidden);
+    ISIM_CUDA_CHECK(cudaGetLastError());  // a bad launch fails here, not later
     mark(options, kOther);
     const float sm_scale = static_cast<float>(1.0 / std::sqrt(double(d.head_dim)));
     int splits = 1;
@@ -241,10 +242,12 @@ class CudaRunner final : public Runner {
       T* k_pool = plane(l, 0);
       T* v_pool = plane(l, 1);
       rms_norm<T><<<static_cast<unsigned>(rows), kThreads, 0, stream_>>>(x, nullptr, h, d.hidden);
+    ISIM_CUDA_CHECK(cudaGetLastError());
       gemm(h, w.qkv.as<T>(), qkv_.as<T>(), rows, d.hidden, qd + 2 * kvd, 0.0f);
       rope_split<T><<<static_cast<unsigned>(rows), kThreads, 0, stream_>>>(
           qkv_.as<T>(), ids(kPositions), q_.as<T>(), k_.as<T>(), v_.as<T>(), d.heads, d.kv_heads,
           d.head_dim);
+      ISIM_CUDA_CHECK(cudaGetLastError());
       append(plan.decode, kDecode, 0, k_pool, v_pool);
       append(plan.prefill, kPrefill, nd, k_pool, v_pool);
       mark(options, kDense);
@@ -263,9 +266,11 @@ class CudaRunner final : public Runner {
       }
       gemm(attn_.as<T>(), w.o.as<T>(), x, rows, qd, d.hidden, 1.0f);
       rms_norm<T><<<static_cast<unsigned>(rows), kThreads, 0, stream_>>>(x, nullptr, h, d.hidden);
+      ISIM_CUDA_CHECK(cudaGetLastError());
       gemm(h, w.gate_up.as<T>(), gu_.as<T>(), rows, d.hidden, 2 * int64_t{d.ffn}, 0.0f);
       swiglu<T>
           <<<grid_for(rows * d.ffn), kThreads, 0, stream_>>>(gu_.as<T>(), g_.as<T>(), rows, d.ffn);
+      ISIM_CUDA_CHECK(cudaGetLastError());
       gemm(g_.as<T>(), w.down.as<T>(), x, rows, d.ffn, d.hidden, 1.0f);
       mark(options, kDense);
     }
@@ -276,10 +281,12 @@ class CudaRunner final : public Runner {
       tokens_.reserve(n_logits * int64_t{sizeof(int32_t)});
       rms_norm<T><<<static_cast<unsigned>(n_logits), kThreads, 0, stream_>>>(x, ids(kLogitRows), h,
                                                                              d.hidden);
+      ISIM_CUDA_CHECK(cudaGetLastError());
       gemm(h, lm_head_.as<T>(), logits_.as<T>(), n_logits, d.hidden, d.vocab, 0.0f);
       argmax_rows<T><<<static_cast<unsigned>(n_logits), kThreads, 0, stream_>>>(
           logits_.as<T>(), d.vocab, tokens_.as<int32_t>(),
           options.keep_logits ? wide_.as<float>() : nullptr);
+      ISIM_CUDA_CHECK(cudaGetLastError());
       mark(options, kLmHead);
       result.tokens.resize(static_cast<size_t>(n_logits));
       ISIM_CUDA_CHECK(cudaMemcpyAsync(result.tokens.data(), tokens_.data(),
