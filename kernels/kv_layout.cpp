@@ -41,4 +41,21 @@ std::string check_page_table(const AttentionShape& shape, const PageTable& t, in
   return "";
 }
 
+std::vector<CopyRun> copy_runs(const BlockCopy& c) {
+  std::vector<CopyRun> runs;
+  const auto src = [&](int64_t i) -> int64_t { return c.src_ids ? c.src_ids[i] : i; };
+  const auto dst = [&](int64_t i) -> int64_t { return c.dst_ids ? c.dst_ids[i] : i; };
+  for (int64_t i = 0; i < c.count; ++i) {
+    if (!runs.empty()) {
+      CopyRun& r = runs.back();
+      if (src(i) == r.src_block + r.blocks && dst(i) == r.dst_block + r.blocks) {
+        ++r.blocks;
+        continue;
+      }
+    }
+    runs.push_back(CopyRun{.first = i, .src_block = src(i), .dst_block = dst(i), .blocks = 1});
+  }
+  return runs;
+}
+
 }  // namespace isim::kernels

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #if defined(__CUDACC__)
 #define ISIM_HD __host__ __device__
@@ -154,5 +155,20 @@ inline BlockCopy pool_to_pool(const BlockPool& src, const int32_t* src_ids, cons
                    .planes = src.planes,
                    .block_bytes = src.block_bytes};
 }
+
+// A run of a BlockCopy: `blocks` consecutive listed blocks first .. first + blocks - 1 whose
+// source ids and destination ids both step by one, so that in every plane they move as one
+// contiguous copy of blocks * block_bytes bytes from src_block to dst_block.
+struct CopyRun {
+  int64_t first = 0;
+  int64_t src_block = 0;
+  int64_t dst_block = 0;
+  int64_t blocks = 0;
+  bool operator==(const CopyRun&) const = default;
+};
+
+// The maximal runs of `copy`, in list order (a null id array is the identity, so a staging
+// side never breaks a run). The coalesced and batched DMA paths issue one copy per run and plane.
+std::vector<CopyRun> copy_runs(const BlockCopy& copy);
 
 }  // namespace isim::kernels

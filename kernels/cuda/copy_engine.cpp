@@ -33,6 +33,8 @@ std::string_view copy_path_name(CopyPath path) {
   switch (path) {
     case CopyPath::kPerBlock:
       return "per-block";
+    case CopyPath::kCoalesced:
+      return "coalesced";
     case CopyPath::kBatched:
       return "batched";
     case CopyPath::kKernel:
@@ -49,6 +51,11 @@ bool batched_copy_available() {
 #endif
 }
 
+CopyPath default_copy_path(bool to_device) {
+  if (!to_device) return CopyPath::kKernel;
+  return batched_copy_available() ? CopyPath::kBatched : CopyPath::kCoalesced;
+}
+
 cudaError_t copy_blocks_per_block(const BlockCopy& c, cudaStream_t stream) {
   return cuda_status([&]() -> cudaError_t {
     if (!valid(c)) return cudaErrorInvalidValue;
@@ -62,19 +69,34 @@ cudaError_t copy_blocks_per_block(const BlockCopy& c, cudaStream_t stream) {
   });
 }
 
+cudaError_t copy_blocks_coalesced(const BlockCopy& c, cudaStream_t stream) {
+  return cuda_status([&]() -> cudaError_t {
+    if (!valid(c)) return cudaErrorInvalidValue;
+    for (const CopyRun& r : copy_runs(c)) {
+      const auto bytes = static_cast<size_t>(r.blocks * c.block_bytes);
+      for (int64_t p = 0; p < c.planes; ++p)
+        ISIM_CUDA_CHECK(cudaMemcpyAsync(dst_at(c, r.first, p), src_at(c, r.first, p), bytes,
+                                        cudaMemcpyDefault, stream));
+    }
+    return cudaSuccess;
+  });
+}
+
 cudaError_t copy_blocks_batched(const BlockCopy& c, cudaStream_t stream) {
   return cuda_status([&]() -> cudaError_t {
     if (!valid(c)) return cudaErrorInvalidValue;
 #if CUDART_VERSION >= 12080
     if (c.count == 0) return cudaSuccess;
-    const auto n = static_cast<size_t>(c.segments());
+    const std::vector<CopyRun> runs = copy_runs(c);
+    const auto n = runs.size() * static_cast<size_t>(c.planes);
     std::vector<void*> dsts(n), srcs(n);
-    std::vector<size_t> sizes(n, static_cast<size_t>(c.block_bytes));
+    std::vector<size_t> sizes(n);
     size_t k = 0;
-    for (int64_t i = 0; i < c.count; ++i) {
+    for (const CopyRun& r : runs) {
       for (int64_t p = 0; p < c.planes; ++p, ++k) {
-        dsts[k] = dst_at(c, i, p);
-        srcs[k] = const_cast<char*>(src_at(c, i, p));
+        dsts[k] = dst_at(c, r.first, p);
+        srcs[k] = const_cast<char*>(src_at(c, r.first, p));
+        sizes[k] = static_cast<size_t>(r.blocks * c.block_bytes);
       }
     }
     // One attribute set for every copy: sources are read in stream order.
@@ -120,9 +142,12 @@ cudaError_t CopyEngine::submit(CopyPath path, const BlockCopy& copy, cudaEvent_t
       case CopyPath::kPerBlock:
         ISIM_CUDA_CHECK(copy_blocks_per_block(copy, stream_));
         break;
+      case CopyPath::kCoalesced:
+        ISIM_CUDA_CHECK(copy_blocks_coalesced(copy, stream_));
+        break;
       case CopyPath::kBatched:
         ISIM_CUDA_CHECK(batched_copy_available() ? copy_blocks_batched(copy, stream_)
-                                                 : copy_blocks_per_block(copy, stream_));
+                                                 : copy_blocks_coalesced(copy, stream_));
         break;
       case CopyPath::kKernel:
         ISIM_CUDA_CHECK(submit_kernel(copy));

@@ -14,7 +14,8 @@ namespace {
 constexpr int kCopyThreads = 256;
 constexpr int kCopyUnroll = 4;  // 16-byte loads in flight per thread before the stores
 
-// One CTA per (block i, plane p) segment, looping when there are more segments than CTAs.
+// A grid-stride loop over the (block i, plane p) segments, one segment per CTA at a time, on at
+// most kMaxCopyCtas CTAs (block_copy.h).
 __global__ void __launch_bounds__(kCopyThreads) copy_blocks_kernel(const BlockCopy c) {
   const int64_t segments = c.count * c.planes;
   const int64_t nvec = c.block_bytes / 16;
@@ -97,7 +98,7 @@ cudaError_t launch_copy_blocks_kernel(const BlockCopy& c, cudaStream_t stream) {
       return cudaErrorInvalidValue;
     if (c.count == 0) return cudaSuccess;
     if (!c.src || !c.dst || !aligned16(c.src) || !aligned16(c.dst)) return cudaErrorInvalidValue;
-    const int64_t grid = std::min<int64_t>(c.segments(), int64_t{1} << 30);
+    const int64_t grid = std::min<int64_t>(c.segments(), kMaxCopyCtas);
     copy_blocks_kernel<<<static_cast<unsigned>(grid), kCopyThreads, 0, stream>>>(c);
     ISIM_CUDA_CHECK(cudaGetLastError());
     return cudaSuccess;

@@ -1,5 +1,6 @@
-// CUDA swap bench: scattered device pool blocks <-> contiguous pinned host staging, by the three
-// copy paths of kernels/cuda/block_copy.h, one CopyEngine (stream) per direction, CUDA events.
+// CUDA swap bench: scattered device pool blocks <-> contiguous pinned host staging, by the copy
+// paths of kernels/cuda/block_copy.h, one CopyEngine (stream) per direction, CUDA events.
+// "default" is what live-cuda's swaps use: default_copy_path() for each direction.
 // UNVERIFIED: written and compiled without a GPU; it has never run.
 #include <fmt/format.h>
 
@@ -43,15 +44,17 @@ class CudaSwapBench final : public SwapBench {
   }
 
   std::vector<std::string> paths() const override {
-    std::vector<std::string> p = {"kernel"};
+    std::vector<std::string> p = {"default", "kernel"};
     if (cuda::batched_copy_available()) p.push_back("batched");
+    p.push_back("coalesced");
     p.push_back("per-block");
     return p;
   }
   int64_t max_blocks() const override { return max_; }
 
   SwapTiming time(const std::string& path, int64_t blocks, bool out, bool in) override {
-    const CopyPath via = parse(path);
+    const CopyPath out_via = path == "default" ? cuda::default_copy_path(false) : parse(path);
+    const CopyPath in_via = path == "default" ? cuda::default_copy_path(true) : parse(path);
     if (blocks < 1 || blocks > max_)
       throw std::invalid_argument(
           fmt::format("cuda swap bench: blocks = {}: must be in 1..{}", blocks, max_));
@@ -59,11 +62,11 @@ class CudaSwapBench final : public SwapBench {
     const BlockCopy i = scatter_blocks(in_staging_.data(), blocks, pool_, in_ids_.data());
     if (out) {
       ISIM_CUDA_CHECK(cudaEventRecord(out_start_, out_engine_.stream()));
-      ISIM_CUDA_CHECK(out_engine_.submit(via, o, out_stop_));
+      ISIM_CUDA_CHECK(out_engine_.submit(out_via, o, out_stop_));
     }
     if (in) {
       ISIM_CUDA_CHECK(cudaEventRecord(in_start_, in_engine_.stream()));
-      ISIM_CUDA_CHECK(in_engine_.submit(via, i, in_stop_));
+      ISIM_CUDA_CHECK(in_engine_.submit(in_via, i, in_stop_));
     }
     SwapTiming t;
     float ms = 0;
@@ -84,7 +87,7 @@ class CudaSwapBench final : public SwapBench {
     stop_background();
     stop_ = false;
     background_ = std::jthread([this, blocks] {
-      while (!stop_) time("kernel", blocks, true, true);
+      while (!stop_) time("default", blocks, true, true);
     });
   }
   void stop_background() override {
@@ -96,9 +99,12 @@ class CudaSwapBench final : public SwapBench {
   static CopyPath parse(const std::string& path) {
     if (path == "kernel") return CopyPath::kKernel;
     if (path == "batched") return CopyPath::kBatched;
+    if (path == "coalesced") return CopyPath::kCoalesced;
     if (path == "per-block") return CopyPath::kPerBlock;
     throw std::invalid_argument(fmt::format(
-        "cuda swap bench: unknown path '{}' (valid: kernel, batched, per-block)", path));
+        "cuda swap bench: unknown path '{}' (valid: default, kernel, batched, coalesced, "
+        "per-block)",
+        path));
   }
 
   BlockPool pool_;

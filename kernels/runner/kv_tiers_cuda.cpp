@@ -72,7 +72,7 @@ class CudaTiers final : public KvTiers {
       const auto& src = m.to_cpu ? gpu_ : cpu_;
       const auto& dst = m.to_cpu ? cpu_ : gpu_;
       ISIM_CUDA_CHECK(engine_.submit(
-          kernels::cuda::CopyPath::kKernel,
+          kernels::cuda::default_copy_path(/*to_device=*/!m.to_cpu),
           kernels::pool_to_pool(src, m.src.data(), dst, m.dst.data(),
                                 static_cast<int64_t>(m.src.size()))));
     }
