@@ -14,6 +14,10 @@ namespace isim::kernels::bench {
 struct Options {
   bool quick = false;
   std::string csv = "kernel-bench.csv";
+  // Sections to measure besides the ceilings: any of "decode", "prefill", "gemm", "copy"; empty
+  // measures all. wants() says whether one is selected.
+  std::vector<std::string> only;
+  bool wants(const std::string& section) const;
   int warmup = 5;
   int reps = 20;
 };
@@ -27,9 +31,19 @@ struct Device {
   int driver_version = 0;
 };
 
-// One measured cell. gbps = bytes / median time; pct = gbps / ceiling_gbps.
+// An attention shape of a model the bench covers, in one dtype.
+struct ModelShape {
+  std::string model;  // "llama-3.1-8b", "llama-3.1-70b+qwen3-32b" (both 64 q / 8 kv heads)
+  int32_t q_heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t hidden = 0, ffn = 0;  // for the GEMM cells (Llama-3.1-70B's for the shared shape)
+};
+// Llama-3.1-8B and the 64/8-head shape of Llama-3.1-70B and Qwen3-32B, head dim 128.
+const std::vector<ModelShape>& bench_models();
+
+// One measured cell. gbps = bytes / median time; pct = gbps / ceiling_gbps (or tflops /
+// ceiling_tflops for compute cells).
 struct Row {
-  std::string section;    // "ceiling", "decode", "copy"
+  std::string section;    // "ceiling", "decode", "prefill", "gemm", "copy"
   std::string cell;       // human-readable cell name
   std::string path;       // kernel or copy path
   std::string direction;  // "d2h", "h2d", "both", "d2d" or ""
@@ -39,6 +53,8 @@ struct Row {
   double gbps = 0;
   std::string ceiling;  // which ceiling the cell is compared with
   double ceiling_gbps = 0;
+  std::string model, dtype;  // attention and GEMM cells
+  double tflops = 0, ceiling_tflops = 0;
 };
 
 // Rates measured first, which later cells are compared against.
@@ -47,6 +63,7 @@ struct Ceilings {
   double h2d = 0;     // large pinned host -> device
   double d2h = 0;     // large device -> pinned host
   double duplex = 0;  // both at once, total bytes of the two
+  double gemm_tflops = 0;  // cuBLAS bf16 8192^3 GEMM (measured only for prefill and gemm cells)
 };
 
 // Calls enqueue(i) `warmup` times, then `reps` times each between two events recorded on
@@ -96,5 +113,8 @@ void fill_random_bf16(void* device, size_t bytes, uint64_t seed);
 Ceilings measure_ceilings(const Options& opt, const Device& dev, std::vector<Row>& rows);
 void bench_decode(const Options& opt, const Device& dev, const Ceilings& c, std::vector<Row>& rows);
 void bench_copy(const Options& opt, const Device& dev, const Ceilings& c, std::vector<Row>& rows);
+// Sets c.gemm_tflops, then prefill attention cells (section "prefill") and cuBLAS GEMMs of the
+// models' dense layers (section "gemm"), each against that peak.
+void bench_compute(const Options& opt, const Device& dev, Ceilings& c, std::vector<Row>& rows);
 
 }  // namespace isim::kernels::bench

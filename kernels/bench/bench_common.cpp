@@ -8,6 +8,20 @@
 
 namespace isim::kernels::bench {
 
+bool Options::wants(const std::string& section) const {
+  return only.empty() || std::find(only.begin(), only.end(), section) != only.end();
+}
+
+const std::vector<ModelShape>& bench_models() {
+  // Llama-3.1-8B: 32 q / 8 kv heads, hidden 4096, ffn 14336. Llama-3.1-70B: 64 / 8, hidden
+  // 8192, ffn 28672; Qwen3-32B has the same attention shape (64 / 8, head dim 128).
+  static const std::vector<ModelShape> models = {
+      {"llama-3.1-8b", 32, 8, 128, 4096, 14336},
+      {"llama-3.1-70b+qwen3-32b", 64, 8, 128, 8192, 28672},
+  };
+  return models;
+}
+
 double median_ms(cudaStream_t stream, int warmup, int reps,
                  const std::function<void(int)>& enqueue) {
   cudaEvent_t start, stop;

@@ -47,8 +47,8 @@ void bench_copy(const Options& opt, const Device&, const Ceilings& c, std::vecto
   for (int64_t n : counts) {
     const BlockCopy out = gather_blocks(dev_pool, gather_ids, n, out_staging.get());
     const BlockCopy in = scatter_blocks(in_staging.get(), n, dev_pool, scatter_ids);
-    for (cuda::CopyPath path :
-         {cuda::CopyPath::kPerBlock, cuda::CopyPath::kBatched, cuda::CopyPath::kKernel}) {
+    for (cuda::CopyPath path : {cuda::CopyPath::kPerBlock, cuda::CopyPath::kCoalesced,
+                                cuda::CopyPath::kBatched, cuda::CopyPath::kKernel}) {
       if (path == cuda::CopyPath::kBatched && !cuda::batched_copy_available()) {
         fmt::print(stderr,
                    "copy: batched path skipped: this CUDA runtime has no "

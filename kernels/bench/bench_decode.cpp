@@ -1,5 +1,6 @@
-// Decode cells: Llama-3-8B attention shapes (32 q heads, 8 kv heads, head dim 128, bf16) over
-// batch x context x block size, compared with the measured device-to-device copy rate.
+// Decode cells: the bench models' attention shapes (bench_models(): 32 or 64 q heads, 8 kv heads,
+// head dim 128) in bf16 and fp16 over batch x context x block size, compared with the measured
+// device-to-device copy rate.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -11,15 +12,23 @@
 #include "kernels/bench/bench.h"
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/check.h"
+#include "kernels/dtype.h"
 
 namespace isim::kernels::bench {
 
-void bench_decode(const Options& opt, const Device& dev, const Ceilings& c,
-                  std::vector<Row>& rows) {
-  const std::vector<int64_t> batches = {1, 8, 32, 128};
-  const std::vector<int64_t> contexts = {512, 4096, 32768};
-  const AttentionShape llama{32, 8, 128, 16};
-  const int64_t token_bytes = int64_t{llama.num_kv_heads} * llama.head_dim * 2;  // per K or V
+namespace {
+
+// One model shape and dtype over every batch x context x block cell.
+void decode_shape(const Options& opt, const Device& dev, const Ceilings& c, const ModelShape& m,
+                  Dtype dtype, std::vector<Row>& rows) {
+  const std::vector<int64_t> batches =
+      opt.quick ? std::vector<int64_t>{1, 32, 128} : std::vector<int64_t>{1, 8, 32, 128};
+  const std::vector<int64_t> contexts =
+      opt.quick ? std::vector<int64_t>{4096, 32768} : std::vector<int64_t>{512, 4096, 32768};
+  const std::vector<int32_t> blocks =
+      opt.quick ? std::vector<int32_t>{16} : std::vector<int32_t>{16, 32};
+  const AttentionShape base{m.q_heads, m.kv_heads, m.head_dim, 16};
+  const int64_t token_bytes = int64_t{base.num_kv_heads} * base.head_dim * 2;  // per K or V
 
   // One pool (K and V planes) big enough for the largest cell, shrunk to fit free memory.
   size_t free_bytes = 0, total_bytes = 0;
@@ -28,26 +37,29 @@ void bench_decode(const Options& opt, const Device& dev, const Ceilings& c,
   while (pool_tokens * token_bytes * 2 > int64_t(free_bytes * 6 / 10)) pool_tokens /= 2;
   const size_t plane_bytes = size_t(pool_tokens * token_bytes);
   DeviceMemory k(plane_bytes), v(plane_bytes);
+  // Random bf16 in [-1, 1]; read as fp16 the same bits are finite values of modest size, which
+  // is all a timing needs.
   fill_random_bf16(k.get(), plane_bytes, 1);
   fill_random_bf16(v.get(), plane_bytes, 2);
 
-  const int64_t max_rows = batches.back() * llama.num_q_heads;
-  DeviceMemory q(size_t(max_rows * llama.head_dim * 2)), out(q.size());
+  const int64_t max_rows = batches.back() * base.num_q_heads;
+  DeviceMemory q(size_t(max_rows * base.head_dim * 2)), out(q.size());
   fill_random_bf16(q.get(), q.size(), 3);
   size_t ws_bytes = 0;
   for (int64_t b : batches) {
     for (int64_t ctx : contexts) {
-      const int splits = cuda::decode_num_splits(int32_t(b), llama, ctx, dev.sm_count);
-      ws_bytes = std::max(ws_bytes, cuda::decode_workspace_bytes(int32_t(b), llama, splits));
+      const int splits = cuda::decode_num_splits(int32_t(b), base, ctx, dev.sm_count);
+      ws_bytes = std::max(ws_bytes, cuda::decode_workspace_bytes(int32_t(b), base, splits));
     }
   }
   DeviceMemory ws(ws_bytes);
   cudaStream_t stream;
   ISIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::mt19937_64 rng(4);
+  const std::string type = std::string(dtype_name(dtype));
 
-  for (int32_t bt : {16, 32}) {
-    AttentionShape shape = llama;
+  for (int32_t bt : blocks) {
+    AttentionShape shape = base;
     shape.block_tokens = bt;
     const int64_t pool_blocks = pool_tokens / bt;
     std::vector<int32_t> perm(static_cast<size_t>(pool_blocks));
@@ -58,10 +70,13 @@ void bench_decode(const Options& opt, const Device& dev, const Ceilings& c,
         Row r;
         r.section = "decode";
         r.path = "paged-decode";
+        r.model = m.model;
+        r.dtype = type;
         r.batch = batch;
         r.context = ctx;
         r.block_tokens = bt;
-        r.cell = fmt::format("batch {} x context {} x block {}", batch, ctx, bt);
+        r.cell = fmt::format("{} {} batch {} x context {} x block {}", m.model, type, batch, ctx,
+                             bt);
         r.ceiling = "d2d";
         r.ceiling_gbps = c.d2d;
         const int64_t pages = ctx / bt;
@@ -72,7 +87,7 @@ void bench_decode(const Options& opt, const Device& dev, const Ceilings& c,
           continue;
         }
         const int64_t kv_bytes = batch * ctx * token_bytes * 2;
-        r.bytes = kv_bytes + 2 * batch * llama.num_q_heads * llama.head_dim * 2;  // + q and out
+        r.bytes = kv_bytes + 2 * batch * base.num_q_heads * base.head_dim * 2;  // + q and out
         // Rotate among disjoint block sets so that consecutive runs never hit in L2.
         const int64_t replicas = std::clamp<int64_t>((4 * dev.l2_bytes + kv_bytes - 1) / kv_bytes,
                                                      1, std::min<int64_t>(pool_blocks / need, 256));
@@ -95,7 +110,7 @@ void bench_decode(const Options& opt, const Device& dev, const Ceilings& c,
                                 static_cast<const int32_t*>(d_last.get()), int32_t(batch)},
                                k.get(),
                                v.get(),
-                               Dtype::kBF16};
+                               dtype};
         const float scale = 1.0f / std::sqrt(float(shape.head_dim));
         r.median_ms = median_ms(stream, opt.warmup, opt.reps, [&](int i) {
           kv.table.indices = static_cast<const int32_t*>(d_indices.get()) + (i % replicas) * need;
@@ -108,6 +123,14 @@ void bench_decode(const Options& opt, const Device& dev, const Ceilings& c,
     }
   }
   ISIM_CUDA_CHECK(cudaStreamDestroy(stream));
+}
+
+}  // namespace
+
+void bench_decode(const Options& opt, const Device& dev, const Ceilings& c,
+                  std::vector<Row>& rows) {
+  for (const ModelShape& m : bench_models())
+    for (Dtype dtype : {Dtype::kBF16, Dtype::kF16}) decode_shape(opt, dev, c, m, dtype, rows);
 }
 
 }  // namespace isim::kernels::bench
