@@ -56,6 +56,19 @@ struct Gemm {
   }
 };
 
+// A compute cell of `m` in `dtype`, compared with the cuBLAS peak.
+Row compute_row(const char* section, const char* path, const ModelShape& m, Dtype dtype,
+                const Ceilings& c) {
+  Row r;
+  r.section = section;
+  r.path = path;
+  r.model = m.model;
+  r.dtype = std::string(dtype_name(dtype));
+  r.ceiling = "cublas peak";
+  r.ceiling_tflops = c.gemm_tflops;
+  return r;
+}
+
 double tflops(double flops, double ms) {
   return ms > 0 ? flops / (ms * 1e9) : 0;
 }
@@ -109,17 +122,11 @@ void prefill_cell(const Options& opt, const Ceilings& c, const ModelShape& m, Dt
                                v.get(),
                                dtype};
   const float scale = 1.0f / std::sqrt(float(m.head_dim));
-  Row r;
-  r.section = "prefill";
-  r.path = "paged-prefill";
-  r.model = m.model;
-  r.dtype = std::string(dtype_name(dtype));
+  Row r = compute_row("prefill", "paged-prefill", m, dtype, c);
   r.batch = batch;
   r.context = q_len;
   r.block_tokens = bt;
   r.cell = fmt::format("{} {} batch {} x q_len {}", m.model, r.dtype, batch, q_len);
-  r.ceiling = "cublas peak";
-  r.ceiling_tflops = c.gemm_tflops;
   r.median_ms = median_ms(stream, std::max(1, opt.warmup / 2), std::max(3, opt.reps / 2), [&](int) {
     ISIM_CUDA_CHECK(cuda::launch_prefill_attention(kv, static_cast<const int32_t*>(d_qo.get()),
                                                    int32_t(q_len), q.get(), out.get(), nullptr,
@@ -148,15 +155,9 @@ void gemm_cells(const Options& opt, const Ceilings& c, Gemm& g, const ModelShape
   fill_random_bf16(a.get(), a.size(), 31);
   fill_random_bf16(w.get(), w.size(), 32);
   for (const auto& l : layers) {
-    Row r;
-    r.section = "gemm";
-    r.path = "cublasGemmEx";
-    r.model = m.model;
-    r.dtype = std::string(dtype_name(dtype));
+    Row r = compute_row("gemm", "cublasGemmEx", m, dtype, c);
     r.batch = tokens;
     r.cell = fmt::format("{} {} {} {} x {} x {}", m.model, r.dtype, l.name, tokens, l.n, l.k);
-    r.ceiling = "cublas peak";
-    r.ceiling_tflops = c.gemm_tflops;
     r.median_ms = g.time(opt, tokens, l.n, l.k, dtype, a.get(), w.get(), out.get());
     r.tflops = tflops(2.0 * tokens * l.n * l.k, r.median_ms);
     rows.push_back(r);

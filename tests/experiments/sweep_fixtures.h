@@ -1,4 +1,4 @@
-// Fixtures shared by the sweep tests (test_sweep.cpp, test_sweep_cli.cpp): a small sweep spec on
+// Fixtures shared by the sweep tests (test_sweep.cpp, test_sweep_cli.cpp, test_sweep_variants.cpp): a small sweep spec on
 // the InferCept profile, the isim binary, and text split into lines.
 #pragma once
 
@@ -15,14 +15,21 @@ inline std::string profile() {
   return test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
 }
 
-// A small sweep spec: 40 generated sessions, two baseline policies, rates x seeds.
-inline std::string spec_text(const std::string& extra = "") {
-  std::string s = "name: small\n";                  // line 1
+// Lines 1-6 of a small sweep spec named `name`: 40 generated sessions, two baseline policies,
+// and `sweep:`, whose keys follow from line 7.
+inline std::string spec_head(const std::string& name) {
+  std::string s = "name: " + name + "\n";          // line 1
   s += "trace: {from: generator, sessions: 40}\n";  // 2
   s += "arrival: {process: poisson, rate: 1}\n";    // 3
   s += "profile: " + profile() + "\n";              // 4
   s += "policies: [discard, swap]\n";               // 5
   s += "sweep:\n";                                  // 6
+  return s;
+}
+
+// The small sweep: rates x seeds.
+inline std::string spec_text(const std::string& extra = "") {
+  std::string s = spec_head("small");
   s += "  arrival.rate: [0.5, 2]\n";                // 7
   s += "  seed: [1, 2, 3]\n";                       // 8
   s += extra;

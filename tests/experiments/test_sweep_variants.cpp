@@ -11,6 +11,7 @@
 
 #include "experiments/sweep.h"
 #include "tests/cli_helpers.h"
+#include "tests/experiments/sweep_fixtures.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
 
@@ -19,19 +20,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string profile() {
-  return test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
-}
-
 // Lines 1-6 of every spec here; `sweep` follows from line 7.
 std::string head() {
-  std::string s = "name: variants\n";               // line 1
-  s += "trace: {from: generator, sessions: 40}\n";  // 2
-  s += "arrival: {process: poisson, rate: 1}\n";    // 3
-  s += "profile: " + profile() + "\n";              // 4
-  s += "policies: [discard, swap]\n";               // 5
-  s += "sweep:\n";                                  // 6
-  return s;
+  return test::sweep::spec_head("variants");
 }
 
 const char* kVariants =
