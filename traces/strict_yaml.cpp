@@ -177,8 +177,18 @@ size_t invalid_utf8_at(std::string_view text) {
   return std::string::npos;
 }
 
+size_t control_char_at(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) return i;
+  }
+  return std::string::npos;
+}
+
 void require_utf8(const std::string& text, const std::string& origin, bool with_line) {
-  const size_t bad = invalid_utf8_at(text);
+  const size_t bad_utf8 = invalid_utf8_at(text);
+  const size_t control = control_char_at(text);
+  const size_t bad = std::min(bad_utf8, control);
   if (bad == std::string::npos) return;
   const size_t line_start = bad == 0 ? std::string::npos : text.rfind('\n', bad - 1);
   const size_t column = line_start == std::string::npos ? bad + 1 : bad - line_start;
@@ -189,6 +199,10 @@ void require_utf8(const std::string& text, const std::string& origin, bool with_
   char byte[8];
   const auto code = static_cast<unsigned>(static_cast<unsigned char>(text[bad]));
   std::snprintf(byte, sizeof byte, "0x%02X", code);
+  if (bad == control)
+    throw InputError(at + ": <yaml>: control character at column " + std::to_string(column) +
+                     " (byte " + byte + "); YAML text holds no control characters but tab, " +
+                     "line feed and carriage return");
   throw InputError(at + ": <yaml>: invalid UTF-8 at column " + std::to_string(column) + " (byte " +
                    byte + "); expected UTF-8 text");
 }
@@ -230,6 +244,13 @@ T read_as(const YAML::Node& n, const std::string& file, const std::string& key,
   try {
     if (n.IsScalar()) {
       const T v = n.as<T>();
+      if constexpr (std::is_same_v<T, std::string>) {
+        // yaml-cpp can hand back bytes that are not UTF-8 (it turned a NUL into a lone 0x85);
+        // whatever reads a string gets UTF-8 or an error naming the key.
+        if (invalid_utf8_at(v) != std::string::npos)
+          throw InputError(yaml_where(file, n, key) + ": expected " + expected +
+                           " in UTF-8, got bytes that are not UTF-8");
+      }
       if constexpr (std::is_same_v<T, double>) {
         if (!std::isfinite(v))
           throw InputError(yaml_where(file, n, key) + ": expected " + expected +

@@ -80,8 +80,13 @@ YAML::Node parse_yaml_value(const std::string& text, const std::string& origin);
 // The offset of the first byte of `text` that does not start valid UTF-8 (overlong forms, UTF-16
 // surrogates and code points past U+10FFFF are invalid), or std::string::npos when all of it is.
 size_t invalid_utf8_at(std::string_view text);
+// The offset of the first control character (below 0x20 but tab, LF and CR; or 0x7F), which
+// YAML does not allow in its text, or std::string::npos.
+size_t control_char_at(std::string_view text);
 // Throws InputError "ORIGIN:LINE: <yaml>: invalid UTF-8 at column C (byte 0xFF); expected UTF-8
-// text" ("ORIGIN: <yaml>: ..." without `with_line`) unless `text` is UTF-8.
+// text" ("ORIGIN: <yaml>: ..." without `with_line`) unless `text` is UTF-8, and "...: control
+// character at column C (byte 0x00); ..." at a control character (yaml-cpp turned a NUL into a
+// byte that is not UTF-8: found by tests/fuzz, target generator).
 void require_utf8(const std::string& text, const std::string& origin, bool with_line = true);
 
 // How many YAML documents `text` holds (see the contract above).

@@ -132,6 +132,31 @@ TEST_CASE("strict yaml: text that is not UTF-8 is refused where it is read") {
   std::filesystem::remove(bad);
 }
 
+TEST_CASE("strict yaml: control characters are refused; a string that is not UTF-8 names its key") {
+  // yaml-cpp turned a NUL inside a plain scalar into a lone 0x85, a generated session carried it,
+  // and write_jsonl threw nlohmann's type_error 316 (found by tests/fuzz, target generator:
+  // corpus/generator/regress-nul-in-plain-scalar).
+  using isim::control_char_at;
+  CHECK(control_char_at("a: 1\tb\r\n") == std::string::npos);
+  CHECK(control_char_at(std::string("ab\0c", 4)) == 2);
+  CHECK(control_char_at("x\x01") == 1);
+  CHECK(control_char_at("x\x7f") == 1);
+  CHECK(control_char_at("caf\xc3\xa9") == std::string::npos);  // bytes >= 0x80 are UTF-8's business
+  const std::string nul =
+      write("isim_strict_nul.yaml", std::string("name: a\nkind: m\x01\0N\n", 19));
+  CHECK(error_of([&] { isim::load_yaml_file(nul); }) ==
+        nul + ":2: <yaml>: control character at column 8 (byte 0x01); YAML text holds no control "
+              "characters but tab, line feed and carriage return");
+  std::filesystem::remove(nul);
+  // A node built with bytes that are not UTF-8 (what yaml-cpp handed back) is refused by the
+  // string reader, naming the key.
+  const std::string got = error_of([] {
+    isim::read_as<std::string>(YAML::Node(std::string("u\xffser")), "f.yaml", "kind", "a string");
+  });
+  CHECK(got.ends_with("kind: expected a string in UTF-8, got bytes that are not UTF-8"));
+  CHECK(got.starts_with("f.yaml"));
+}
+
 TEST_CASE("strict yaml: loading files and -p values") {
   const std::string ok = write("isim_strict_ok.yaml", "name: a\n");
   CHECK(isim::load_yaml_file(ok)["name"].as<std::string>() == "a");
