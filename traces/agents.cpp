@@ -60,7 +60,7 @@ void check_kind(const AgentKind& k, const std::string& key, const Located& at) {
   at.dist(k.steps, key + ".steps");
   at.dist(k.output, key + ".output");
   if (k.tool.kind.empty()) at.fail(key + ".tool.kind", "must be a non-empty string");
-  at.dist(k.tool.duration_s, key + ".tool.duration_s");
+  at.time_dist(k.tool.duration_s, key + ".tool.duration_s");
   at.dist(k.tool.returned, key + ".tool.returned");
 }
 

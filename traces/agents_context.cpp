@@ -35,13 +35,13 @@ PrefixHashes prompt_hashes(const AgentKind& k, int64_t prompt, int64_t block, ui
 Intercept step_intercept(const AgentKind& k, Rng& rng, std::vector<ForkPoint>* forks,
                          ForkPoint here) {
   if (forks && k.subagents && rng.uniform01() < k.subagents->prob) {
-    const Intercept wait{"subagent", draw(k.subagents->wait_s, rng)};
+    const Intercept wait{"subagent", draw_seconds(k.subagents->wait_s, rng)};
     here.count = at_least_one(k.subagents->count, rng);
     here.seed = rng.next();
     forks->push_back(here);
     return wait;
   }
-  return {k.tool.kind, draw(k.tool.duration_s, rng)};
+  return {k.tool.kind, draw_seconds(k.tool.duration_s, rng)};
 }
 
 bool is_reset(const Segment& s) {
@@ -134,7 +134,7 @@ void check_context(const AgentKind& k, const std::string& key, const AgentsConfi
     if (!std::isfinite(m->prob) || m->prob < 0 || m->prob > 1)
       at.fail(p + ".prob", fmt::format("must be a probability in [0, 1], got {}", m->prob));
     at.dist(m->count, p + ".count");
-    at.dist(m->wait_s, p + ".wait_s");
+    at.time_dist(m->wait_s, p + ".wait_s");
     std::string names;
     bool known = false;
     for (const auto& other : c.kinds) {

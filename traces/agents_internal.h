@@ -36,6 +36,9 @@ class Located {
   std::string loc(std::string key) const;
   [[noreturn]] void fail(const std::string& key, const std::string& reason) const;
   void dist(const Dist& d, const std::string& key) const { check_dist(d, loc(key), key); }
+  void time_dist(const Dist& d, const std::string& key) const {
+    check_time_dist(d, loc(key), key);
+  }
   Dist read(const YamlMap& m, const std::string& key);  // read_dist, noting where it was
 
  private:

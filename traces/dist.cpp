@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "traces/input_error.h"
 #include "traces/limits.h"
 #include "traces/rng.h"
@@ -60,6 +62,21 @@ double draw(const Dist& d, Rng& rng) {
     x = rng.normal(d.mean, d.sd);
   }
   return std::clamp(x, d.min, d.max);
+}
+
+double draw_seconds(const Dist& d, Rng& rng) {
+  return std::min(draw(d, rng), kMaxSeconds);
+}
+
+void check_time_dist(const Dist& d, const std::string& where, const std::string& key) {
+  check_dist(d, where, key);
+  const auto limit = [&](const char* field, double v) {
+    if (v > kMaxSeconds)
+      throw InputError(where + ": " + key + field + ": " +
+                       too_many_seconds(fmt::format("{:g}", v)));
+  };
+  limit(".mean", d.mean);
+  limit(".min", d.min);
 }
 
 int64_t draw_count(const Dist& d, Rng& rng) {

@@ -8,7 +8,11 @@
 //   - `geometric` on {1, 2, 3, ...}, P(k) = (1 - p)^(k - 1) p with p = 1 / mean (mean >= 1; its
 //     sd is implied, so `sd` must be 0).
 //   Clamping moves the realised mean when the bounds cut into the distribution.
-// - draw_count rounds a draw to the nearest integer (and caps it at 1e15).
+// - draw_count rounds a draw to the nearest integer (and caps it at 1e15); draw_seconds caps a
+//   draw at kMaxSeconds (traces/limits.h), the limit on a time.
+// - check_time_dist also refuses a time distribution whose mean or min is above kMaxSeconds
+//   (found by tests/fuzz: an agents config with a tool duration of mean 8.3e35 s loaded, and its
+//   trace could not be written).
 // - Every draw uses the project's Rng, so a seed gives the same values everywhere.
 // - check_dist throws InputError `WHERE: KEY.FIELD: reason` for a Dist that draw cannot use.
 // - read_dist reads the required map `key` of a YAML map as {dist, mean, sd, min, max} (sd may be
@@ -53,6 +57,8 @@ bool sd_is_implied(const std::string& family);
 void check_dist(const Dist& d, const std::string& where, const std::string& key);
 Dist read_dist(const YamlMap& parent, const std::string& key);
 double draw(const Dist& d, Rng& rng);
+double draw_seconds(const Dist& d, Rng& rng);
+void check_time_dist(const Dist& d, const std::string& where, const std::string& key);
 int64_t draw_count(const Dist& d, Rng& rng);
 
 }  // namespace isim::trace

@@ -45,7 +45,7 @@ SessionKind read_kind(const YamlMap& m) {
 
 void check_intercept(const InterceptSpec& s, const std::string& where, const std::string& key) {
   if (s.kind.empty()) throw InputError(where + ": " + key + ".kind: must be a non-empty string");
-  check_dist(s.duration_s, where, key + ".duration_s");
+  check_time_dist(s.duration_s, where, key + ".duration_s");
   check_dist(s.returned, where, key + ".returned");
 }
 
@@ -78,7 +78,7 @@ Session generate_one(const SessionKind& k, int64_t max_context, Rng& rng) {
     // Past max_context the rest would be truncated anyway; stopping also bounds the work.
     if (j == calls || context >= max_context) break;
     const InterceptSpec& spec = (k.human_turn && j % 2 == 1) ? *k.human_turn : k.intercept;
-    seg.intercept = Intercept{spec.kind, draw(spec.duration_s, rng)};
+    seg.intercept = Intercept{spec.kind, draw_seconds(spec.duration_s, rng)};
     s.segments.push_back(Segment{draw_count(spec.returned, rng), 0, std::nullopt});
   }
   truncate_to_context(s, max_context);

@@ -38,7 +38,7 @@ void validate_multiturn_config(const MultiTurnConfig& c, const std::string& wher
   check_dist(c.turns, where, "turns");
   check_dist(c.input, where, "input");
   check_dist(c.output, where, "output");
-  check_dist(c.think_time_s, where, "think_time_s");
+  check_time_dist(c.think_time_s, where, "think_time_s");
   if (c.intercept_kind.empty())
     throw InputError(where + ": intercept_kind: must be a non-empty string");
 }
@@ -72,7 +72,7 @@ Trace generate_multiturn(const MultiTurnConfig& c, int64_t conversations, uint64
     int64_t context = 0;
     for (int64_t j = 0; j < turns; ++j) {
       if (j > 0)
-        s.segments.back().intercept = Intercept{c.intercept_kind, draw(c.think_time_s, rng)};
+        s.segments.back().intercept = Intercept{c.intercept_kind, draw_seconds(c.think_time_s, rng)};
       Segment seg;
       // The first turn's prompt and every output are at least 1 token (traces/generator.h).
       seg.input = std::max<int64_t>(j == 0 ? 1 : 0, draw_count(c.input, rng));

@@ -275,6 +275,14 @@ TEST_CASE("agents: config errors name the file, line and key") {
   k = kKind;
   CHECK(load_error(config_text(k.replace(k.find("returned"), 8, "return"), kPhase)) ==
         "a.yaml:8: kinds.k.tool.return: unknown key; valid keys: kind, duration_s, returned");
+  // Found by tests/fuzz (target agents): a tool duration of mean 8.3e35 s loaded, and the trace
+  // it generated could not be written.
+  k = kKind;
+  CHECK(load_error(config_text(k.replace(k.find("duration_s: {mean: 1"), 20,
+                                         "duration_s: {mean: 8.3e35"),
+                               kPhase)) ==
+        "a.yaml:8: kinds.k.tool.duration_s.mean: expected at most 4000000000 s (about 126 years, "
+        "the limit on a time), got 8.3e+35");
   CHECK(load_error("kinds:\n" + kKind + "phases: {a: 1}\n") ==
         "a.yaml:9: phases: expected a list of phases");
   CHECK(load_error(config_text(kKind, "  - {rate: 1, mix: {k: 1}}\n")) ==
