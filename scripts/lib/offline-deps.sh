@@ -9,8 +9,15 @@
 #                               dpkg is missing), makes the CMake package files that name /usr
 #                               point into PREFIX, and prints PREFIX/usr, the CMAKE_PREFIX_PATH.
 #                               Does nothing when PREFIX already holds the same .deb files.
+#   offline_gpu_targets         the CMake targets scripts/gpu-check builds (and
+#                               scripts/test-offline-bundle builds against the bundle), one per line
 #   offline_have_system_deps    exit 0 when this machine's own CMake package files for every
 #                               dependency exist (then the bundle is not needed)
+
+offline_gpu_targets() {
+  printf '%s\n' test_kernels_gpu test_runner_gpu test_live_gpu isim_cuda isim-kernel-bench isim \
+    isim-calibrate
+}
 
 offline_packages() {
   printf '%s\n' libeigen3-dev libboost1.74-dev libboost-program-options1.74-dev \
