@@ -9,6 +9,7 @@
 
 #include "traces/agents_internal.h"
 #include "traces/input_error.h"
+#include "traces/limits.h"
 #include "traces/rng.h"
 #include "traces/strict_yaml.h"
 
@@ -105,9 +106,17 @@ void check_config(const AgentsConfig& c, const Located& at) {
   }
   if (c.phases.empty()) at.fail("phases", "needs at least one phase");
   bool busy = false;
+  double schedule_s = 0;  // every arrival comes before the phases' end: within the time limit
   for (size_t i = 0; i < c.phases.size(); ++i) {
-    check_phase(c.phases[i], fmt::format("phases[{}]", i), c, at);
+    const std::string key = fmt::format("phases[{}]", i);
+    check_phase(c.phases[i], key, c, at);
     busy = busy || c.phases[i].rate > 0;
+    schedule_s += c.phases[i].duration_s;
+    if (schedule_s > kMaxSeconds)
+      at.fail(key + ".duration_s",
+              fmt::format("the phases up to here last {:g} s in all, past the limit of {:.0f} s "
+                          "(about 126 years) on a time",
+                          schedule_s, kMaxSeconds));
   }
   if (!busy) at.fail("phases", "every phase has rate 0: no session would arrive");
 }
@@ -203,9 +212,8 @@ Mix mix_of(const AgentPhase& p, const AgentsConfig& c) {
 void add_session(Trace& t, const AgentKind& k, const AgentsConfig& c, Rng& rng, double at,
                  int64_t index, AgentsReport& rep) {
   std::vector<ForkPoint> forks;
-  t.push_back(agent_session(k, c.block_tokens, rng, &forks));
+  t.push_back(agent_session(k, c.block_tokens, at, rng, &forks));
   t.back().id = fmt::format("{}-{}", k.name, index);
-  t.back().arrival_s = at;
   rep.summaries += resets_in(t.back());
   add_subagents(t, t.size() - 1, k, forks, c, rep);
   ++rep.by_kind[k.name];

@@ -9,7 +9,9 @@
 //   Within it sessions arrive as a Poisson process at rate_p * rate_scale sessions per second
 //   (rate 0: an idle phase), and each draws its kind from the phase's mix (weights >= 0, kinds
 //   left out weigh 0). generate_agents therefore SETS arrival_s: an experiment replays them with
-//   `arrival: {process: replay}` (another process would overwrite the schedule).
+//   `arrival: {process: replay}` (another process would overwrite the schedule). The phases
+//   last at most kMaxSeconds in all, and each session's intercepts are capped so that it ends
+//   within kMaxSeconds (traces/limits.h, traces/dist.h: draw_seconds).
 // - A session of kind K: segment 0's input is K.system_prompt + a `prompt` draw; it makes a
 //   `steps` draw of model calls (at least 1), each decoding an `output` draw; between two calls a
 //   tool intercept {tool.kind, a tool.duration_s draw} returns a tool.returned draw of tokens, the

@@ -31,17 +31,18 @@ PrefixHashes prompt_hashes(const AgentKind& k, int64_t prompt, int64_t block, ui
 }
 
 // The intercept after a step: a tool, or (drawn only when the kind has subagents and forks are
-// listed) a wait for subagents, listed in `forks`.
+// listed) a wait for subagents, listed in `forks`. `used_s`: the session's arrival plus its
+// intercepts so far.
 Intercept step_intercept(const AgentKind& k, Rng& rng, std::vector<ForkPoint>* forks,
-                         ForkPoint here) {
+                         ForkPoint here, double used_s) {
   if (forks && k.subagents && rng.uniform01() < k.subagents->prob) {
-    const Intercept wait{"subagent", draw_seconds(k.subagents->wait_s, rng)};
+    const Intercept wait{"subagent", draw_seconds(k.subagents->wait_s, rng, used_s)};
     here.count = at_least_one(k.subagents->count, rng);
     here.seed = rng.next();
     forks->push_back(here);
     return wait;
   }
-  return {k.tool.kind, draw_seconds(k.tool.duration_s, rng)};
+  return {k.tool.kind, draw_seconds(k.tool.duration_s, rng, used_s)};
 }
 
 bool is_reset(const Segment& s) {
@@ -56,9 +57,10 @@ const AgentKind& kind_named(const AgentsConfig& c, const std::string& name) {
 
 }  // namespace
 
-Session agent_session(const AgentKind& k, int64_t block, Rng& rng, std::vector<ForkPoint>* forks,
-                      const SessionBase* base) {
+Session agent_session(const AgentKind& k, int64_t block, double start_s, Rng& rng,
+                      std::vector<ForkPoint>* forks, const SessionBase* base) {
   Session s;
+  s.arrival_s = start_s;
   const int64_t steps = at_least_one(k.steps, rng);
   const int64_t prompt = (base ? base->tokens : k.system_prompt) + at_least_one(k.prompt, rng);
   const int64_t keep = base ? base->keep : k.system_prompt;
@@ -72,7 +74,8 @@ Session agent_session(const AgentKind& k, int64_t block, Rng& rng, std::vector<F
     context += seg.input + seg.output;
     // Past max_context the rest would be truncated anyway; stopping also bounds the work.
     if (j == steps || context >= k.max_context) break;
-    seg.intercept = step_intercept(k, rng, forks, {s.segments.size() - 1, context, intact, waited});
+    seg.intercept = step_intercept(k, rng, forks, {s.segments.size() - 1, context, intact, waited},
+                                   start_s + waited);
     waited += seg.intercept->duration_s;
     Segment next{at_least_one(k.tool.returned, rng), 0, std::nullopt};
     if (k.summarise && context + next.input > k.summarise->at_tokens) {
@@ -104,10 +107,9 @@ void add_subagents(Trace& t, size_t parent, const AgentKind& pk,
                            static_cast<std::ptrdiff_t>(std::min(whole, p.prefix.hashes.size())));
     Rng rng(f.seed);
     for (int64_t i = 0; i < f.count; ++i) {
-      Session s =
-          agent_session(ck, c.block_tokens, rng, nullptr, spec.share_context ? &base : nullptr);
+      Session s = agent_session(ck, c.block_tokens, p.arrival_s + f.after_s, rng, nullptr,
+                                spec.share_context ? &base : nullptr);
       s.id = fmt::format("{}/sub-{}", p.id, n++);
-      s.arrival_s = p.arrival_s + f.after_s;
       const int64_t shared = spec.share_context ? std::min(f.context, s.segments[0].input) : 0;
       s.segments[0].event = {ContextEventKind::kFork, shared, 0, p.id};
       Segment& last = s.segments.back();

@@ -4,10 +4,12 @@
 // Contract:
 // - Located maps config keys to "FILE:LINE" for messages (the nearest enclosing key noted), or to
 //   a fixed name for a config built in code; fail() throws `LOC: KEY: reason`.
-// - agent_session draws one session of kind k from rng as traces/agents.h describes, truncated
-//   to k.max_context; with `forks` it also draws k.subagents' steps and lists them there (those
-//   truncation cut off removed). `base` replaces segment 0's system prompt (the tokens before
-//   the prompt draw) and its hashes, for a subagent that shares its parent's context.
+// - agent_session draws one session of kind k arriving at start_s from rng as traces/agents.h
+//   describes, truncated to k.max_context, its intercepts capped so that it ends within
+//   kMaxSeconds (traces/dist.h: draw_seconds); with `forks` it also draws k.subagents' steps
+//   and lists them there (those truncation cut off removed). `base` replaces segment 0's system
+//   prompt (the tokens before the prompt draw) and its hashes, for a subagent that shares its
+//   parent's context.
 // - add_subagents appends the sessions the fork points of trace[parent] (of kind k) start.
 // - check_context / read_context: the checks and YAML reading of summarise and subagents.
 #pragma once
@@ -63,8 +65,8 @@ struct SessionBase {
   int64_t keep = 0;              // its leading tokens a summary keeps (a system prompt)
 };
 
-Session agent_session(const AgentKind& k, int64_t block, Rng& rng, std::vector<ForkPoint>* forks,
-                      const SessionBase* base = nullptr);
+Session agent_session(const AgentKind& k, int64_t block, double start_s, Rng& rng,
+                      std::vector<ForkPoint>* forks, const SessionBase* base = nullptr);
 void add_subagents(Trace& t, size_t parent, const AgentKind& k, const std::vector<ForkPoint>& forks,
                    const AgentsConfig& c, AgentsReport& rep);
 

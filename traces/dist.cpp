@@ -64,8 +64,8 @@ double draw(const Dist& d, Rng& rng) {
   return std::clamp(x, d.min, d.max);
 }
 
-double draw_seconds(const Dist& d, Rng& rng) {
-  return std::min(draw(d, rng), kMaxSeconds);
+double draw_seconds(const Dist& d, Rng& rng, double used_s) {
+  return std::min(draw(d, rng), std::max(0.0, kMaxSeconds - used_s));
 }
 
 void check_time_dist(const Dist& d, const std::string& where, const std::string& key) {

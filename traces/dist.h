@@ -9,7 +9,10 @@
 //     sd is implied, so `sd` must be 0).
 //   Clamping moves the realised mean when the bounds cut into the distribution.
 // - draw_count rounds a draw to the nearest integer (and caps it at 1e15); draw_seconds caps a
-//   draw at kMaxSeconds (traces/limits.h), the limit on a time.
+//   draw at kMaxSeconds - used_s (traces/limits.h: the limit on a time), where used_s is the
+//   session's arrival plus its intercepts so far, so that a generated session always fits the
+//   limit (found by tests/fuzz: intercepts each within the limit added up past it, and the
+//   generated trace could not be written).
 // - check_time_dist also refuses a time distribution whose mean or min is above kMaxSeconds
 //   (found by tests/fuzz: an agents config with a tool duration of mean 8.3e35 s loaded, and its
 //   trace could not be written).
@@ -57,7 +60,7 @@ bool sd_is_implied(const std::string& family);
 void check_dist(const Dist& d, const std::string& where, const std::string& key);
 Dist read_dist(const YamlMap& parent, const std::string& key);
 double draw(const Dist& d, Rng& rng);
-double draw_seconds(const Dist& d, Rng& rng);
+double draw_seconds(const Dist& d, Rng& rng, double used_s = 0);
 void check_time_dist(const Dist& d, const std::string& where, const std::string& key);
 int64_t draw_count(const Dist& d, Rng& rng);
 

@@ -71,6 +71,7 @@ Session generate_one(const SessionKind& k, int64_t max_context, Rng& rng) {
   // prefill, and every segment decodes at least one token (traces/jsonl.h refuses both).
   s.segments.push_back(Segment{std::max<int64_t>(1, draw_count(k.prompt, rng)), 0, std::nullopt});
   int64_t context = 0;
+  double waited = 0;  // the intercepts so far (the session arrives at 0)
   for (int64_t j = 0;; ++j) {
     Segment& seg = s.segments.back();
     seg.output = std::max<int64_t>(1, draw_count(k.output, rng));
@@ -78,7 +79,8 @@ Session generate_one(const SessionKind& k, int64_t max_context, Rng& rng) {
     // Past max_context the rest would be truncated anyway; stopping also bounds the work.
     if (j == calls || context >= max_context) break;
     const InterceptSpec& spec = (k.human_turn && j % 2 == 1) ? *k.human_turn : k.intercept;
-    seg.intercept = Intercept{spec.kind, draw_seconds(spec.duration_s, rng)};
+    seg.intercept = Intercept{spec.kind, draw_seconds(spec.duration_s, rng, waited)};
+    waited += seg.intercept->duration_s;
     s.segments.push_back(Segment{draw_count(spec.returned, rng), 0, std::nullopt});
   }
   truncate_to_context(s, max_context);

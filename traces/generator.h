@@ -11,7 +11,8 @@
 //   to [min, max]; token counts and calls are then rounded to the nearest integer. Clamping moves
 //   the realised mean when the bounds cut into the distribution (e.g. the 60 s human-turn cap).
 //   A prompt or an output below 1 token counts as 1 (no session runs without a prompt, no
-//   segment decodes nothing); returned tokens may be 0.
+//   segment decodes nothing); returned tokens may be 0. A duration draw is capped so that the
+//   session's intercepts add up to at most kMaxSeconds (traces/limits.h, the limit on a time).
 // - Every session is truncated to max_context (truncate_to_context), so none exceeds it.
 // - generate(): ids "g0", "g1", ...; arrival_s = 0 (an arrival process assigns times). The same
 //   config and seed give the same trace on every platform; the first n sessions do not depend on

@@ -70,9 +70,13 @@ Trace generate_multiturn(const MultiTurnConfig& c, int64_t conversations, uint64
     s.id = fmt::format("c{}", i);
     const int64_t turns = std::max<int64_t>(1, draw_count(c.turns, rng));
     int64_t context = 0;
+    double waited = 0;  // the think times so far (the conversation arrives at 0)
     for (int64_t j = 0; j < turns; ++j) {
-      if (j > 0)
-        s.segments.back().intercept = Intercept{c.intercept_kind, draw_seconds(c.think_time_s, rng)};
+      if (j > 0) {
+        const double think = draw_seconds(c.think_time_s, rng, waited);
+        s.segments.back().intercept = Intercept{c.intercept_kind, think};
+        waited += think;
+      }
       Segment seg;
       // The first turn's prompt and every output are at least 1 token (traces/generator.h).
       seg.input = std::max<int64_t>(j == 0 ? 1 : 0, draw_count(c.input, rng));

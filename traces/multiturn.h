@@ -6,7 +6,8 @@
 //   but the last is followed by an intercept {intercept_kind (default `user`), think time}.
 // - Per conversation: turns ~ `turns`; per turn: input ~ `input`, output ~ `output`; per gap
 //   between turns: duration ~ `think_time_s` (traces/dist.h families; token counts and turns are
-//   rounded to integers). The defaults and why each family was chosen are in multiturn.cpp and
+//   rounded to integers; think times are capped so that they add up to at most kMaxSeconds,
+//   traces/limits.h). The defaults and why each family was chosen are in multiturn.cpp and
 //   traces/generators/pensieve-sharegpt.yaml, which must equal default_multiturn_config().
 // - Every conversation is truncated to max_context (truncate_to_context, traces/generator.h).
 // - generate_multiturn(): ids "c0", "c1", ...; arrival_s = 0 (apply_arrivals assigns times, e.g.

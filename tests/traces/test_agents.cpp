@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <sstream>
 
 #include "tests/cli_helpers.h"
 #include "tests/traces/trace_helpers.h"
@@ -340,4 +341,30 @@ TEST_CASE("agents: the source notes that it sets arrivals, and the cap") {
   REQUIRE(t.notes.size() == 2);
   CHECK(t.notes[0].find("run it with arrival: {process: replay}") != std::string::npos);
   CHECK(t.notes[1].find("stopped at the cap of 5 sessions") != std::string::npos);
+}
+
+TEST_CASE("agents: a session ends within the limit on a time, and so do the phases") {
+  // Tool calls of 3e9 s each fit the 4e9 s limit; a session of three calls arriving at `at`
+  // did not. Draws are now capped at what is left: 3e9 and then 4e9 - at - 3e9.
+  AgentsConfig c = fixed_config();
+  c.kinds[0].steps = fixed(3);
+  c.kinds[0].tool.duration_s = fixed(3e9);
+  c.phases = {{10, 0.5, {{"tool", 1}}}};
+  const Trace t = generate_agents(c, 1, 7);
+  REQUIRE(t.size() == 1);
+  const Session& s = t[0];
+  const double at = replayed_arrivals(c, 7).at(0);
+  CHECK(s.arrival_s == at);
+  REQUIRE(s.segments.size() == 3);
+  CHECK(s.segments[0].intercept->duration_s == 3e9);
+  CHECK(s.segments[1].intercept->duration_s == 4e9 - (at + 3e9));
+  std::ostringstream out;
+  write_jsonl(out, t);
+  CHECK(isim::test::parse_jsonl_text(out.str()) == t);
+
+  c.phases = {{3e9, 0.5, {{"tool", 1}}}, {1e9, 0, {}}, {1, 0.5, {{"tool", 1}}}};
+  CHECK_THROWS_WITH_AS(validate_agents_config(c, "agents"),
+                       "agents: phases[2].duration_s: the phases up to here last 4e+09 s in all, "
+                       "past the limit of 4000000000 s (about 126 years) on a time",
+                       isim::InputError);
 }

@@ -319,3 +319,21 @@ TEST_CASE("dist: exponential and geometric families") {
   CHECK_THROWS_WITH_AS(check_dist(Dist{"exponential", 0, 0, 0, kInf}, "w", "k"),
                        "w: k.mean: must be > 0 for dist exponential", isim::InputError);
 }
+
+TEST_CASE("generator: a session's intercepts add up to at most the limit on a time") {
+  // Found by reading the fuzz harness's promise (a config that loads must generate a trace the
+  // reader takes back): three intercepts of 3e9 s, each within the 4e9 s limit, made a session
+  // of 9e9 s that write_jsonl wrote and parse_jsonl refused. Draws are now capped at what is
+  // left: 3e9, then 4e9 - 3e9 = 1e9, then 0.
+  GeneratorConfig c = fixed_config();
+  c.max_context = 1'000'000;
+  c.mix[0].intercept.duration_s = fixed(3e9);
+  const Trace t = generate(c, 1, 5);
+  REQUIRE(t[0].segments.size() == 4);
+  CHECK(t[0].segments[0].intercept->duration_s == 3e9);
+  CHECK(t[0].segments[1].intercept->duration_s == 1e9);
+  CHECK(t[0].segments[2].intercept->duration_s == 0);
+  std::stringstream io;
+  write_jsonl(io, t);
+  CHECK(parse_jsonl(io, "t.jsonl") == t);
+}

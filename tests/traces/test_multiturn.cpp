@@ -177,3 +177,23 @@ TEST_CASE("multiturn: config errors name file, line and key") {
     CHECK(msg.starts_with(path + c.suffix));
   }
 }
+
+TEST_CASE("multiturn: think times add up to at most the limit on a time") {
+  // As for the session generator: each draw of 3e9 s is within the 4e9 s limit, three are not;
+  // draws are capped at what is left (3e9, 1e9, 0), so the trace reads back.
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  MultiTurnConfig c;
+  c.max_context = 1000;
+  c.turns = Dist{"normal", 4, 0, 1, kInf};
+  c.input = Dist{"normal", 10, 0, 1, kInf};
+  c.output = Dist{"normal", 20, 0, 1, kInf};
+  c.think_time_s = Dist{"normal", 3e9, 0, 0, kInf};
+  const Trace t = generate_multiturn(c, 1, 1);
+  CHECK(t[0].segments == std::vector<Segment>{{10, 20, Intercept{"user", 3e9}},
+                                              {10, 20, Intercept{"user", 1e9}},
+                                              {10, 20, Intercept{"user", 0}},
+                                              {10, 20, {}}});
+  std::stringstream io;
+  write_jsonl(io, t);
+  CHECK(parse_jsonl(io, "t.jsonl") == t);
+}
