@@ -8,6 +8,7 @@
 #include "traces/generator.h"
 #include "traces/hash.h"
 #include "traces/input_error.h"
+#include "traces/limits.h"
 #include "traces/strict_yaml.h"
 
 namespace isim::trace {
@@ -68,6 +69,7 @@ Session agent_session(const AgentKind& k, int64_t block, double start_s, Rng& rn
   s.segments.push_back(Segment{prompt, 0, std::nullopt});
   int64_t context = 0, intact = prompt;
   double waited = 0;
+  double end_s = start_s;  // arrival plus the intercepts so far, summed as a reader sums them
   for (int64_t j = 1;; ++j) {
     Segment& seg = s.segments.back();
     seg.output = at_least_one(k.output, rng);
@@ -75,8 +77,9 @@ Session agent_session(const AgentKind& k, int64_t block, double start_s, Rng& rn
     // Past max_context the rest would be truncated anyway; stopping also bounds the work.
     if (j == steps || context >= k.max_context) break;
     seg.intercept = step_intercept(k, rng, forks, {s.segments.size() - 1, context, intact, waited},
-                                   start_s + waited);
+                                   end_s);
     waited += seg.intercept->duration_s;
+    end_s += seg.intercept->duration_s;
     Segment next{at_least_one(k.tool.returned, rng), 0, std::nullopt};
     if (k.summarise && context + next.input > k.summarise->at_tokens) {
       const int64_t tokens = keep + at_least_one(k.summarise->summary_tokens, rng);
@@ -107,7 +110,8 @@ void add_subagents(Trace& t, size_t parent, const AgentKind& pk,
                            static_cast<std::ptrdiff_t>(std::min(whole, p.prefix.hashes.size())));
     Rng rng(f.seed);
     for (int64_t i = 0; i < f.count; ++i) {
-      Session s = agent_session(ck, c.block_tokens, p.arrival_s + f.after_s, rng, nullptr,
+      const double at = std::min(p.arrival_s + f.after_s, kMaxSeconds);
+      Session s = agent_session(ck, c.block_tokens, at, rng, nullptr,
                                 spec.share_context ? &base : nullptr);
       s.id = fmt::format("{}/sub-{}", p.id, n++);
       const int64_t shared = spec.share_context ? std::min(f.context, s.segments[0].input) : 0;

@@ -65,7 +65,11 @@ double draw(const Dist& d, Rng& rng) {
 }
 
 double draw_seconds(const Dist& d, Rng& rng, double used_s) {
-  return std::min(draw(d, rng), std::max(0.0, kMaxSeconds - used_s));
+  double x = std::min(draw(d, rng), std::max(0.0, kMaxSeconds - used_s));
+  // A reader sums used_s + x in floating point, which may round up past the limit: step x down
+  // (a few ulps at most) until that sum is within it too.
+  while (x > 0 && used_s + x > kMaxSeconds) x = std::nextafter(x, 0.0);
+  return x;
 }
 
 void check_time_dist(const Dist& d, const std::string& where, const std::string& key) {

@@ -10,9 +10,10 @@
 //   Clamping moves the realised mean when the bounds cut into the distribution.
 // - draw_count rounds a draw to the nearest integer (and caps it at 1e15); draw_seconds caps a
 //   draw at kMaxSeconds - used_s (traces/limits.h: the limit on a time), where used_s is the
-//   session's arrival plus its intercepts so far, so that a generated session always fits the
-//   limit (found by tests/fuzz: intercepts each within the limit added up past it, and the
-//   generated trace could not be written).
+//   session's arrival plus its intercepts so far (summed in order, as a reader sums them), and
+//   steps it down until used_s + draw is within the limit in floating point too; so a generated
+//   session always fits the limit (found by tests/fuzz twice: intercepts each within the limit
+//   added up past it; and a sum that reached 4000000000.0000005 s by rounding).
 // - check_time_dist also refuses a time distribution whose mean or min is above kMaxSeconds
 //   (found by tests/fuzz: an agents config with a tool duration of mean 8.3e35 s loaded, and its
 //   trace could not be written).

@@ -368,3 +368,33 @@ TEST_CASE("agents: a session ends within the limit on a time, and so do the phas
                        "past the limit of 4000000000 s (about 126 years) on a time",
                        isim::InputError);
 }
+
+TEST_CASE("agents: intercepts summed as a reader sums them stay within the limit on a time") {
+  // Found by tests/fuzz (regress-sum-rounds-past-limit): six tool calls of about 1e9 s each were
+  // capped at 4e9 s - (arrival + the intercepts so far), but the reader adds arrival + d1 + d2
+  // + ... in order, and that sum rounded to 4000000000.0000005 s: write_jsonl refused the
+  // generated trace. The cap now follows the reader's sum and steps down by ulps.
+  const std::string yaml =
+      "kinds:\n"
+      "  k:\n"
+      "    max_context: 100000\n"
+      "    system_prompt: 05\n"
+      "    prompt: {mean: 5, sd: 0}\n"
+      "    steps: {mean: 6, sd: 0}\n"
+      "    output: {mean: 2, sd: 0}\n"
+      "    tool: {kind: t, duration_s: {mean: 1e9, sd: 5}, returned: {mean: 5, sd: 0}}\n"
+      "phases:\n"
+      "  - {duration_s: 2, rate: 1, mix: {k: 1}}\n";
+  const auto path = isim::test::write_file(isim::test::scratch("agents-ulp") / "a.yaml", yaml);
+  const Trace t = generate_agents(load_agents_config(path), 3, 1);
+  REQUIRE(!t.empty());
+  for (const Session& s : t) {
+    double end = s.arrival_s;
+    for (const Segment& seg : s.segments)
+      if (seg.intercept) end += seg.intercept->duration_s;
+    CHECK(end <= 4e9);
+  }
+  std::ostringstream out;
+  write_jsonl(out, t);
+  CHECK(isim::test::parse_jsonl_text(out.str()) == t);
+}
