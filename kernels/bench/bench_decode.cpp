@@ -18,6 +18,13 @@ namespace isim::kernels::bench {
 
 namespace {
 
+// indptr of `batch` sequences of `pages` pages each.
+std::vector<int32_t> uniform_indptr(int64_t batch, int64_t pages) {
+  std::vector<int32_t> indptr(size_t(batch + 1));
+  for (int64_t s = 0; s <= batch; ++s) indptr[size_t(s)] = int32_t(s * pages);
+  return indptr;
+}
+
 // One model shape and dtype over every batch x context x block cell.
 void decode_shape(const Options& opt, const Device& dev, const Ceilings& c, const ModelShape& m,
                   Dtype dtype, std::vector<Row>& rows) {
@@ -46,10 +53,16 @@ void decode_shape(const Options& opt, const Device& dev, const Ceilings& c, cons
   DeviceMemory q(size_t(max_rows * base.head_dim * 2)), out(q.size());
   fill_random_bf16(q.get(), q.size(), 3);
   size_t ws_bytes = 0;
-  for (int64_t b : batches) {
-    for (int64_t ctx : contexts) {
-      const int splits = cuda::decode_num_splits(int32_t(b), base, ctx, dev.sm_count);
-      ws_bytes = std::max(ws_bytes, cuda::decode_workspace_bytes(int32_t(b), base, splits));
+  for (int32_t bt : blocks) {
+    AttentionShape shape = base;
+    shape.block_tokens = bt;
+    for (int64_t b : batches) {
+      for (int64_t ctx : contexts) {
+        const std::vector<int32_t> indptr = uniform_indptr(b, ctx / bt);
+        const DecodeChunkPlan plan =
+            cuda::decode_plan(shape, indptr.data(), int32_t(b), dev.sm_count);
+        ws_bytes = std::max(ws_bytes, cuda::decode_workspace_bytes(shape, plan));
+      }
     }
   }
   DeviceMemory ws(ws_bytes);
@@ -91,8 +104,8 @@ void decode_shape(const Options& opt, const Device& dev, const Ceilings& c, cons
         // Rotate among disjoint block sets so that consecutive runs never hit in L2.
         const int64_t replicas = std::clamp<int64_t>((4 * dev.l2_bytes + kv_bytes - 1) / kv_bytes,
                                                      1, std::min<int64_t>(pool_blocks / need, 256));
-        std::vector<int32_t> indptr(size_t(batch + 1)), last(size_t(batch), bt);
-        for (int64_t s = 0; s <= batch; ++s) indptr[size_t(s)] = int32_t(s * pages);
+        const std::vector<int32_t> indptr = uniform_indptr(batch, pages);
+        const std::vector<int32_t> last(size_t(batch), bt);
         std::vector<int32_t> indices(perm.begin(), perm.begin() + replicas * need);
         DeviceMemory d_indptr(indptr.size() * 4), d_last(last.size() * 4),
             d_indices(indices.size() * 4);
@@ -103,8 +116,9 @@ void decode_shape(const Options& opt, const Device& dev, const Ceilings& c, cons
         ISIM_CUDA_CHECK(
             cudaMemcpy(d_indices.get(), indices.data(), d_indices.size(), cudaMemcpyHostToDevice));
 
-        const int splits = cuda::decode_num_splits(int32_t(batch), shape, ctx, dev.sm_count);
-        r.splits = splits;
+        const DecodeChunkPlan plan =
+            cuda::decode_plan(shape, indptr.data(), int32_t(batch), dev.sm_count);
+        r.splits = plan.work_items / batch;  // chunks per sequence: the batch is uniform
         cuda::DevicePagedKv kv{shape,
                                {static_cast<const int32_t*>(d_indptr.get()), nullptr,
                                 static_cast<const int32_t*>(d_last.get()), int32_t(batch)},
@@ -115,7 +129,7 @@ void decode_shape(const Options& opt, const Device& dev, const Ceilings& c, cons
         r.median_ms = median_ms(stream, opt.warmup, opt.reps, [&](int i) {
           kv.table.indices = static_cast<const int32_t*>(d_indices.get()) + (i % replicas) * need;
           ISIM_CUDA_CHECK(cuda::launch_decode_attention(kv, q.get(), out.get(), nullptr, scale,
-                                                        splits, ws.get(), ws.size(), stream));
+                                                        plan, ws.get(), ws.size(), stream));
         });
         r.gbps = gb_per_s(r.bytes, r.median_ms);
         rows.push_back(r);

@@ -9,9 +9,13 @@
 //   aligned (cudaMalloc memory is).
 // - Softmax math is float32 with exp2 and running max; outputs are rounded once to dtype.
 //   lse (may be null) is the natural-log softmax denominator, as in the CPU reference.
-// - Decode splits each sequence's pages into num_splits equal page ranges (flash-decoding) and
-//   merges them by log-sum-exp; num_splits > 1 needs workspace of
-//   decode_workspace_bytes(...) bytes (256-byte aligned). decode_num_splits picks a value.
+// - Decode takes a DecodeChunkPlan (kernels/decode_split.h): every sequence's pages are cut into
+//   chunks of plan.chunk_pages (flash-decoding with one chunk size for the whole batch), and the
+//   chunks of a sequence are merged by log-sum-exp. decode_plan picks the size from the host copy
+//   of the page table's indptr; a plan must describe the page table it is launched with (the
+//   device rebuilds the chunk map from its indptr and trusts plan.work_items). A plan with
+//   split() needs decode_workspace_bytes(shape, plan) bytes of workspace (256-byte aligned);
+//   otherwise none.
 // - Launches are asynchronous on `stream`; a returned error is a launch or argument error.
 #pragma once
 
@@ -20,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/decode_split.h"
 #include "kernels/dtype.h"
 #include "kernels/kv_layout.h"
 
@@ -38,16 +43,20 @@ constexpr bool supported_head_dim(int32_t head_dim) {
   return head_dim == 64 || head_dim == 128;
 }
 
-// Splits that let batch x kv_heads work items fill `sm_count` SMs, each holding as many decode
-// CTAs as cudaOccupancyMaxActiveBlocksPerMultiprocessor says (4 when it cannot say), keeping
-// each split at least 256 tokens of max_kv_len long; 1 when the batch already fills the GPU; at
-// most 64 (kernels/decode_split.h).
-int decode_num_splits(int32_t batch, const AttentionShape& shape, int64_t max_kv_len, int sm_count);
-size_t decode_workspace_bytes(int32_t batch, const AttentionShape& shape, int num_splits);
+// The chunk size that spreads the batch's pages (host_indptr[batch + 1], on the host) over
+// `sm_count` SMs, each holding as many decode CTAs of this shape's instance as
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor says (the shared-memory bound of an sm_90 SM when
+// it cannot say), with at least 256 tokens per chunk; sequences no longer than that are not split
+// (decode_chunk_plan_auto in kernels/decode_split.h). Tests may build any plan with
+// kernels::decode_chunk_plan.
+DecodeChunkPlan decode_plan(const AttentionShape& shape, const int32_t* host_indptr, int32_t batch,
+                            int sm_count);
+size_t decode_workspace_bytes(const AttentionShape& shape, const DecodeChunkPlan& plan);
 
-// q, out: [batch][num_q_heads][head_dim]; lse: [batch][num_q_heads] or null.
+// q, out: [batch][num_q_heads][head_dim]; lse: [batch][num_q_heads] or null. plan.batch must be
+// kv.table.batch.
 cudaError_t launch_decode_attention(const DevicePagedKv& kv, const void* q, void* out, float* lse,
-                                    float sm_scale, int num_splits, void* workspace,
+                                    float sm_scale, const DecodeChunkPlan& plan, void* workspace,
                                     size_t workspace_bytes, cudaStream_t stream);
 
 // qo_indptr: device [batch + 1]; max_q_len >= every q_len (sizes the grid). q, out:

@@ -1,382 +1,255 @@
-// Paged decode attention (one query token per sequence), flash-decoding style.
+// Paged decode attention (one query token per sequence), flash-decoding style: the launchers of
+// kernels/cuda/attention.h, the chunk-map and merge kernels, and the dispatch table.
 //
-// One CTA handles (sequence, kv head, tile of GT q heads of that kv head's group, split):
-// - every K/V vector it loads serves all GT q heads, so with GT = group size each KV tile
-//   crosses memory once per GQA group;
-// - head_dim / 8 lanes own one token row (16-byte loads of 8 elements); 128 threads work on
-//   128 / (head_dim / 8) tokens at a time, kUnroll tokens deep, so every thread has
-//   2 * kUnroll loads in flight;
-// - the split's page ids are staged in shared memory a chunk ahead of the loads that use them;
-// - per-thread running max / sum / accumulator are merged across lanes (shuffles) and warps
-//   (shared memory). With num_splits > 1 each split writes a float partial and its log2-sum-exp
-//   to the workspace, and merge_splits combines them.
+// - Kernels: decode_simt.cuh (CUDA cores, head tiles of 1, 2, 4, 8) and decode_mma.cuh (tensor
+//   cores, 16- or 64-row tiles), both streaming K/V through decode_pipeline.cuh's three-stage
+//   cp.async pipeline. The tile is chosen by decode_head_tile (kernels/decode_split.h).
+// - Instances: {bf16, f16} x head_dim {64, 128} x block_tokens {8, 16, 32, runtime} x tile
+//   {simt 1, 2, 4, 8; mma 16, 64}; block sizes other than 8, 16, 32 take the runtime instance.
+// - A split plan (DecodeChunkPlan.split()) takes three launches: map_chunks fills the chunk map
+//   (chunk_indptr, item_seq) in the workspace from the device page table, the decode kernel runs
+//   one CTA per (work item, kv head, head tile) and writes final rows for one-chunk sequences
+//   and log2-domain partials for the others, and merge_chunks combines those.
 #include <algorithm>
+#include <climits>
 #include <cmath>
-#include <type_traits>
+#include <utility>
 
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/check.h"
-#include "kernels/cuda/vec.cuh"
+#include "kernels/cuda/decode_mma.cuh"
+#include "kernels/cuda/decode_simt.cuh"
 #include "kernels/decode_split.h"
 #include "kernels/split_merge.h"
 
 namespace isim::kernels::cuda {
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int kWarps = kThreads / 32;
-constexpr int kChunkPages = 128;
-constexpr int kMaxSplits = kMaxDecodeSplits;
+using decode::kThreads;
+using decode::Params;
+using KernelFn = void (*)(Params);
 
-struct DecodeParams {
-  const void* q;
-  const void* k;
-  const void* v;
-  void* out;
-  float* lse;
-  const int32_t* indptr;
-  const int32_t* indices;
-  const int32_t* last_page_len;
-  float* partial_out;  // [batch * num_q_heads][num_splits][D]
-  float* partial_lse;  // [batch * num_q_heads][num_splits], log2 domain
-  int32_t num_q_heads;
-  int32_t num_kv_heads;
-  int32_t block_tokens;
-  int32_t group;
-  int32_t head_tiles;  // group / GT
-  int32_t num_splits;
-  float scale_log2;  // sm_scale * log2(e): scores live in the log2 domain
-};
-
-// The q-head tile: the largest of 8, 4, 2, 1 dividing the group.
-int head_tile(int32_t group) {
-  for (int t : {8, 4, 2}) {
-    if (group % t == 0) return t;
-  }
-  return 1;
-}
-
-template <typename T, int D, int GT>
-__global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeParams p) {
-  constexpr int kLanes = D / kVec;
-  constexpr int kTokPar = kThreads / kLanes;
-  constexpr int kUnroll = GT >= 8 ? 2 : 4;  // keeps registers under the 255 cap at GT = 8
-  constexpr float kNegInf = -INFINITY;
-
-  const int s = blockIdx.x;
-  const int split = blockIdx.z;
-  const int g = blockIdx.y / p.head_tiles;
-  const int h0 = g * p.group + (blockIdx.y % p.head_tiles) * GT;
-  const int lane = threadIdx.x % kLanes;
-  const int tg = threadIdx.x / kLanes;
-  const int bt = p.block_tokens;
-
-  const int32_t page0 = p.indptr[s];
-  const int32_t pages = p.indptr[s + 1] - page0;
-  const int64_t kv_len = int64_t{pages - 1} * bt + p.last_page_len[s];
-  const int32_t per_split = (pages + p.num_splits - 1) / p.num_splits;
-  const int32_t pb = min(pages, split * per_split);
-  const int32_t pe = min(pages, pb + per_split);
-  const int64_t tb = int64_t{pb} * bt;
-  const int64_t te = min(int64_t{pe} * bt, kv_len);
-
-  float qf[GT][kVec];
-  const T* q = static_cast<const T*>(p.q);
+// chunk_indptr[s] = sum over earlier sequences of ceil(pages / chunk_pages), and item_seq of each
+// item (at most `capacity`, the host plan's count). One CTA scans the batch kThreads at a time.
+__global__ void __launch_bounds__(kThreads)
+    map_chunks(const int32_t* indptr, int32_t batch, int32_t chunk_pages, int64_t capacity,
+               int32_t* chunk_indptr, int32_t* item_seq) {
+  __shared__ int32_t warp_total[decode::kWarps];
+  __shared__ int32_t carry;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  if (threadIdx.x == 0) carry = 0;
+  for (int32_t base = 0; base < batch; base += kThreads) {
+    const int32_t s = base + static_cast<int32_t>(threadIdx.x);
+    const auto n = static_cast<int32_t>(
+        s < batch ? (int64_t{indptr[s + 1] - indptr[s]} + chunk_pages - 1) / chunk_pages : 0);
+    int32_t incl = n;
 #pragma unroll
-  for (int j = 0; j < GT; ++j) {
-    const int64_t row = int64_t{s} * p.num_q_heads + h0 + j;
-    unpack8<T>(*reinterpret_cast<const uint4*>(q + row * D + lane * kVec), qf[j]);
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) qf[j][e] *= p.scale_log2;
-  }
-
-  float m[GT], l[GT], acc[GT][kVec];
-#pragma unroll
-  for (int j = 0; j < GT; ++j) {
-    m[j] = kNegInf;
-    l[j] = 0.f;
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) acc[j][e] = 0.f;
-  }
-
-  __shared__ int32_t page_ids[kChunkPages];
-  const T* kp = static_cast<const T*>(p.k);
-  const T* vp = static_cast<const T*>(p.v);
-  const int64_t block_stride = int64_t{p.num_kv_heads} * bt * D;
-  const int64_t head_off = int64_t{g} * bt * D + lane * kVec;
-
-  for (int64_t c0 = tb; c0 < te; c0 += int64_t{kChunkPages} * bt) {
-    const int32_t cp0 = static_cast<int32_t>(c0 / bt);
-    const int32_t cpages = min(kChunkPages, pe - cp0);
-    __syncthreads();  // the previous chunk's page ids are no longer read
-    for (int i = threadIdx.x; i < cpages; i += kThreads) page_ids[i] = p.indices[page0 + cp0 + i];
+    for (int off = 1; off < 32; off *= 2) {
+      const int32_t up = __shfl_up_sync(0xffffffffu, incl, off);
+      if (lane >= off) incl += up;
+    }
+    if (lane == 31) warp_total[warp] = incl;
     __syncthreads();
-    const int ctoks = static_cast<int>(min(te, c0 + int64_t{kChunkPages} * bt) - c0);
-
-    // The trip count is uniform across the CTA so that every lane reaches the shuffles.
-    for (int base = 0; base < ctoks; base += kTokPar * kUnroll) {
-      uint4 kr[kUnroll], vr[kUnroll];
-      bool valid[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int t = base + u * kTokPar + tg;
-        valid[u] = t < ctoks;
-        if (valid[u]) {
-          const int64_t off = page_ids[t / bt] * block_stride + head_off + int64_t{t % bt} * D;
-          kr[u] = __ldcs(reinterpret_cast<const uint4*>(kp + off));
-          vr[u] = __ldcs(reinterpret_cast<const uint4*>(vp + off));
-        } else {
-          kr[u] = make_uint4(0, 0, 0, 0);
-          vr[u] = make_uint4(0, 0, 0, 0);
-        }
-      }
-      float x[kUnroll][GT];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        float kf[kVec];
-        unpack8<T>(kr[u], kf);
-#pragma unroll
-        for (int j = 0; j < GT; ++j) {
-          float d = 0.f;
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) d = fmaf(qf[j][e], kf[e], d);
-          x[u][j] = d;
-        }
-      }
-#pragma unroll
-      for (int off = kLanes / 2; off > 0; off /= 2) {
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-          for (int j = 0; j < GT; ++j) x[u][j] += __shfl_xor_sync(0xffffffffu, x[u][j], off);
-        }
-      }
-      // One rescale per kUnroll tokens: new max first, then the tokens' weights.
-#pragma unroll
-      for (int j = 0; j < GT; ++j) {
-        float mx = m[j];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          if (valid[u]) mx = fmaxf(mx, x[u][j]);
-        }
-        const float corr = mx == kNegInf ? 1.f : exp2f(m[j] - mx);
-        l[j] *= corr;
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) acc[j][e] *= corr;
-        m[j] = mx;
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (!valid[u]) continue;
-        float vf[kVec];
-        unpack8<T>(vr[u], vf);
-#pragma unroll
-        for (int j = 0; j < GT; ++j) {
-          const float w = exp2f(x[u][j] - m[j]);
-          l[j] += w;
-#pragma unroll
-          for (int e = 0; e < kVec; ++e) acc[j][e] = fmaf(w, vf[e], acc[j][e]);
-        }
-      }
+    int32_t first = carry + incl - n;
+    for (int k = 0; k < warp; ++k) first += warp_total[k];
+    if (s < batch) {
+      chunk_indptr[s] = first;
+      for (int32_t i = 0; i < n && first + i < capacity; ++i) item_seq[first + i] = s;
     }
+    __syncthreads();  // everyone has read carry and warp_total
+    if (threadIdx.x == kThreads - 1) carry = first + n;
+    __syncthreads();
   }
-
-  // Merge the token groups of a warp (lanes kLanes apart hold the same dims).
-#pragma unroll
-  for (int off = kLanes; off < 32; off *= 2) {
-#pragma unroll
-    for (int j = 0; j < GT; ++j) {
-      const float mo = __shfl_xor_sync(0xffffffffu, m[j], off);
-      const float lo = __shfl_xor_sync(0xffffffffu, l[j], off);
-      const float mx = fmaxf(m[j], mo);
-      const float cs = mx == kNegInf ? 0.f : exp2f(m[j] - mx);
-      const float co = mx == kNegInf ? 0.f : exp2f(mo - mx);
-      l[j] = l[j] * cs + lo * co;
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) {
-        const float ao = __shfl_xor_sync(0xffffffffu, acc[j][e], off);
-        acc[j][e] = acc[j][e] * cs + ao * co;
-      }
-      m[j] = mx;
-    }
-  }
-
-  // Merge the warps through shared memory, then write.
-  __shared__ float s_acc[kWarps][GT][D];
-  __shared__ float s_m[kWarps][GT];
-  __shared__ float s_l[kWarps][GT];
-  const int warp = threadIdx.x / 32;
-  if (threadIdx.x % 32 < kLanes) {
-#pragma unroll
-    for (int j = 0; j < GT; ++j) {
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) s_acc[warp][j][lane * kVec + e] = acc[j][e];
-      if (lane == 0) {
-        s_m[warp][j] = m[j];
-        s_l[warp][j] = l[j];
-      }
-    }
-  }
-  __syncthreads();
-  T* out = static_cast<T*>(p.out);
-  for (int i = threadIdx.x; i < GT * D; i += kThreads) {
-    const int j = i / D;
-    const int d = i % D;
-    float mx = kNegInf;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, s_m[w][j]);
-    float sum = 0.f, o = 0.f;
-    if (mx != kNegInf) {
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        const float c = exp2f(s_m[w][j] - mx);
-        sum += s_l[w][j] * c;
-        o += s_acc[w][j][d] * c;
-      }
-    }
-    const int64_t row = int64_t{s} * p.num_q_heads + h0 + j;
-    const float value = sum > 0.f ? o / sum : 0.f;
-    const float lse2 = sum > 0.f ? mx + log2f(sum) : kNegInf;
-    if (p.num_splits == 1) {
-      out[row * D + d] = from_float<T>(value);
-      if (p.lse && d == 0) p.lse[row] = lse2 * kLn2;
-    } else {
-      const int64_t prow = row * p.num_splits + split;
-      p.partial_out[prow * D + d] = value;
-      if (d == 0) p.partial_lse[prow] = lse2;
-    }
-  }
+  if (threadIdx.x == 0) chunk_indptr[batch] = carry;
 }
 
-// Combines the splits of one (sequence, q head) row: weights 2^(lse_k - max).
+// Combines the chunks of one (sequence, q head) row: weights 2^(lse_k - max). Rows of one-chunk
+// sequences were written by the decode kernel.
 template <typename T, int D>
 __global__ void __launch_bounds__(D)
-    merge_splits(const float* partial_out, const float* partial_lse, T* out, float* lse,
-                 int num_splits) {
+    merge_chunks(const float* partial_out, const float* partial_lse, const int32_t* chunk_indptr,
+                 int32_t num_q_heads, T* out, float* lse) {
   const int64_t row = blockIdx.x;
-  const float* pl = partial_lse + row * num_splits;
-  const float mx = split_merge_max(pl, num_splits);
-  const float sum = split_merge_sum(pl, num_splits, mx);
-  const int d = threadIdx.x;
-  out[row * D + d] = from_float<T>(
-      split_merge_value(pl, partial_out + row * num_splits * D + d, D, num_splits, mx, sum));
+  const auto s = static_cast<int32_t>(row / num_q_heads);
+  const auto h = static_cast<int32_t>(row % num_q_heads);
+  const int32_t first = chunk_indptr[s];
+  const int n = chunk_indptr[s + 1] - first;
+  if (n <= 1) return;
+  const int64_t prow = int64_t{first} * num_q_heads + int64_t{h} * n;
+  const float* pl = partial_lse + prow;
+  const float mx = split_merge_max(pl, n);
+  const float sum = split_merge_sum(pl, n, mx);
+  const int d = static_cast<int>(threadIdx.x);
+  out[row * D + d] =
+      from_float<T>(split_merge_value(pl, partial_out + prow * D + d, D, n, mx, sum));
   if (lse && d == 0) lse[row] = split_merge_lse2(mx, sum) * kLn2;
+}
+
+struct KernelChoice {
+  KernelFn fn = nullptr;
+  int smem = 0;
+};
+
+template <typename T, int D, int BT>
+KernelChoice choose_tile(DecodeHeadTile tile) {
+  constexpr int kSimt = decode::simt_smem_bytes<D>(), kMma = decode::mma_smem_bytes<D>();
+  if (tile.tensor_cores)
+    return tile.rows == 16 ? KernelChoice{decode::decode_mma_kernel<T, D, BT, 1>, kMma}
+                           : KernelChoice{decode::decode_mma_kernel<T, D, BT, 4>, kMma};
+  switch (tile.rows) {
+    case 1:
+      return {decode::decode_simt_kernel<T, D, BT, 1>, kSimt};
+    case 2:
+      return {decode::decode_simt_kernel<T, D, BT, 2>, kSimt};
+    case 4:
+      return {decode::decode_simt_kernel<T, D, BT, 4>, kSimt};
+    default:
+      return {decode::decode_simt_kernel<T, D, BT, 8>, kSimt};
+  }
+}
+
+template <typename T, int D>
+KernelChoice choose_block(int32_t block_tokens, DecodeHeadTile tile) {
+  switch (block_tokens) {
+    case 8:
+      return choose_tile<T, D, 8>(tile);
+    case 16:
+      return choose_tile<T, D, 16>(tile);
+    case 32:
+      return choose_tile<T, D, 32>(tile);
+    default:
+      return choose_tile<T, D, 0>(tile);
+  }
+}
+
+// The decode kernel instance for this dtype and shape, with its shared memory allowance set.
+cudaError_t choose_kernel(Dtype dtype, const AttentionShape& sh, KernelChoice* choice) {
+  const DecodeHeadTile tile = decode_head_tile(sh.group_size());
+  const cudaError_t e = dispatch_half_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return dispatch_head_dim(sh.head_dim, [&](auto dim) {
+      *choice = choose_block<T, decltype(dim)::value>(sh.block_tokens, tile);
+      return cudaSuccess;
+    });
+  });
+  if (e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(reinterpret_cast<const void*>(choice->fn),
+                              cudaFuncAttributeMaxDynamicSharedMemorySize, choice->smem);
+}
+
+// CTAs of the chosen instance that one SM holds at once (bf16; fp16 uses the same registers and
+// shared memory). Without an answer (no device), what an sm_90 SM's 228 KiB of shared memory
+// allow.
+int resident_per_sm(const AttentionShape& shape) {
+  KernelChoice choice;
+  int n = 0;
+  if (choose_kernel(Dtype::kBF16, shape, &choice) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, choice.fn, kThreads, choice.smem) !=
+          cudaSuccess ||
+      n < 1) {
+    cudaGetLastError();  // clear it: this is a planning query, not a launch
+    return std::max(1, (228 << 10) / (choice.smem + (1 << 10)));
+  }
+  return n;
 }
 
 size_t align256(size_t n) {
   return (n + 255) / 256 * 256;
 }
 
-template <int GT, typename T, int D>
-cudaError_t launch_tile(const DecodeParams& prm, int32_t batch, int num_splits,
-                        cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(batch),
-                  static_cast<unsigned>(prm.num_kv_heads * prm.head_tiles),
-                  static_cast<unsigned>(num_splits));
-  decode_kernel<T, D, GT><<<grid, kThreads, 0, stream>>>(prm);
-  ISIM_CUDA_CHECK(cudaGetLastError());
-  if (num_splits > 1) {
-    merge_splits<T, D><<<static_cast<unsigned>(int64_t{batch} * prm.num_q_heads), D, 0, stream>>>(
-        prm.partial_out, prm.partial_lse, static_cast<T*>(prm.out), prm.lse, num_splits);
-    ISIM_CUDA_CHECK(cudaGetLastError());
-  }
-  return cudaSuccess;
+// The workspace of a split plan: chunk_indptr, item_seq, partial_out, partial_lse.
+struct Workspace {
+  size_t map, items, out, lse;
+  Workspace(const AttentionShape& sh, const DecodeChunkPlan& plan)
+      : map(align256((size_t(plan.batch) + 1) * sizeof(int32_t))),
+        items(align256(size_t(plan.work_items) * sizeof(int32_t))),
+        out(align256(size_t(plan.work_items) * size_t(sh.num_q_heads) * size_t(sh.head_dim) *
+                     sizeof(float))),
+        lse(size_t(plan.work_items) * size_t(sh.num_q_heads) * sizeof(float)) {}
+  size_t bytes() const { return map + items + out + lse; }
+};
+
+// Points prm at the workspace's parts; returns the chunk map's (chunk_indptr, item_seq) for
+// map_chunks to fill.
+std::pair<int32_t*, int32_t*> carve(Params& prm, const Workspace& ws, void* workspace) {
+  char* base = static_cast<char*>(workspace);
+  auto* chunk_indptr = reinterpret_cast<int32_t*>(base);
+  auto* item_seq = reinterpret_cast<int32_t*>(base + ws.map);
+  prm.chunk_indptr = chunk_indptr;
+  prm.item_seq = item_seq;
+  prm.partial_out = reinterpret_cast<float*>(base + ws.map + ws.items);
+  prm.partial_lse = reinterpret_cast<float*>(base + ws.map + ws.items + ws.out);
+  return {chunk_indptr, item_seq};
+}
+
+bool valid_plan(const DecodeChunkPlan& plan, int32_t batch) {
+  return plan.batch == batch && plan.chunk_pages >= 1 && plan.work_items >= batch &&
+         plan.work_items <= INT_MAX;
+}
+
+template <typename T, int D>
+cudaError_t launch_merge(const Params& prm, int32_t batch, cudaStream_t stream) {
+  merge_chunks<T, D><<<static_cast<unsigned>(int64_t{batch} * prm.num_q_heads), D, 0, stream>>>(
+      prm.partial_out, prm.partial_lse, prm.chunk_indptr, prm.num_q_heads, static_cast<T*>(prm.out),
+      prm.lse);
+  return cudaGetLastError();
 }
 
 }  // namespace
 
-namespace {
-
-template <int D>
-cudaError_t occupancy(int gt, int* n) {
-  const auto query = [&](auto kernel) {
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, kernel, kThreads, 0);
-  };
-  switch (gt) {
-    case 8:
-      return query(decode_kernel<__nv_bfloat16, D, 8>);
-    case 4:
-      return query(decode_kernel<__nv_bfloat16, D, 4>);
-    case 2:
-      return query(decode_kernel<__nv_bfloat16, D, 2>);
-    default:
-      return query(decode_kernel<__nv_bfloat16, D, 1>);
-  }
+DecodeChunkPlan decode_plan(const AttentionShape& shape, const int32_t* host_indptr, int32_t batch,
+                            int sm_count) {
+  if (batch <= 0 || !check_shape(shape).empty() || !supported_head_dim(shape.head_dim))
+    return {std::max(batch, 0), INT_MAX, std::max(batch, 0)};  // unsplit; a launch rejects it
+  const int64_t ctas = int64_t{shape.num_kv_heads} * decode_head_tiles(shape.group_size());
+  return decode_chunk_plan_auto(host_indptr, batch, ctas,
+                                int64_t{sm_count} * resident_per_sm(shape), shape.block_tokens);
 }
 
-// CTAs of the decode kernel for this group's head tile that one SM holds at once (bf16; fp16
-// uses the same registers and shared memory). 4 when the runtime cannot say (no device).
-int resident_per_sm(const AttentionShape& shape) {
-  int n = 0;
-  const int gt = head_tile(shape.group_size());
-  const cudaError_t e = shape.head_dim == 128 ? occupancy<128>(gt, &n) : occupancy<64>(gt, &n);
-  if (e != cudaSuccess || n < 1) {
-    cudaGetLastError();  // clear it: this is a planning query, not a launch
-    return 4;
-  }
-  return n;
-}
-
-}  // namespace
-
-int decode_num_splits(int32_t batch, const AttentionShape& shape, int64_t max_kv_len,
-                      int sm_count) {
-  if (batch <= 0 || shape.num_kv_heads <= 0 || shape.num_q_heads % shape.num_kv_heads != 0 ||
-      !supported_head_dim(shape.head_dim))
-    return 1;
-  const int64_t items =
-      int64_t{batch} * shape.num_kv_heads * (shape.group_size() / head_tile(shape.group_size()));
-  return decode_split_count(items, max_kv_len, int64_t{sm_count} * resident_per_sm(shape));
-}
-
-size_t decode_workspace_bytes(int32_t batch, const AttentionShape& shape, int num_splits) {
-  const size_t rows = size_t(batch) * size_t(shape.num_q_heads) * size_t(num_splits);
-  return align256(rows * size_t(shape.head_dim) * sizeof(float)) + rows * sizeof(float);
+size_t decode_workspace_bytes(const AttentionShape& shape, const DecodeChunkPlan& plan) {
+  return plan.split() ? Workspace(shape, plan).bytes() : 0;
 }
 
 cudaError_t launch_decode_attention(const DevicePagedKv& kv, const void* q, void* out, float* lse,
-                                    float sm_scale, int num_splits, void* workspace,
+                                    float sm_scale, const DecodeChunkPlan& plan, void* workspace,
                                     size_t workspace_bytes, cudaStream_t stream) {
   return cuda_status([&]() -> cudaError_t {
     const AttentionShape& sh = kv.shape;
     const int32_t batch = kv.table.batch;
-    if (!check_shape(sh).empty() || !supported_head_dim(sh.head_dim) || batch < 0 ||
-        num_splits < 1 || num_splits > kMaxSplits)
+    if (!check_shape(sh).empty() || !supported_head_dim(sh.head_dim) ||
+        (kv.dtype != Dtype::kBF16 && kv.dtype != Dtype::kF16) || batch < 0 ||
+        !valid_plan(plan, batch))
       return cudaErrorInvalidValue;
     if (batch == 0) return cudaSuccess;
     if (!aligned16(q) || !aligned16(out) || !aligned16(kv.k) || !aligned16(kv.v))
       return cudaErrorInvalidValue;
-    if (num_splits > 1 &&
-        (!workspace || workspace_bytes < decode_workspace_bytes(batch, sh, num_splits)))
+    if (plan.split() && (!workspace || workspace_bytes < decode_workspace_bytes(sh, plan)))
+      return cudaErrorInvalidValue;
+    if (int64_t{sh.num_kv_heads} * decode_head_tiles(sh.group_size()) > 65535)
       return cudaErrorInvalidValue;
 
-    DecodeParams prm{};
+    Params prm{};
     set_paged_params(prm, kv, q, out, lse, sm_scale);
-    const int gt = head_tile(prm.group);
-    prm.head_tiles = prm.group / gt;
-    prm.num_splits = num_splits;
-    if (num_splits > 1) {
-      const size_t rows = size_t(batch) * size_t(sh.num_q_heads) * size_t(num_splits);
-      prm.partial_out = static_cast<float*>(workspace);
-      prm.partial_lse = reinterpret_cast<float*>(
-          static_cast<char*>(workspace) + align256(rows * size_t(sh.head_dim) * sizeof(float)));
+    prm.head_tiles = decode_head_tiles(prm.group);
+    prm.chunk_pages = plan.chunk_pages;
+    KernelChoice choice;
+    ISIM_CUDA_CHECK(choose_kernel(kv.dtype, sh, &choice));
+    if (plan.split()) {
+      const auto [chunk_indptr, item_seq] = carve(prm, Workspace(sh, plan), workspace);
+      map_chunks<<<1, kThreads, 0, stream>>>(prm.indptr, batch, plan.chunk_pages, plan.work_items,
+                                             chunk_indptr, item_seq);
+      ISIM_CUDA_CHECK(cudaGetLastError());
     }
-    if (int64_t{sh.num_kv_heads} * prm.head_tiles > 65535) return cudaErrorInvalidValue;
-
+    const dim3 grid(static_cast<unsigned>(plan.split() ? plan.work_items : batch),
+                    static_cast<unsigned>(sh.num_kv_heads * prm.head_tiles));
+    choice.fn<<<grid, kThreads, static_cast<size_t>(choice.smem), stream>>>(prm);
+    ISIM_CUDA_CHECK(cudaGetLastError());
+    if (!plan.split()) return cudaSuccess;
     return dispatch_half_dtype(kv.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       return dispatch_head_dim(sh.head_dim, [&](auto dim) {
-        constexpr int D = decltype(dim)::value;
-        switch (gt) {
-          case 8:
-            return launch_tile<8, T, D>(prm, batch, num_splits, stream);
-          case 4:
-            return launch_tile<4, T, D>(prm, batch, num_splits, stream);
-          case 2:
-            return launch_tile<2, T, D>(prm, batch, num_splits, stream);
-          default:
-            return launch_tile<1, T, D>(prm, batch, num_splits, stream);
-        }
+        return launch_merge<T, decltype(dim)::value>(prm, batch, stream);
       });
     });
   });

@@ -228,14 +228,10 @@ class CudaRunner final : public Runner {
     ISIM_CUDA_CHECK(cudaGetLastError());  // a bad launch fails here, not later
     mark(options, kOther);
     const float sm_scale = static_cast<float>(1.0 / std::sqrt(double(d.head_dim)));
-    int splits = 1;
+    DecodeChunkPlan chunks;
     if (plan.decode.batch() > 0) {
-      int64_t max_kv = 0;
-      for (int32_t s = 0; s < plan.decode.batch(); ++s)
-        max_kv = std::max(max_kv, plan.decode.view().kv_len(s, config_.block_tokens));
-      splits = cuda::decode_num_splits(plan.decode.batch(), shape_, max_kv, sm_count_);
-      workspace_.reserve(
-          static_cast<int64_t>(cuda::decode_workspace_bytes(plan.decode.batch(), shape_, splits)));
+      chunks = cuda::decode_plan(shape_, plan.decode.indptr.data(), plan.decode.batch(), sm_count_);
+      workspace_.reserve(static_cast<int64_t>(cuda::decode_workspace_bytes(shape_, chunks)));
     }
     for (int32_t l = 0; l < d.layers; ++l) {
       const LayerWeights& w = layers_[static_cast<size_t>(l)];
@@ -254,7 +250,7 @@ class CudaRunner final : public Runner {
       if (plan.decode.batch() > 0) {
         ISIM_CUDA_CHECK(cuda::launch_decode_attention(
             paged(kDecode, plan.decode.batch(), k_pool, v_pool), q_.as<T>(), attn_.as<T>(), nullptr,
-            sm_scale, splits, workspace_.data(), static_cast<size_t>(workspace_.bytes()), stream_));
+            sm_scale, chunks, workspace_.data(), static_cast<size_t>(workspace_.bytes()), stream_));
         mark(options, kDecodeAttention);
       }
       if (plan.prefill.batch() > 0) {
