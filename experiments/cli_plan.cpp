@@ -13,12 +13,17 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "experiments/atomic_file.h"
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/cli_submit.h"
 #include "experiments/out_path.h"
 #include "experiments/plan.h"
+#include "experiments/plan_shards.h"
+#include "experiments/plan_sim.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
+#include "experiments/sweep_shards.h"
 #include "traces/input_error.h"
 
 namespace isim::exp {
@@ -29,7 +34,10 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kPlanUsage =
-    "usage: isim plan SPEC.yaml [--jobs N] [--out DIR] [--no-plot] [-p key=value ...]\n";
+    "usage: isim plan SPEC.yaml [--jobs N] [--out DIR] [--no-plot] [--shard K/N|auto [--resume]]\n"
+    "                 [-p key=value ...]\n"
+    "       isim plan merge SPEC.yaml JOURNAL|DIR ... [--out DIR] [--no-plot] [-p key=value ...]\n"
+    "       isim plan submit --slurm|--k8s SPEC.yaml --tasks N ... (--help)\n";
 
 std::string plan_plot_script() {
   if (const char* p = std::getenv("ISIM_PLOT_PLAN_SCRIPT"); p && *p) return p;
@@ -52,9 +60,116 @@ void draw_bar(const PlanProgress& p, double elapsed) {
   std::fflush(stderr);
 }
 
+// The spec file's root with the overrides applied, as YAML text (the plan fingerprint's input).
+std::string spec_yaml(const std::string& path, const std::vector<std::string>& overrides) {
+  YAML::Node root = load_spec_yaml(path);
+  YamlOrigins origins;
+  apply_overrides(root, path, overrides, origins);
+  return YAML::Dump(root);
+}
+
+// Prints the table, writes plan.csv and draws the plots (unless no_plot); the exit code.
+int report_plan(const PlanResult& res, const std::string& out, bool no_plot) {
+  for (const auto& n : res.notes) fmt::print(stderr, "note: {}\n", n);
+  std::cout << res.table();
+  for (const auto& s : res.savings) fmt::print("saving: {}\n", s);
+  for (const auto& w : res.warnings) fmt::print("warning: {}\n", w);
+  const fs::path csv = fs::path(out) / "plan.csv";
+  write_file_atomic(csv.string(), res.csv());
+  fmt::print("results: {}\n", csv.string());
+  if (no_plot) return 0;
+  std::string tried;
+  if (!fs::exists(plan_plot_script())) {
+    fmt::print(stderr,
+               "note: plot: {} not found (set ISIM_PLOT_PLAN_SCRIPT); plan.csv was written\n",
+               plan_plot_script());
+  } else if (const std::string py = find_plot_python(&tried); py.empty()) {
+    fmt::print(stderr,
+               "note: plot: no python3 with matplotlib (tried {}; install Debian's "
+               "python3-matplotlib or set ISIM_PYTHON); plan.csv was written\n",
+               tried);
+  } else if (int rc = run_script({py, plan_plot_script(), csv.string(), out},
+                                 /*quiet_stdout=*/true, /*quiet_stderr=*/false);
+             rc != 0) {
+    fmt::print(stderr, "isim: error: plot: {} {} exited with {}; plan.csv was written\n", py,
+               plan_plot_script(), rc);
+    return 2;
+  } else {
+    for (const char* png : {"cost_capacity.png", "slo_headroom.png"})
+      fmt::print("plot: {}\n", (fs::path(out) / png).string());
+  }
+  return 0;
+}
+
+// One shard of the plan: its candidates, each journaled as it finishes.
+int run_plan_shard(const PlanSpec& spec, const std::string& yaml, const Shard& shard, bool resume,
+                   const std::string& out, const PlanOptions& o) {
+  PlanJournal j = open_plan_journal(out, spec, yaml, shard, resume);
+  std::vector<size_t> todo;
+  size_t mine = 0;
+  for (size_t c = 0; c < spec.candidates.size(); ++c) {
+    if (!plan_shard_contains(spec, c, shard)) continue;
+    ++mine;
+    if (!j.kept.count(c)) todo.push_back(c);
+  }
+  if (resume)
+    fmt::print(stderr, "plan shard {}/{}: {} of {} candidate(s) already finished ({})\n", shard.k,
+               shard.n, j.kept.size(), mine, j.path);
+  if (j.torn)
+    fmt::print(stderr, "note: {}: its last line was cut short, and was dropped\n", j.path);
+  if (j.dropped > 0)
+    fmt::print(stderr, "note: {}: {} finished candidate(s) dropped: {}\n", j.path, j.dropped,
+               resume ? "another spec" : "the shard starts anew (--resume keeps them)");
+  std::vector<std::string> notes;
+  const double tokens = output_tokens_per_session(spec, notes);
+  AppendFile log(j.path);
+  for (size_t c : todo) {
+    fmt::print(stderr, "candidate {} ({})\n", c, candidate_key(spec, c));
+    log.append(plan_record_line(spec, c, run_candidates(spec, o, {c}, tokens)));
+  }
+  fmt::print(
+      "journal: {} ({} candidate(s)); when every shard is done: isim plan merge SPEC "
+      "{}/shards --out {}\n",
+      j.path, mine, out, out);
+  return 0;
+}
+
+int cmd_plan_merge(const Args& args) {
+  po::options_description opts(std::string(kPlanUsage) + "options");
+  std::vector<std::string> overrides, inputs;
+  std::string out, spec_path;
+  opts.add_options()("help,h", "show this help")("out,o", po::value(&out),
+                                                 "output folder (default results/<name>)")(
+      "no-plot", "write plan.csv only")("set,p", po::value(&overrides)->composing(),
+                                        "the -p overrides the shards ran with")(
+      "spec", po::value(&spec_path), "plan spec YAML")("inputs", po::value(&inputs)->composing(),
+                                                       "journals or folders of them");
+  po::positional_options_description pos;
+  pos.add("spec", 1).add("inputs", -1);
+  const po::variables_map vm = parse_args(args, opts, pos);
+  if (vm.count("help")) {
+    std::cout << opts
+              << "\nJoins the journals of a plan's shards (OUT/shards/plan-shard-K-of-N.jsonl)\n"
+                 "into the table, plan.csv and plots that `isim plan SPEC.yaml` writes, byte for\n"
+                 "byte. Give the spec and -p overrides the shards ran with.\n";
+    return 0;
+  }
+  if (spec_path.empty() || inputs.empty())
+    throw UsageError{"merge needs SPEC.yaml and at least one journal", kPlanUsage};
+  const PlanSpec spec = load_plan(spec_path, overrides);
+  if (out.empty()) out = "results/" + spec.name;
+  make_out_dir(out, "--out");
+  const PlanResult res = merge_plan(spec, spec_yaml(spec_path, overrides), inputs);
+  return report_plan(res, out, vm.count("no-plot") > 0);
+}
+
 }  // namespace
 
 int cmd_plan(const Args& args) {
+  if (!args.empty() && args[0] == "merge")
+    return cmd_plan_merge(Args(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "submit")
+    return cmd_submit("plan", Args(args.begin() + 1, args.end()));
   po::options_description opts(std::string(kPlanUsage) + "options");
   std::vector<std::string> overrides;
   std::string out;
@@ -64,6 +179,10 @@ int cmd_plan(const Args& args) {
                                                                           "write plan.csv only")(
       "set,p", po::value(&overrides)->composing(),
       "override a spec key: -p peak_rate=80, -p deployments.h100.price_per_gpu_hour=2.5")(
+      "shard", po::value<std::string>(),
+      "run shard K of N of the candidates (deployment x policy; by a hash of their key), or "
+      "auto (Slurm's array or Kubernetes' Indexed Job); writes OUT/shards/ for `plan merge`")(
+      "resume", "keep the candidates the shard's journal already holds")(
       "spec", po::value<std::string>(), "plan spec YAML");
   const po::variables_map vm = parse_args(args, opts, "spec");
   if (vm.count("help")) {
@@ -109,43 +228,20 @@ int cmd_plan(const Args& args) {
                  p.searches_total, p.fleets_done, p.fleets_total, p.runs_done, s);
     }
   };
+  if (vm.count("shard")) {
+    const std::string text = vm["shard"].as<std::string>();
+    const Shard shard = text == "auto"
+                            ? shard_from_env([](const char* v) { return std::getenv(v); })
+                            : parse_shard(text);
+    o.on_progress = nullptr;  // per candidate, below
+    return run_plan_shard(spec, spec_yaml(vm["spec"].as<std::string>(), overrides), shard,
+                          vm.count("resume") > 0, out, o);
+  }
+  if (vm.count("resume")) throw UsageError{"--resume is for a shard (--shard)", kPlanUsage};
   if (tty) draw_bar(PlanProgress{0, searches, 0, fleets, 0}, 0);
   const PlanResult res = run_plan(spec, o);
 
-  for (const auto& n : res.notes) fmt::print(stderr, "note: {}\n", n);
-  std::cout << res.table();
-  for (const auto& s : res.savings) fmt::print("saving: {}\n", s);
-  for (const auto& w : res.warnings) fmt::print("warning: {}\n", w);
-
-  const fs::path csv = fs::path(out) / "plan.csv";
-  {
-    std::ofstream f(csv, std::ios::binary);
-    if (!f) throw InputError(csv.string() + ": cannot write");
-    f << res.csv();
-  }
-  fmt::print("results: {}\n", csv.string());
-  if (vm.count("no-plot")) return 0;
-  std::string tried;
-  if (!fs::exists(plan_plot_script())) {
-    fmt::print(stderr,
-               "note: plot: {} not found (set ISIM_PLOT_PLAN_SCRIPT); plan.csv was written\n",
-               plan_plot_script());
-  } else if (const std::string py = find_plot_python(&tried); py.empty()) {
-    fmt::print(stderr,
-               "note: plot: no python3 with matplotlib (tried {}; install Debian's "
-               "python3-matplotlib or set ISIM_PYTHON); plan.csv was written\n",
-               tried);
-  } else if (int rc = run_script({py, plan_plot_script(), csv.string(), out},
-                                 /*quiet_stdout=*/true, /*quiet_stderr=*/false);
-             rc != 0) {
-    fmt::print(stderr, "isim: error: plot: {} {} exited with {}; plan.csv was written\n", py,
-               plan_plot_script(), rc);
-    return 2;
-  } else {
-    for (const char* png : {"cost_capacity.png", "slo_headroom.png"})
-      fmt::print("plot: {}\n", (fs::path(out) / png).string());
-  }
-  return 0;
+  return report_plan(res, out, vm.count("no-plot") > 0);
 }
 
 }  // namespace isim::exp

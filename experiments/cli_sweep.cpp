@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,10 +13,13 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "experiments/atomic_file.h"
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/cli_submit.h"
 #include "experiments/out_path.h"
 #include "experiments/sweep.h"
+#include "experiments/sweep_shards.h"
 #include "traces/input_error.h"
 
 namespace isim::exp {
@@ -26,22 +30,22 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kSweepUsage =
-    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--shard K/N] [--out DIR] [--keep-runs]\n"
-    "                  [--list] [-p key=value ...]\n"
-    "       isim sweep merge OUT.csv IN1.csv IN2.csv ...\n";
+    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--shard K/N|auto] [--resume] [--out DIR]\n"
+    "                  [--keep-runs] [--list] [-p key=value ...]\n"
+    "       isim sweep merge OUT.csv JOURNAL|DIR ...   (or results.csv files of old shards)\n"
+    "       isim sweep submit --slurm|--k8s EXPERIMENT.yaml --tasks N ... (--help)\n";
 
 void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  if (!f) throw InputError(p.string() + ": cannot write");
-  f << text;
-  if (!f) throw InputError(p.string() + ": write failed");
+  write_file_atomic(p.string(), text);
 }
 
 int cmd_sweep_merge(const Args& args) {
   if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
     std::cout << kSweepUsage
-              << "Joins the results.csv files of a sweep's shards into OUT.csv, sorted by "
-                 "run_index:\nthe same file an unsharded run writes.\n";
+              << "Joins the journals of a sweep's shards (DIR/shards/shard-K-of-N.jsonl, or the\n"
+                 "folder DIR/shards) into OUT.csv: the results.csv an unsharded run writes, byte\n"
+                 "for byte. Every shard and every run must be there exactly once, from one spec\n"
+                 "and one build of isim (exit 2 otherwise).\n";
     return 0;
   }
   if (args.size() < 2) throw UsageError{"merge needs OUT.csv and at least one input", kSweepUsage};
@@ -49,8 +53,14 @@ int cmd_sweep_merge(const Args& args) {
   for (const auto& in : inputs)
     if (fs::exists(args[0]) && fs::exists(in) && fs::equivalent(args[0], in))
       throw UsageError{"OUT.csv " + args[0] + " is also an input", kSweepUsage};
+  size_t journals = 0;
+  for (const auto& in : inputs) journals += is_journal(in) ? 1 : 0;
+  if (journals != 0 && journals != inputs.size())
+    throw UsageError{"give shard journals (or their folders) or results.csv files, not both",
+                     kSweepUsage};
+  check_out_file(args[0], "OUT.csv");
   std::vector<size_t> missing;
-  std::string text = merge_results(inputs, &missing);
+  std::string text = journals ? merge_shards(inputs) : merge_results(inputs, &missing);
   write_file(args[0], text);
   size_t rows = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
   if (!missing.empty()) {
@@ -63,7 +73,14 @@ int cmd_sweep_merge(const Args& args) {
     fmt::print(stderr, "warning: {} run index(es) missing: {} (a shard not merged?)\n",
                missing.size(), list);
   }
-  fmt::print("merged {} file(s), {} run(s) -> {}\n", inputs.size(), rows, args[0]);
+  size_t files = 0;
+  for (const auto& in : inputs)
+    if (fs::is_directory(in)) {
+      for (const auto& e : fs::directory_iterator(in)) files += e.path().extension() == ".jsonl";
+    } else {
+      ++files;
+    }
+  fmt::print("merged {} file(s), {} run(s) -> {}\n", files, rows, args[0]);
   return 0;
 }
 
@@ -77,18 +94,46 @@ void draw_bar(size_t done, size_t total, double elapsed) {
   std::fflush(stderr);
 }
 
+int skipped_error(const SweepResults& res) {
+  fmt::print(stderr,
+             "isim: error: {} run(s) skipped sessions that can never fit (warnings above); the "
+             "other results were written\n",
+             res.runs_with_skipped_sessions);
+  return 2;
+}
+
+// What the journal held: runs kept (--resume) or dropped.
+void report_journal(const Journal& j, const Shard& shard, size_t runs, bool resume) {
+  const std::string which =
+      shard.whole() ? std::string("sweep") : fmt::format("shard {}/{}", shard.k, shard.n);
+  if (resume)
+    fmt::print(stderr, "{}: {} of {} run(s) already finished ({}), running the other {}\n", which,
+               j.kept.size(), runs, j.path, runs - j.kept.size());
+  if (j.torn)
+    fmt::print(stderr, "note: {}: its last line was cut short, and was dropped\n", j.path);
+  if (j.dropped > 0)
+    fmt::print(stderr, "note: {}: {} finished run(s) {}\n", j.path, j.dropped,
+               resume ? "of another spec or build were dropped"
+                      : "were dropped: the sweep starts anew (--resume keeps them)");
+}
+
 }  // namespace
 
 int cmd_sweep(const Args& args) {
   if (!args.empty() && args[0] == "merge")
     return cmd_sweep_merge(Args(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "submit")
+    return cmd_submit("sweep", Args(args.begin() + 1, args.end()));
 
   po::options_description opts(std::string(kSweepUsage) + "options");
   std::vector<std::string> overrides;
   std::string out, shard_text = "1/1";
   opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>(),
                                                  "worker threads (default: the number of cores)")(
-      "shard", po::value(&shard_text), "run only the runs with index % N == K-1 (1-based K)")(
+      "shard", po::value(&shard_text),
+      "run shard K of N (1-based; runs assigned by a hash of their key); auto: from Slurm's "
+      "SLURM_ARRAY_TASK_ID/_MIN/_COUNT or Kubernetes' JOB_COMPLETION_INDEX and ISIM_SHARDS")(
+      "resume", "keep the runs the shard's journal (DIR/shards/) already holds; run the rest")(
       "out,o", po::value(&out), "output folder (default results/<name>)")(
       "keep-runs", "also write each run's files (summary.json, ...) to DIR/runs/<index>/")(
       "list", "print the runs (of the shard) with their indices and exit")(
@@ -111,20 +156,25 @@ int cmd_sweep(const Args& args) {
   if (!vm.count("experiment")) throw UsageError{"needs EXPERIMENT.yaml", kSweepUsage};
   const size_t jobs = jobs_flag(vm);
   const std::string spec = vm["experiment"].as<std::string>();
-  Shard shard = parse_shard(shard_text);
+  const Shard shard = shard_text == "auto"
+                          ? shard_from_env([](const char* v) { return std::getenv(v); })
+                          : parse_shard(shard_text);
   const cluster::Checks checks = checks_from(vm);
 
   Sweep sweep = load_sweep(spec, overrides);
   if (vm.count("list")) {
     for (const auto& r : sweep.runs)
-      if (shard.contains(r.index)) fmt::print("{:>5}  {}\n", r.index, r.label());
+      if (shard.contains(r)) fmt::print("{:>5}  {}\n", r.index, r.label());
     return 0;
   }
   if (out.empty()) out = "results/" + sweep.base.name;
   make_out_dir(out, "--out");
 
+  Journal journal = open_journal(out, sweep, shard, vm.count("resume") > 0);
   size_t todo = 0;
-  for (const auto& r : sweep.runs) todo += shard.contains(r.index) ? 1 : 0;
+  for (const auto& r : sweep.runs) todo += shard.contains(r) ? 1 : 0;
+  report_journal(journal, shard, todo, vm.count("resume") > 0);
+  todo -= journal.kept.size();
   fmt::print(stderr, "sweep {}: {} run(s){}, {} job(s)\n", sweep.base.name, todo,
              shard.whole()
                  ? std::string()
@@ -135,6 +185,14 @@ int cmd_sweep(const Args& args) {
   o.jobs = jobs;
   o.shard = shard;
   o.checks = checks;
+  o.finished = &journal.kept;
+  AppendFile log(journal.path);
+  o.on_record = [&](const RunRecord& r) {
+    RunRecord rec = r;
+    rec.key = sweep.runs[r.index].key;
+    rec.fingerprint = journal.fingerprints[r.index];
+    log.append(record_line(rec));
+  };
   if (vm.count("keep-runs")) o.keep_runs_dir = (fs::path(out) / "runs").string();
   const bool tty = isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -151,6 +209,13 @@ int cmd_sweep(const Args& args) {
 
   for (const auto& n : res.notes) fmt::print(stderr, "note: {}\n", n);
   for (const auto& w : res.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (!shard.whole()) {
+    fmt::print(
+        "journal: {} ({} run(s)); when every shard is done: isim sweep merge "
+        "{}/results.csv {}/shards\n",
+        journal.path, res.rows.size(), out, out);
+    return res.runs_with_skipped_sessions > 0 ? skipped_error(res) : 0;
+  }
   fs::path csv = fs::path(out) / "results.csv";
   write_file(csv, res.csv());
   fmt::print("results: {} ({} run(s), {} columns)\n", csv.string(), res.rows.size(),
@@ -189,13 +254,7 @@ int cmd_sweep(const Args& args) {
           fmt::print("plot: {}\n", (fs::path(out) / png).string());
     }
   }
-  if (res.runs_with_skipped_sessions > 0) {
-    fmt::print(stderr,
-               "isim: error: {} run(s) skipped sessions that can never fit (warnings above); the "
-               "other results were written\n",
-               res.runs_with_skipped_sessions);
-    rc = 2;
-  }
+  if (res.runs_with_skipped_sessions > 0) rc = skipped_error(res);
   return rc;
 }
 

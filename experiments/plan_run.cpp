@@ -8,6 +8,7 @@
 
 #include "experiments/parallel.h"
 #include "experiments/plan.h"
+#include "experiments/plan_shards.h"
 #include "experiments/plan_sim.h"
 
 namespace isim::exp {
@@ -65,13 +66,13 @@ class Progress {
   PlanProgress p_{};
 };
 
-// Every (candidate, seed) capacity search, candidate-major.
+// Every (candidate, seed) capacity search of `cands`, candidate-major.
 std::vector<SearchResult> search_capacities(const PlanSpec& spec, const PlanOptions& o,
-                                            Progress& progress) {
+                                            const std::vector<size_t>& cands, Progress& progress) {
   const size_t nseeds = spec.seeds.size();
-  std::vector<SearchResult> searches(spec.candidates.size() * nseeds);
+  std::vector<SearchResult> searches(cands.size() * nseeds);
   run_indexed(searches.size(), o.jobs, [&](size_t i) {
-    const Candidate& c = spec.candidates[i / nseeds];
+    const Candidate& c = spec.candidates[cands[i / nseeds]];
     const uint64_t seed = spec.seeds[i % nseeds];
     searches[i] = find_capacity(
         [&](double rate) {
@@ -126,26 +127,24 @@ void search_fleets(const PlanSpec& spec, const PlanOptions& o, std::vector<Candi
 
 }  // namespace
 
-PlanResult run_plan(const PlanSpec& spec, const PlanOptions& o) {
-  PlanResult res;
-  res.spec = &spec;
-  res.output_tokens_per_session = output_tokens_per_session(spec, res.notes);
-
+std::vector<CandidateResult> run_candidates(const PlanSpec& spec, const PlanOptions& o,
+                                            const std::vector<size_t>& cands,
+                                            double output_tokens_per_session) {
   const size_t nseeds = spec.seeds.size();
-  Progress progress(o, spec.candidates.size() * nseeds,
-                    spec.candidates.size() * spec.routers.size() * spec.layouts.size());
-  const std::vector<SearchResult> searches = search_capacities(spec, o, progress);
+  Progress progress(o, cands.size() * nseeds,
+                    cands.size() * spec.routers.size() * spec.layouts.size());
+  const std::vector<SearchResult> searches = search_capacities(spec, o, cands, progress);
 
   std::vector<CandidateResult> rs;
-  for (size_t ci = 0; ci < spec.candidates.size(); ++ci) {
+  for (size_t k = 0; k < cands.size(); ++k) {
     CandidateResult cr;
-    cr.candidate = &spec.candidates[ci];
-    cr.seeds.assign(searches.begin() + static_cast<std::ptrdiff_t>(ci * nseeds),
-                    searches.begin() + static_cast<std::ptrdiff_t>((ci + 1) * nseeds));
+    cr.candidate = &spec.candidates[cands[k]];
+    cr.seeds.assign(searches.begin() + static_cast<std::ptrdiff_t>(k * nseeds),
+                    searches.begin() + static_cast<std::ptrdiff_t>((k + 1) * nseeds));
     summarize_candidate(spec, cr);
     const auto& d = spec.deployments[cr.candidate->deployment];
     cr.guess = size_fleet(spec.peak_rate, cr.capacity, d.tp, d.price_per_gpu_hour,
-                          res.output_tokens_per_session)
+                          output_tokens_per_session)
                    .replicas;
     for (const auto& router : spec.routers)
       for (const auto& l : spec.layouts) {
@@ -159,9 +158,28 @@ PlanResult run_plan(const PlanSpec& spec, const PlanOptions& o) {
   for (auto& cr : rs) {
     const auto& d = spec.deployments[cr.candidate->deployment];
     cr.sizing = fleet_cost(cr.fleet.sized, spec.peak_rate, d.tp, d.price_per_gpu_hour,
-                           res.output_tokens_per_session);
+                           output_tokens_per_session);
   }
-  res.ranked = std::move(rs);
+  return rs;
+}
+
+PlanResult run_plan(const PlanSpec& spec, const PlanOptions& o) {
+  PlanResult res;
+  res.spec = &spec;
+  res.output_tokens_per_session = output_tokens_per_session(spec, res.notes);
+  std::vector<size_t> all(spec.candidates.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  res.ranked = run_candidates(spec, o, all, res.output_tokens_per_session);
+  rank_plan(res);
+  return res;
+}
+
+PlanResult assemble_plan(const PlanSpec& spec,
+                         const std::map<size_t, std::vector<CandidateResult>>& results) {
+  PlanResult res;
+  res.spec = &spec;
+  res.output_tokens_per_session = output_tokens_per_session(spec, res.notes);
+  for (const auto& [c, rs] : results) res.ranked.insert(res.ranked.end(), rs.begin(), rs.end());
   rank_plan(res);
   return res;
 }

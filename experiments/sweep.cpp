@@ -16,6 +16,8 @@
 #include "experiments/outputs.h"
 #include "experiments/parallel.h"
 #include "experiments/run.h"
+#include "experiments/sweep_inputs.h"
+#include "experiments/sweep_shards.h"
 #include "experiments/sweep_variants.h"
 #include "traces/input_error.h"
 #include "traces/strict_yaml.h"
@@ -71,19 +73,6 @@ std::vector<std::pair<std::string, std::string>> metric_fields(const cluster::Ru
   return out;
 }
 
-// Runs with equal keys share their prepared Inputs (trace, arrivals, profile). The key is the
-// resolved spec of everything prepare() reads, so a new trace option can never be missed.
-std::string inputs_key(const Experiment& e) {
-  YAML::Node r = e.resolved();
-  YAML::Node k;
-  k["trace"] = r["trace"];
-  k["arrival"] = r["arrival"];
-  k["seed"] = r["seed"];
-  k["profile"] = r["profile"];
-  if (r["cluster"]) k["cluster"] = r["cluster"];  // groups may name their own profiles
-  return YAML::Dump(k);
-}
-
 // InputError unless policies x each key's values is at most kMaxSweepRuns (counted without
 // overflow, before anything is expanded).
 void check_sweep_size(const std::vector<SweepAxis>& axes, size_t policies,
@@ -101,8 +90,20 @@ void check_sweep_size(const std::vector<SweepAxis>& axes, size_t policies,
   throw InputError(fmt::format(
       "{}sweep: {} is more than the {} runs a sweep may have; sweep fewer values (e.g. -p "
       "'sweep.{}=[{}, {}]'), or split it into several specs",
-      sweep_at(file, widest->line), terms, kMaxSweepRuns, widest->key,
-      widest->values[0], widest->values.size() > 1 ? widest->values[1] : widest->values[0]));
+      sweep_at(file, widest->line), terms, kMaxSweepRuns, widest->key, widest->values[0],
+      widest->values.size() > 1 ? widest->values[1] : widest->values[0]));
+}
+
+// label() with the policy's parameters after its name, made unique with " #2", " #3", ...
+std::string run_key(const SweepRun& r, std::map<std::string, int>& seen) {
+  std::string params;
+  for (const auto& [k, v] : r.policy().params.values)
+    params += fmt::format("{}{}={}", params.empty() ? "{" : ",", k, v);
+  if (!params.empty()) params += '}';
+  std::string key = r.label();
+  key.insert(std::string("policy=").size() + r.policy().name.size(), params);
+  const int n = ++seen[key];
+  return n == 1 ? key : fmt::format("{} #{}", key, n);
 }
 
 }  // namespace
@@ -144,6 +145,7 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
     for (size_t i = 0; i < ax.values.size(); ++i) check_axis_value(ax, i, file, parse_alone);
 
   std::vector<size_t> pick(axes.size(), 0);
+  std::map<std::string, int> seen;  // key -> how often it came so far
   for (size_t pi = 0; pi < policy_nodes.size(); ++pi) {
     const auto& params = s.base.policies[pi].params.values;
     auto est = params.find("estimator");
@@ -167,6 +169,8 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
         msg += strip_origin(ex.what(), file, "");
         throw InputError(msg);
       }
+      r.key = run_key(r, seen);
+      r.key_hash = shard_hash(r.key);
       s.runs.push_back(std::move(r));
       // Odometer: the last key varies fastest.
       bool more = false;
@@ -228,23 +232,6 @@ Sweep load_sweep(const std::string& path, const std::vector<std::string>& overri
   return s;
 }
 
-Shard parse_shard(const std::string& text) {
-  auto bad = [&]() {
-    return InputError("--shard " + text + ": expected K/N with 1 <= K <= N (e.g. 2/4)");
-  };
-  auto slash = text.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 >= text.size()) throw bad();
-  auto number = [&](const std::string& s) {
-    if (s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) throw bad();
-    return static_cast<size_t>(std::stoul(s));
-  };
-  Shard sh;
-  sh.k = number(text.substr(0, slash));
-  sh.n = number(text.substr(slash + 1));
-  if (sh.k < 1 || sh.n < 1 || sh.k > sh.n) throw bad();
-  return sh;
-}
-
 // Fleet columns when the spec has `cluster:` or sweeps one of its keys (every run then has one).
 bool fleet_columns(const Sweep& s) {
   bool any = s.base.cluster.given;
@@ -286,30 +273,57 @@ std::string SweepResults::csv() const {
   return out;
 }
 
+namespace {
+
+// The record of a run that just finished: its fixed fields and metrics, and what to warn of.
+RunRecord record_of(const SweepRun& run, const cluster::RunResult& r, bool fleet) {
+  RunRecord rec;
+  rec.index = run.index;
+  rec.policy = run.policy().name;
+  for (const auto& [k, v] : run.point) rec.point.push_back(v);
+  // The estimator the policy actually used (its default when the spec names none).
+  rec.estimator = run.estimator;
+  for (const auto& [k, v] : r.policy_facts)
+    if (k == "estimator") rec.estimator = v;
+  rec.metrics = metric_fields(r, fleet);
+  rec.skipped = !r.skipped.empty();
+  if (!r.skipped.empty())
+    rec.warning = fmt::format("run {} ({}): {} session(s) can never fit and were skipped, e.g. {}",
+                              run.index, run.label(), r.skipped.size(), r.skipped.front());
+  else if (r.summary.extrapolations > 0)
+    rec.warning = fmt::format("run {} ({}): profile extrapolated beyond its grid {} times",
+                              run.index, run.label(), r.summary.extrapolations);
+  return rec;
+}
+
+}  // namespace
+
 SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
   SweepResults res;
   res.header = results_header(s);
-  std::vector<const SweepRun*> todo;
+  std::vector<const SweepRun*> shard;  // this shard's runs, finished before or not
   for (const auto& r : s.runs)
-    if (o.shard.contains(r.index)) todo.push_back(&r);
-  res.rows.resize(todo.size());
-  res.indices.resize(todo.size());
-  std::vector<std::string> warnings(todo.size());
-  std::vector<char> skipped(todo.size(), 0);
+    if (o.shard.contains(r)) shard.push_back(&r);
+  std::vector<RunRecord> records(shard.size());
+  std::vector<char> have(shard.size(), 0);
+  std::vector<const SweepRun*> todo;
+  std::vector<size_t> slot_of;  // todo position -> shard position
+  for (size_t i = 0; i < shard.size(); ++i) {
+    const auto f = o.finished ? o.finished->find(shard[i]->index) : decltype(o.finished->end()){};
+    if (o.finished && f != o.finished->end()) {
+      records[i] = f->second;
+      have[i] = 1;  // 1: finished before
+    } else {
+      todo.push_back(shard[i]);
+      slot_of.push_back(i);
+    }
+  }
   if (!o.keep_runs_dir.empty()) fs::create_directories(o.keep_runs_dir);
-
-  // Prepared inputs, shared by the runs that need the same ones and dropped after the last.
-  struct Cached {
-    std::shared_future<std::shared_ptr<const Inputs>> inputs;
-    size_t users = 0;
-  };
-  std::map<std::string, Cached> cache;
-  for (const auto* r : todo) ++cache[inputs_key(r->experiment)].users;
-
+  InputsCache cache(todo);
   const bool fleet = fleet_columns(s);
-  std::mutex mu;  // guards cache, notes and progress
+  std::mutex mu;  // guards notes, progress, records and the in-order commit
   std::set<std::string> notes;
-  size_t done = 0;
+  size_t done = 0, committed = 0;  // committed: shard positions handed to on_record so far
 
   size_t jobs = o.jobs;
   // Live executors measure wall time: runs side by side would slow each other down.
@@ -319,66 +333,22 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
     const SweepRun& run = *todo[i];
     const Experiment& e = run.experiment;
     auto t0 = std::chrono::steady_clock::now();
-    std::string key = inputs_key(e);
     try {
-      std::shared_future<std::shared_ptr<const Inputs>> fut;
-      std::promise<std::shared_ptr<const Inputs>> mine;
-      bool preparer = false;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        auto& c = cache[key];
-        if (!c.inputs.valid()) {
-          c.inputs = mine.get_future().share();
-          preparer = true;
-        }
-        fut = c.inputs;
-      }
-      if (preparer) {
-        try {
-          mine.set_value(std::make_shared<const Inputs>(prepare(e)));
-        } catch (...) {
-          mine.set_exception(std::current_exception());
-        }
-      }
-      std::shared_ptr<const Inputs> in = fut.get();
+      std::shared_ptr<const Inputs> in = cache.get(e);
       auto r = run_policy(e, *in, run.policy(), o.checks);
       if (!o.keep_runs_dir.empty())
         write_run((fs::path(o.keep_runs_dir) / std::to_string(run.index)).string(), e, *in,
                   run.policy(), r);
-
-      std::vector<std::string> row = {std::to_string(run.index), run.policy().name};
-      for (const auto& [k, v] : run.point) row.push_back(v);
-      // The estimator the policy actually used (its default when the spec names none).
-      std::string est = run.estimator;
-      for (const auto& [k, v] : r.policy_facts)
-        if (k == "estimator") est = v;
-      row.push_back(est);
-      // Metrics go under their header's columns: a run that is not disaggregated, or uses no
-      // tiers, leaves the cluster.disagg.* or cluster.kv_tiers.* columns empty.
-      const size_t fixed = row.size();
-      row.resize(res.header.size());
-      std::map<std::string, std::string> metrics;
-      for (auto& [k, v] : metric_fields(r, fleet)) metrics.emplace(k, std::move(v));
-      for (size_t c = fixed; c < res.header.size(); ++c) {
-        auto it = metrics.find(res.header[c]);
-        if (it != metrics.end()) row[c] = std::move(it->second);
-      }
-      res.rows[i] = std::move(row);
-      res.indices[i] = run.index;
-      std::string w;
-      skipped[i] = !r.skipped.empty();
-      if (!r.skipped.empty())
-        w = fmt::format("run {} ({}): {} session(s) can never fit and were skipped, e.g. {}",
-                        run.index, run.label(), r.skipped.size(), r.skipped.front());
-      else if (r.summary.extrapolations > 0)
-        w = fmt::format("run {} ({}): profile extrapolated beyond its grid {} times", run.index,
-                        run.label(), r.summary.extrapolations);
-      warnings[i] = w;
+      RunRecord rec = record_of(run, r, fleet);
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::lock_guard<std::mutex> lock(mu);
       for (const auto& n : in->notes) notes.insert(n);
       in.reset();
-      if (--cache[key].users == 0) cache.erase(key);
+      cache.release(e);
+      records[slot_of[i]] = std::move(rec);
+      have[slot_of[i]] = 2;  // 2: finished by this call
+      for (; committed < shard.size() && have[committed]; ++committed)
+        if (have[committed] == 2 && o.on_record) o.on_record(records[committed]);
       ++done;
       if (o.on_done) o.on_done(SweepProgress{run, done, todo.size(), secs});
     } catch (const InputError& ie) {
@@ -386,10 +356,12 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
     }
   });
 
-  for (auto& w : warnings)
-    if (!w.empty()) res.warnings.push_back(std::move(w));
-  res.runs_with_skipped_sessions =
-      static_cast<size_t>(std::count(skipped.begin(), skipped.end(), 1));
+  for (const auto& rec : records) {
+    res.rows.push_back(results_row(res.header, rec));
+    res.indices.push_back(rec.index);
+    if (!rec.warning.empty()) res.warnings.push_back(rec.warning);
+    res.runs_with_skipped_sessions += rec.skipped ? 1 : 0;
+  }
   res.notes.assign(notes.begin(), notes.end());
   return res;
 }

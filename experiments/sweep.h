@@ -33,7 +33,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +51,8 @@ inline constexpr size_t kMaxSweepRuns = 1000000;
 
 struct SweepRun {
   size_t index = 0;
+  std::string key;        // label() with the policy's parameters; unique (sweep_shards.h)
+  uint64_t key_hash = 0;  // shard_hash(key): which shard runs it
   Experiment experiment;  // exactly one policy; this run's values applied
   // swept key -> value, file order; ("variant", NAME) for `variants`
   std::vector<std::pair<std::string, std::string>> point;
@@ -73,10 +77,10 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
 // a key that a variant sets.
 Sweep load_sweep(const std::string& path, const std::vector<std::string>& overrides);
 
-// `--shard K/N` (1-based K): the runs whose index % N == K - 1.
+// `--shard K/N` (1-based K): the runs whose key hashes to K - 1 modulo N (sweep_shards.h).
 struct Shard {
   size_t k = 1, n = 1;
-  bool contains(size_t index) const { return index % n == k - 1; }
+  bool contains(const SweepRun& r) const { return r.key_hash % n == k - 1; }
   bool whole() const { return n == 1; }
 };
 Shard parse_shard(const std::string& text);  // InputError unless "K/N" with 1 <= K <= N
@@ -87,6 +91,21 @@ struct SweepProgress {
   double seconds;      // this run's wall time
 };
 
+// What a finished run contributes to results.csv (and to a shard journal, sweep_shards.h).
+struct RunRecord {
+  size_t index = 0;
+  std::string key, fingerprint;
+  std::string policy;
+  std::vector<std::string> point;  // the swept values, in column order
+  std::string estimator;           // the estimator the policy used ("" = none)
+  std::vector<std::pair<std::string, std::string>> metrics;  // column -> value
+  std::string warning;   // sessions skipped, profile extrapolated ("" = none)
+  bool skipped = false;  // sessions that can never fit were skipped
+};
+// The results.csv row of `r` under `header`: run_index, policy, point, estimator, then each
+// metric column (empty where the run has no such metric).
+std::vector<std::string> results_row(const std::vector<std::string>& header, const RunRecord& r);
+
 struct SweepOptions {
   size_t jobs = 1;  // worker threads (0 = 1); 1 whenever a run uses a live (measuring) executor
   Shard shard;
@@ -94,6 +113,11 @@ struct SweepOptions {
   cluster::Checks checks;     // invariants each run checks (none by default)
   // Called once per finished run, one call at a time, in completion order.
   std::function<void(const SweepProgress&)> on_done;
+  // Runs finished before (a resumed journal): not run again; their records give their rows.
+  const std::map<size_t, RunRecord>* finished = nullptr;
+  // Called once per run this call finishes, one call at a time, in run-index order (a run
+  // waits for the earlier runs of the shard), with its record (key and fingerprint empty).
+  std::function<void(const RunRecord&)> on_record;
 };
 
 struct SweepResults {

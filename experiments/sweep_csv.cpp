@@ -1,5 +1,6 @@
 // results.csv as text (sweep.h): quoting, reading with file:line errors, joining the shards'
 // files, and the sweep's plot script.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -110,6 +111,21 @@ std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file
     out.push_back(std::move(rec));
   }
   return out;
+}
+
+std::vector<std::string> results_row(const std::vector<std::string>& header, const RunRecord& r) {
+  std::vector<std::string> row = {std::to_string(r.index), r.policy};
+  row.insert(row.end(), r.point.begin(), r.point.end());
+  row.push_back(r.estimator);
+  // Metrics go under their header's columns: a run that is not disaggregated, or uses no
+  // tiers, leaves the cluster.disagg.* or cluster.kv_tiers.* columns empty.
+  const size_t fixed = row.size();
+  row.resize(std::max(header.size(), fixed));
+  std::map<std::string, const std::string*> metrics;
+  for (const auto& [k, v] : r.metrics) metrics.emplace(k, &v);
+  for (size_t c = fixed; c < header.size(); ++c)
+    if (auto it = metrics.find(header[c]); it != metrics.end()) row[c] = *it->second;
+  return row;
 }
 
 std::string merge_results(const std::vector<std::string>& paths, std::vector<size_t>* missing) {

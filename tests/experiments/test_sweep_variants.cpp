@@ -187,10 +187,12 @@ TEST_CASE("results.csv has a variant column holding the variant's name") {
   CHECK(std::vector<std::string>(h.begin(), h.begin() + 5) ==
         std::vector<std::string>{"run_index", "policy", "variant", "seed", "estimator"});
   exp::SweepOptions o;
-  o.shard = exp::parse_shard("4/12");  // run 3: discard, big, seed 2
+  // Shard 1/12 holds runs 3 (discard, big, seed 2), 4 and 7: FNV-1a 64 of their keys is 0
+  // modulo 12 (computed apart).
+  o.shard = exp::parse_shard("1/12");
   auto res = exp::run_sweep(s, o);
-  REQUIRE(res.rows.size() == 1);
-  CHECK(res.indices[0] == 3);
+  REQUIRE(res.rows.size() == 3);
+  CHECK(res.indices == std::vector<size_t>{3, 4, 7});
   CHECK(std::vector<std::string>(res.rows[0].begin(), res.rows[0].begin() + 5) ==
         std::vector<std::string>{"3", "discard", "big", "2", ""});
 }
@@ -200,7 +202,7 @@ TEST_CASE("isim sweep --list shows variant=NAME; a bad variant exits 2") {
   auto good = test::write_file(d / "s.yaml", head() + kVariants);
   std::string out, err;
   REQUIRE(test::run_bin("isim", "sweep " + good + " --list --shard 2/3", &out) == 0);
-  CHECK(out == "    1  policy=discard variant=big\n    4  policy=swap variant=big\n");
+  CHECK(out == "    5  policy=swap variant=fewer\n");  // key hash = 1 modulo 3
   auto bad = test::write_file(d / "b.yaml", head() + "  variants: [{name: a}]\n");
   CHECK(test::run_bin("isim", "sweep " + bad + " --list", nullptr, &err) == 2);
   CHECK(err.find(bad + ":7: sweep.variants[0].set: missing") != std::string::npos);

@@ -14,8 +14,12 @@
 
 namespace isim::test {
 
-inline double atol_of(kernels::Dtype t) { return t == kernels::Dtype::kBF16 ? 4e-3 : 1e-3; }
-inline double rtol_of(kernels::Dtype t) { return t == kernels::Dtype::kBF16 ? 1e-2 : 2e-3; }
+inline double atol_of(kernels::Dtype t) {
+  return t == kernels::Dtype::kBF16 ? 4e-3 : 1e-3;
+}
+inline double rtol_of(kernels::Dtype t) {
+  return t == kernels::Dtype::kBF16 ? 1e-2 : 2e-3;
+}
 
 // The fixture's pools and page table on the device, the pools rounded to `dt`.
 struct DeviceKv {
@@ -36,8 +40,8 @@ struct DeviceKv {
   }
 };
 
-inline void check_close(const std::vector<float>& got, const std::vector<float>& want,
-                        double atol, double rtol) {
+inline void check_close(const std::vector<float>& got, const std::vector<float>& want, double atol,
+                        double rtol) {
   REQUIRE(got.size() == want.size());
   const double excess = excess_error(got.data(), want.data(), got.size(), atol, rtol);
   CHECK_MESSAGE(excess <= 0, "worst error exceeds atol + rtol|ref| by " << excess);
