@@ -117,6 +117,25 @@ TEST_CASE("--shard auto reads Slurm's array and Kubernetes' Indexed Job") {
                        "--shard auto: ISIM_SHARDS='': expected a whole number", InputError);
 }
 
+TEST_CASE("isim sweep --shard auto: the shard from the environment, exit 2 out of range") {
+  auto d = test::scratch("auto");
+  auto path = test::write_file(d / "s.yaml", spec_text());
+  std::string out, err;
+  ::setenv("SLURM_ARRAY_TASK_ID", "1", 1);
+  ::setenv("ISIM_SHARDS", "3", 1);
+  const int ok = run_isim("sweep " + path + " --list --shard auto", &out, &err);
+  ::setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+  const int bad = run_isim("sweep " + path + " --list --shard auto", nullptr, &err);
+  ::unsetenv("SLURM_ARRAY_TASK_ID");
+  ::unsetenv("ISIM_SHARDS");
+  CHECK(ok == 0);
+  CHECK(lines(out).size() == kThirds[1].size());  // task 1 of 0..2: shard 2/3
+  CHECK(lines(out).at(0).find("    2  policy=discard arrival.rate=0.5 seed=3") == 0);
+  CHECK(bad == 2);
+  CHECK(err.find("--shard auto: SLURM_ARRAY_TASK_ID=3 is out of range: ISIM_SHARDS=3 allows "
+                 "0..2") != std::string::npos);
+}
+
 TEST_CASE("shards write journals; merged they give the unsharded results.csv byte for byte") {
   auto d = test::scratch("journals");
   auto path = test::write_file(d / "s.yaml", spec_text());
