@@ -1,5 +1,10 @@
 #include "experiments/journal_record.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include "experiments/version.h"
@@ -125,6 +130,38 @@ void check_header_identity(const Json& header, const std::string& file) {
         "{}:1: written by isim {}, and this is isim {}: its results may differ; rerun the shard "
         "with the build that wrote it, or remove the journal to start it anew",
         file, theirs, isim_identity()));
+}
+
+std::string read_journal_text(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw InputError(path + ": is a folder, not a journal");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path + ": cannot read");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> journal_paths(const std::vector<std::string>& paths,
+                                       const std::string& prefix) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    if (!fs::is_directory(p)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(p)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file() && name.rfind(prefix, 0) == 0 && e.path().extension() == ".jsonl")
+        found.push_back(e.path().string());
+    }
+    if (found.empty())
+      throw InputError(fmt::format("{}: a folder with no {}*.jsonl journals", p, prefix));
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
 }
 
 }  // namespace isim::exp

@@ -11,6 +11,10 @@
 //   "FILE:LINE: not a journal record: <parser's reason>"); a last line without '\n' is torn:
 //   not parsed, reported in `torn`.
 // - check_header_identity: InputError unless the header's "isim" is this build's.
+// - read_journal_text: the file's bytes; InputError "PATH: is a folder, not a journal" or
+//   "PATH: cannot read".
+// - journal_paths: the journals named, files as given and folders replaced by their files named
+//   PREFIX*.jsonl in name order; InputError "DIR: a folder with no PREFIX*.jsonl journals".
 #pragma once
 
 #include <string>
@@ -37,5 +41,8 @@ struct JournalText {
 JournalText split_journal(const std::string& text, const std::string& file,
                           const std::string& kind = "isim_sweep_shard");
 void check_header_identity(const nlohmann::ordered_json& header, const std::string& file);
+std::string read_journal_text(const std::string& path);
+std::vector<std::string> journal_paths(const std::vector<std::string>& paths,
+                                       const std::string& prefix);
 
 }  // namespace isim::exp

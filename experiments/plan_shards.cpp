@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -22,15 +20,6 @@ using Json = nlohmann::ordered_json;
 namespace {
 
 constexpr const char* kKind = "isim_plan_shard";
-
-std::string read_file(const std::string& path) {
-  if (fs::is_directory(path)) throw InputError(path + ": is a folder, not a journal");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot read");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 size_t results_per_candidate(const PlanSpec& spec) {
   return spec.routers.size() * spec.layouts.size();
@@ -92,27 +81,6 @@ PlanHead read_plan_head(const Json& h, const std::string& file) {
   return p;
 }
 
-std::vector<std::string> journal_files(const std::vector<std::string>& paths) {
-  std::vector<std::string> out;
-  for (const auto& p : paths) {
-    if (!fs::is_directory(p)) {
-      out.push_back(p);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& e : fs::directory_iterator(p)) {
-      const std::string name = e.path().filename().string();
-      if (e.is_regular_file() && name.rfind("plan-shard-", 0) == 0 &&
-          e.path().extension() == ".jsonl")
-        found.push_back(e.path().string());
-    }
-    if (found.empty()) throw InputError(p + ": a folder with no plan-shard-*.jsonl journals");
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string candidate_key(const PlanSpec& spec, size_t c) {
@@ -159,7 +127,7 @@ PlanJournal open_plan_journal(const std::string& out_dir, const PlanSpec& spec,
   std::string text = h.dump() + "\n";
   fs::create_directories(fs::path(j.path).parent_path());
   if (fs::exists(j.path)) {
-    const JournalText jt = split_journal(read_file(j.path), j.path, kKind);
+    const JournalText jt = split_journal(read_journal_text(j.path), j.path, kKind);
     check_header_identity(jt.header, j.path);
     const bool same = read_plan_head(jt.header, j.path).spec == j.spec_fingerprint;
     j.torn = jt.torn;
@@ -187,8 +155,8 @@ PlanResult merge_plan(const PlanSpec& spec, const std::string& spec_yaml,
   std::map<size_t, std::vector<CandidateResult>> results;
   std::map<size_t, std::string> shard_file, cand_at;
   size_t n = 0;
-  for (const auto& p : journal_files(paths)) {
-    const JournalText jt = split_journal(read_file(p), p, kKind);
+  for (const auto& p : journal_paths(paths, "plan-shard-")) {
+    const JournalText jt = split_journal(read_journal_text(p), p, kKind);
     check_header_identity(jt.header, p);
     const PlanHead h = read_plan_head(jt.header, p);
     if (h.spec != fp)

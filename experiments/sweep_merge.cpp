@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -17,33 +16,6 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-std::string read_all(const std::string& path) {
-  if (fs::is_directory(path)) throw InputError(path + ": is a folder, not a journal");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot read");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// The journals named: files as given, folders replaced by their *.jsonl files in name order.
-std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
-  std::vector<std::string> out;
-  for (const auto& p : paths) {
-    if (!fs::is_directory(p)) {
-      out.push_back(p);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& e : fs::directory_iterator(p))
-      if (e.is_regular_file() && e.path().extension() == ".jsonl") found.push_back(e.path());
-    if (found.empty()) throw InputError(p + ": a folder with no *.jsonl shard journals");
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
 
 // What one journal's header says.
 struct Head {
@@ -128,7 +100,7 @@ bool is_journal(const std::string& path) {
 }
 
 std::string merge_shards(const std::vector<std::string>& given) {
-  const std::vector<std::string> paths = expand_paths(given);
+  const std::vector<std::string> paths = journal_paths(given, "shard-");
   if (paths.empty()) throw InputError("sweep merge: no journals given");
   std::vector<Head> heads;
   std::map<size_t, RunRecord> rows;
@@ -136,7 +108,7 @@ std::string merge_shards(const std::vector<std::string>& given) {
   std::map<std::string, Where> key_at;
   std::map<size_t, std::string> shard_file;  // K -> the journal that holds it
   for (const auto& p : paths) {
-    const JournalText jt = split_journal(read_all(p), p);
+    const JournalText jt = split_journal(read_journal_text(p), p);
     heads.push_back(read_head(jt.header, p));
     const Head& h = heads.back();
     if (heads.size() > 1) check_same_sweep(h, heads.front());

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -63,14 +61,6 @@ std::string header_line(const Sweep& s, const Shard& shard, const std::string& s
   return h.dump() + "\n";
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot read");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
 // The journal's records, kept when a run of this shard has their key and fingerprint.
 void resume_records(const std::string& text, const Sweep& s, const Shard& shard,
                     const std::vector<std::string>& fps, Journal& j) {
@@ -104,7 +94,7 @@ Journal open_journal(const std::string& out_dir, const Sweep& s, const Shard& sh
   j.header_line = header_line(s, shard, spec_fingerprint(s, fps));
   fs::create_directories(fs::path(j.path).parent_path());
   if (fs::exists(j.path)) {
-    const std::string text = read_text(j.path);
+    const std::string text = read_journal_text(j.path);
     if (resume) {
       resume_records(text, s, shard, fps, j);
     } else {
