@@ -68,14 +68,13 @@ void check_prefill(const AttentionShape& sh, const Chunks& chunks, Dtype dt, std
   check_close(lse.download(), want_lse, 1e-3, 1e-4);
 }
 
-}  // namespace
-
-TEST_CASE("CUDA multi-token attention matches the CPU reference on ragged causal chunks") {
-  std::mt19937_64 rng(77);
-  const Chunks chunks = {{1, 1}, {3, 2}, {7, 7}, {19, 5}, {733, 100}, {40, 0}, {4099, 19}};
+// check_prefill for every dtype, head dim 64 and 128, each group and blocks of 8, 16 and 32,
+// with two kv heads.
+void check_grid(const Chunks& chunks, std::initializer_list<int32_t> groups,
+                std::mt19937_64& rng) {
   for (Dtype dt : {Dtype::kBF16, Dtype::kF16}) {
     for (int32_t dim : {64, 128}) {
-      for (int32_t group : {1, 3, 4, 8}) {
+      for (int32_t group : groups) {
         for (int32_t bt : {8, 16, 32}) {
           CAPTURE(kernels::dtype_name(dt));
           CAPTURE(dim);
@@ -88,25 +87,21 @@ TEST_CASE("CUDA multi-token attention matches the CPU reference on ragged causal
   }
 }
 
+}  // namespace
+
+TEST_CASE("CUDA multi-token attention matches the CPU reference on ragged causal chunks") {
+  std::mt19937_64 rng(77);
+  const Chunks chunks = {{1, 1}, {3, 2}, {7, 7}, {19, 5}, {733, 100}, {40, 0}, {4099, 19}};
+  check_grid(chunks, {1, 3, 4, 8}, rng);
+}
+
 TEST_CASE("CUDA prefill: q_len 1, 17, 64, 200 fresh and over existing context, GQA 1 to 12") {
   std::mt19937_64 rng(1601);
   // An empty chunk first, fresh prompts, then the same q_lens as chunks over earlier context
   // (chunked prefill, recompute, resume), whose start is not on a 64-key tile edge.
   const Chunks chunks = {{45, 0},       {1, 1},        {17, 17},      {64, 64}, {200, 200},
                          {1 + 333, 1},  {17 + 50, 17}, {64 + 64, 64}, {200 + 129, 200}};
-  for (Dtype dt : {Dtype::kBF16, Dtype::kF16}) {
-    for (int32_t dim : {64, 128}) {
-      for (int32_t group : {1, 3, 8, 12}) {
-        for (int32_t bt : {8, 16, 32}) {
-          CAPTURE(kernels::dtype_name(dt));
-          CAPTURE(dim);
-          CAPTURE(group);
-          CAPTURE(bt);
-          check_prefill(AttentionShape{2 * group, 2, dim, bt}, chunks, dt, rng);
-        }
-      }
-    }
-  }
+  check_grid(chunks, {1, 3, 8, 12}, rng);
 }
 
 TEST_CASE("CUDA prefill: group size 64, one query per row tile, and odd block sizes") {
