@@ -28,37 +28,6 @@ constexpr int mma_smem_bytes() {
   return pipeline_smem_bytes<D, kMmaTile>();
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(row)));
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(row)));
-}
-
-// c += a (16 x 16) * b (16 x 8).
-template <typename T>
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
-                                         uint32_t b1) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
 // Rounds two weights to T, packs them as one A register and returns their rounded sum.
 template <typename T>
 __device__ __forceinline__ float pack_weights(float a, float b, uint32_t& reg) {
@@ -84,7 +53,7 @@ __device__ __forceinline__ void load_q_fragments(const T* q, int rows, T* sq, in
   const int lane = static_cast<int>(threadIdx.x) % 32;
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk)
-    ldmatrix_x4(qa[kk], sq + (wm * 16 + lane % 16) * kRowStride<D> + kk * 16 + (lane / 16) * 8);
+    ldmatrix_x4(sq + (wm * 16 + lane % 16) * kRowStride<D> + kk * 16 + (lane / 16) * 8, qa[kk]);
   __syncthreads();  // the stages may be overwritten
 }
 
@@ -131,9 +100,9 @@ __global__ void __launch_bounds__(kThreads) decode_mma_kernel(const Params p) {
           for (int kk = 0; kk < D / 16; ++kk) {
             uint32_t b[4];
             ldmatrix_x4(
-                b, sk + (n0 + (lane / 16) * 8 + lane % 8) * kS + kk * 16 + ((lane / 8) % 2) * 8);
-            mma16816<T>(s[0], qa[kk], b[0], b[1]);
-            mma16816<T>(s[1], qa[kk], b[2], b[3]);
+                sk + (n0 + (lane / 16) * 8 + lane % 8) * kS + kk * 16 + ((lane / 8) % 2) * 8, b);
+            mma_16816<T>(s[0], qa[kk], b[0], b[1]);
+            mma_16816<T>(s[1], qa[kk], b[2], b[3]);
           }
           float mx[2] = {kNegInf, kNegInf};
 #pragma unroll
@@ -174,9 +143,9 @@ __global__ void __launch_bounds__(kThreads) decode_mma_kernel(const Params p) {
           for (int dp = 0; dp < D / 16; ++dp) {
             uint32_t b[4];
             ldmatrix_x4_trans(
-                b, sv + (n0 + ((lane / 8) % 2) * 8 + lane % 8) * kS + (dp * 2 + lane / 16) * 8);
-            mma16816<T>(o[2 * dp], pa, b[0], b[1]);
-            mma16816<T>(o[2 * dp + 1], pa, b[2], b[3]);
+                sv + (n0 + ((lane / 8) % 2) * 8 + lane % 8) * kS + (dp * 2 + lane / 16) * 8, b);
+            mma_16816<T>(o[2 * dp], pa, b[0], b[1]);
+            mma_16816<T>(o[2 * dp + 1], pa, b[2], b[3]);
           }
         }
       });

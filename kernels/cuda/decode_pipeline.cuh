@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/vec.cuh"
 
 namespace isim::kernels::cuda::decode {
@@ -91,26 +92,6 @@ __device__ inline Work decode_work(const Params& p) {
   w.tb = pb * p.block_tokens;
   w.te = min64(int64_t{w.pe} * p.block_tokens, kv_len);
   return w;
-}
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared, bypassing L1; a dead copy reads nothing and writes zeros.
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool live) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(live ? 16 : 0)
-               : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
 // The chunk's page ids [first, end) in shared memory; CTA-uniform.

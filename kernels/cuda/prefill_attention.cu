@@ -19,7 +19,7 @@
 
 #include "kernels/cuda/attention.h"
 #include "kernels/cuda/check.h"
-#include "kernels/cuda/prefill_mma.cuh"
+#include "kernels/cuda/mma.cuh"
 #include "kernels/cuda/vec.cuh"
 
 namespace isim::kernels::cuda {

@@ -1,4 +1,5 @@
-// Warp-level tensor-core and async-copy primitives for the prefill kernel (sm_80 and later):
+// Warp-level tensor-core and async-copy primitives of the attention kernels, decode and prefill
+// (sm_80 and later):
 // cp.async 16-byte copies into shared memory, ldmatrix, and mma.sync m16n8k16 with 16-bit
 // inputs and float accumulators.
 //
