@@ -136,7 +136,8 @@ TEST_CASE("isim sweep --shard auto: the shard from the environment, exit 2 out o
                  "0..2") != std::string::npos);
 }
 
-TEST_CASE("shards write journals; merged they give the unsharded results.csv byte for byte") {
+TEST_CASE("shards write journals; merged they give the unsharded results.csv byte for byte" *
+          doctest::test_suite("threads")) {
   auto d = test::scratch("journals");
   auto path = test::write_file(d / "s.yaml", spec_text());
   REQUIRE(run_isim("sweep " + path + " --jobs 2 --out " + (d / "all").string()) == 0);
