@@ -167,6 +167,11 @@ std::string merge_results(const std::vector<std::string>& paths, std::vector<siz
         throw InputError(fmt::format("{}:{}: run_index: expected a non-negative integer, got '{}'",
                                      p, rec.line, ix));
       size_t index = std::stoull(ix);
+      // A sweep has at most kMaxSweepRuns runs (found by tests/fuzz: run_index 999999999999999999
+      // made the list of missing indices take all memory).
+      if (index >= kMaxSweepRuns)
+        throw InputError(fmt::format("{}:{}: run_index {}: a sweep has at most {} runs (0..{})", p,
+                                     rec.line, index, kMaxSweepRuns, kMaxSweepRuns - 1));
       auto [it, fresh] = rows.try_emplace(index, Row{p, rec.line, std::move(rec.fields)});
       if (!fresh)
         throw InputError(fmt::format("{}:{}: run_index {} is also at {}:{}", p, rec.line, index,

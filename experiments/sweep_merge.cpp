@@ -44,6 +44,10 @@ Head read_head(const Json& h, const std::string& file) {
   auto runs = h.find("runs");
   if (runs == h.end() || !runs->is_number_unsigned()) throw bad("runs");
   head.runs = runs->get<size_t>();
+  // The merge walks 0..runs-1: no more than a sweep may have.
+  if (head.runs > kMaxSweepRuns)
+    throw InputError(fmt::format("{}:1: runs: {} is more than the {} runs a sweep may have", file,
+                                 head.runs, kMaxSweepRuns));
   auto sh = h.find("shard");
   if (sh == h.end() || !sh->is_array() || sh->size() != 2 || !(*sh)[0].is_number_unsigned() ||
       !(*sh)[1].is_number_unsigned())

@@ -18,8 +18,8 @@
 #include "experiments/sweep.h"
 #include "policies/builtin.h"
 #include "tests/cli_helpers.h"
-#include "tests/test_paths.h"
 #include "tests/experiments/sweep_fixtures.h"
+#include "tests/test_paths.h"
 #include "traces/input_error.h"
 
 using namespace isim;
@@ -80,6 +80,12 @@ TEST_CASE("isim sweep merge refuses inconsistent shards with exit 2") {
     CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + badix, nullptr, &err) == 2);
     CHECK(err.find(badix + ":2: run_index: expected a non-negative integer, got 'x'") !=
           std::string::npos);
+    // Found by tests/fuzz: an index of 18 digits made the missing-runs list take all memory.
+    auto huge = test::write_file(d / "huge.csv",
+                                 h + "999999999999999999" + row.substr(row.find(',')) + "\n");
+    CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + huge, nullptr, &err) == 2);
+    CHECK(err.find(huge + ":2: run_index 999999999999999999: a sweep has at most 1000000 runs "
+                          "(0..999999)") != std::string::npos);
   }
   SUBCASE("a missing input, and too few arguments") {
     CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + (d / "none.csv").string(),
@@ -123,11 +129,11 @@ TEST_CASE("--shard K/N") {
   CHECK(!s.contains(r));
   CHECK(exp::parse_shard("1/1").whole());
   for (const char* bad : {"0/3", "4/3", "3", "/3", "2/", "a/b", "-1/3", "1/0"})
-    CHECK_THROWS_WITH_AS(exp::parse_shard(bad),
-                         (std::string("--shard ") + bad +
-                          ": expected K/N with 1 <= K <= N (e.g. 2/4), or auto")
-                             .c_str(),
-                         InputError);
+    CHECK_THROWS_WITH_AS(
+        exp::parse_shard(bad),
+        (std::string("--shard ") + bad + ": expected K/N with 1 <= K <= N (e.g. 2/4), or auto")
+            .c_str(),
+        InputError);
 }
 
 TEST_CASE("a failing run stops the sweep with the lowest failing run's error") {

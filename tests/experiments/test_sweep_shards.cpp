@@ -258,6 +258,13 @@ TEST_CASE("isim sweep merge of journals: every shard and run once, one spec, exi
   CHECK(run_isim(fmt::format("sweep {} --shard 2/2 --resume --out {}", path, (d / "obx").string()),
                  nullptr, &err) == 2);
   CHECK(err.find("shard-2-of-2.jsonl:1: written by isim X") != std::string::npos);
+  // A header claiming more runs than a sweep may have (the merge walks every index).
+  auto big = ls[0];
+  big.replace(big.find("\"runs\":12"), 9, "\"runs\":99999999999");
+  auto bj = put(d / "big/shard-2-of-2.jsonl", big + "\n");
+  CHECK(merge(bj) == 2);
+  CHECK(err.find(bj + ":1: runs: 99999999999 is more than the 1000000 runs a sweep may have") !=
+        std::string::npos);
   // Not a journal, and journals mixed with CSV files.
   auto junk = test::write_file(d / "junk.jsonl", "{\"a\": 1}\n");
   CHECK(merge(junk) == 2);

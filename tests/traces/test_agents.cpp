@@ -195,7 +195,7 @@ TEST_CASE("agents: one kind shares its system prompt blocks, nothing else") {
   REQUIRE(by_kind.size() == 3);
   const std::map<std::string, size_t> shared = {
       {"coding", 14819 / 64}, {"math", 384 / 64}, {"computer-use", 1234 / 64}};
-  std::map<uint64_t, int> owners;  // hash -> how many sessions have it
+  std::map<uint64_t, int> owners;      // hash -> how many sessions have it
   for (const auto& entry : by_kind) {  // not a structured binding: CAPTURE takes it by lambda
     const auto& kind = entry.first;
     const auto& sessions = entry.second;
@@ -279,9 +279,8 @@ TEST_CASE("agents: config errors name the file, line and key") {
   // Found by tests/fuzz (target agents): a tool duration of mean 8.3e35 s loaded, and the trace
   // it generated could not be written.
   k = kKind;
-  CHECK(load_error(config_text(k.replace(k.find("duration_s: {mean: 1"), 20,
-                                         "duration_s: {mean: 8.3e35"),
-                               kPhase)) ==
+  CHECK(load_error(config_text(
+            k.replace(k.find("duration_s: {mean: 1"), 20, "duration_s: {mean: 8.3e35"), kPhase)) ==
         "a.yaml:8: kinds.k.tool.duration_s.mean: expected at most 4000000000 s (about 126 years, "
         "the limit on a time), got 8.3e+35");
   CHECK(load_error("kinds:\n" + kKind + "phases: {a: 1}\n") ==
@@ -394,6 +393,32 @@ TEST_CASE("agents: intercepts summed as a reader sums them stay within the limit
       if (seg.intercept) end += seg.intercept->duration_s;
     CHECK(end <= 4e9);
   }
+  std::ostringstream out;
+  write_jsonl(out, t);
+  CHECK(isim::test::parse_jsonl_text(out.str()) == t);
+}
+
+TEST_CASE("agents: a config of tens of thousands of steps generates a trace that reads back") {
+  // The fuzz harness skips the round trip above 20,000 segments (too slow under ASan for its
+  // 5 s limit); this input (regress-timeout-many-steps) is checked here: 2-token steps up to
+  // max_context 100000, each session about 50,000 segments.
+  const std::string yaml =
+      "kinds:\n"
+      "  k:\n"
+      "    max_context: 100000\n"
+      "    system_prompt: 63\n"
+      "    prompt: {mean: 5, sd: 1}\n"
+      "    steps: {mean: 1e118, sd: 1}\n"
+      "    output: {mean: 2, sd: 0}\n"
+      "    tool: {kind: t, duration_s: {mean: 3e9, sd: 0}, returned: {mean: 0, sd: 0}}\n"
+      "phases:\n"
+      "  - {duration_s: 5, rate: 1, mix: {k: 1}}\n";
+  const auto path = isim::test::write_file(isim::test::scratch("agents-long") / "a.yaml", yaml);
+  const Trace t = generate_agents(load_agents_config(path), 3, 1);
+  REQUIRE(!t.empty());
+  size_t segments = 0;
+  for (const Session& s : t) segments += s.segments.size();
+  CHECK(segments > 20000);
   std::ostringstream out;
   write_jsonl(out, t);
   CHECK(isim::test::parse_jsonl_text(out.str()) == t);
