@@ -11,6 +11,7 @@
 #include "experiments/atomic_file.h"
 #include "experiments/journal_record.h"
 #include "experiments/version.h"
+#include "traces/hash.h"
 #include "traces/input_error.h"
 
 namespace isim::exp {
@@ -18,14 +19,7 @@ namespace isim::exp {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-uint64_t fnv1a64(const std::string& bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t fnv1a64(const std::string& bytes) { return isim::fnv1a(bytes); }
 
 std::string run_fingerprint(const SweepRun& r) {
   return fmt::format("{:016x}", fnv1a64(YAML::Dump(r.experiment.resolved())));
