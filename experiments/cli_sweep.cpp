@@ -17,6 +17,7 @@
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
 #include "experiments/cli_submit.h"
+#include "experiments/journal_record.h"
 #include "experiments/out_path.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_shards.h"
@@ -73,13 +74,7 @@ int cmd_sweep_merge(const Args& args) {
     fmt::print(stderr, "warning: {} run index(es) missing: {} (a shard not merged?)\n",
                missing.size(), list);
   }
-  size_t files = 0;
-  for (const auto& in : inputs)
-    if (fs::is_directory(in)) {
-      for (const auto& e : fs::directory_iterator(in)) files += e.path().extension() == ".jsonl";
-    } else {
-      ++files;
-    }
+  const size_t files = journals ? journal_paths(inputs, "shard-").size() : inputs.size();
   fmt::print("merged {} file(s), {} run(s) -> {}\n", files, rows, args[0]);
   return 0;
 }

@@ -334,7 +334,8 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
     const Experiment& e = run.experiment;
     auto t0 = std::chrono::steady_clock::now();
     try {
-      std::shared_ptr<const Inputs> in = cache.get(e);
+      const std::string key = inputs_key(e);
+      std::shared_ptr<const Inputs> in = cache.get(key, e);
       auto r = run_policy(e, *in, run.policy(), o.checks);
       if (!o.keep_runs_dir.empty())
         write_run((fs::path(o.keep_runs_dir) / std::to_string(run.index)).string(), e, *in,
@@ -344,7 +345,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
       std::lock_guard<std::mutex> lock(mu);
       for (const auto& n : in->notes) notes.insert(n);
       in.reset();
-      cache.release(e);
+      cache.release(key);
       records[slot_of[i]] = std::move(rec);
       have[slot_of[i]] = 2;  // 2: finished by this call
       for (; committed < shard.size() && have[committed]; ++committed)

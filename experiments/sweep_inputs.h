@@ -4,9 +4,9 @@
 // Contract:
 // - inputs_key(e) is the resolved spec of everything prepare() reads, so runs with equal keys
 //   can share one Inputs, and a new trace option can never be missed.
-// - InputsCache(todo) counts each key's users; get(e) prepares e's inputs once (the first caller
-//   prepares, the others wait for it; an error reaches every waiter); release(e) drops them
-//   after their last user. get and release may be called from several threads.
+// - InputsCache(todo) counts each key's users; get(key, e) prepares e's inputs (key =
+//   inputs_key(e)) once (the first caller prepares, the others wait for it; an error reaches
+//   every waiter); release(key) drops them after their last user. get and release may be called from several threads.
 #pragma once
 
 #include <future>
@@ -40,13 +40,13 @@ class InputsCache {
   explicit InputsCache(const std::vector<const SweepRun*>& todo) {
     for (const auto* r : todo) ++cache_[inputs_key(r->experiment)].users;
   }
-  std::shared_ptr<const Inputs> get(const Experiment& e) {
+  std::shared_ptr<const Inputs> get(const std::string& key, const Experiment& e) {
     std::shared_future<std::shared_ptr<const Inputs>> fut;
     std::promise<std::shared_ptr<const Inputs>> mine;
     bool preparer = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto& c = cache_[inputs_key(e)];
+      auto& c = cache_[key];
       if (!c.inputs.valid()) {
         c.inputs = mine.get_future().share();
         preparer = true;
@@ -63,9 +63,8 @@ class InputsCache {
     return fut.get();
   }
   // One user of e's inputs is done with them (call under the caller's lock or alone).
-  void release(const Experiment& e) {
+  void release(const std::string& key) {
     std::lock_guard<std::mutex> lock(mu_);
-    const std::string key = inputs_key(e);
     if (--cache_[key].users == 0) cache_.erase(key);
   }
 
