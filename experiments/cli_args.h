@@ -54,6 +54,27 @@ T flag_value(const boost::program_options::variables_map& vm, const std::string&
   return *v;
 }
 
+// The values of -p/--set (add = false) and --add (add = true), collected into `overrides` in the
+// order apply_overrides takes them, whichever order notify runs in: every --add first, as
+// "+KEY=V" (a new entry is meant; experiment.h: apply_override), then every -p.
+inline boost::program_options::typed_value<std::vector<std::string>>* override_flag(
+    std::vector<std::string>& overrides, bool add) {
+  namespace po = boost::program_options;
+  return po::value<std::vector<std::string>>()->composing()->notifier(
+      [&overrides, add](const std::vector<std::string>& v) {
+        if (!add) {
+          overrides.insert(overrides.end(), v.begin(), v.end());
+          return;
+        }
+        std::vector<std::string> plus;
+        for (const auto& kv : v) plus.push_back("+" + kv);
+        overrides.insert(overrides.begin(), plus.begin(), plus.end());
+      });
+}
+inline const char* const kAddHelp =
+    "like -p, but may create a new entry of a map of names or append to a list: "
+    "--add deployments.h200b='{gpu: H200, profile: p.yaml}'";
+
 // --jobs: worker threads, >= 1; the number of cores when not given.
 inline size_t jobs_flag(const boost::program_options::variables_map& vm) {
   const uint64_t cores = std::max(1u, std::thread::hardware_concurrency());

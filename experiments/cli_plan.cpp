@@ -138,10 +138,12 @@ int cmd_plan_merge(const Args& args) {
   po::options_description opts(std::string(kPlanUsage) + "options");
   std::vector<std::string> overrides, inputs;
   std::string out, spec_path;
-  opts.add_options()("help,h", "show this help")("out,o", po::value(&out),
-                                                 "output folder (default results/<name>)")(
-      "no-plot", "write plan.csv only")("set,p", po::value(&overrides)->composing(),
+  opts.add_options()("help,h", "show this help")(
+      "out,o", po::value(&out),
+      "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
+      "no-plot", "write plan.csv only")("set,p", override_flag(overrides, false),
                                         "the -p overrides the shards ran with")(
+      "add", override_flag(overrides, true), kAddHelp)(
       "spec", po::value(&spec_path), "plan spec YAML")("inputs", po::value(&inputs)->composing(),
                                                        "journals or folders of them");
   po::positional_options_description pos;
@@ -157,7 +159,7 @@ int cmd_plan_merge(const Args& args) {
   if (spec_path.empty() || inputs.empty())
     throw UsageError{"merge needs SPEC.yaml and at least one journal", kPlanUsage};
   const PlanSpec spec = load_plan(spec_path, overrides);
-  if (out.empty()) out = "results/" + spec.name;
+  if (out.empty()) out = default_out_dir(spec.name, overrides);
   make_out_dir(out, "--out");
   const PlanResult res = merge_plan(spec, spec_yaml(spec_path, overrides), inputs);
   return report_plan(res, out, vm.count("no-plot") > 0);
@@ -175,10 +177,12 @@ int cmd_plan(const Args& args) {
   std::string out;
   opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>(),
                                                  "worker threads (default: the number of cores)")(
-      "out,o", po::value(&out), "output folder (default results/<name>)")("no-plot",
-                                                                          "write plan.csv only")(
-      "set,p", po::value(&overrides)->composing(),
-      "override a spec key: -p peak_rate=80, -p deployments.h100.price_per_gpu_hour=2.5")(
+      "out,o", po::value(&out),
+      "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
+      "no-plot", "write plan.csv only")(
+      "set,p", override_flag(overrides, false),
+      "override a spec key: -p peak_rate=80, -p deployments.h100-analytic.price_per_gpu_hour=2.5")(
+      "add", override_flag(overrides, true), kAddHelp)(
       "shard", po::value<std::string>(),
       "run shard K of N of the candidates (deployment x policy; by a hash of their key), or "
       "auto (Slurm's array or Kubernetes' Indexed Job); writes OUT/shards/ for `plan merge`")(
@@ -203,7 +207,7 @@ int cmd_plan(const Args& args) {
   const size_t jobs = jobs_flag(vm);
 
   const PlanSpec spec = load_plan(vm["spec"].as<std::string>(), overrides);
-  if (out.empty()) out = "results/" + spec.name;
+  if (out.empty()) out = default_out_dir(spec.name, overrides);
   make_out_dir(out, "--out");
   const size_t searches = spec.candidates.size() * spec.seeds.size();
   const size_t fleets = spec.candidates.size() * spec.routers.size();

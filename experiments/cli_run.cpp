@@ -6,6 +6,7 @@
 
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/interrupt.h"
 #include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/run_script.h"
@@ -50,9 +51,11 @@ int cmd_run(const Args& args) {
   po::options_description opts(std::string(kRunUsage) + "options");
   std::vector<std::string> overrides;
   std::string out, trace_path, trace_from = "jsonl", profile, policy, scheduler, executor;
-  opts.add_options()("help,h", "show this help")("set,p", po::value(&overrides)->composing(),
+  opts.add_options()("help,h", "show this help")("set,p", override_flag(overrides, false),
                                                  "override a spec key: -p arrival.rate=2")(
-      "out,o", po::value(&out), "output folder (default results/<name>)")(
+      "add", override_flag(overrides, true), kAddHelp)(
+      "out,o", po::value(&out),
+      "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
       "trace", po::value(&trace_path), "trace file (flag form)")(
       "from", po::value(&trace_from), "trace format: jsonl (default) or infercept")(
       "profile", po::value(&profile), "profile YAML (flag form)")(
@@ -61,7 +64,7 @@ int cmd_run(const Args& args) {
       "rate", po::value<std::string>(),
       "Poisson arrival rate, sessions/s (default: replay trace times)")(
       "seed", po::value<std::string>(), "random seed (default 1)")("executor", po::value(&executor),
-                                                           "executor (default sim)")(
+                                                                   "executor (default sim)")(
       "experiment", po::value<std::string>(), "experiment YAML");
   add_checks_options(opts);
   const po::variables_map vm = parse_args(args, opts, "experiment");
@@ -72,6 +75,7 @@ int cmd_run(const Args& args) {
   const cluster::Checks checks = checks_from(vm);
 
   Experiment e;
+  std::vector<std::string> out_keys;  // what names the default output folder
   YamlOrigins origins;  // the flag form's values are checked like a spec's, naming the flag
   // A flag's text as the spec value at `slot`, named "--FLAG TEXT" in errors.
   auto from_flag = [&](YAML::Node slot, const std::string& flag) {
@@ -82,7 +86,21 @@ int cmd_run(const Args& args) {
   if (vm.count("experiment")) {
     if (!trace_path.empty() || !profile.empty() || !policy.empty())
       throw UsageError{"give an experiment file or --trace/--profile/--policy, not both", ""};
+    // With a spec, --rate and --seed are its keys, checked as -p ones are; the other flags of
+    // the flag form have no meaning here and are refused rather than ignored.
+    for (const char* f : {"from", "scheduler", "executor"})
+      if (vm.count(f) && !vm[f].defaulted())
+        throw UsageError{std::string("--") + f +
+                             " belongs to the flag form (--trace ...); with "
+                             "EXPERIMENT.yaml set the spec's key with -p",
+                         "(see isim run --help)\n"};
+    if (vm.count("rate")) {
+      overrides.push_back("arrival.process=poisson");
+      overrides.push_back("arrival.rate=" + vm["rate"].as<std::string>());
+    }
+    if (vm.count("seed")) overrides.push_back("seed=" + vm["seed"].as<std::string>());
     e = load_experiment(vm["experiment"].as<std::string>(), overrides);
+    out_keys = overrides;
   } else {
     if (trace_path.empty() || profile.empty() || policy.empty())
       throw UsageError{"needs EXPERIMENT.yaml, or all of --trace, --profile and --policy",
@@ -102,10 +120,13 @@ int cmd_run(const Args& args) {
     y["policy"] = policy;
     if (!scheduler.empty()) y["engine"]["scheduler"] = scheduler;
     if (!executor.empty()) y["executor"] = executor;
+    for (const char* f : {"policy", "rate", "seed", "scheduler", "executor"})
+      if (vm.count(f)) out_keys.push_back(std::string(f) + "=" + vm[f].as<std::string>());
+    out_keys.insert(out_keys.end(), overrides.begin(), overrides.end());
     apply_overrides(y, "command line", overrides, origins);
     e = parse_experiment(y, "command line", ".");
   }
-  if (out.empty()) out = "results/" + e.name;
+  if (out.empty()) out = default_out_dir(e.name, out_keys);
   make_out_dir(out, "--out");
 
   Inputs in = prepare(e);
@@ -114,6 +135,8 @@ int cmd_run(const Args& args) {
   std::vector<FleetRow> fleet;
   size_t skipped = 0;
   bool capacity_shown = false;
+  std::string done;  // the run folders written so far, for the interrupt note
+  set_interrupt_note("no run folder was written to " + out);
   for (const auto& p : e.policies) {
     auto r = run_policy(e, in, p, checks);
     // The capacity is the same under every policy: say once how it came about.
@@ -124,7 +147,11 @@ int cmd_run(const Args& args) {
                    r.replicas[i].blocks.gpu_rule);
     capacity_shown = true;
     std::string dir = (std::filesystem::path(out) / p.name).string();
+    set_interrupt_note((done.empty() ? "no run folder is complete" : "complete: " + done) + "; " +
+                       dir + " was cut short (it has no summary.json)");
     write_run(dir, e, in, p, r);
+    done += (done.empty() ? "" : ", ") + dir;
+    set_interrupt_note("complete: " + done + "; the other policies were not run");
     fmt::print(stderr, "{}: {} sessions, {} iterations -> {}\n", p.name, r.summary.finished,
                r.summary.counters.iterations, dir);
     if (r.summary.extrapolations > 0)

@@ -247,8 +247,8 @@ int cmd_submit(const std::string& verb, const Args& args) {
       "pvc", po::value(&a.pvc),
       "persistent volume claim mounted at --workdir (k8s; default isim-work)")(
       "workdir", po::value(&a.workdir), "working directory in the container (k8s; default /work)")(
-      "set,p", po::value(&a.overrides)->composing(), "override a spec key, as for the runs")(
-      "spec", po::value(&a.spec), "spec YAML");
+      "set,p", override_flag(a.overrides, false), "override a spec key, as for the runs")(
+      "add", override_flag(a.overrides, true), kAddHelp)("spec", po::value(&a.spec), "spec YAML");
   const po::variables_map vm = parse_args(args, opts, "spec");
   if (vm.count("help")) {
     std::cout << opts << "\n";
@@ -274,7 +274,7 @@ int cmd_submit(const std::string& verb, const Args& args) {
     a.name = sw.base.name;
     units = sw.runs.size();
   }
-  if (a.out.empty()) a.out = "results/" + a.name;
+  if (a.out.empty()) a.out = default_out_dir(a.name, a.overrides);
   make_out_dir(a.out, "--out");
   if (a.tasks > units)
     fmt::print(stderr, "note: {} task(s) for {} {}: some shards will be empty\n", a.tasks, units,

@@ -17,6 +17,7 @@
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
 #include "experiments/cli_submit.h"
+#include "experiments/interrupt.h"
 #include "experiments/journal_record.h"
 #include "experiments/out_path.h"
 #include "experiments/sweep.h"
@@ -31,7 +32,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kSweepUsage =
-    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--shard K/N|auto] [--resume] [--out DIR]\n"
+    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--shard K/N|auto] [--resume|--fresh]\n"
+    "                  [--out DIR]\n"
     "                  [--keep-runs] [--list] [-p key=value ...]\n"
     "       isim sweep merge OUT.csv JOURNAL|DIR ...   (or results.csv files of old shards)\n"
     "       isim sweep submit --slurm|--k8s EXPERIMENT.yaml --tasks N ... (--help)\n";
@@ -62,7 +64,6 @@ int cmd_sweep_merge(const Args& args) {
   check_out_file(args[0], "OUT.csv");
   std::vector<size_t> missing;
   std::string text = journals ? merge_shards(inputs) : merge_results(inputs, &missing);
-  write_file(args[0], text);
   size_t rows = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
   if (!missing.empty()) {
     std::string list;
@@ -71,12 +72,49 @@ int cmd_sweep_merge(const Args& args) {
       list += std::to_string(missing[i]);
     }
     if (missing.size() > 20) list += ", ...";
-    fmt::print(stderr, "warning: {} run index(es) missing: {} (a shard not merged?)\n",
-               missing.size(), list);
+    throw InputError(fmt::format(
+        "{} run index(es) below the highest one given ({}) are missing: {} (a shard not "
+        "merged?); nothing was written to {}. results.csv files do not say how many runs a "
+        "sweep has, so runs past the highest index cannot be counted: merge the shards' "
+        "journals (DIR/shards) for a complete check",
+        missing.size(), rows + missing.size() - 1, list, args[0]));
   }
+  write_file(args[0], text);
+  if (!journals)
+    fmt::print(stderr,
+               "note: results.csv files do not say how many runs their sweep has: runs past "
+               "index {} would go unnoticed (journals are checked in full)\n",
+               rows > 0 ? rows - 1 : 0);
   const size_t files = journals ? journal_paths(inputs, "shard-").size() : inputs.size();
   fmt::print("merged {} file(s), {} run(s) -> {}\n", files, rows, args[0]);
   return 0;
+}
+
+// The plots plot.py (and plot_goodput.py) may draw beside results.csv.
+const char* const kSweepPlots[] = {"latency.png", "throughput.png", "waste.png",
+                                   "ttft.png",    "recompute.png",  "goodput.png"};
+
+// results.csv and the plots of an earlier sweep in `out`: removed before new runs, so that an
+// interrupted sweep never leaves them looking current.
+void remove_sweep_outputs(const std::string& out) {
+  std::vector<fs::path> files = {fs::path(out) / "results.csv"};
+  for (const char* png : kSweepPlots) files.push_back(fs::path(out) / png);
+  for (const auto& f : files) {
+    std::error_code ec;
+    fs::remove(f, ec);
+    if (ec) throw InputError(f.string() + ": cannot remove: " + ec.message());
+  }
+}
+
+// A results.csv without a journal is an older sweep's (or another tool's): never replaced
+// unless --fresh says so.
+void refuse_unjournaled(const std::string& out, const std::string& journal) {
+  const fs::path csv = fs::path(out) / "results.csv";
+  if (!fs::exists(csv) || fs::exists(journal)) return;
+  throw InputError(fmt::format(
+      "{}: holds a results.csv but no journal ({}), so its runs cannot be resumed; give --fresh "
+      "to replace it, or another --out",
+      out, journal));
 }
 
 // One line redrawn in place: [#####.....] 12/24 runs, 3.2 s
@@ -97,19 +135,19 @@ int skipped_error(const SweepResults& res) {
   return 2;
 }
 
-// What the journal held: runs kept (--resume) or dropped.
-void report_journal(const Journal& j, const Shard& shard, size_t runs, bool resume) {
+// What the journal held: runs kept (resumed) or dropped (--fresh, or not matching).
+void report_journal(const Journal& j, const Shard& shard, size_t runs, JournalMode mode) {
   const std::string which =
       shard.whole() ? std::string("sweep") : fmt::format("shard {}/{}", shard.k, shard.n);
-  if (resume)
+  if (!j.kept.empty())
     fmt::print(stderr, "{}: {} of {} run(s) already finished ({}), running the other {}\n", which,
                j.kept.size(), runs, j.path, runs - j.kept.size());
   if (j.torn)
     fmt::print(stderr, "note: {}: its last line was cut short, and was dropped\n", j.path);
   if (j.dropped > 0)
     fmt::print(stderr, "note: {}: {} finished run(s) {}\n", j.path, j.dropped,
-               resume ? "of another spec or build were dropped"
-                      : "were dropped: the sweep starts anew (--resume keeps them)");
+               mode == JournalMode::kFresh ? "were dropped: --fresh starts anew"
+                                           : "of another spec or build were dropped");
 }
 
 }  // namespace
@@ -128,13 +166,19 @@ int cmd_sweep(const Args& args) {
       "shard", po::value(&shard_text),
       "run shard K of N (1-based; runs assigned by a hash of their key); auto: from Slurm's "
       "SLURM_ARRAY_TASK_ID/_MIN/_COUNT or Kubernetes' JOB_COMPLETION_INDEX and ISIM_SHARDS")(
-      "resume", "keep the runs the shard's journal (DIR/shards/) already holds; run the rest")(
-      "out,o", po::value(&out), "output folder (default results/<name>)")(
+      "resume",
+      "keep the runs of the journal (DIR/shards/) that match this spec, even when the spec "
+      "changed; run the rest (without it, a journal of this very spec is resumed, and one of "
+      "another spec is refused)")(
+      "fresh", "start anew: drop the journal's runs and the folder's results.csv and plots")(
+      "out,o", po::value(&out),
+      "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
       "keep-runs", "also write each run's files (summary.json, ...) to DIR/runs/<index>/")(
       "list", "print the runs (of the shard) with their indices and exit")(
-      "set,p", po::value(&overrides)->composing(),
+      "set,p", override_flag(overrides, false),
       "override a spec key: -p trace.limit=50; a swept list: -p 'sweep.seed=[1,2]'")(
-      "experiment", po::value<std::string>(), "sweep spec YAML");
+      "add", override_flag(overrides, true), kAddHelp)("experiment", po::value<std::string>(),
+                                                       "sweep spec YAML");
   add_checks_options(opts);
   const po::variables_map vm = parse_args(args, opts, "experiment");
   if (vm.count("help")) {
@@ -162,14 +206,31 @@ int cmd_sweep(const Args& args) {
       if (shard.contains(r)) fmt::print("{:>5}  {}\n", r.index, r.label());
     return 0;
   }
-  if (out.empty()) out = "results/" + sweep.base.name;
+  if (out.empty()) out = default_out_dir(sweep.base.name, overrides);
   make_out_dir(out, "--out");
 
-  Journal journal = open_journal(out, sweep, shard, vm.count("resume") > 0);
+  if (vm.count("resume") && vm.count("fresh"))
+    throw UsageError{"give --resume or --fresh, not both", kSweepUsage};
+  const JournalMode mode = vm.count("fresh")    ? JournalMode::kFresh
+                           : vm.count("resume") ? JournalMode::kResume
+                                                : JournalMode::kAuto;
+  if (mode == JournalMode::kAuto && shard.whole())
+    refuse_unjournaled(out, journal_path(out, shard));
+  Journal journal = open_journal(out, sweep, shard, mode);
   size_t todo = 0;
   for (const auto& r : sweep.runs) todo += shard.contains(r) ? 1 : 0;
-  report_journal(journal, shard, todo, vm.count("resume") > 0);
+  const size_t in_shard = todo;
+  report_journal(journal, shard, todo, mode);
   todo -= journal.kept.size();
+  // Whatever results.csv and plots the folder holds describe other runs than those to come.
+  if (shard.whole() && (todo > 0 || mode == JournalMode::kFresh)) remove_sweep_outputs(out);
+  size_t recorded = journal.kept.size();
+  auto note = [&] {
+    set_interrupt_note(
+        fmt::format("{} of {} run(s) are kept in {}; the same command resumes them{}", recorded,
+                    in_shard, journal.path, shard.whole() ? " and writes results.csv" : ""));
+  };
+  note();
   fmt::print(stderr, "sweep {}: {} run(s){}, {} job(s)\n", sweep.base.name, todo,
              shard.whole()
                  ? std::string()
@@ -187,6 +248,8 @@ int cmd_sweep(const Args& args) {
     rec.key = sweep.runs[r.index].key;
     rec.fingerprint = journal.fingerprints[r.index];
     log.append(record_line(rec));
+    ++recorded;
+    note();
   };
   if (vm.count("keep-runs")) o.keep_runs_dir = (fs::path(out) / "runs").string();
   const bool tty = isatty(STDERR_FILENO) != 0;
@@ -243,8 +306,7 @@ int cmd_sweep(const Args& args) {
       rc = 2;
     } else {
       // plot.py draws what the swept axes allow (rate plots, a think-time plot).
-      for (const char* png :
-           {"latency.png", "throughput.png", "waste.png", "ttft.png", "recompute.png"})
+      for (const char* png : kSweepPlots)
         if (fs::exists(fs::path(out) / png))
           fmt::print("plot: {}\n", (fs::path(out) / png).string());
     }

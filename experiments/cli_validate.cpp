@@ -16,6 +16,7 @@
 #include "experiments/outputs.h"
 #include "experiments/validate.h"
 #include "experiments/validate_vllm.h"
+#include "traces/atomic_file.h"
 #include "traces/input_error.h"
 
 namespace isim::exp {
@@ -52,8 +53,9 @@ int cmd_validate_against(const Args& args) {
                                                  "what the run is: vllm")(
       "profile", po::value(&o.profile), "profile YAML of the run's GPU and model")(
       "out,o", po::value(&o.out), "output folder (default results/against-vllm)")(
-      "set,p", po::value(&o.overrides)->composing(),
+      "set,p", override_flag(o.overrides, false),
       "override a spec key after the run's settings: -p engine.gpu_blocks=2588")(
+      "add", override_flag(o.overrides, true), kAddHelp)(
       "scheduler", po::value(&o.scheduler),
       (std::string("scheduler (default ") + kAgainstVllmScheduler + ")").c_str())(
       "run-dir", po::value(&o.run_dir), "the vLLM run folder");
@@ -80,14 +82,20 @@ int cmd_validate(const Args& args) {
       "       isim validate --against vllm RUN_DIR --profile P (see --against vllm --help)\n"
       "Runs every policy of the spec with `sim` (on its profile) and with its live executor,\n"
       "prints sim, live and the relative error per metric, and writes validation.csv.\n"
-      "Exit 0: integrity checks passed; 1: a check failed or token streams differ; 2: bad "
+      "Exit 0: integrity checks passed; 1: a check failed, token streams differ, or the\n"
+      "comparison is noisy (calibration off its target, host loaded; --accept-noisy); 2: bad "
       "input.\noptions");
   std::vector<std::string> overrides;
   std::string out;
-  opts.add_options()("help,h", "show this help")("set,p", po::value(&overrides)->composing(),
+  opts.add_options()("help,h", "show this help")("set,p", override_flag(overrides, false),
                                                  "override a spec key: -p trace.sessions=20")(
-      "out,o", po::value(&out), "output folder (default results/<name>-validate)")(
+      "add", override_flag(overrides, true), kAddHelp)(
+      "out,o", po::value(&out),
+      "output folder (default results/<name>-validate, or ...-validate-<overrides> with -p)")(
       "calibrate-first", "calibrate the live backend (validate.model) and validate against it")(
+      "accept-noisy",
+      "exit 0 even when the calibration missed its target or the host was loaded (by default "
+      "either makes the comparison untrustworthy: exit 1)")(
       "check-invariants", "check engine invariants after every iteration")(
       "experiment", po::value<std::string>(), "experiment YAML");
   const po::variables_map vm = parse_args(args, opts, "experiment");
@@ -103,10 +111,11 @@ int cmd_validate(const Args& args) {
         "{}: executor: isim validate compares sim with a live executor (live-cpu or live-cuda); "
         "this spec runs '{}'",
         e.origin, e.executor));
-  if (out.empty()) out = (fs::path("results") / (e.name + "-validate")).string();
+  if (out.empty()) out = default_out_dir(e.name + "-validate", overrides);
   make_out_dir(out, "--out");
   const bool check = vm.count("check-invariants") > 0;
 
+  std::vector<std::string> noise;  // why the comparison cannot be trusted
   Inputs in = prepare(e, /*with_profile=*/!vm.count("calibrate-first"));
   if (vm.count("calibrate-first")) {
     if (e.validate.model.empty())
@@ -131,19 +140,24 @@ int cmd_validate(const Args& args) {
     sim::Profile p = calib::calibrate(co);
     for (int attempt = 2; attempt <= kAttempts && p.validation_mean_abs_error() > kGood;
          ++attempt) {
-      fmt::print("calibration {} of {}: whole-batch validation mean |error| {:.1f}% > {:.0f}%, "
-                 "measuring again\n",
-                 attempt - 1, kAttempts, 100.0 * p.validation_mean_abs_error(), 100.0 * kGood);
+      fmt::print(
+          "calibration {} of {}: whole-batch validation mean |error| {:.1f}% > {:.0f}%, "
+          "measuring again\n",
+          attempt - 1, kAttempts, 100.0 * p.validation_mean_abs_error(), 100.0 * kGood);
       sim::Profile again = calib::calibrate(co);
       if (again.validation_mean_abs_error() < p.validation_mean_abs_error()) p = std::move(again);
     }
+    if (auto why = calibration_problem(p.validation_mean_abs_error(), kGood, kAttempts);
+        !why.empty())
+      noise.push_back(why);
     e.profile = (fs::path(out) / "profile.yaml").string();
     sim::write_profile_file(e.profile, p);
     in.profile = sim::load_profile(e.profile);
-    fmt::print("calibrated {} on {}: saturation_tokens {}, whole-batch validation mean |error| "
-               "{:.1f}% -> {}\n",
-               p.model.name, co.backend, p.saturation_tokens,
-               100.0 * p.validation_mean_abs_error(), e.profile);
+    fmt::print(
+        "calibrated {} on {}: saturation_tokens {}, whole-batch validation mean |error| "
+        "{:.1f}% -> {}\n",
+        p.model.name, co.backend, p.saturation_tokens, 100.0 * p.validation_mean_abs_error(),
+        e.profile);
   }
 
   for (const auto& n : in.notes) fmt::print("note: {}\n", n);
@@ -161,22 +175,32 @@ int cmd_validate(const Args& args) {
     write_run((fs::path(out) / p.name / "sim").string(), es, in, p, simr);
     PolicyValidation pv{p.name, compare_runs(simr.summary, live.summary)};
     const auto& rep = live.executor;
-    fmt::print("\n{}: {} ran {} iterations in {} s of compute ({} s real) for {:.1f} s of virtual "
-               "time; load average {} -> {} on {} hardware threads\n",
-               p.name, e.executor, rep.fact("iterations_executed"), rep.fact("compute_s"),
-               rep.fact("real_s"), live.summary.makespan_s, rep.fact("host_load_begin"),
-               rep.fact("host_load_end"), rep.fact("hardware_threads"));
+    fmt::print(
+        "\n{}: {} ran {} iterations in {} s of compute ({} s real) for {:.1f} s of virtual "
+        "time; load average {} -> {} on {} hardware threads\n",
+        p.name, e.executor, rep.fact("iterations_executed"), rep.fact("compute_s"),
+        rep.fact("real_s"), live.summary.makespan_s, rep.fact("host_load_begin"),
+        rep.fact("host_load_end"), rep.fact("hardware_threads"));
     fmt::print("  {:<28} {:>14} {:>14} {:>9}\n", "metric", "sim", "live", "error");
     for (const auto& m : pv.metrics)
       fmt::print("  {:<28} {:>14.6g} {:>14.6g} {:>9}\n", m.metric, m.sim, m.live,
                  percent(m.error()));
+    // A fact the host could not give (no /proc/loadavg) reads as 0: no evidence of load.
+    auto number = [&](const char* k) { return parse_param<double>(rep.fact(k)).value_or(0.0); };
+    if (auto why = load_problem(p.name, number("host_load_begin"), number("host_load_end"),
+                                static_cast<unsigned>(number("hardware_threads")));
+        !why.empty()) {
+      fmt::print("  warning: {}\n", why);
+      noise.push_back(why);
+    }
     const int64_t violations = std::stoll(rep.fact("integrity.violations"));
-    fmt::print("  integrity: {} swapped blocks and {} recomputed positions checked (max |error| "
-               "{}), fault injection: {}: {}\n",
-               rep.fact("integrity.swapped_blocks_checked"),
-               rep.fact("integrity.recomputed_positions_checked"),
-               rep.fact("integrity.recompute_max_abs_error"), rep.fact("fault"),
-               violations == 0 ? "passed" : fmt::format("{} VIOLATIONS", violations));
+    fmt::print(
+        "  integrity: {} swapped blocks and {} recomputed positions checked (max |error| "
+        "{}), fault injection: {}: {}\n",
+        rep.fact("integrity.swapped_blocks_checked"),
+        rep.fact("integrity.recomputed_positions_checked"),
+        rep.fact("integrity.recompute_max_abs_error"), rep.fact("fault"),
+        violations == 0 ? "passed" : fmt::format("{} VIOLATIONS", violations));
     for (size_t i = 0; i < rep.violations.size() && i < 5; ++i)
       fmt::print("    {}\n", rep.violations[i]);
     if (violations > 0) failed = true;
@@ -194,15 +218,12 @@ int cmd_validate(const Args& args) {
     fmt::print("\n  DIFFER: {}", d);
   }
   if (same)
-    fmt::print(" identical under {}\n",
-               lives.size() == 1 ? "the one policy run" : "every policy");
+    fmt::print(" identical under {}\n", lives.size() == 1 ? "the one policy run" : "every policy");
   else
     fmt::print("\n");
   if (!same) failed = true;
 
-  std::ofstream f(fs::path(out) / "validation.csv");
-  f << validation_csv(rows);
-  if (!f) throw InputError((fs::path(out) / "validation.csv").string() + ": cannot write");
+  write_file_atomic((fs::path(out) / "validation.csv").string(), validation_csv(rows));
   // The headline: mean |error| of the three latency means across policies.
   double sum = 0;
   int n = 0;
@@ -216,6 +237,17 @@ int cmd_validate(const Args& args) {
   fmt::print("mean |error| of mean TTFT, TPOT and normalized latency over {} policies: {:.1f}%\n",
              rows.size(), n ? 100.0 * sum / n : 0.0);
   fmt::print("wrote {}\n", (fs::path(out) / "validation.csv").string());
+  if (!noise.empty()) {
+    const bool accept = vm.count("accept-noisy") > 0;
+    fmt::print(stderr, "isim validate: {} comparison:\n", accept ? "accepted a noisy" : "a noisy");
+    for (const auto& why : noise) fmt::print(stderr, "  - {}\n", why);
+    if (!accept) {
+      fmt::print(stderr,
+                 "rerun on a quiet machine, or give --accept-noisy to accept these figures "
+                 "(exit 1)\n");
+      failed = true;
+    }
+  }
   return failed ? 1 : 0;
 }
 

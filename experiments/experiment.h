@@ -120,6 +120,15 @@ std::string spec_base_dir(const std::string& path);
 Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
 // Sets a dotted key in a YAML map; InputError "-p KV: ..." on a malformed override or a root
 // that is not a map. With `origins`, the nodes it adds are named "-p KV" in later errors.
+// - A component names the longest run of components that is an existing key, so
+//   `slo.ttft_s.p99=1` sets the key `ttft_s.p99` of `slo:`; a missing map is created.
+// - In a list, a component is a 0-based index (`policies.2.estimator=oracle`; a scalar element of
+//   `policies`/`routers` becomes {name: ELEMENT}); any other component is an error naming the
+//   valid indices.
+// - A new entry of a map of user-chosen names (`deployments`, the axes of `sweep`) is an error
+//   listing the entries, unless KV starts with '+' (`-p +KEY=V`, or `--add KEY=V`, which the
+//   front ends pass as "+KEY=V"): then it is created, and a list index equal to the list's size
+//   appends. Errors then name "--add KEY=V".
 void apply_override(YAML::Node& root, const std::string& kv, YamlOrigins* origins = nullptr);
 // InputError "FILE:LINE: (document): expected a map of keys for -p KV to set, got ..." unless
 // `root` is a map.

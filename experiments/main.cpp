@@ -7,6 +7,7 @@
 #include <boost/program_options/errors.hpp>
 
 #include "experiments/cli.h"
+#include "experiments/interrupt.h"
 #include "experiments/version.h"
 #include "traces/input_error.h"
 
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   }
   std::string verb = argv[1];
   Args args(argv + 2, argv + argc);
+  install_interrupt_handlers();
   try {
     if (verb == "run") return cmd_run(args);
     if (verb == "sweep") return cmd_sweep(args);

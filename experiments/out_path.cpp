@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include <fmt/format.h>
+
+#include "traces/hash.h"
 #include "traces/input_error.h"
 
 namespace isim::exp {
@@ -58,6 +61,23 @@ void check_out_file(const std::string& path, const std::string& flag) {
   check_writable(folder, flag, path);
   if (present(p) && ::access(p.c_str(), W_OK) != 0)
     fail(flag, path, std::string("cannot write: ") + std::strerror(errno));
+}
+
+std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return "results/" + name;
+  std::string joined, all;
+  for (const auto& o : overrides) {
+    joined += joined.empty() ? "" : ",";
+    all += o + "\n";
+    for (char c : o) {
+      const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '=' || c == '+' ||
+                        c == '-';
+      joined += keep ? c : '_';
+    }
+  }
+  if (joined.size() > 64) joined = fmt::format("h{:08x}", fnv1a(all) >> 32);
+  return "results/" + name + "-" + joined;
 }
 
 }  // namespace isim::exp

@@ -12,14 +12,21 @@
 //   folder FOLDER" when it does not: files are written where told, folders are not made for
 //   them).
 // "Can be written" is access(2) W_OK|X_OK: what the process's own permissions allow.
+// - default_out_dir(name, overrides): the folder a command writes to without --out:
+//   "results/NAME" without overrides; else "results/NAME-" plus the overrides joined by ','
+//   (characters other than letters, digits and . _ = + - become '_'), or, when that is longer
+//   than 64 characters, "results/NAME-" plus 'h' and 8 hex digits of FNV-1a 64 of the overrides
+//   joined by '\n'. So runs with other overrides never overwrite each other's results.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace isim::exp {
 
 void check_out_dir(const std::string& dir, const std::string& flag);
 void make_out_dir(const std::string& dir, const std::string& flag);
 void check_out_file(const std::string& path, const std::string& flag);
+std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides);
 
 }  // namespace isim::exp

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/atomic_file.h"
 #include "experiments/sweep.h"
 #include "experiments/version.h"
 #include "traces/input_error.h"
@@ -29,9 +30,15 @@ nlohmann::ordered_json stat_json(const sim::Stat& s) {
   return j;
 }
 
-std::ofstream open_out(const fs::path& p) {
-  std::ofstream f(p, std::ios::binary);
-  if (!f) throw InputError(p.string() + ": cannot write");
+// A file's text, built in memory and written whole by commit (write_file_atomic).
+struct OutFile {
+  fs::path path;
+  std::ostringstream text;
+  void commit() const { write_file_atomic(path.string(), text.str()); }
+};
+template <class T>
+OutFile& operator<<(OutFile& f, const T& v) {
+  f.text << v;
   return f;
 }
 
@@ -119,7 +126,8 @@ nlohmann::ordered_json tiers_json(const cluster::TierStats& t) {
   j["lookups"] = t.lookups;
   const double n = static_cast<double>(std::max<int64_t>(t.lookups, 1));
   for (int h = 0; h < cluster::kTierHits; ++h)
-    j["hit_rate"][cluster::tier_hit_name(h)] = static_cast<double>(t.hits[static_cast<size_t>(h)]) / n;
+    j["hit_rate"][cluster::tier_hit_name(h)] =
+        static_cast<double>(t.hits[static_cast<size_t>(h)]) / n;
   int64_t lost = 0;
   for (int l = 0; l < cluster::kTierLosses; ++l) {
     j["lost_tokens"][cluster::tier_loss_name(l)] = t.lost_tokens[static_cast<size_t>(l)];
@@ -192,16 +200,17 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
 }
 
 void write_roles(const fs::path& dir, const cluster::RunResult& r) {
-  auto f = open_out(dir / "roles.csv");
+  OutFile f{dir / "roles.csv", {}};
   f << "t_s,mixed,prefill,decode,switching,prefill_queued_tokens,decode_waiting\n";
   for (const auto& s : r.disagg.roles)
     f << fmt::format("{},{},{},{},{},{},{}\n", s.t_s, s.mixed, s.prefill, s.decode, s.switching,
                      s.prefill_queued_tokens, s.decode_waiting);
+  f.commit();
 }
 
 void write_fleet_files(const fs::path& dir, const cluster::RunResult& r) {
   if (r.disagg.enabled) write_roles(dir, r);
-  auto f = open_out(dir / "replicas.csv");
+  OutFile f{dir / "replicas.csv", {}};
   f << "t_s,replica,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used,"
        "queued_tokens,busy_s\n";
   for (const auto& x : r.replica_timeseries) {
@@ -210,6 +219,7 @@ void write_fleet_files(const fs::path& dir, const cluster::RunResult& r) {
                      t.paused, t.swapped, t.gpu_blocks_used, t.cpu_blocks_used, t.queued_tokens,
                      t.busy_s);
   }
+  f.commit();
 }
 
 }  // namespace
@@ -219,9 +229,16 @@ void add_fleet_json(nlohmann::ordered_json& j, const cluster::RunResult& r, bool
   j["cluster"] = cluster_json(r, per_replica);
 }
 
+// The run's files, each written whole; summary.json, the mark of a complete run folder, is
+// removed first and written last, so a folder without it is one an interrupt cut short.
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
                const cluster::RunResult& r) {
   fs::create_directories(dir);
+  const fs::path summary_path = fs::path(dir) / "summary.json";
+  std::error_code ec;
+  fs::remove(summary_path, ec);
+  if (ec) throw InputError(summary_path.string() + ": cannot remove: " + ec.message());
+  std::string summary_text;
   {
     auto j = summary_json(r.summary, p.name);
     for (const auto& [k, v] : r.policy_facts) j["policy_" + k] = v;
@@ -234,10 +251,10 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
       for (const auto& [k, v] : r.executor.facts) x[k] = v;
       x["violations"] = r.executor.violations;
     }
-    open_out(fs::path(dir) / "summary.json") << j.dump(2) << "\n";
+    summary_text = j.dump(2) + "\n";
   }
   {
-    auto f = open_out(fs::path(dir) / "sessions.csv");
+    OutFile f{fs::path(dir) / "sessions.csv", {}};
     f << "id,status,arrival_s,first_token_s,finish_s,ttft_s,resume_ttft_s,tpot_s,e2e_s,"
          "intercept_s,normalized_latency_s,output_tokens,returned_tokens,segments,"
          "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens";
@@ -245,21 +262,23 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     for (const auto& s : r.sessions) {
       // The id is the trace's own text: quoted per RFC 4180 when it holds , " or a line break.
       f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(s.id),
-                       s.status, s.arrival_s, s.first_token_s, s.finish_s, s.ttft_s, s.resume_ttft_s,
-                       s.tpot_s, s.e2e_s, s.intercept_s, s.normalized_latency_s, s.output_tokens,
-                       s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
-                       s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens);
+                       s.status, s.arrival_s, s.first_token_s, s.finish_s, s.ttft_s,
+                       s.resume_ttft_s, s.tpot_s, s.e2e_s, s.intercept_s, s.normalized_latency_s,
+                       s.output_tokens, s.returned_tokens, s.segments, s.recomputed_tokens,
+                       s.swapped_out_bytes, s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens);
       if (e.cluster.given)
         f << fmt::format(",{},{},{}", s.replica_first, s.replica_last, s.migrations);
       f << "\n";
     }
+    f.commit();
   }
   {
-    auto f = open_out(fs::path(dir) / "timeseries.csv");
+    OutFile f{fs::path(dir) / "timeseries.csv", {}};
     f << "t_s,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used\n";
     for (const auto& t : r.timeseries)
       f << fmt::format("{},{},{},{},{},{},{}\n", t.t_s, t.running, t.waiting, t.paused, t.swapped,
                        t.gpu_blocks_used, t.cpu_blocks_used);
+    f.commit();
   }
   if (e.cluster.given) write_fleet_files(dir, r);
   {
@@ -280,8 +299,10 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     y["provenance"] = prov;
     YAML::Emitter em;
     em << y;
-    open_out(fs::path(dir) / "config.resolved.yaml") << em.c_str() << "\n";
+    write_file_atomic((fs::path(dir) / "config.resolved.yaml").string(),
+                      std::string(em.c_str()) + "\n");
   }
+  write_file_atomic(summary_path.string(), summary_text);
 }
 
 std::string summary_table(const std::vector<TableRow>& rows) {
@@ -312,20 +333,19 @@ std::string fleet_table(const std::vector<FleetRow>& rows) {
   if (rows.empty()) return "";
   const auto& f0 = rows.front().fleet;
   std::string out = fmt::format("fleet: {} replicas behind {}\n", f0.replicas, f0.router);
-  out += fmt::format(
-      "{:<17} {:>8} {:>8} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n", "policy",
-      "busy", "queued", "migrations", "intercept", "preemption", "idle-evict", "migration",
-      "role-switch", "prefix-evict", "total");
+  out +=
+      fmt::format("{:<17} {:>8} {:>8} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+                  "policy", "busy", "queued", "migrations", "intercept", "preemption", "idle-evict",
+                  "migration", "role-switch", "prefix-evict", "total");
   out += fmt::format("{:<17} {:>8} {:>8} {:>10}  {:>83}\n", "", "max/mean", "max/mean", "",
                      "lost KV reuse: tokens recomputed that had been computed before");
   for (const auto& r : rows) {
     const auto& c = r.summary.counters;
-    out +=
-        fmt::format(
-            "{:<17} {:>8.3f} {:>8.3f} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-            r.policy, r.fleet.busy_imbalance, r.fleet.queued_imbalance, r.fleet.migrations,
-            c.lost_reuse[0], c.lost_reuse[1], c.lost_reuse[2], c.lost_reuse[3], c.lost_reuse[4],
-            c.prefix_evicted_tokens, c.lost_reuse_total());
+    out += fmt::format(
+        "{:<17} {:>8.3f} {:>8.3f} {:>10}  {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+        r.policy, r.fleet.busy_imbalance, r.fleet.queued_imbalance, r.fleet.migrations,
+        c.lost_reuse[0], c.lost_reuse[1], c.lost_reuse[2], c.lost_reuse[3], c.lost_reuse[4],
+        c.prefix_evicted_tokens, c.lost_reuse_total());
   }
   return out;
 }
@@ -338,8 +358,8 @@ std::string disagg_table(const std::vector<FleetRow>& rows) {
     const auto& s = r.summary;
     out += fmt::format("{:<17} {:<12} {:>9.3f} {:>9.3f} {:>9.1f} {:>9} {:>10.3f} {:>9} {:>12}\n",
                        r.policy, r.disagg.planner, s.ttft.p95, s.e2e.mean, s.throughput_tokens_s,
-                       r.disagg.transfers, r.disagg.transfer_s_mean * 1e3,
-                       r.disagg.role_switches, s.counters.lost_reuse_total());
+                       r.disagg.transfers, r.disagg.transfer_s_mean * 1e3, r.disagg.role_switches,
+                       s.counters.lost_reuse_total());
   }
   return out;
 }

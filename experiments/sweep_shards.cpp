@@ -19,7 +19,9 @@ namespace isim::exp {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-uint64_t fnv1a64(const std::string& bytes) { return isim::fnv1a(bytes); }
+uint64_t fnv1a64(const std::string& bytes) {
+  return isim::fnv1a(bytes);
+}
 
 std::string run_fingerprint(const SweepRun& r) {
   return fmt::format("{:016x}", fnv1a64(YAML::Dump(r.experiment.resolved())));
@@ -79,17 +81,39 @@ void resume_records(const std::string& text, const Sweep& s, const Shard& shard,
 
 }  // namespace
 
-Journal open_journal(const std::string& out_dir, const Sweep& s, const Shard& shard, bool resume) {
+namespace {
+
+// kAuto on an existing journal: kResume when it is this spec's, kFresh when it holds no record,
+// else the refusal of the contract.
+JournalMode auto_mode(const std::string& text, const std::string& out_dir, const Journal& j,
+                      const std::string& spec_fp) {
+  const JournalText jt = split_journal(text, j.path);
+  if (jt.records.empty()) return JournalMode::kFresh;
+  const auto it = jt.header.find("spec");
+  const std::string theirs = it != jt.header.end() && it->is_string() ? it->get<std::string>() : "";
+  if (theirs == spec_fp) return JournalMode::kResume;
+  throw InputError(fmt::format(
+      "{}: holds {} finished run(s) of another sweep spec (journal {}: spec {}; this spec: {}); "
+      "give --resume to keep those that still match, --fresh to start anew, or another --out",
+      out_dir, jt.records.size(), j.path, theirs.empty() ? "?" : theirs, spec_fp));
+}
+
+}  // namespace
+
+Journal open_journal(const std::string& out_dir, const Sweep& s, const Shard& shard,
+                     JournalMode mode) {
   Journal j;
   std::vector<std::string>& fps = j.fingerprints;
   fps.reserve(s.runs.size());
   for (const auto& r : s.runs) fps.push_back(run_fingerprint(r));
   j.path = journal_path(out_dir, shard);
-  j.header_line = header_line(s, shard, spec_fingerprint(s, fps));
+  const std::string spec_fp = spec_fingerprint(s, fps);
+  j.header_line = header_line(s, shard, spec_fp);
   fs::create_directories(fs::path(j.path).parent_path());
   if (fs::exists(j.path)) {
     const std::string text = read_journal_text(j.path);
-    if (resume) {
+    if (mode == JournalMode::kAuto) mode = auto_mode(text, out_dir, j, spec_fp);
+    if (mode == JournalMode::kResume) {
       resume_records(text, s, shard, fps, j);
     } else {
       const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));

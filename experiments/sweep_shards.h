@@ -72,7 +72,18 @@ struct Journal {
   size_t dropped = 0;                     // records not kept (other spec, or starting anew)
   bool torn = false;                      // its last line was cut short, and was dropped
 };
-Journal open_journal(const std::string& out_dir, const Sweep& s, const Shard& shard, bool resume);
+// kFresh starts anew (the records held are counted in `dropped`); kResume keeps the records that
+// match (contract above); kAuto resumes when the journal's spec fingerprint is this spec's, starts
+// anew when the journal holds no record, and otherwise is an InputError (exit 2) naming the
+// folder, the journal, both fingerprints and the count of finished runs, and saying to give
+// --resume, --fresh or another --out: a sweep never silently discards another sweep's runs.
+enum class JournalMode { kAuto, kResume, kFresh };
+Journal open_journal(const std::string& out_dir, const Sweep& s, const Shard& shard,
+                     JournalMode mode);
+inline Journal open_journal(const std::string& out_dir, const Sweep& s, const Shard& shard,
+                            bool resume) {
+  return open_journal(out_dir, s, shard, resume ? JournalMode::kResume : JournalMode::kFresh);
+}
 // One journal line (ends in '\n').
 std::string record_line(const RunRecord& r);
 

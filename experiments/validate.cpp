@@ -65,4 +65,22 @@ std::string validation_csv(const std::vector<PolicyValidation>& rows) {
   return out;
 }
 
+std::string calibration_problem(double mean_abs_error, double target, int attempts) {
+  if (!(mean_abs_error > target)) return "";
+  return fmt::format(
+      "the calibration missed its own target after {} attempt(s): whole-batch validation mean "
+      "|error| {:.1f}% > {:.0f}%",
+      attempts, 100.0 * mean_abs_error, 100.0 * target);
+}
+
+std::string load_problem(const std::string& policy, double load_begin, double load_end,
+                         unsigned hardware_threads) {
+  const double peak = std::max(load_begin, load_end);
+  if (hardware_threads == 0 || !(peak > hardware_threads)) return "";  // 0: unknown
+  return fmt::format(
+      "{}: the load average during the live run ({} -> {}) exceeded the {} hardware thread(s): "
+      "other work shared the CPU, so live times are not the kernels' own",
+      policy, load_begin, load_end, hardware_threads);
+}
+
 }  // namespace isim::exp

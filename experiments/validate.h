@@ -10,6 +10,12 @@
 //   position within that segment's input or outputs; "" when they agree.
 // - validation_csv: header `policy,metric,sim,live,rel_error`, one row per policy and metric,
 //   numbers in shortest round-trip form.
+// - Noise: a comparison is not to be trusted when the calibration missed its own target after
+//   its attempts (calibration_problem: mean |error| > target), or when the host's load average
+//   at the start or end of a live run exceeded its hardware threads (load_problem: other work
+//   shared the CPU, so live times are not the kernels' own). Each returns "" when there is no
+//   problem, else one sentence naming the figures; isim validate exits 1 on any, unless
+//   --accept-noisy.
 #pragma once
 
 #include <string>
@@ -37,5 +43,9 @@ struct PolicyValidation {
   std::vector<MetricError> metrics;
 };
 std::string validation_csv(const std::vector<PolicyValidation>& rows);
+
+std::string calibration_problem(double mean_abs_error, double target, int attempts);
+std::string load_problem(const std::string& policy, double load_begin, double load_end,
+                         unsigned hardware_threads);
 
 }  // namespace isim::exp

@@ -17,6 +17,7 @@
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
 #include "sim/scheduler.h"
+#include "traces/atomic_file.h"
 #include "traces/input_error.h"
 #include "traces/jsonl.h"
 
@@ -283,7 +284,7 @@ int run_against_vllm(const AgainstOptions& o) {
   const std::string trace_path = (fs::path(o.out) / "trace.jsonl").string();
   std::ostringstream os;
   trace::write_jsonl(os, rt.trace);
-  write_file_atomically(trace_path, os.str());
+  write_file_atomic(trace_path, os.str());
 
   const Experiment e = vllm_experiment(run.meta, o, trace_path);
   const Inputs in = prepare(e);
@@ -299,9 +300,9 @@ int run_against_vllm(const AgainstOptions& o) {
     r.metrics.push_back({"gpu_blocks", static_cast<double>(*run.meta.num_gpu_blocks),
                          static_cast<double>(result.summary.gpu_blocks)});
   const fs::path dir(o.out);
-  write_file_atomically((dir / "against.csv").string(), against_csv(r.metrics));
-  write_file_atomically((dir / "against.json").string(), against_json(r, o).dump(2) + "\n");
-  write_file_atomically((dir / "against_requests.csv").string(), requests_csv(real, sim));
+  write_file_atomic((dir / "against.csv").string(), against_csv(r.metrics));
+  write_file_atomic((dir / "against.json").string(), against_json(r, o).dump(2) + "\n");
+  write_file_atomic((dir / "against_requests.csv").string(), requests_csv(real, sim));
 
   print_header(r, o);
   fmt::print("{}", table(r.metrics));

@@ -124,6 +124,5 @@ int run_against_vllm(const AgainstOptions& o);
 std::string against_csv(const std::vector<AgainstMetric>& metrics);
 
 // Writes `text` to `path` through `path.tmp` and a rename, so a reader never sees half a file.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace isim::exp

@@ -271,17 +271,5 @@ RunTrace vllm_run_trace(const VllmRun& run) {
   return out;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) throw InputError(tmp + ": cannot write: " + std::strerror(errno));
-    f << text;
-    if (!f.flush()) throw InputError(tmp + ": cannot write: " + std::strerror(errno));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw InputError(path + ": cannot rename " + tmp + " into place: " + ec.message());
-}
 
 }  // namespace isim::exp

@@ -4,11 +4,13 @@
 #include <fstream>
 #include <iterator>
 #include <ostream>
+#include <sstream>
 #include <string_view>
 
 #include "sim/cost_model.h"
 #include "sim/profile.h"
 #include "sim/profile_check.h"
+#include "traces/atomic_file.h"
 #include "traces/input_error.h"
 
 namespace isim::sim {
@@ -214,11 +216,9 @@ void check_profile_loads(const Profile& p, const std::string& origin) {
 }
 
 void write_profile_file(const std::string& path, const Profile& p) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
+  std::ostringstream out;
   write_profile(out, p);
-  out.flush();
-  if (!out) throw InputError(fmt::format("{}: write failed", path));
+  write_file_atomic(path, out.str());
 }
 
 std::string describe_profile(const Profile& p) {

@@ -9,8 +9,10 @@
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 #include <unordered_map>
 
+#include "traces/atomic_file.h"
 #include "traces/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl_fields.h"
@@ -201,11 +203,9 @@ void write_jsonl(std::ostream& os, const Trace& t) {
 }
 
 void write_jsonl_file(const std::string& path, const Trace& t) {
-  std::ofstream os(path, std::ios::binary);
-  if (!os) throw InputError(path + ": cannot open for writing: " + std::strerror(errno));
+  std::ostringstream os;
   write_jsonl(os, t);
-  os.flush();
-  if (!os) throw InputError(path + ": write failed: " + std::strerror(errno));
+  write_file_atomic(path, os.str());
 }
 
 }  // namespace isim::trace

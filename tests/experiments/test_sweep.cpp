@@ -128,7 +128,7 @@ TEST_CASE("swept keys and values are validated like -p and named sweep.<key>") {
         "s.yaml:9: sweep.engine.scheduler = fifo: engine.scheduler: unknown scheduler 'fifo'; "
         "valid: chunked, vllm-v0, vllm-v1");
   CHECK(sweep_error(spec_text("  trace.from.x: [1]\n")) ==
-        "s.yaml:9: sweep.trace.from.x = 1: 'trace.from' is not a map");
+        "s.yaml:9: sweep.trace.from.x = 1: 'trace.from' is 'generator', not a map or a list");
   CHECK(sweep_error(spec_text("  engine.max_num_seqs: 8\n")) ==
         "s.yaml:9: sweep.engine.max_num_seqs: expected a non-empty list of values, e.g. [1, 2]");
   CHECK(sweep_error(spec_text("  engine.max_num_seqs: [8, 8]\n")) ==

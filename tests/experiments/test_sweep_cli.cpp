@@ -94,12 +94,14 @@ TEST_CASE("isim sweep merge refuses inconsistent shards with exit 2") {
     CHECK(run_isim("sweep merge " + (d / "m.csv").string(), nullptr, &err) == 2);
     CHECK(err.find("merge needs OUT.csv and at least one input") != std::string::npos);
   }
-  SUBCASE("an incomplete merge warns about the missing runs") {
+  SUBCASE("an incomplete merge is refused, naming the missing runs, and writes nothing") {
     auto b = (d / "b.csv").string();
     CHECK(run_isim("sweep merge " + (d / "m.csv").string() + " " + a + " " + b, nullptr, &err) ==
-          0);
-    CHECK(err.find("warning: 1 run index(es) missing: 9 ") != std::string::npos);
-    CHECK(lines(test::slurp(d / "m.csv")).size() == 1 + 10);
+          2);
+    CHECK(err.find("isim: error: 1 run index(es) below the highest one given (10) are missing: 9 "
+                   "(a shard not merged?); nothing was written to " +
+                   (d / "m.csv").string()) != std::string::npos);
+    CHECK(!fs::exists(d / "m.csv"));
   }
 }
 

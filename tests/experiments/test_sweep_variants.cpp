@@ -289,7 +289,7 @@ TEST_CASE("variants: a bad value names sweep.variants[I].set.KEY and the value")
         "advance_max");
   CHECK(one("trace.from.x: 1") ==
         "s.yaml:9: sweep.variants[1].set.trace.from.x = 1: "
-        "'trace.from' is not a map");
+        "'trace.from' is 'generator', not a map or a list");
   // The key named is the first whose overrides so far fail, on its own line.
   CHECK(variants_error("\n    - name: a\n      set:\n        engine.max_num_seqs: 8\n"
                        "        engine.scheduler: fifo\n        arrival.rate: 2\n") ==
