@@ -71,8 +71,7 @@ class Config {
  private:
   int64_t checked_count(const std::string& key, int64_t max) {
     const json& v = at(key);
-    if (!v.is_number_integer())
-      fail(key, "expected a positive integer, got " + trace::shown(v));
+    if (!v.is_number_integer()) fail(key, "expected a positive integer, got " + trace::shown(v));
     const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
                                                  : v.get<int64_t>() > 0 && v.get<int64_t>() <= max;
     if (!in_range || v.get<int64_t>() == 0)
@@ -103,15 +102,16 @@ json parse(const std::string& text, const std::string& path) {
 
 // Mixture-of-experts configs are refused until the cost models have expert routing.
 void refuse_moe(const Config& c) {
-  const std::string why = "a mixture-of-experts model; MoE is not supported yet (supported: dense " +
-                          std::string(kSupported) + ")";
+  const std::string why =
+      "a mixture-of-experts model; MoE is not supported yet (supported: dense " +
+      std::string(kSupported) + ")";
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
     if (!c.given(key)) continue;
     const json& v = c.at(key);
     if (v.is_number() && v.get<double>() == 0) continue;  // 0 experts: a dense model
     c.fail(key, trace::shown(v) + " experts: " + why);
   }
-  static const std::vector<std::string> kMoeTypes = {"mixtral", "qwen2_moe", "qwen3_moe",
+  static const std::vector<std::string> kMoeTypes = {"mixtral",  "qwen2_moe",   "qwen3_moe",
                                                      "deepseek", "deepseek_v2", "deepseek_v3"};
   if (c.given("model_type") && c.at("model_type").is_string()) {
     const auto type = c.at("model_type").get<std::string>();
@@ -135,8 +135,9 @@ Known identify(Config& c) {
   if (c.given("architectures")) {
     const json& a = c.at("architectures");
     if (!a.is_array() || a.empty() || !a[0].is_string())
-      c.fail("architectures", "expected a list of class names such as [\"LlamaForCausalLM\"], got " +
-                                  trace::shown(a));
+      c.fail(
+          "architectures",
+          "expected a list of class names such as [\"LlamaForCausalLM\"], got " + trace::shown(a));
     const auto name = a[0].get<std::string>();
     for (const Known& k : kKnown)
       if (name == k.architecture) return c.record("architectures", name), k;
@@ -144,12 +145,12 @@ Known identify(Config& c) {
   }
   const auto type = c.optional_string("model_type");
   if (!type)
-    c.fail("architectures", std::string("missing, and no model_type either; expected one of: ") +
-                                kSupported);
+    c.fail("architectures",
+           std::string("missing, and no model_type either; expected one of: ") + kSupported);
   for (const Known& k : kKnown)
     if (*type == k.model_type) return c.record("model_type", *type), k;
-  c.fail("model_type", "unknown model_type '" + *type + "' (and no architectures); supported: " +
-                           kSupported);
+  c.fail("model_type",
+         "unknown model_type '" + *type + "' (and no architectures); supported: " + kSupported);
 }
 
 // rope_theta and rope_scaling do not change a shape; they are kept in `source`.
@@ -162,15 +163,20 @@ void record_rope(Config& c) {
   if (!c.given("rope_scaling")) return;
   const json& r = c.at("rope_scaling");
   if (!r.is_object())
-    c.fail("rope_scaling", "expected a map such as {\"rope_type\": \"llama3\", \"factor\": 8.0} "
-                           "or null, got " + trace::shown(r));
+    c.fail("rope_scaling",
+           "expected a map such as {\"rope_type\": \"llama3\", \"factor\": 8.0} "
+           "or null, got " +
+               trace::shown(r));
   std::string parts;
   for (const auto& [k, v] : r.items())
-    parts += (parts.empty() ? "" : ", ") + k + ": " + (v.is_string() ? v.get<std::string>() : v.dump());
+    parts +=
+        (parts.empty() ? "" : ", ") + k + ": " + (v.is_string() ? v.get<std::string>() : v.dump());
   c.record("rope_scaling", "{" + parts + "}");
 }
 
-int32_t narrow(int64_t v) { return static_cast<int32_t>(v); }
+int32_t narrow(int64_t v) {
+  return static_cast<int32_t>(v);
+}
 
 // Llama, Qwen2 and Mistral share their key names.
 Shapes llama_like(Config& c, Family f, HfImport& imp) {
@@ -180,8 +186,8 @@ Shapes llama_like(Config& c, Family f, HfImport& imp) {
   s.hidden = c.count("hidden_size");
   s.heads = c.count("num_attention_heads");
   auto& origin = imp.origin;
-  origin = {{"layers", "num_hidden_layers"}, {"hidden", "hidden_size"},
-            {"heads", "num_attention_heads"}};
+  origin = {
+      {"layers", "num_hidden_layers"}, {"hidden", "hidden_size"}, {"heads", "num_attention_heads"}};
   if (const auto kv = c.optional_count("num_key_value_heads")) {
     s.kv_heads = *kv;
     origin.emplace_back("kv_heads", "num_key_value_heads");
@@ -191,7 +197,8 @@ Shapes llama_like(Config& c, Family f, HfImport& imp) {
   }
   if (s.heads % s.kv_heads != 0)
     c.fail("num_key_value_heads", fmt::format("{} does not divide num_attention_heads {}; expected "
-                                              "a divisor of it", s.kv_heads, s.heads));
+                                              "a divisor of it",
+                                              s.kv_heads, s.heads));
   if (const auto hd = c.optional_count("head_dim")) {
     s.head_dim = *hd;
     origin.emplace_back("head_dim", "head_dim");
@@ -206,8 +213,8 @@ Shapes llama_like(Config& c, Family f, HfImport& imp) {
   s.ffn = c.count("intermediate_size");
   s.vocab = c.count("vocab_size");
   origin.insert(origin.end(), {{"ffn", "intermediate_size"}, {"vocab", "vocab_size"}});
-  s.max_position = c.optional_count("max_position_embeddings", std::numeric_limits<int64_t>::max())
-                       .value_or(0);
+  s.max_position =
+      c.optional_count("max_position_embeddings", std::numeric_limits<int64_t>::max()).value_or(0);
   if (s.max_position > 0) origin.emplace_back("max_position", "max_position_embeddings");
   s.tied = c.flag("tie_word_embeddings", false);
   if (f == Family::kLlama) {
@@ -216,13 +223,15 @@ Shapes llama_like(Config& c, Family f, HfImport& imp) {
   }
   record_rope(c);
   std::optional<int64_t> window;
-  if (f == Family::kMistral) window = c.optional_count("sliding_window", std::numeric_limits<int64_t>::max());
+  if (f == Family::kMistral)
+    window = c.optional_count("sliding_window", std::numeric_limits<int64_t>::max());
   if (f == Family::kQwen2 && c.flag("use_sliding_window", false))
     window = c.optional_count("sliding_window", std::numeric_limits<int64_t>::max());
   if (window)
     imp.notes.push_back(fmt::format(
         "sliding_window {}: the simulator keeps every token's KV (full attention), an upper "
-        "bound on this model's KV beyond {} tokens", *window, *window));
+        "bound on this model's KV beyond {} tokens",
+        *window, *window));
   return s;
 }
 
@@ -234,11 +243,14 @@ Shapes gptj(Config& c, HfImport& imp) {
   s.heads = c.count("n_head");
   s.kv_heads = s.heads;
   if (s.hidden % s.heads != 0)
-    c.fail("n_embd", fmt::format("{} is not a multiple of n_head {}; expected a multiple",
-                                 s.hidden, s.heads));
+    c.fail("n_embd", fmt::format("{} is not a multiple of n_head {}; expected a multiple", s.hidden,
+                                 s.heads));
   s.head_dim = s.hidden / s.heads;
-  imp.origin = {{"layers", "n_layer"}, {"hidden", "n_embd"}, {"heads", "n_head"},
-                {"kv_heads", "n_head (GPT-J is multi-head)"}, {"head_dim", "n_embd / n_head"}};
+  imp.origin = {{"layers", "n_layer"},
+                {"hidden", "n_embd"},
+                {"heads", "n_head"},
+                {"kv_heads", "n_head (GPT-J is multi-head)"},
+                {"head_dim", "n_embd / n_head"}};
   if (const auto inner = c.optional_count("n_inner")) {
     s.ffn = *inner;
     imp.origin.emplace_back("ffn", "n_inner");
@@ -257,9 +269,11 @@ Shapes gptj(Config& c, HfImport& imp) {
 }
 
 std::string dtype_of(Config& c, const std::string& flag, std::string* origin) {
-  static const std::vector<std::pair<std::string, std::string>> kTorch = {
-      {"bfloat16", "bf16"}, {"float16", "fp16"}, {"float32", "fp32"},
-      {"float8_e4m3fn", "fp8"}, {"float8_e5m2", "fp8"}};
+  static const std::vector<std::pair<std::string, std::string>> kTorch = {{"bfloat16", "bf16"},
+                                                                          {"float16", "fp16"},
+                                                                          {"float32", "fp32"},
+                                                                          {"float8_e4m3fn", "fp8"},
+                                                                          {"float8_e5m2", "fp8"}};
   const char* key = c.given("torch_dtype") ? "torch_dtype" : "dtype";
   const auto torch = c.given(key) && c.at(key).is_string() ? c.optional_string(key) : std::nullopt;
   if (!flag.empty()) {
@@ -269,8 +283,9 @@ std::string dtype_of(Config& c, const std::string& flag, std::string* origin) {
     return flag;
   }
   if (!c.given(key))
-    c.fail("torch_dtype", "missing (and no dtype key); expected bfloat16, float16 or float32, or "
-                          "pass --dtype fp16|bf16|fp32|fp8");
+    c.fail("torch_dtype",
+           "missing (and no dtype key); expected bfloat16, float16 or float32, or "
+           "pass --dtype fp16|bf16|fp32|fp8");
   const auto name = c.optional_string(key);
   for (const auto& [torch_name, ours] : kTorch) {
     if (*name != torch_name) continue;
@@ -278,8 +293,9 @@ std::string dtype_of(Config& c, const std::string& flag, std::string* origin) {
     *origin = std::string(key) + " " + *name;
     return ours;
   }
-  c.fail(key, "unknown '" + *name + "'; expected bfloat16, float16, float32, float8_e4m3fn or "
-                                    "float8_e5m2, or pass --dtype fp16|bf16|fp32|fp8");
+  c.fail(key, "unknown '" + *name +
+                  "'; expected bfloat16, float16, float32, float8_e4m3fn or "
+                  "float8_e5m2, or pass --dtype fp16|bf16|fp32|fp8");
 }
 
 std::string lowercase(std::string s) {
@@ -342,17 +358,20 @@ HfImport import_hf_config_text(const std::string& text, const std::string& path,
   shape.tp = 1;
   constexpr double kMaxKvBytesPerToken = 134217728.0;  // 2^27, as load_model checks
   if (shape.kv_bytes_per_token_unsplit() > kMaxKvBytesPerToken)
-    c.fail(imp.origin[1].second /* the layers key */, fmt::format("KV bytes per token {:.6g} (2 x layers x kv_heads x "
-                                             "head_dim x dtype bytes); expected at most 2^27",
-                                             shape.kv_bytes_per_token_unsplit()));
+    c.fail(imp.origin[1].second /* the layers key */,
+           fmt::format("KV bytes per token {:.6g} (2 x layers x kv_heads x "
+                       "head_dim x dtype bytes); expected at most 2^27",
+                       shape.kv_bytes_per_token_unsplit()));
   const ParamCount pc = count_params(s);
   shape.params = pc.total;
   imp.params_sum = pc.lines;
   imp.model.max_position = s.max_position;
   std::string used;
   for (const auto& u : c.used()) used += (used.empty() ? "" : ", ") + u;
-  imp.model.source = fmt::format("Hugging Face config {}: {}; params computed from these shapes "
-                                 "(isim model import)", path, used);
+  imp.model.source = fmt::format(
+      "Hugging Face config {}: {}; params computed from these shapes "
+      "(isim model import)",
+      path, used);
   return imp;
 }
 

@@ -24,8 +24,8 @@ std::string quoted(const std::string& s) {
 std::string yaml_name(const std::string& s) {
   bool bare = !s.empty() && std::isalnum(static_cast<unsigned char>(s[0])) != 0;
   for (char ch : s)
-    bare = bare && (std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '.' ||
-                    ch == '-' || ch == '_');
+    bare = bare && (std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '.' || ch == '-' ||
+                    ch == '_');
   return bare ? s : quoted(s);
 }
 

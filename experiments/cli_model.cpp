@@ -64,10 +64,11 @@ int model_import(const Args& args) {
   write_file_atomic(out, calib::hf_model_yaml(imp));
   const auto& s = calib::load_model(out).shape;  // what was written must read back
   for (const auto& note : imp.notes) fmt::print(stderr, "note: not modelled: {}\n", note);
-  fmt::print("wrote {}: {} ({}): {} layers, hidden {}, {} heads ({} KV) x head_dim {}, ffn {}, "
-             "vocab {}, {}, {:.2f}B params, KV {} bytes/token\n",
-             out, s.name, imp.architecture, s.layers, s.hidden, s.heads, s.kv_heads, s.head_dim,
-             s.ffn, s.vocab, s.dtype, s.params / 1e9, s.kv_bytes_per_token());
+  fmt::print(
+      "wrote {}: {} ({}): {} layers, hidden {}, {} heads ({} KV) x head_dim {}, ffn {}, "
+      "vocab {}, {}, {:.2f}B params, KV {} bytes/token\n",
+      out, s.name, imp.architecture, s.layers, s.hidden, s.heads, s.kv_heads, s.head_dim, s.ffn,
+      s.vocab, s.dtype, s.params / 1e9, s.kv_bytes_per_token());
   return 0;
 }
 
