@@ -118,6 +118,14 @@ void refuse_moe(const Config& c) {
     if (std::find(kMoeTypes.begin(), kMoeTypes.end(), type) != kMoeTypes.end())
       c.fail("model_type", "'" + type + "' is " + why);
   }
+  static const std::vector<std::string> kMoeArchitectures = {
+      "MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV2ForCausalLM",
+      "DeepseekV3ForCausalLM"};
+  const auto a = c.given("architectures") ? c.at("architectures") : json();
+  if (a.is_array() && !a.empty() && a[0].is_string() &&
+      std::find(kMoeArchitectures.begin(), kMoeArchitectures.end(), a[0].get<std::string>()) !=
+          kMoeArchitectures.end())
+    c.fail("architectures", "'" + a[0].get<std::string>() + "' is " + why);
 }
 
 struct Known {

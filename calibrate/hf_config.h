@@ -25,6 +25,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibrate/model.h"

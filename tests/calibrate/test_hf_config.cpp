@@ -287,6 +287,13 @@ TEST_CASE("HF import: mixture-of-experts configs are refused, naming the file an
   CHECK(error_of(with(kQwen25_7b, "model_type", "\"qwen2_moe\"")).find(moe) != std::string::npos);
   CHECK(error_of(with(kLlama31_8b, "model_type", "\"deepseek_v3\"")).find(moe) !=
         std::string::npos);
+  // And so is a MoE architecture without either.
+  CHECK(error_of(
+            without(with(kMistral7b, "architectures", "[\"MixtralForCausalLM\"]"), "model_type")) ==
+        "cfg/config.json: architectures: 'MixtralForCausalLM' is a mixture-of-experts model; " +
+            moe +
+            " (supported: dense LlamaForCausalLM (model_type llama), Qwen2ForCausalLM "
+            "(qwen2), MistralForCausalLM (mistral), GPTJForCausalLM (gptj))");
   // num_experts 0 is a dense model.
   CHECK(import(with(kLlama31_8b, "num_experts", "0")).model.shape.layers == 32);
 }
