@@ -7,3 +7,10 @@ target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/import_aiconfigurator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_allreduce.cpp
 )
+# Hugging Face config.json -> model YAML (isim model import).
+target_sources(isim_calibrate PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/hf_config.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/hf_config_params.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/hf_model_yaml.cpp
+)
+target_link_libraries(isim_calibrate PRIVATE nlohmann_json::nlohmann_json)

@@ -35,6 +35,7 @@ const char* kUsage =
     "  profile import --from llmservingsim|aiconfigurator ...  public measurements -> profile\n"
     "  profile analytic --gpu SPEC.yaml --model M.yaml ...   a roofline profile\n"
     "  profile diff BASE NEW [--max-regression 5%]           exit 1 on a slowdown (CI check)\n"
+    "  model import HF_CONFIG.json --out M.yaml             a Hugging Face config.json -> model YAML\n"
     "  --version                                             print the version\n";
 }
 
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     if (verb == "list") return cmd_list(args);
     if (verb == "trace") return cmd_trace(args);
     if (verb == "profile") return cmd_profile(args);
+    if (verb == "model") return cmd_model(args);
     if (verb == "--version" || verb == "version") {
       fmt::print("isim {} ({})\n", ISIM_VERSION, ISIM_GIT_SHA);
       return 0;
