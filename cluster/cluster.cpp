@@ -37,6 +37,7 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
                                                      *sp.executor, *sp.policy));
     engines_.back()->set_listener(this);
     engines_.back()->set_kv_manager(sp.kv_manager);
+    engines_.back()->set_run_observer(sp.observer);
   }
   const double dt = specs_.front().config.timeseries_interval_s;
   dt_ = dt > 0 ? sim::from_seconds(dt) : 0;

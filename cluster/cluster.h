@@ -69,6 +69,7 @@ struct ReplicaSpec {
   sim::Policy* policy = nullptr;
   std::string group;  // the fleet group it belongs to ("" for a cluster of one)
   sim::KvManager* kv_manager = nullptr;  // not owned; null: sim::LocalKvManager
+  sim::RunObserver* observer = nullptr;  // not owned, shared by the fleet; null: no event trace
 };
 
 // Which invariants a run checks, and how often. From a bool: all of them, after every event,

@@ -10,6 +10,7 @@
 #include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/run_script.h"
+#include "experiments/run_views.h"
 #include "experiments/sweep.h"
 #include "traces/strict_yaml.h"
 
@@ -44,7 +45,8 @@ void plot_replicas(const std::string& dir) {
 namespace {
 constexpr const char* kRunUsage =
     "usage: isim run EXPERIMENT.yaml [-p key=value ...] [--out DIR]\n"
-    "       isim run --trace T --profile P --policy NAME [options]\n";
+    "       isim run --trace T --profile P --policy NAME [options]\n"
+    "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n";
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -67,12 +69,14 @@ int cmd_run(const Args& args) {
                                                                    "executor (default sim)")(
       "experiment", po::value<std::string>(), "experiment YAML");
   add_checks_options(opts);
+  add_run_view_options(opts);
   const po::variables_map vm = parse_args(args, opts, "experiment");
   if (vm.count("help")) {
     std::cout << opts << "\n";
     return 0;
   }
   const cluster::Checks checks = checks_from(vm);
+  RunViews views = run_views_from(vm);
 
   Experiment e;
   std::vector<std::string> out_keys;  // what names the default output folder
@@ -128,6 +132,7 @@ int cmd_run(const Args& args) {
   }
   if (out.empty()) out = default_out_dir(e.name, out_keys);
   make_out_dir(out, "--out");
+  check_run_views(views);
 
   Inputs in = prepare(e);
   for (const auto& n : in.notes) fmt::print(stderr, "note: {}\n", n);
@@ -138,7 +143,8 @@ int cmd_run(const Args& args) {
   std::string done;  // the run folders written so far, for the interrupt note
   set_interrupt_note("no run folder was written to " + out);
   for (const auto& p : e.policies) {
-    auto r = run_policy(e, in, p, checks);
+    const auto trace = event_trace_for(views, e);
+    auto r = run_policy(e, in, p, checks, trace.get());
     // The capacity is the same under every policy: say once how it came about.
     for (size_t i = 0; !capacity_shown && i < r.replicas.size(); ++i)
       if (i == 0 || r.replicas[i].group != r.replicas[i - 1].group)
@@ -154,6 +160,7 @@ int cmd_run(const Args& args) {
     set_interrupt_note("complete: " + done + "; the other policies were not run");
     fmt::print(stderr, "{}: {} sessions, {} iterations -> {}\n", p.name, r.summary.finished,
                r.summary.counters.iterations, dir);
+    finish_run_views(views, e, in, p, dir, r.timeseries.size(), trace.get());
     if (r.summary.extrapolations > 0)
       fmt::print(stderr, "warning: {}: profile extrapolated beyond its grid {} times\n", p.name,
                  r.summary.extrapolations);

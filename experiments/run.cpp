@@ -115,7 +115,7 @@ Inputs prepare(const Experiment& e, bool with_profile) {
 }
 
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                              cluster::Checks checks) {
+                              cluster::Checks checks, sim::RunObserver* observer) {
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<std::unique_ptr<sim::KvManager>> managers;
@@ -128,7 +128,8 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
         live::executor_registry().create(e.executor, "executor", profile, e.executor_params));
     sim::EngineConfig cfg = engine;
     cfg.check_invariants = checks.engines;
-    specs.push_back({cfg, executors.back().get(), policies.back().get(), group, managers.back().get()});
+    specs.push_back({cfg, executors.back().get(), policies.back().get(), group,
+                     managers.back().get(), observer});
   };
   if (!e.cluster.given) {
     add(e.engine, in.profile, "");

@@ -105,6 +105,7 @@ int32_t Engine::admit(SessionState s) {
   s.queue_key = s.arrival;
   const int32_t h = take_slot(std::move(s));
   enqueue(waiting_, h, S(h).queue_key);
+  note(h);
   return h;
 }
 
@@ -152,6 +153,7 @@ void Engine::resume(int32_t h, double intercept_s, Nanos ended_at) {
   if (S(h).phase != Phase::kPaused) throw std::logic_error("Engine::resume: session not paused");
   paused_.erase(std::find(paused_.begin(), paused_.end(), h));
   begin_turn(h, intercept_s, ended_at);
+  note(h);
 }
 
 int32_t Engine::admit_resumed(SessionState s, double intercept_s, Nanos ended_at) {
@@ -160,6 +162,7 @@ int32_t Engine::admit_resumed(SessionState s, double intercept_s, Nanos ended_at
   open(now());
   const int32_t h = take_slot(std::move(s));
   begin_turn(h, intercept_s, ended_at);
+  note(h);
   return h;
 }
 
@@ -175,6 +178,7 @@ SessionState Engine::export_paused(int32_t h, LostCause why) {
   SessionState out = std::move(s);
   out.h = -1;
   free_slot(h);
+  note_gone(out);
   return out;
 }
 
@@ -182,6 +186,7 @@ void Engine::handle(const Event& ev) {
   if (ev.type != kEvIterationEnd || ev.target != replica_)
     throw std::logic_error("Engine: an event that is not this replica's iteration end");
   on_iteration_end();
+  note_all();
 }
 
 bool Engine::has_work() const {
@@ -222,10 +227,10 @@ void Engine::maybe_start() {
     const bool moved = record_.swap_out_tokens > 0 || record_.swap_in_tokens > 0;
     if (!batch_.empty() || stall_ > 0 || moved) break;
     // Swap-outs that all fell back to discards leave nothing to do.
-    if (!has_work()) return;
+    if (!has_work()) return note_all();
     // KV in flight (exports not yet sent, imports not yet landed) frees up without an
     // iteration: wait for it before evicting anything.
-    if (!exporting_.empty() || !importing_.empty()) return;
+    if (!exporting_.empty() || !importing_.empty()) return note_all();
     if (!evict_idle_kv() && !preempt_stuck_prefill())
       throw std::logic_error(fmt::format(
           "Engine: no progress possible at t={} ns with {} waiting, {} swapped and no idle KV "
@@ -260,6 +265,7 @@ void Engine::maybe_start() {
   busy_ = true;
   record_iteration(t, forward, busy);
   queue_.schedule(t + stall_ + busy, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
+  note_all();  // the batch formed, swaps and evictions: all at t
 }
 
 void Engine::record_iteration(Nanos t, Nanos forward, Nanos busy) {
@@ -274,6 +280,7 @@ void Engine::record_iteration(Nanos t, Nanos forward, Nanos busy) {
   for (const BatchEntry& e : batch_)
     if (e.recompute) record_.recompute_tokens += e.tokens;
   if (observer_) observer_(record_);
+  if (observing()) obs_->iteration(record_);
 }
 
 void Engine::emit_token(SessionState& s) {
@@ -315,6 +322,7 @@ void Engine::complete_segment(SessionState& s) {
     s.phase = Phase::kFinished;
     s.m.finish = t;
     listener_->finished(replica_, s);
+    note_gone(s);
     free_slot(h);
     return;
   }

@@ -57,6 +57,7 @@
 #include "sim/metrics.h"
 #include "sim/policy.h"
 #include "sim/replica_view.h"
+#include "sim/run_observer.h"
 #include "sim/scheduler.h"
 #include "sim/session_state.h"
 #include "traces/session.h"
@@ -118,6 +119,8 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void set_kv_manager(KvManager* m) { kv_ = m ? m : &local_kv_; }
   const KvManager& kv_manager() const { return *kv_; }
   void set_observer(std::function<void(const IterationRecord&)> f) { observer_ = std::move(f); }
+  // A recorder of session activities and KV use (not owned; null: none, sim/run_observer.h).
+  void set_run_observer(RunObserver* o) { obs_ = o; }
   // Live executors: the engine's KV operations and steps (sim/live_log.h).
   LiveLog* live_log() { return live_ ? &log_ : nullptr; }
 
@@ -331,6 +334,12 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   int64_t block_bytes() const { return block_counts_.block_bytes; }
   void count_turn(const SessionState& s);
   void record_iteration(Nanos t, Nanos forward, Nanos busy);
+  // The run observer's hooks (engine_observe.cpp); each is a no-op without a recording one.
+  Activity activity(const SessionState& s) const;
+  void note(int32_t h);                 // session h's activity now, and the KV in use
+  void note_gone(const SessionState& s);  // s leaves this replica
+  void note_all();                      // every session held here, and the KV in use
+  bool observing() const { return obs_ && obs_->recording(); }
 
   int32_t replica_;
   EventQueue& queue_;
@@ -374,6 +383,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   SwapBudget swap_budget_;                                 // this iteration's, swap-ins planned
   std::vector<std::pair<int32_t, int64_t>> swap_in_plan_;  // (handle, blocks), FCFS
   std::function<void(const IterationRecord&)> observer_;
+  RunObserver* obs_ = nullptr;
   int64_t queued_tokens_ = 0;            // sum of queued_tokens over the waiting and swapped queues
   mutable int64_t running_pending_ = 0;  // prefill pending in the running set, last iteration end
   mutable int64_t running_decodes_ = 0;  // decoding sessions at the last iteration end

@@ -81,6 +81,7 @@ TimeSample Engine::sample(Nanos t) const {
   ts.gpu_blocks_used = gpu_.used();
   ts.cpu_blocks_used = cpu_.used();
   ts.queued_tokens = load().queued_prefill_tokens;
+  ts.batch_tokens = busy_ ? record_.batch_tokens : 0;
   // Busy time up to t: an iteration in flight counts only its part before t.
   Nanos busy = counters_.busy_time;
   if (busy_) busy -= std::max<Nanos>(record_.start + record_.duration - t, 0);

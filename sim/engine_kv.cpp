@@ -127,6 +127,7 @@ void Engine::discard_paused(int32_t h) {
   drop_kv(s, LostCause::kIntercept);
   s.discarded = true;
   ++counters_.discards;
+  note(h);
 }
 
 void Engine::request_swap_out(int32_t h, int64_t max_blocks) {

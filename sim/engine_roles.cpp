@@ -20,6 +20,7 @@ void Engine::drop_paused(int32_t h, LostCause why) {
   }
   drop_kv(s, why);
   s.discarded = true;
+  note(h);
 }
 
 bool Engine::can_import(int64_t kv_tokens) const {
@@ -40,6 +41,7 @@ int32_t Engine::reserve_import(SessionState s) {
   t.gpu_blocks = std::move(blocks);
   t.phase = Phase::kImporting;
   importing_.push_back(h);
+  note(h);
   return h;
 }
 
@@ -66,12 +68,13 @@ void Engine::finish_import(int32_t h, Nanos transfer_time) {
     s.moving_paused = false;
     s.phase = Phase::kPaused;
     paused_.push_back(h);
-    return;
+    return note(h);
   }
   s.m.transfer_time += transfer_time;
   s.phase = Phase::kRunning;
   add_to_running(h);
   running_load_stale_ = true;
+  note(h);
 }
 
 SessionState Engine::finish_export(int32_t h) {
@@ -85,6 +88,7 @@ SessionState Engine::finish_export(int32_t h) {
   out.h = -1;
   out.published = 0;
   free_slot(h);
+  note_gone(out);
   return out;
 }
 
@@ -96,6 +100,7 @@ void Engine::keep_exported(int32_t h) {
   s.phase = Phase::kRunning;
   add_to_running(h);
   running_load_stale_ = true;
+  note(h);
 }
 
 bool Engine::can_move_paused(int32_t h) const {
@@ -112,12 +117,14 @@ void Engine::start_move(int32_t h) {
   s.moving_paused = true;
   s.phase = Phase::kExporting;
   exporting_.push_back(h);
+  note(h);
 }
 
 bool Engine::make_room(int64_t blocks) {
-  while (gpu_.free() < blocks)
-    if (!evict_idle_kv()) return false;
-  return true;
+  bool room = true;
+  while (room && gpu_.free() < blocks) room = evict_idle_kv();
+  note_all();
+  return room;
 }
 
 // Called by emit_token for a session whose prefill here has just emitted its first token.

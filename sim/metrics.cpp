@@ -52,6 +52,7 @@ void TimeSample::merge(const TimeSample& o) {
   cpu_blocks_used += o.cpu_blocks_used;
   queued_tokens += o.queued_tokens;
   busy_s += o.busy_s;
+  batch_tokens += o.batch_tokens;
 }
 
 // A new field in Counters must be merged below: this fails to compile until the size is

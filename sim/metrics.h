@@ -54,6 +54,7 @@ struct TimeSample {
   int64_t gpu_blocks_used = 0, cpu_blocks_used = 0;
   int64_t queued_tokens = 0;        // the replica's queued prefill tokens (ReplicaLoad)
   double busy_s = 0;                // the replica's busy time so far
+  int64_t batch_tokens = 0;         // tokens of the iteration in flight (0: idle)
   void merge(const TimeSample& o);  // sums every count (t_s stays)
 };
 
