@@ -10,8 +10,7 @@
 
 using isim::test::error_of;
 using isim::test::parse;
-namespace exp = isim::exp;
-namespace sim = isim::sim;
+using namespace isim;
 
 namespace {
 
@@ -50,7 +49,8 @@ TEST_CASE("slo: per-session limits, checked like every key") {
   CHECK(error_of(std::string(kMinimal) + "slo: {ttft_s: 0}\n") ==
         "e.yaml:4: slo.ttft_s: must be a finite upper limit > 0 in the metric's unit");
   CHECK(error_of(std::string(kMinimal) + "slo: {ttft_s: .inf}\n") ==
-        "e.yaml:4: slo.ttft_s: must be a finite upper limit > 0 in the metric's unit");
+        "e.yaml:4: slo.ttft_s: expected an upper limit in the metric's unit (a finite number), "
+        "got '.inf'");
   CHECK(error_of(std::string(kMinimal) + "slo: 2\n") ==
         "e.yaml:4: slo: expected a map of METRIC to a per-session upper limit, e.g. {ttft_s: 2, "
         "tpot_s: 0.05}; METRIC one of e2e_s, normalized_latency_s, resume_ttft_s, tpot_s, "
