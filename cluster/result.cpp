@@ -32,6 +32,7 @@ RunResult Cluster::result() {
   sim::WasteBreakdown w;
   int64_t gpu = 0, cpu = 0, extrapolations = 0;
   std::vector<double> busy, queued;
+  std::vector<sim::Span> busy_spans;  // every replica's, for the fleet's busy window
   std::vector<double> queued_sum(engines_.size(), 0);
   std::vector<int64_t> samples(engines_.size(), 0);
   for (const auto& s : replica_ts_) {
@@ -45,6 +46,7 @@ RunResult Cluster::result() {
     gpu += e.blocks().gpu;
     cpu += e.blocks().cpu;
     extrapolations += specs_[i].executor->cost_model().extrapolations();
+    busy_spans.insert(busy_spans.end(), e.busy_spans().begin(), e.busy_spans().end());
     ReplicaResult rr;
     rr.replica = e.replica();
     rr.group = specs_[i].group;
@@ -59,7 +61,8 @@ RunResult Cluster::result() {
     queued.push_back(rr.mean_queued_tokens);
     r.replicas.push_back(std::move(rr));
   }
-  r.summary = sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations, ledger_.turn_ttfts());
+  r.summary = sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations,
+                             sim::union_seconds(std::move(busy_spans)), ledger_.turn_ttfts());
   r.fleet.router = router_.name();
   r.fleet.replicas = size();
   r.fleet.busy_imbalance = imbalance(busy);

@@ -164,6 +164,15 @@ int cmd_run(const Args& args) {
     if (r.summary.extrapolations > 0)
       fmt::print(stderr, "warning: {}: profile extrapolated beyond its grid {} times\n", p.name,
                  r.summary.extrapolations);
+    if (r.summary.overloaded) {
+      const Overload o = judge_overload(r.sessions, r.timeseries);
+      fmt::print(stderr,
+                 "warning: {}: overloaded: the queue of waiting sessions grew by {:.3g} sessions/s "
+                 "while they arrived, more than {:.0f}% of their rate ({:.3g}/s), so it grows "
+                 "without bound and latencies depend on the trace's length; lower arrival.rate "
+                 "or add replicas\n",
+                 p.name, o.growth_per_s, 100 * kOverloadFraction, o.rate);
+    }
     if (!r.skipped.empty() && rows.empty())
       for (const auto& s : r.skipped) fmt::print(stderr, "error: {}\n", s);
     skipped = r.skipped.size();

@@ -21,6 +21,7 @@
 #include "experiments/journal_record.h"
 #include "experiments/out_path.h"
 #include "experiments/sweep.h"
+#include "experiments/sweep_report.h"
 #include "experiments/sweep_shards.h"
 #include "traces/input_error.h"
 
@@ -150,6 +151,20 @@ void report_journal(const Journal& j, const Shard& shard, size_t runs, JournalMo
                                            : "of another spec or build were dropped");
 }
 
+// goodput.png beside results.csv when the spec sets an SLO (experiments/plot_goodput.py).
+int plot_goodput(const std::string& py, const fs::path& csv, const std::string& out,
+                 const Sweep& sweep, const SweepResults& res) {
+  if (!has_goodput(res)) return 0;
+  const std::string png = (fs::path(out) / "goodput.png").string();
+  if (int prc = run_goodput_plot(py, csv.string(), png, plot_context(sweep.base)); prc != 0) {
+    fmt::print(stderr, "isim: error: plot: {} {} exited with {}; results.csv was written\n", py,
+               goodput_script_path(), prc);
+    return 2;
+  }
+  if (fs::exists(png)) fmt::print("plot: {}\n", png);  // none without an arrival.rate column
+  return 0;
+}
+
 }  // namespace
 
 int cmd_sweep(const Args& args) {
@@ -189,7 +204,9 @@ int cmd_sweep(const Args& args) {
                  "waste.png and ttft.png (or recompute.png for a think-time sweep) beside it, "
                  "using $ISIM_PYTHON or the first python3 with\n"
                  "matplotlib; the script is "
-              << plot_script_path() << " ($ISIM_PLOT_SCRIPT overrides).\n";
+              << plot_script_path() << " ($ISIM_PLOT_SCRIPT overrides).\n"
+              << "With slo: too, experiments/plot_goodput.py draws goodput.png (goodput against\n"
+                 "rate per policy).\n";
     return 0;
   }
   if (!vm.count("experiment")) throw UsageError{"needs EXPERIMENT.yaml", kSweepUsage};
@@ -279,6 +296,7 @@ int cmd_sweep(const Args& args) {
   fmt::print("results: {} ({} run(s), {} columns)\n", csv.string(), res.rows.size(),
              res.header.size());
   if (!o.keep_runs_dir.empty()) fmt::print("runs: {}/<index>/\n", o.keep_runs_dir);
+  fmt::print("\n{}", sweep_table(res));
 
   int rc = 0;
   if (sweep.base.has_plot) {
@@ -309,6 +327,7 @@ int cmd_sweep(const Args& args) {
       for (const char* png : kSweepPlots)
         if (fs::exists(fs::path(out) / png))
           fmt::print("plot: {}\n", (fs::path(out) / png).string());
+      rc = plot_goodput(py, csv, out, sweep, res);
     }
   }
   if (res.runs_with_skipped_sessions > 0) rc = skipped_error(res);

@@ -253,7 +253,8 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   if (!node || !node.IsMap()) throw InputError(file + ": expected a YAML map of experiment keys");
   const YamlMap root(node, file, "",
                      {"name", "seed", "trace", "arrival", "profile", "engine", "cluster",
-                      "executor", "policy", "policies", "metrics", "sweep", "plot", "validate"});
+                      "executor", "policy", "policies", "metrics", "slo", "sweep", "plot",
+                      "validate"});
   e.name = root.get<std::string>("name", e.name, "a string");
   e.seed = root.get<uint64_t>("seed", e.seed, "a non-negative integer");
   parse_trace(root, base_dir, e.trace);
@@ -265,6 +266,7 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   parse_validate(root, base_dir, e);
   parse_executor(root, e);
   parse_policies(root, e);
+  e.slo = parse_run_slo(root);
   if (auto sw = root.value("sweep")) parse_sweep(sw, file, e);
   if (root.has("plot")) parse_plot(root, e);
   if (root.has("metrics")) {
@@ -359,6 +361,7 @@ YAML::Node Experiment::resolved() const {
   }
   r["policies"] = ps;
   r["metrics"]["timeseries_interval_s"] = num(engine.timeseries_interval_s);
+  if (!slo.empty()) r["slo"] = resolved_slo(slo);
   for (const auto& ax : sweep) r["sweep"][ax.key] = axis_yaml(ax);
   if (has_validate) {
     r["validate"]["model"] = validate.model;

@@ -16,6 +16,8 @@
 //   arrival.rate: must be > 0 ...", not the spec's file and line.
 // - `resolved()` is the complete spec with every default filled in; it is what
 //   config.resolved.yaml records, and loading it back gives the same experiment.
+// - `slo:` (optional) gives per-session latency limits; each run then reports its SLO
+//   attainment and goodput (experiments/goodput.h).
 // - A spec may carry `sweep:` (dotted override path -> list of scalar values) and `plot:`; those
 //   are read here but run only by `isim sweep` (experiments/sweep.h). `load_experiment`, which
 //   `isim run` uses, rejects a spec that has either.
@@ -29,6 +31,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/cluster_spec.h"
+#include "experiments/goodput.h"
 #include "policies/builtin.h"
 #include "sim/engine.h"
 #include "traces/arrival.h"
@@ -97,6 +100,7 @@ struct Experiment {
   sim::ExecutorParams executor_params;  // `executor: {name: live-cpu, threads: 2}`
   std::vector<PolicySpec> policies;
   ClusterSpec cluster;           // `cluster:`; not given = a cluster of one
+  RunSlo slo;                    // `slo:` per-session limits (experiments/goodput.h); empty: none
   std::vector<SweepAxis> sweep;  // in file order; empty = not a sweep
   bool has_plot = false;
   PlotSpec plot;

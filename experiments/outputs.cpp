@@ -18,16 +18,32 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A statistic over no sessions is not applicable: null (an empty results.csv cell), not 0.
 nlohmann::ordered_json stat_json(const sim::Stat& s) {
   nlohmann::ordered_json j;
   j["n"] = s.n;
-  j["mean"] = s.mean;
-  j["p50"] = s.p50;
-  j["p90"] = s.p90;
-  j["p95"] = s.p95;
-  j["p99"] = s.p99;
-  j["max"] = s.max;
+  for (auto [k, v] : {std::pair<const char*, double>{"mean", s.mean},
+                      {"p50", s.p50},
+                      {"p90", s.p90},
+                      {"p95", s.p95},
+                      {"p99", s.p99},
+                      {"max", s.max}})
+    j[k] = s.n > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
   return j;
+}
+
+// `slo` (the per-session limits, {} when none) and `goodput` (null values when none).
+void add_goodput_json(nlohmann::ordered_json& j, const sim::SloAttainment& a) {
+  j["slo"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : a.limits) j["slo"][k] = v;
+  const bool set = !a.limits.empty();
+  auto value = [set](auto v) { return set ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+  j["goodput"] = {{"sessions", value(a.met)}, {"share", value(a.share)}, {"per_s", value(a.per_s)}};
+}
+
+// A number, or an empty cell when it is not applicable (< 0).
+std::string cell(double v) {
+  return v < 0 ? std::string() : fmt::format("{}", v);
 }
 
 // A file's text, built in memory and written whole by commit (write_file_atomic).
@@ -55,8 +71,12 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   j["finished"] = s.finished;
   j["skipped"] = s.skipped;
   j["makespan_s"] = s.makespan_s;
+  j["busy_window_s"] = s.busy_window_s;
   j["throughput_sessions_per_s"] = s.throughput_sessions_s;
   j["throughput_tokens_per_s"] = s.throughput_tokens_s;
+  j["overloaded"] = s.overloaded;
+  j["queue_growth_per_s"] = s.queue_growth_per_s;
+  add_goodput_json(j, s.slo);
   j["normalized_latency_s"] = stat_json(s.normalized_latency);
   j["ttft_s"] = stat_json(s.ttft);
   j["resume_ttft_s"] = stat_json(s.resume_ttft);
@@ -257,17 +277,22 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     OutFile f{fs::path(dir) / "sessions.csv", {}};
     f << "id,status,arrival_s,first_token_s,finish_s,ttft_s,resume_ttft_s,tpot_s,e2e_s,"
          "intercept_s,normalized_latency_s,output_tokens,returned_tokens,segments,"
-         "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens";
+         "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens,"
+         "meets_slo";
     f << (e.cluster.given ? ",replica_first,replica_last,migrations\n" : "\n");
     for (const auto& s : r.sessions) {
       // The id is the trace's own text: quoted per RFC 4180 when it holds , " or a line break.
-      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(s.id),
-                       s.status, s.arrival_s, s.first_token_s, s.finish_s, s.ttft_s,
-                       s.resume_ttft_s, s.tpot_s, s.e2e_s, s.intercept_s, s.normalized_latency_s,
-                       s.output_tokens, s.returned_tokens, s.segments, s.recomputed_tokens,
-                       s.swapped_out_bytes, s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens);
+      // Not applicable (a time the session never reached, a metric it has none of, meets_slo
+      // without an SLO, a replica it never ran on): an empty cell.
+      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                       csv_field(s.id), s.status, s.arrival_s, cell(s.first_token_s),
+                       cell(s.finish_s), cell(s.ttft_s), cell(s.resume_ttft_s), cell(s.tpot_s),
+                       cell(s.e2e_s), s.intercept_s, cell(s.normalized_latency_s), s.output_tokens,
+                       s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
+                       s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens,
+                       e.slo.empty() ? "" : meets_slo(s, e.slo) ? "1" : "0");
       if (e.cluster.given)
-        f << fmt::format(",{},{},{}", s.replica_first, s.replica_last, s.migrations);
+        f << fmt::format(",{},{},{}", cell(s.replica_first), cell(s.replica_last), s.migrations);
       f << "\n";
     }
     f.commit();
@@ -310,22 +335,35 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
 }
 
 std::string summary_table(const std::vector<TableRow>& rows) {
+  bool slo = false;
+  for (const auto& r : rows) slo = slo || !r.summary.slo.limits.empty();
+  // The goodput columns only when an SLO is set.
+  auto goodput = [slo](const std::string& a, const std::string& b) {
+    return slo ? fmt::format(" {:>7} {:>7}", a, b) : std::string();
+  };
   std::string out = fmt::format(
-      "{:<17} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8}  {:>6} {:>6} {:>6} {:>6} {:>6}\n",
-      "policy", "norm.mean", "norm.p99", "ttft.avg", "ttft.p99", "sess/s", "tok/s", "recompute",
-      "swapGiB", "active", "presv", "recomp", "stall", "free");
-  out += fmt::format("{:<17} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8}  {:>34}\n", "",
-                     "s/token", "s/token", "s", "s", "", "", "tokens", "", "waste share (%)");
+      "{:<17} {:>9} {:>9} {:>8} {:>8}{} {:>8} {:>9} {:>8} {:>9} {:>10} {:>8}  {:>6} {:>6} {:>6} "
+      "{:>6} {:>6}\n",
+      "policy", "norm.mean", "norm.p99", "ttft.avg", "ttft.p99", goodput("slo.met", "goodput"),
+      "sess/s", "tok/s", "busy", "makespan", "recompute", "swapGiB", "active", "presv", "recomp",
+      "stall", "free");
+  out += fmt::format("{:<17} {:>9} {:>9} {:>8} {:>8}{} {:>18} {:>8} {:>9} {:>10} {:>8}  {:>34}\n",
+                     "", "s/token", "s/token", "s", "s", goodput("%", "sess/s"), "over busy",
+                     "s", "s", "tokens", "", "waste share (%)");
   const double gib = 1024.0 * 1024.0 * 1024.0;
   for (const auto& r : rows) {
     const auto& s = r.summary;
     const auto& w = s.waste;
     double tot = w.total();
+    const bool has = !s.slo.limits.empty();
     out += fmt::format(
-        "{:<17} {:>9.4f} {:>9.4f} {:>8.3f} {:>8.3f} {:>9.3f} {:>9.1f} {:>10} {:>8.2f}  {:>6.1f} "
-        "{:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f}\n",
+        "{:<17} {:>9.4f} {:>9.4f} {:>8.3f} {:>8.3f}{} {:>8.3f} {:>9.1f} {:>8.1f} {:>9.1f} {:>10} "
+        "{:>8.2f}  {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f} {:>6.1f}\n",
         r.policy, s.normalized_latency.mean, s.normalized_latency.p99, s.ttft.mean, s.ttft.p99,
-        s.throughput_sessions_s, s.throughput_tokens_s, s.counters.recomputed_tokens,
+        goodput(has ? fmt::format("{:.1f}", 100 * s.slo.share) : "-",
+                has ? fmt::format("{:.3f}", s.slo.per_s) : "-"),
+        s.throughput_sessions_s, s.throughput_tokens_s, s.busy_window_s, s.makespan_s,
+        s.counters.recomputed_tokens,
         static_cast<double>(s.counters.swapped_out_bytes + s.counters.swapped_in_bytes) / gib,
         100 * share(w.active, tot), 100 * share(w.preserved, tot), 100 * share(w.recompute, tot),
         100 * share(w.swap_stall, tot), 100 * share(w.free, tot));

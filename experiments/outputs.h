@@ -32,8 +32,10 @@ struct TableRow {
   std::string policy;
   sim::Summary summary;
 };
-// One row per policy: normalized latency (mean, p99), TTFT (mean, p99), throughput,
-// recomputed tokens, swapped GiB, and waste shares.
+// One row per policy: normalized latency (mean, p99), TTFT (mean, p99), with an SLO the share
+// of sessions meeting it and the goodput (sessions/s within it), throughput over the busy
+// window (sessions/s, tokens/s), the busy window and the makespan, recomputed tokens, swapped
+// GiB, and waste shares.
 std::string summary_table(const std::vector<TableRow>& rows);
 
 struct FleetRow {

@@ -40,8 +40,7 @@ double slo_stat(const sim::Stat& st, const std::string& stat) {
   return st.max;
 }
 
-bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, double to_s, double rate,
-                    double fraction) {
+double queue_growth(const std::vector<sim::TimeSample>& ts, double from_s, double to_s) {
   double n = 0, st = 0, sq = 0, stt = 0, stq = 0;
   for (const auto& s : ts) {
     if (s.t_s < from_s || s.t_s > to_s) continue;
@@ -53,9 +52,13 @@ bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, doubl
     stq += s.t_s * q;
   }
   const double var = n * stt - st * st;
-  if (n < 3 || var <= 0) return false;
-  const double slope = (n * stq - st * sq) / var;  // sessions per second
-  return slope > fraction * rate;
+  if (n < 3 || var <= 0) return 0;
+  return (n * stq - st * sq) / var;  // sessions per second
+}
+
+bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, double to_s, double rate,
+                    double fraction) {
+  return queue_growth(ts, from_s, to_s) > fraction * rate;
 }
 
 Verdict judge_run(const cluster::RunResult& r, const std::vector<Slo>& slos, double rate,

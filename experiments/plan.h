@@ -145,8 +145,10 @@ PlanSpec load_plan(const std::string& path, const std::vector<std::string>& over
 
 // --- Judging one run -----------------------------------------------------------------------
 
-// True when the queue (waiting + swapped sessions) grows, by least squares over the samples in
-// [from_s, to_s], faster than `fraction` x `rate` sessions per second.
+// The growth of the queue (waiting + swapped sessions), in sessions per second: the
+// least-squares slope over the samples in [from_s, to_s]; 0 with fewer than 3 samples there.
+double queue_growth(const std::vector<sim::TimeSample>& ts, double from_s, double to_s);
+// True when queue_growth is faster than `fraction` x `rate` sessions per second.
 bool queue_diverges(const std::vector<sim::TimeSample>& ts, double from_s, double to_s, double rate,
                     double fraction);
 

@@ -114,8 +114,10 @@ Inputs prepare(const Experiment& e, bool with_profile) {
   return in;
 }
 
-cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                              cluster::Checks checks, sim::RunObserver* observer) {
+namespace {
+
+cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
+                                   cluster::Checks checks, sim::RunObserver* observer) {
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<std::unique_ptr<sim::KvManager>> managers;
@@ -147,6 +149,18 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
   // One planner per run: it keeps what it observed.
   auto planner = make_planner(d.planner, d.planner_params, "cluster.planner");
   return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), checks);
+}
+
+}  // namespace
+
+cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
+                              cluster::Checks checks, sim::RunObserver* observer) {
+  cluster::RunResult r = simulate_policy(e, in, p, checks, observer);
+  r.summary.slo = slo_attainment(r.sessions, e.slo, r.summary.busy_window_s);
+  const Overload o = judge_overload(r.sessions, r.timeseries);
+  r.summary.overloaded = o.overloaded;
+  r.summary.queue_growth_per_s = o.growth_per_s;
+  return r;
 }
 
 bool uses_tiers(const Experiment& e) {

@@ -54,7 +54,9 @@ void flatten(const nlohmann::ordered_json& j, const std::string& prefix,
     } else if (v.is_string()) {
       out.emplace_back(name, v.get<std::string>());
     } else if (v.is_boolean()) {
-      out.emplace_back(name, v.get<bool>() ? "true" : "false");
+      out.emplace_back(name, v.get<bool>() ? "1" : "0");
+    } else if (v.is_null()) {
+      out.emplace_back(name, "");  // not applicable: an empty cell
     } else {
       out.emplace_back(name, v.dump());
     }
@@ -69,6 +71,7 @@ std::vector<std::pair<std::string, std::string>> metric_fields(const cluster::Ru
   auto j = summary_json(r.summary, "");
   if (fleet) add_fleet_json(j, r, /*per_replica=*/false);
   j.erase("policy");
+  j.erase("slo");  // the limits are the spec's (or a swept column); goodput.* are the results
   flatten(j, "", out);
   return out;
 }

@@ -28,8 +28,11 @@
 // - results.csv: run_index, policy, one column per swept key (named by its dotted path; the
 //   `variants` column is `variant` and holds the variant's name),
 //   estimator (the policy's `estimator` parameter or empty), then every metric of summary.json
-//   flattened (nested objects become dotted names: normalized_latency_s.p99, waste_share.free).
-//   Numbers use the shortest representation that reads back to the same value.
+//   flattened (nested objects become dotted names: normalized_latency_s.p99, waste_share.free),
+//   without its `slo` limits: goodput.sessions, goodput.share and goodput.per_s (empty without
+//   an SLO), and `overloaded` (1 or 0). Numbers use the shortest representation that reads back
+//   to the same value; a value that does not apply (null in summary.json, such as a statistic
+//   over no sessions) is an empty cell; booleans are 1 or 0.
 #pragma once
 
 #include <cstddef>

@@ -260,12 +260,20 @@ void Engine::maybe_start() {
   accounted_until_ = t + stall_ + busy;
   counters_.stall_time += stall_;
   counters_.busy_time += stall_ + busy;
+  note_busy(t, t + stall_ + busy);
   ++counters_.iterations;
   if (forward > 0) last_forward_ = forward;
   busy_ = true;
   record_iteration(t, forward, busy);
   queue_.schedule(t + stall_ + busy, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
   note_all();  // the batch formed, swaps and evictions: all at t
+}
+
+void Engine::note_busy(Nanos start, Nanos end) {
+  if (!busy_spans_.empty() && busy_spans_.back().end >= start)
+    busy_spans_.back().end = std::max(busy_spans_.back().end, end);
+  else
+    busy_spans_.push_back({start, end});
 }
 
 void Engine::record_iteration(Nanos t, Nanos forward, Nanos busy) {

@@ -192,6 +192,9 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
 
   const Counters& counters() const { return counters_; }
   const WasteBreakdown& waste() const { return waste_; }
+  // When this replica executed iterations (swap stalls included): back-to-back iterations
+  // joined into one span, in time order (metrics.h: the busy window).
+  const std::vector<Span>& busy_spans() const { return busy_spans_; }
   size_t slot_count() const { return slots_.size(); }  // handles < this; free ones have idx -1
 
   // ReplicaView.
@@ -340,6 +343,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   void note_gone(const SessionState& s);  // s leaves this replica
   void note_all();                      // every session held here, and the KV in use
   bool observing() const { return obs_ && obs_->recording(); }
+  void note_busy(Nanos start, Nanos end);  // extends busy_spans_
 
   int32_t replica_;
   EventQueue& queue_;
@@ -384,6 +388,7 @@ class Engine final : public ReplicaView, public KvDecisions, public BatchSteps {
   std::vector<std::pair<int32_t, int64_t>> swap_in_plan_;  // (handle, blocks), FCFS
   std::function<void(const IterationRecord&)> observer_;
   RunObserver* obs_ = nullptr;
+  std::vector<Span> busy_spans_;
   int64_t queued_tokens_ = 0;            // sum of queued_tokens over the waiting and swapped queues
   mutable int64_t running_pending_ = 0;  // prefill pending in the running set, last iteration end
   mutable int64_t running_decodes_ = 0;  // decoding sessions at the last iteration end

@@ -35,6 +35,26 @@ Stat make_stat(std::vector<double> v) {
   return s;
 }
 
+double union_seconds(std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.start < b.start; });
+  Nanos total = 0, open_start = 0, open_end = 0;
+  bool open = false;
+  for (const Span& s : spans) {
+    if (s.end <= s.start) continue;
+    if (open && s.start <= open_end) {
+      open_end = std::max(open_end, s.end);
+      continue;
+    }
+    if (open) total += open_end - open_start;
+    open = true;
+    open_start = s.start;
+    open_end = s.end;
+  }
+  if (open) total += open_end - open_start;
+  return to_seconds(total);
+}
+
 void WasteBreakdown::merge(const WasteBreakdown& o) {
   active += o.active;
   recompute += o.recompute;
@@ -99,7 +119,8 @@ int64_t Counters::lost_reuse_total() const {
 
 Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
-                  int64_t extrapolations, std::vector<double> turn_ttfts) {
+                  int64_t extrapolations, double busy_window_s,
+                  std::vector<double> turn_ttfts) {
   Summary s;
   s.sessions = static_cast<int64_t>(sessions.size());
   std::vector<double> ttft, tpot, e2e, norm, resume;
@@ -123,9 +144,10 @@ Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
     if (r.normalized_latency_s >= 0) norm.push_back(r.normalized_latency_s);
   }
   s.makespan_s = any ? last_finish - first_arrival : 0;
-  if (s.makespan_s > 0) {
-    s.throughput_sessions_s = static_cast<double>(s.finished) / s.makespan_s;
-    s.throughput_tokens_s = static_cast<double>(tokens) / s.makespan_s;
+  s.busy_window_s = busy_window_s;
+  if (busy_window_s > 0) {
+    s.throughput_sessions_s = static_cast<double>(s.finished) / busy_window_s;
+    s.throughput_tokens_s = static_cast<double>(tokens) / busy_window_s;
   }
   s.ttft = make_stat(std::move(ttft));
   s.tpot = make_stat(std::move(tpot));

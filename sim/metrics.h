@@ -12,11 +12,20 @@
 //   / (decoded tokens + returned tokens).
 // - Percentiles use the nearest-rank rule over finished sessions: p-th = sorted[ceil(p/100·n)-1].
 // - Waste: GPU block-seconds in five classes summed over the run (see WasteBreakdown).
+// - Makespan: the last finish - the first arrival, over finished sessions.
+// - Busy window: the length of the union, over replicas, of the intervals in which a replica
+//   executes an iteration (its forward pass, step overhead and swap stalls): the time when the
+//   engine has work. Time when every unfinished session is paused in an intercept (a long tool
+//   call at the end of a run), or nothing has arrived yet, is not in it.
+// - Throughput: finished sessions, and output tokens of finished sessions, per second of the
+//   busy window (0 when it is empty). Unlike a rate over the makespan, the idle tail of long
+//   tool calls does not dilute it.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/time.h"
@@ -58,6 +67,14 @@ struct TimeSample {
   void merge(const TimeSample& o);  // sums every count (t_s stays)
 };
 
+// A half-open interval of simulated time [start, end).
+struct Span {
+  Nanos start = 0, end = 0;
+};
+// The length in seconds of the union of `spans` (any order; overlaps counted once; empty or
+// reversed spans add nothing).
+double union_seconds(std::vector<Span> spans);
+
 struct Stat {
   int64_t n = 0;
   double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, max = 0;
@@ -95,20 +112,35 @@ struct Counters {
   void merge(const Counters& o);
 };
 
+// Per-session SLO attainment and goodput, filled in by the layer that knows the SLO
+// (experiments/goodput.h) when one is set: `limits` empty means none was.
+struct SloAttainment {
+  std::vector<std::pair<std::string, double>> limits;  // metric name -> per-session upper limit
+  int64_t met = 0;   // sessions that finished and met every limit
+  double share = 0;  // met / sessions
+  double per_s = 0;  // met / busy window (goodput)
+};
+
 struct Summary {
   int64_t sessions = 0, finished = 0, skipped = 0;
   double makespan_s = 0;
-  double throughput_sessions_s = 0, throughput_tokens_s = 0;
+  double busy_window_s = 0;
+  double throughput_sessions_s = 0, throughput_tokens_s = 0;  // over the busy window
   Stat ttft, tpot, e2e, normalized_latency, resume_ttft;
   Stat turn_ttft;  // every resume's first token - intercept end, over all turns
   Counters counters;
   WasteBreakdown waste;
   int64_t gpu_blocks = 0, cpu_blocks = 0;
   int64_t extrapolations = 0;
+  SloAttainment slo;
+  bool overloaded = false;  // the queue grew without bound (experiments/goodput.h)
+  double queue_growth_per_s = 0;  // the least-squares slope that judged it
 };
 
+// `busy_window_s` is the busy window (union_seconds of every replica's busy spans).
 Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
-                  int64_t extrapolations, std::vector<double> turn_ttfts = {});
+                  int64_t extrapolations, double busy_window_s,
+                  std::vector<double> turn_ttfts = {});
 
 }  // namespace isim::sim

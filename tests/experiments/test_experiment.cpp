@@ -55,7 +55,7 @@ TEST_CASE("spec errors name the file, line and key") {
   CHECK(error_of(std::string(kMinimal) + "polcy: swap\n") ==
         "e.yaml:4: polcy: unknown key; valid keys: name, seed, trace, arrival, profile, engine, "
         "cluster, "
-        "executor, policy, policies, metrics, sweep, plot, validate");
+        "executor, policy, policies, metrics, slo, sweep, plot, validate");
   CHECK(error_of("trace: {from: jsonl, path: t}\nprofile: p\npolicy: swapp\n") ==
         "e.yaml:3: policy: unknown policy 'swapp'; valid: discard, improved-discard, lru, "
         "min-waste, pensieve, "
