@@ -13,7 +13,9 @@ Writes three PNGs into OUTDIR:
                   policy and the arrival rate it was reached at;
   waste.png       the GPU block-time breakdown (waste_share.*) per policy label, averaged over the
                   runs at one arrival rate: --waste-rate R (one of the swept rates), or by default
-                  the highest rate that every label ran and kept up with (see keeps_up).
+                  the highest rate that every label ran and kept up with: no run `overloaded`
+                  (when results.csv has that column), else every run's mean TTFT within 10x of
+                  the label's at its lowest rate (see keeps_up).
 
 A policy label is the policy, its estimator when set, and the value of any swept key other than
 arrival.rate and seed (the columns between `policy` and `estimator`). Each policy has the same
@@ -144,14 +146,19 @@ def fmt_rate(r):
 
 
 OVERLOADED = "overloaded"
-KEEP_UP_SHARE = 0.95  # fallback: finished sessions per second >= 95% of the arrival rate
+TTFT = "ttft_s.mean"
+TTFT_GROWTH = 10  # fallback: mean TTFT at most 10x the policy's own at its lowest swept rate
 
 
 def keeps_up(t, label, rate):
     """Whether every run of `label` at `rate` kept up with its arrivals: the `overloaded` column
-    is 0 when results.csv has it (1 = the queue grew without bound); without the column, its
-    throughput_sessions_per_s (finished sessions over the makespan) is at least KEEP_UP_SHARE
-    of the arrival rate."""
+    is 0 when results.csv has it (1 = the queue grew without bound). Without it, a queue that
+    grows shows as a mean TTFT far above the unloaded one: every run's ttft_s.mean is at most
+    TTFT_GROWTH x the label's mean TTFT at its lowest swept rate (which is assumed to keep up).
+    None when neither column is there."""
+    if OVERLOADED not in t.col and TTFT not in t.col:
+        return None
+    base = t.mean(label, t.rates(label)[0], TTFT) if OVERLOADED not in t.col else 0
     for n, r in t.groups[(label, rate)]:
         if OVERLOADED in t.col:
             v = r[t.col[OVERLOADED]]
@@ -159,7 +166,7 @@ def keeps_up(t, label, rate):
                 fail("{}:{}: {}: expected 0 or 1, got '{}'".format(t.path, n, OVERLOADED, v))
             if v == "1":
                 return False
-        elif t.number(n, r, "throughput_sessions_per_s") < KEEP_UP_SHARE * rate:
+        elif t.number(n, r, TTFT) > TTFT_GROWTH * base:
             return False
     return True
 
@@ -167,8 +174,9 @@ def keeps_up(t, label, rate):
 def keep_up_rule(t):
     if OVERLOADED in t.col:
         return "no run overloaded"
-    return "every run finished >= {:g}% of the arrival rate in sessions/s".format(
-        100 * KEEP_UP_SHARE)
+    if TTFT in t.col:
+        return "mean TTFT within {}x of the lowest rate's".format(TTFT_GROWTH)
+    return "no overloaded or ttft_s.mean column to judge by"
 
 
 def common_rates(t):
@@ -192,6 +200,8 @@ def choose_waste_rate(t, asked):
                  "policy ran (expected one of {})".format(asked, ", ".join(fmt_rate(r) for r in common)))
         return asked, "the chosen rate (plot.waste_rate)"
     ok = [r for r in common if all(keeps_up(t, lab, r) for lab in t.labels)]
+    if keeps_up(t, t.labels[0], common[0]) is None:
+        return common[0], "the lowest rate ({})".format(keep_up_rule(t))
     if ok:
         return ok[-1], "the highest rate where every policy keeps up ({})".format(keep_up_rule(t))
     return common[0], "the lowest rate: no rate where every policy keeps up ({})".format(
@@ -256,7 +266,7 @@ def best_throughput(t, label, column, target):
 
 
 def plot_throughput(t, plt, out, target, ctx):
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5.6))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6.2))
     metrics = (("throughput_tokens_per_s", "tokens/s", "{:,.0f}"),
                ("throughput_sessions_per_s", "sessions/s", "{:.3g}"))
     for ax, (column, unit, fmt) in zip(axes, metrics):
@@ -269,9 +279,9 @@ def plot_throughput(t, plt, out, target, ctx):
             ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()),
                         ha="center", va="bottom", fontsize=9)
         ax.set_xticks(x)
-        ax.set_xticklabels(["{}\nat {} sessions/s".format(lab, fmt_rate(r)) if r is not None
+        ax.set_xticklabels(["{} at {} sessions/s".format(lab, fmt_rate(r)) if r is not None
                             else lab for lab, (_, r) in zip(t.labels, best)],
-                           rotation=20, ha="right")
+                           rotation=30, ha="right", rotation_mode="anchor")
         ax.set_ylabel("throughput ({})".format(unit))
         ax.set_title("Highest throughput ({})".format(unit))
         if heights and max(heights) > 0:
@@ -400,7 +410,7 @@ def main(argv):
         paths += [plot_latency(table, plt, args.outdir, target, ctx),
                   plot_throughput(table, plt, args.outdir, target, ctx),
                   plot_waste(table, plt, args.outdir, ctx, args.waste_rate)]
-        if "ttft_s.mean" in header:
+        if "ttft_s.mean" in header and ("turn_ttft_s.mean" in header or "ttft_s.p99" in header):
             paths.append(plot_ttft(table, plt, args.outdir, ctx))
     if THINK in header and "recomputed_tokens" in header:
         rates = []
