@@ -113,14 +113,18 @@ def _names(ctx, key):
     return str(v) if v else None
 
 
-def context_line(ctx, rate=None):
+def context_line(ctx, rate=None, width=None):
     """'GPU A | model M | workload W | rate R': each from `ctx` (lists joined by commas); `rate`
-    (text) replaces the context's own. Parts the context lacks read 'not recorded'."""
+    (text) replaces the context's own. Parts the context lacks read 'not recorded'. Longer than
+    `width` characters: two lines, broken before the workload."""
     parts = []
     for key, name in (("gpu", "GPU"), ("model", "model"), ("workload", "workload")):
         parts.append("{} {}".format(name, _names(ctx, key) or "not recorded"))
     parts.append("rate {}".format(rate or _names(ctx, "rate") or "not recorded"))
-    return " | ".join(parts)
+    line = " | ".join(parts)
+    if width and len(line) > width:
+        return " | ".join(parts[:2]) + "\n" + " | ".join(parts[2:])
+    return line
 
 
 def rate_range(rates, unit="sessions/s"):

@@ -226,7 +226,7 @@ TEST_CASE("plot_plan.py: no legend entry for an undrawn Pareto line, fonts >= 9 
                                               "h100"}));
   CHECK(c["undrawn"].empty());
   CHECK(c["titles"][0] ==
-        "Cost against capacity\nGPU H200, H100 | model llama-3.1-8b | workload generator "
+        "Cost against capacity\nGPU H200, H100 | model llama-3.1-8b\nworkload generator "
         "(infercept-mix) | rate peak 50 sessions/s");
   for (const auto& [png, j] : r) {
     CAPTURE(png);
