@@ -21,6 +21,7 @@
 #include "experiments/plan.h"
 #include "experiments/plan_shards.h"
 #include "experiments/plan_sim.h"
+#include "experiments/plot_context.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_shards.h"
@@ -68,6 +69,18 @@ std::string spec_yaml(const std::string& path, const std::vector<std::string>& o
   return YAML::Dump(root);
 }
 
+// The plots' titles: the deployments' GPUs and models, the workload, the peak rate.
+PlotContext plan_plot_context(const PlanSpec& spec) {
+  std::vector<const Experiment*> exps;
+  for (const auto& c : spec.candidates) exps.push_back(&c.experiment);
+  PlotContext ctx = plot_context(exps);  // the workload, and the models of the profiles
+  ctx.gpu.clear();
+  for (const auto& d : spec.deployments)
+    if (std::find(ctx.gpu.begin(), ctx.gpu.end(), d.gpu) == ctx.gpu.end()) ctx.gpu.push_back(d.gpu);
+  ctx.rate = {fmt::format("peak {} sessions/s", spec.peak_rate)};
+  return ctx;
+}
+
 // Prints the table, writes plan.csv and draws the plots (unless no_plot); the exit code.
 int report_plan(const PlanResult& res, const std::string& out, bool no_plot) {
   for (const auto& n : res.notes) fmt::print(stderr, "note: {}\n", n);
@@ -78,6 +91,7 @@ int report_plan(const PlanResult& res, const std::string& out, bool no_plot) {
   write_file_atomic(csv.string(), res.csv());
   fmt::print("results: {}\n", csv.string());
   if (no_plot) return 0;
+  write_plot_context(out, plan_plot_context(*res.spec));
   std::string tried;
   if (!fs::exists(plan_plot_script())) {
     fmt::print(stderr,

@@ -9,6 +9,7 @@
 #include "experiments/interrupt.h"
 #include "experiments/out_path.h"
 #include "experiments/outputs.h"
+#include "experiments/plot_context.h"
 #include "experiments/run_script.h"
 #include "experiments/run_views.h"
 #include "experiments/sweep.h"
@@ -25,8 +26,9 @@ std::string replicas_plot_script() {
   return ISIM_PLOT_REPLICAS_SCRIPT_DEFAULT;
 }
 
-// replicas.png beside a fleet run's replicas.csv; a note (never a failure) without matplotlib.
-void plot_replicas(const std::string& dir) {
+// replicas.png beside a fleet run's replicas.csv (titled from plot_context.json, written there);
+// a note (never a failure) without matplotlib.
+void plot_replicas(const std::string& dir, const Experiment& e) {
   std::string tried;
   const std::string py = find_plot_python(&tried);
   if (py.empty()) {
@@ -36,6 +38,7 @@ void plot_replicas(const std::string& dir) {
   }
   const auto csv = (std::filesystem::path(dir) / "replicas.csv").string();
   const auto png = (std::filesystem::path(dir) / "replicas.png").string();
+  write_plot_context(dir, plot_context({&e}));
   if (run_script({py, replicas_plot_script(), csv, png}, true, false) != 0)
     fmt::print(stderr, "warning: {} failed: {} not drawn\n", replicas_plot_script(), png);
 }
@@ -178,7 +181,7 @@ int cmd_run(const Args& args) {
     skipped = r.skipped.size();
     rows.push_back({p.name, r.summary});
     fleet.push_back({p.name, r.summary, r.fleet, r.disagg});
-    if (e.cluster.given && e.cluster.replicas() > 1) plot_replicas(dir);
+    if (e.cluster.given && e.cluster.replicas() > 1) plot_replicas(dir, e);
   }
   fmt::print("{}", summary_table(rows));
   if (e.cluster.given) fmt::print("\n{}", fleet_table(fleet));

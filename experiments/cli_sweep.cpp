@@ -20,6 +20,7 @@
 #include "experiments/interrupt.h"
 #include "experiments/journal_record.h"
 #include "experiments/out_path.h"
+#include "experiments/plot_context.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_report.h"
 #include "experiments/sweep_shards.h"
@@ -284,6 +285,11 @@ int cmd_sweep(const Args& args) {
 
   for (const auto& n : res.notes) fmt::print(stderr, "note: {}\n", n);
   for (const auto& w : res.warnings) fmt::print(stderr, "warning: {}\n", w);
+  {  // the plots' titles: GPU, model, workload and rate of every run (shards write the same)
+    std::vector<const Experiment*> exps;
+    for (const auto& r : sweep.runs) exps.push_back(&r.experiment);
+    write_plot_context(out, plot_context(exps));
+  }
   if (!shard.whole()) {
     fmt::print(
         "journal: {} ({} run(s)); when every shard is done: isim sweep merge "
@@ -317,7 +323,7 @@ int cmd_sweep(const Args& args) {
                  "python3-matplotlib or set ISIM_PYTHON); results.csv was written\n",
                  tried);
       rc = 2;
-    } else if (int prc = run_plot(py, csv.string(), out, sweep.base.plot.latency_target_s);
+    } else if (int prc = run_plot(py, csv.string(), out, sweep.base.plot);
                prc != 0) {
       fmt::print(stderr, "isim: error: plot: {} {} exited with {}; results.csv was written\n", py,
                  plot_script_path(), prc);

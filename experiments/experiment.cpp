@@ -121,10 +121,17 @@ void parse_sweep(const YAML::Node& sw, const std::string& file, Experiment& e) {
 void parse_plot(const YamlMap& root, Experiment& e) {
   e.has_plot = true;
   if (root.value("plot").IsNull()) return;
-  const YamlMap pl = root.map("plot", {"latency_target_s"});
+  const YamlMap pl = root.map("plot", {"latency_target_s", "waste_rate"});
   e.plot.latency_target_s = pl.get<double>("latency_target_s", 0, "seconds per token");
   if (pl.has("latency_target_s") && !(e.plot.latency_target_s > 0))
     pl.fail("latency_target_s", "must be > 0 seconds per token");
+  if (pl.has("waste_rate")) {
+    e.plot.has_waste_rate = true;
+    e.plot.waste_rate = pl.get<double>("waste_rate", 0, "an arrival rate in sessions/s");
+    e.plot.waste_rate_where = pl.where("waste_rate");
+    if (!(e.plot.waste_rate > 0) || !std::isfinite(e.plot.waste_rate))
+      pl.fail("waste_rate", "must be one of the swept arrival.rate values (sessions/s, > 0)");
+  }
 }
 
 void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t) {
@@ -370,6 +377,7 @@ YAML::Node Experiment::resolved() const {
   if (has_plot) {
     YAML::Node pl(YAML::NodeType::Map);
     if (plot.latency_target_s > 0) pl["latency_target_s"] = num(plot.latency_target_s);
+    if (plot.has_waste_rate) pl["waste_rate"] = num(plot.waste_rate);
     r["plot"] = pl;
   }
   return r;

@@ -80,6 +80,11 @@ struct SweepAxis {
 // `plot:` of a sweep.
 struct PlotSpec {
   double latency_target_s = 0;  // > 0: normalized-latency target of the throughput plot
+  // waste.png's arrival rate; must be one of the swept arrival.rate values (expand_sweep checks).
+  // Not given: plot.py picks the highest rate where every policy keeps up.
+  bool has_waste_rate = false;
+  double waste_rate = 0;
+  std::string waste_rate_where;  // "FILE:LINE: plot.waste_rate" (or the -p argument) for errors
 };
 
 // `validate:` of a spec that `isim validate` runs: what --calibrate-first measures.

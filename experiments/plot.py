@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots of an `isim sweep` results.csv.
 
-usage: plot.py RESULTS.csv OUTDIR [--latency-target S]
+usage: plot.py RESULTS.csv OUTDIR [--latency-target S] [--waste-rate R] [--context FILE]
 
 Writes three PNGs into OUTDIR:
   latency.png     normalized latency (mean and p99, s/token) against arrival rate, one line per
@@ -9,15 +9,23 @@ Writes three PNGs into OUTDIR:
                   bars when a rate has several runs;
   throughput.png  for each policy label, the highest throughput (tokens/s and sessions/s) among
                   the rates whose mean normalized latency is at most the target (every rate when
-                  no target is given), each bar labelled with its rate;
+                  no target is given); each bar is labelled with its value, and its tick with the
+                  policy and the arrival rate it was reached at;
   waste.png       the GPU block-time breakdown (waste_share.*) per policy label, averaged over the
-                  runs at the highest arrival rate that every label ran.
+                  runs at one arrival rate: --waste-rate R (one of the swept rates), or by default
+                  the highest rate that every label ran and kept up with: no run `overloaded`
+                  (when results.csv has that column), else every run's mean TTFT within 10x of
+                  the label's at its lowest rate (see keeps_up).
 
 A policy label is the policy, its estimator when set, and the value of any swept key other than
-arrival.rate and seed (the columns between `policy` and `estimator`).
+arrival.rate and seed (the columns between `policy` and `estimator`). Each policy has the same
+colour, marker and line style in every plot (plot_style.POLICY_STYLES).
+
+Every figure's title names the GPU, model and workload, from the plot_context.json that isim
+writes beside results.csv (or --context FILE), and the rate or rates it shows.
 
 Needs matplotlib (Debian: python3-matplotlib); no other packages. Exit status 2 on bad input
-(missing file or columns, non-numeric values).
+(missing file or columns, non-numeric values, a --waste-rate that was not swept).
 """
 
 import argparse
@@ -25,6 +33,9 @@ import csv
 import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_style  # noqa: E402  (beside this file, whatever the working directory)
 
 WASTE = ["active", "preserved", "recompute", "swap_stall", "free"]
 THINK = "trace.think_time_s"  # a multi-turn sweep's other x axis
@@ -84,15 +95,18 @@ class Table:
         extra = label_columns(header)
         has_est = "estimator" in self.col
         self.labels = []  # in order of first appearance (run order)
+        self.base = {}  # label -> the policy and its estimator (the style table's key)
         self.groups = {}  # (label, rate) -> list of (line, row)
         for n, r in enumerate(rows, start=2):
-            label = r[self.col["policy"]]
+            base = r[self.col["policy"]]
             if has_est and r[self.col["estimator"]]:
-                label += " (" + r[self.col["estimator"]] + ")"
+                base += " (" + r[self.col["estimator"]] + ")"
+            label = base
             for c in extra:
                 label += " {}={}".format(c, r[self.col[c]])
             if label not in self.labels:
                 self.labels.append(label)
+                self.base[label] = base
             rate = self.number(n, r, x)
             self.groups.setdefault((label, rate), []).append((n, r))
 
@@ -106,6 +120,9 @@ class Table:
     def rates(self, label):
         return sorted(rate for (lab, rate) in self.groups if lab == label)
 
+    def all_rates(self):
+        return sorted({rate for (_, rate) in self.groups})
+
     def values(self, label, rate, column):
         return [self.number(n, r, column) for n, r in self.groups[(label, rate)]]
 
@@ -113,16 +130,93 @@ class Table:
         v = self.values(label, rate, column)
         return sum(v) / len(v)
 
+    def style(self, label):
+        """The policy's fixed style; labels that share a policy (other swept keys) keep its
+        colour and marker and take the next line style."""
+        kw = plot_style.policy_style(self.base[label])
+        same = [lab for lab in self.labels if self.base[lab] == self.base[label]]
+        k = same.index(label)
+        if k:
+            kw["linestyle"] = ["-", "--", ":", "-."][k % 4]
+        return kw
+
 
 def fmt_rate(r):
     return "{:g}".format(r)
 
 
-def plot_latency(t, plt, out, target):
+OVERLOADED = "overloaded"
+TTFT = "ttft_s.mean"
+TTFT_GROWTH = 10  # fallback: mean TTFT at most 10x the policy's own at its lowest swept rate
+
+
+def keeps_up(t, label, rate):
+    """Whether every run of `label` at `rate` kept up with its arrivals: the `overloaded` column
+    is 0 when results.csv has it (1 = the queue grew without bound). Without it, a queue that
+    grows shows as a mean TTFT far above the unloaded one: every run's ttft_s.mean is at most
+    TTFT_GROWTH x the label's mean TTFT at its lowest swept rate (which is assumed to keep up).
+    None when neither column is there."""
+    if OVERLOADED not in t.col and TTFT not in t.col:
+        return None
+    base = t.mean(label, t.rates(label)[0], TTFT) if OVERLOADED not in t.col else 0
+    for n, r in t.groups[(label, rate)]:
+        if OVERLOADED in t.col:
+            v = r[t.col[OVERLOADED]]
+            if v not in ("0", "1"):
+                fail("{}:{}: {}: expected 0 or 1, got '{}'".format(t.path, n, OVERLOADED, v))
+            if v == "1":
+                return False
+        elif t.number(n, r, TTFT) > TTFT_GROWTH * base:
+            return False
+    return True
+
+
+def keep_up_rule(t):
+    if OVERLOADED in t.col:
+        return "no run overloaded"
+    if TTFT in t.col:
+        return "mean TTFT within {}x of the lowest rate's".format(TTFT_GROWTH)
+    return "no overloaded or ttft_s.mean column to judge by"
+
+
+def common_rates(t):
+    common = None
+    for label in t.labels:
+        rs = set(t.rates(label))
+        common = rs if common is None else common & rs
+    return sorted(common or [])
+
+
+def choose_waste_rate(t, asked):
+    """(rate, why) of waste.png: `asked` when given (one of the swept rates every label ran, or
+    exit 2), else the highest rate that every label ran and kept up with, else the lowest rate
+    that every label ran."""
+    common = common_rates(t)
+    if not common:
+        fail(t.path + ": no arrival rate was run by every policy; waste.png compares one rate")
+    if asked is not None:
+        if asked not in common:
+            fail("--waste-rate (plot.waste_rate): {:g} is not a swept arrival rate that every "
+                 "policy ran (expected one of {})".format(asked, ", ".join(fmt_rate(r) for r in common)))
+        return asked, "the chosen rate (plot.waste_rate)"
+    ok = [r for r in common if all(keeps_up(t, lab, r) for lab in t.labels)]
+    if keeps_up(t, t.labels[0], common[0]) is None:
+        return common[0], "the lowest rate ({})".format(keep_up_rule(t))
+    if ok:
+        return ok[-1], "the highest rate where every policy keeps up ({})".format(keep_up_rule(t))
+    return common[0], "the lowest rate: no rate where every policy keeps up ({})".format(
+        keep_up_rule(t))
+
+
+def suptitle(fig, what, ctx, rate):
+    fig.suptitle("{}\n{}".format(what, plot_style.context_line(ctx, rate)))
+
+
+def plot_latency(t, plt, out, target, ctx):
     from matplotlib.ticker import NullLocator
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
-    for ax, stat, title in ((axes[0], "mean", "mean"), (axes[1], "p99", "p99")):
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.2))
+    for ax, stat in ((axes[0], "mean"), (axes[1], "p99")):
         column = "normalized_latency_s." + stat
         for label in t.labels:
             rates = t.rates(label)
@@ -130,100 +224,109 @@ def plot_latency(t, plt, out, target):
             lo = [m - min(t.values(label, r, column)) for r, m in zip(rates, means)]
             hi = [max(t.values(label, r, column)) - m for r, m in zip(rates, means)]
             several = any(len(t.groups[(label, r)]) > 1 for r in rates)
-            ax.errorbar(rates, means, yerr=[lo, hi] if several else None, marker="o",
-                        capsize=3, label=label)
+            ax.errorbar(rates, means, yerr=[lo, hi] if several else None, capsize=3, label=label,
+                        **t.style(label))
         if target and stat == "mean":
             ax.axhline(target, color="grey", linestyle="--", linewidth=1,
                        label="target {:g} s/token".format(target))
-        rates = sorted({rate for (_, rate) in t.groups})
+        rates = t.all_rates()
         if rates[0] > 0 and rates[-1] / rates[0] >= 8:  # doubling rates read best on log2
             ax.set_xscale("log", base=2)
             ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xticks(rates)
         ax.set_xticklabels([fmt_rate(r) for r in rates])
         ax.set_xlabel("arrival rate (sessions/s)")
-        ax.set_ylabel("normalized latency, {} (s/token)".format(title))
-        ax.set_title("Normalized latency ({})".format(title))
+        ax.set_ylabel("normalized latency, {} (s/token)".format(stat))
+        ax.set_title("Normalized latency ({})".format(stat))
         if all(v > 0 for lab in t.labels for r in t.rates(lab)
                for v in t.values(lab, r, column)):
             ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize="small")
+    plot_style.legend(axes[0])
+    suptitle(fig, "Normalized latency against arrival rate", ctx,
+             plot_style.rate_range(t.all_rates()))
     fig.tight_layout()
     path = os.path.join(out, "latency.png")
-    fig.savefig(path, dpi=120)
+    plot_style.save(fig, path)
     plt.close(fig)
     return path
 
 
-def plot_throughput(t, plt, out, target):
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
-    metrics = (("throughput_tokens_per_s", "tokens/s"), ("throughput_sessions_per_s", "sessions/s"))
-    for ax, (column, unit) in zip(axes, metrics):
-        heights, notes = [], []
-        for label in t.labels:
-            best, best_rate = None, None
-            for r in t.rates(label):
-                if target and t.mean(label, r, "normalized_latency_s.mean") > target:
-                    continue
-                v = t.mean(label, r, column)
-                if best is None or v > best:
-                    best, best_rate = v, r
-            heights.append(best if best is not None else 0.0)
-            notes.append("at {}/s".format(fmt_rate(best_rate)) if best is not None
-                         else "none within target")
-        x = range(len(t.labels))
-        bars = ax.bar(x, heights, color=["C{}".format(i % 10) for i in x])
-        for b, note in zip(bars, notes):
-            ax.annotate(note, (b.get_x() + b.get_width() / 2, b.get_height()),
-                        ha="center", va="bottom", fontsize="small")
-        ax.set_xticks(list(x))
-        ax.set_xticklabels(t.labels, rotation=20, ha="right", fontsize="small")
+def best_throughput(t, label, column, target):
+    """(value, rate) of the highest mean `column` among the rates within `target`, or (None,
+    None) when no rate is."""
+    best, best_rate = None, None
+    for r in t.rates(label):
+        if target and t.mean(label, r, "normalized_latency_s.mean") > target:
+            continue
+        v = t.mean(label, r, column)
+        if best is None or v > best:
+            best, best_rate = v, r
+    return best, best_rate
+
+
+def plot_throughput(t, plt, out, target, ctx):
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6.2))
+    metrics = (("throughput_tokens_per_s", "tokens/s", "{:,.0f}"),
+               ("throughput_sessions_per_s", "sessions/s", "{:.3g}"))
+    for ax, (column, unit, fmt) in zip(axes, metrics):
+        best = [best_throughput(t, label, column, target) for label in t.labels]
+        heights = [v if v is not None else 0.0 for v, _ in best]
+        x = list(range(len(t.labels)))
+        bars = ax.bar(x, heights, color=[plot_style.policy_colour(t.base[lab]) for lab in t.labels])
+        for b, (v, _) in zip(bars, best):
+            text = fmt.format(v) if v is not None else "none within\ntarget"
+            ax.annotate(text, (b.get_x() + b.get_width() / 2, b.get_height()),
+                        ha="center", va="bottom", fontsize=9)
+        ax.set_xticks(x)
+        ax.set_xticklabels(["{} at {} sessions/s".format(lab, fmt_rate(r)) if r is not None
+                            else lab for lab, (_, r) in zip(t.labels, best)],
+                           rotation=30, ha="right", rotation_mode="anchor")
         ax.set_ylabel("throughput ({})".format(unit))
+        ax.set_title("Highest throughput ({})".format(unit))
         if heights and max(heights) > 0:
             ax.set_ylim(0, max(heights) * 1.15)
         ax.grid(True, axis="y", alpha=0.3)
     if target:
-        fig.suptitle("Highest throughput with mean normalized latency <= {:g} s/token".format(target))
+        what = "Highest throughput with mean normalized latency <= {:g} s/token".format(target)
     else:
-        fig.suptitle("Highest throughput over the swept rates (no latency target)")
+        what = "Highest throughput over the swept rates (no latency target)"
+    suptitle(fig, what, ctx, plot_style.rate_range(t.all_rates()) + " swept")
     fig.tight_layout()
     path = os.path.join(out, "throughput.png")
-    fig.savefig(path, dpi=120)
+    plot_style.save(fig, path)
     plt.close(fig)
     return path
 
 
-def plot_waste(t, plt, out):
-    common = None
-    for label in t.labels:
-        rs = set(t.rates(label))
-        common = rs if common is None else common & rs
-    if not common:
-        fail(t.path + ": no arrival rate was run by every policy; waste.png compares one rate")
-    rate = max(common)
-    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(t.labels) + 3), 4.8))
+def plot_waste(t, plt, out, ctx, asked):
+    rate, why = choose_waste_rate(t, asked)
+    fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(t.labels) + 4), 5.6))
     x = list(range(len(t.labels)))
     bottom = [0.0] * len(t.labels)
+    colours = ["#0072B2", "#E69F00", "#D55E00", "#CC79A7", "#BBBBBB"]
     for i, w in enumerate(WASTE):
         shares = [100 * t.mean(label, rate, "waste_share." + w) for label in t.labels]
-        ax.bar(x, shares, bottom=bottom, label=w.replace("_", " "), color="C{}".format(i))
+        if not any(shares):
+            continue  # a share that is 0 for every policy has no bar, so no legend entry
+        ax.bar(x, shares, bottom=bottom, label=w.replace("_", " "), color=colours[i])
         bottom = [b + s for b, s in zip(bottom, shares)]
     ax.set_xticks(x)
-    ax.set_xticklabels(t.labels, rotation=20, ha="right", fontsize="small")
+    ax.set_xticklabels(t.labels, rotation=20, ha="right")
     ax.set_ylabel("share of GPU block-time (%)")
     ax.set_ylim(0, 100)
-    ax.set_title("GPU memory-time breakdown at {} sessions/s".format(fmt_rate(rate)))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    ax.set_title("at {} sessions/s: {}".format(fmt_rate(rate), why))
+    plot_style.legend(ax, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    suptitle(fig, "GPU memory-time breakdown", ctx, fmt_rate(rate) + " sessions/s")
     fig.tight_layout()
     path = os.path.join(out, "waste.png")
-    fig.savefig(path, dpi=120)
+    plot_style.save(fig, path)
     plt.close(fig)
     return path
 
 
-def plot_ttft(t, plt, out):
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+def plot_ttft(t, plt, out, ctx):
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.2))
     panels = [(axes[0], "ttft_s.mean", "first token of a session (mean)")]
     turn = "turn_ttft_s.mean" in t.col
     panels.append((axes[1], "turn_ttft_s.mean" if turn else "ttft_s.p99",
@@ -231,34 +334,38 @@ def plot_ttft(t, plt, out):
     for ax, column, title in panels:
         for label in t.labels:
             rates = t.rates(label)
-            ax.plot(rates, [t.mean(label, r, column) for r in rates], marker="o", label=label)
+            ax.plot(rates, [t.mean(label, r, column) for r in rates], label=label,
+                    **t.style(label))
         ax.set_xlabel("arrival rate (sessions/s)")
         ax.set_ylabel("TTFT (s)")
         ax.set_yscale("symlog", linthresh=0.1)
         ax.set_title(title)
         ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize="small")
+    plot_style.legend(axes[0])
+    suptitle(fig, "Time to first token against arrival rate", ctx,
+             plot_style.rate_range(t.all_rates()))
     fig.tight_layout()
     path = os.path.join(out, "ttft.png")
-    fig.savefig(path, dpi=120)
+    plot_style.save(fig, path)
     plt.close(fig)
     return path
 
 
-def plot_recompute(t, plt, out):
-    fig, ax = plt.subplots(figsize=(7, 4.8))
+def plot_recompute(t, plt, out, ctx, rates):
+    fig, ax = plt.subplots(figsize=(8, 5.4))
     for label in t.labels:
         xs = t.rates(label)  # think times here
-        ax.plot(xs, [t.mean(label, x, "recomputed_tokens") for x in xs], marker="o", label=label)
+        ax.plot(xs, [t.mean(label, x, "recomputed_tokens") for x in xs], label=label,
+                **t.style(label))
     ax.set_xscale("log")
     ax.set_xlabel("mean think time between turns (s)")
     ax.set_ylabel("recomputed tokens")
-    ax.set_title("Recomputation against think time")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
+    plot_style.legend(ax)
+    suptitle(fig, "Recomputation against think time", ctx, plot_style.rate_range(rates))
     fig.tight_layout()
     path = os.path.join(out, "recompute.png")
-    fig.savefig(path, dpi=120)
+    plot_style.save(fig, path)
     plt.close(fig)
     return path
 
@@ -269,29 +376,48 @@ def main(argv):
     ap.add_argument("outdir", help="folder for latency.png, throughput.png and waste.png")
     ap.add_argument("--latency-target", type=float, default=None, metavar="S",
                     help="normalized-latency target (s/token) for the throughput plot")
+    ap.add_argument("--waste-rate", type=float, default=None, metavar="R",
+                    help="arrival rate of waste.png (one of the swept rates); default: the "
+                         "highest rate where every policy keeps up")
+    ap.add_argument("--context", default=None, metavar="FILE",
+                    help="GPU, model, workload and rate of the titles (default: "
+                         "plot_context.json beside RESULTS.csv)")
     args = ap.parse_args(argv)
     target = args.latency_target
     if target is not None and not (target > 0 and math.isfinite(target)):
         fail("--latency-target: must be a number > 0 (s/token)")
+    if args.waste_rate is not None and not math.isfinite(args.waste_rate):
+        fail("--waste-rate: must be a number (one of the swept arrival rates)")
+    if args.context is not None and not os.path.isfile(args.context):
+        fail("--context: {}: no such file".format(args.context))
+    try:
+        ctx = plot_style.load_context(args.context or plot_style.context_beside(args.results))
+    except ValueError as e:
+        fail(str(e))
 
     header, rows = read_results(args.results)
+    if args.waste_rate is not None and "arrival.rate" not in header:
+        fail("--waste-rate: {} has no arrival.rate column".format(args.results))
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = plot_style.setup()
     except ImportError:
         fail("matplotlib is not installed (Debian: apt-get install python3-matplotlib)")
     os.makedirs(args.outdir, exist_ok=True)
     paths = []
     if "arrival.rate" in header:
         table = Table(args.results, header, rows)
-        paths += [plot_latency(table, plt, args.outdir, target),
-                  plot_throughput(table, plt, args.outdir, target),
-                  plot_waste(table, plt, args.outdir)]
-        if "ttft_s.mean" in header:
-            paths.append(plot_ttft(table, plt, args.outdir))
+        choose_waste_rate(table, args.waste_rate)  # a bad --waste-rate fails before any PNG
+        paths += [plot_latency(table, plt, args.outdir, target, ctx),
+                  plot_throughput(table, plt, args.outdir, target, ctx),
+                  plot_waste(table, plt, args.outdir, ctx, args.waste_rate)]
+        if "ttft_s.mean" in header and ("turn_ttft_s.mean" in header or "ttft_s.p99" in header):
+            paths.append(plot_ttft(table, plt, args.outdir, ctx))
     if THINK in header and "recomputed_tokens" in header:
-        paths.append(plot_recompute(Table(args.results, header, rows, x=THINK), plt, args.outdir))
+        rates = []
+        if "arrival.rate" in header:
+            rates = Table(args.results, header, rows).all_rates()
+        paths.append(plot_recompute(Table(args.results, header, rows, x=THINK), plt, args.outdir,
+                                    ctx, rates))
     for path in paths:
         print(path)
     return 0

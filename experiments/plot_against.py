@@ -8,15 +8,17 @@ sim_e2e_s, ...; a sim cell is empty when the request did not finish in the simul
 SIM_TIMESERIES.csv is the simulated run's timeseries.csv (t_s, running, waiting, ...) and
 REAL_TIMESERIES.csv the run's own (t, running, waiting, ...), or - when the run has none.
 Three panels: the CDF of TTFT, the CDF of end-to-end latency, and running and waiting requests
-over time, real against simulated.
+over time, real against simulated. The title names the GPU, model, workload and rate from the
+plot_context.json beside AGAINST_REQUESTS.csv, when there is one.
 """
 import csv
+import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_style  # noqa: E402  (beside this file, whatever the working directory)
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = plot_style.setup()
 
 
 def column(rows, name):
@@ -32,7 +34,7 @@ def cdf(ax, real, sim, label):
     ax.set_ylabel("fraction of requests")
     ax.set_ylim(0, 1.02)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
+    plot_style.legend(ax, loc="lower right")
 
 
 def series(path, t_key):
@@ -49,7 +51,9 @@ def main(argv):
     with open(argv[1]) as f:
         rows = list(csv.DictReader(f))
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
-    fig.suptitle(f"simulated replay against the real vLLM run ({len(rows)} requests)")
+    ctx = plot_style.load_context(plot_style.context_beside(argv[1]))
+    fig.suptitle(f"simulated replay against the real vLLM run ({len(rows)} requests)\n"
+                 + plot_style.context_line(ctx))
     cdf(axes[0], column(rows, "real_ttft_s"), column(rows, "sim_ttft_s"), "TTFT")
     cdf(axes[1], column(rows, "real_e2e_s"), column(rows, "sim_e2e_s"), "end-to-end latency")
     ax = axes[2]
@@ -64,9 +68,9 @@ def main(argv):
     ax.set_ylabel("requests")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="upper right", fontsize="small")
+    plot_style.legend(ax, loc="upper right")
     fig.tight_layout()
-    fig.savefig(argv[4], dpi=110, format="png")
+    plot_style.save(fig, argv[4], dpi=110)
     return 0
 
 

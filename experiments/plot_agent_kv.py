@@ -10,7 +10,8 @@ the lost_kv_reuse_tokens.* causes, and optionally e2e_s.mean. Writes OUT_PNG wit
 one group of bars per value of KEY and one bar per series in run order: lost KV reuse in
 millions of tokens, stacked by cause, P95 time to first token and, when the column is there,
 mean end-to-end time (log y when the values span more than 30x). Prints the table it drew
-(runs of the same series and KEY are averaged). Needs matplotlib (Debian: python3-matplotlib); exit 2 on bad input (a missing file
+(runs of the same series and KEY are averaged). The title names the GPU, model, workload and
+rate from the plot_context.json that isim sweep writes beside RESULTS_CSV. Needs matplotlib (Debian: python3-matplotlib); exit 2 on bad input (a missing file
 or column, a value that is not a number), 3 without matplotlib.
 """
 
@@ -18,6 +19,9 @@ import argparse
 import csv
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_style  # noqa: E402  (beside this file, whatever the working directory)
 
 PROG = "plot_agent_kv.py"
 CAUSES = ["intercept", "preemption", "idle_eviction", "migration", "role_switch",
@@ -94,7 +98,7 @@ def bars(ax, series, keys, mean, index, title, ylabel):
         ax.set_yscale("log")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small")
+    plot_style.legend(ax)
 
 
 def main():
@@ -118,9 +122,11 @@ def main():
                 print("{:<14} {:>10} {:>12.1f} {:>12.1f} {:>14.1f}".format(
                     s, label(k), m[0], m[1], sum(m[2:]) / 1e6))
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        ctx = plot_style.load_context(plot_style.context_beside(a.results))
+    except ValueError as e:
+        fail(str(e))
+    try:
+        plt = plot_style.setup()
     except ImportError:
         print(PROG + ": error: needs matplotlib (Debian: python3-matplotlib)", file=sys.stderr)
         sys.exit(3)
@@ -129,6 +135,7 @@ def main():
     top = axes[0]
     width = 0.8 / len(series)
     tallest = 0.0
+    labelled = set()  # each cause named once, at its first drawn bar
     for i, s in enumerate(series):
         xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(keys))]
         base = [0.0] * len(keys)
@@ -137,16 +144,17 @@ def main():
             if not any(vals):
                 continue
             top.bar(xs, vals, width * 0.9, bottom=base, color=PALETTE[c], hatch=HATCHES[i % 4],
-                    edgecolor="white", label=cause if i == 0 else None)
+                    edgecolor="white", label=None if cause in labelled else cause)
+            labelled.add(cause)
             base = [b + v for b, v in zip(base, vals)]
         for x, b in zip(xs, base):
             top.text(x, b, " {} {:.3g}".format(s, b), rotation=90, ha="center", va="bottom",
-                     fontsize="x-small")
+                     fontsize=9)
         tallest = max([tallest] + base)
     top.set_ylim(0, tallest * 1.5 if tallest > 0 else 1)  # room for the labels
     top.set_ylabel("lost KV reuse (M tokens)")
     top.set_title("Lost KV reuse by cause (bars labelled by {} and total)".format(a.series))
-    top.legend(title="cause", fontsize="small")
+    plot_style.legend(top, title="cause")
     bars(axes[1], series, keys, mean, 0, "P95 time to first token", "TTFT p95 (s)")
     if has_e2e:
         bars(axes[2], series, keys, mean, 1, "Mean end-to-end time per session", "e2e mean (s)")
@@ -155,11 +163,10 @@ def main():
         ax.set_xticklabels([label(k) for k in keys])
         ax.set_xlabel(a.axis)
         ax.grid(axis="y", alpha=0.3)
+    fig.suptitle("KV managers by {}\n{}".format(a.axis, plot_style.context_line(ctx)))
     fig.tight_layout()
     # Written under a temporary name first: an interrupted run leaves no partial PNG behind.
-    tmp = a.out_png + ".partial.png"
-    fig.savefig(tmp, dpi=110)
-    os.replace(tmp, a.out_png)
+    plot_style.save(fig, a.out_png, dpi=110)
     print("wrote " + a.out_png)
 
 

@@ -18,7 +18,8 @@ and prints a text table (variant, rate, TTFT p95, mean e2e, tokens/s, lost KV re
 Runs of the same variant and rate (seeds) are averaged in the table and the bars; the roles plot
 shows the first of them. With several policies, each series is "variant / policy".
 
-Needs matplotlib (Debian: python3-matplotlib); no other packages. Exit status 2 on bad input
+Titles name the GPU, model, workload and rate from SWEEP_OUT_DIR/plot_context.json (isim sweep
+writes it). Needs matplotlib (Debian: python3-matplotlib); no other packages. Exit status 2 on bad input
 (a missing folder, file or column, non-numeric values), 3 without matplotlib.
 """
 
@@ -27,6 +28,9 @@ import csv
 import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_style  # noqa: E402  (beside this file, whatever the working directory)
 
 PROG = "plot_pd.py"
 RATE = "trace.rate_scale"
@@ -202,14 +206,10 @@ def print_table(res):
 
 def save(fig, plt, path):
     """Writes the PNG under a temporary name beside it, then renames it into place."""
-    tmp = "{}.tmp-{}".format(path, os.getpid())
     try:
-        fig.savefig(tmp, dpi=120, format="png")
-        os.replace(tmp, path)
+        plot_style.save(fig, path, dpi=120)
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return path
 
 
@@ -217,7 +217,7 @@ def style(i):
     return PALETTE[i % len(PALETTE)], HATCHES[(i // len(PALETTE)) % len(HATCHES)]
 
 
-def plot_latency(res, plt, out):
+def plot_latency(res, plt, out, ctx):
     panels = (("ttft", "P95 time to first token", "TTFT p95 (s)"),
               ("e2e", "Mean end-to-end latency", "e2e latency, mean (s)"))
     n = len(res.series)
@@ -246,7 +246,7 @@ def plot_latency(res, plt, out):
             for v, i in marks:
                 x = g + (i - (n - 1) / 2) * width
                 ax.annotate(fmt_value(v), (x, v), xytext=(0, 2), textcoords="offset points",
-                            ha="center", va="bottom", fontsize=7, rotation=90 if n > 4 else 0)
+                            ha="center", va="bottom", fontsize=9, rotation=90 if n > 4 else 0)
         if log:
             ax.set_yscale("log")
             ax.set_ylim(min(pos) / 2, max(pos) * 3)
@@ -259,15 +259,15 @@ def plot_latency(res, plt, out):
         ax.set_title(title)
         ax.grid(True, axis="y", which="both", alpha=0.3)
         ax.set_axisbelow(True)
-    axes[0].legend(title="variant", fontsize="small", loc="upper left",
-                   bbox_to_anchor=(1.01, 1.0))
-    fig.suptitle("Prefill/decode disaggregation: latency by fleet split\n(the lowest and the "
-                 "highest bar of each concurrency level are labelled)", fontsize="medium")
+    plot_style.legend(axes[0], title="variant", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.suptitle("Prefill/decode disaggregation: latency by fleet split (the lowest and the "
+                 "highest bar of each\nconcurrency level are labelled)   "
+                 + plot_style.context_line(ctx))
     fig.tight_layout()
     return save(fig, plt, os.path.join(out, "pd-adaptive-latency.png"))
 
 
-def plot_roles(res, roles, rows, plt, out, phase_s):
+def plot_roles(res, roles, rows, plt, out, phase_s, ctx):
     shown = rows
     note = ""
     if not shown:  # no planner: show what was disaggregated rather than nothing
@@ -289,7 +289,7 @@ def plot_roles(res, roles, rows, plt, out, phase_s):
     for ri, s in enumerate(shown):
         for ci, r in enumerate(cols):
             ax = axes[ri][ci]
-            ax.set_title("{} at {} x{:g}".format(s, RATE, r), fontsize="medium")
+            ax.set_title("{} at {} x{:g}".format(s, RATE, r))
             if phase_s > 0:
                 ax.axvspan(phase_s, max(phase_s, max((d["t_s"][-1] for _, d in roles.values()
                                                       if d["t_s"]), default=phase_s)),
@@ -317,9 +317,8 @@ def plot_roles(res, roles, rows, plt, out, phase_s):
             h3 = tw.plot(t, d["decode_waiting"], color=PALETTE[1], linewidth=0.9, alpha=0.75,
                          label="decode waiting (requests)")
             tw.set_ylim(bottom=0)
-            tw.tick_params(axis="y", labelsize="small")
             if ci == len(cols) - 1:
-                tw.set_ylabel("queue: k tokens / requests", fontsize="small")
+                tw.set_ylabel("queue: k tokens / requests")
             if handles is None:
                 handles = h1 + hs + h2 + h3
             elif hs and len(handles) == 3:
@@ -338,9 +337,8 @@ def plot_roles(res, roles, rows, plt, out, phase_s):
             import matplotlib.lines as mlines
             handles = handles + [mlines.Line2D([], [], color="#555555", linestyle="--",
                                                label="phase boundary ({:g} s)".format(phase_s))]
-        fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize="small",
-                   frameon=False)
-    fig.suptitle("Replica roles and queues over time" + note, fontsize="medium")
+        fig.legend(handles=handles, loc="lower center", ncol=len(handles), frameon=False)
+    fig.suptitle("Replica roles and queues over time" + note + "\n" + plot_style.context_line(ctx))
     fig.tight_layout(rect=(0, 0.05 if handles else 0, 1, 1))
     return save(fig, plt, os.path.join(out, "pd-adaptive-roles.png"))
 
@@ -360,17 +358,19 @@ def main(argv):
     res = Results(args.sweep_dir)
     roles, rows = load_roles(res)
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        ctx = plot_style.load_context(os.path.join(args.sweep_dir, "plot_context.json"))
+    except ValueError as e:
+        fail(str(e))
+    try:
+        plt = plot_style.setup()
     except ImportError:
         print(PROG + ": error: matplotlib is not installed (Debian: apt-get install "
               "python3-matplotlib)", file=sys.stderr)
         return 3
     print_table(res)
     os.makedirs(args.outdir, exist_ok=True)
-    for path in (plot_latency(res, plt, args.outdir),
-                 plot_roles(res, roles, rows, plt, args.outdir, args.phase_s)):
+    for path in (plot_latency(res, plt, args.outdir, ctx),
+                 plot_roles(res, roles, rows, plt, args.outdir, args.phase_s, ctx)):
         print("wrote " + path)
     return 0
 

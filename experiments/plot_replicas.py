@@ -6,15 +6,17 @@ usage: plot_replicas.py REPLICAS.csv OUT.png
 REPLICAS.csv is a run's replicas.csv (one row per replica per sample time). Three panels share
 the time axis: queued prefill tokens (the load routers see), GPU KV blocks in use, and the
 share of each sample interval the replica was busy. With more than 16 replicas, the panels show
-the fleet's min, median and max at each time instead of one line per replica.
+the fleet's min, median and max at each time instead of one line per replica. The title names the
+GPU, model, workload and rate from the plot_context.json beside REPLICAS.csv (isim run writes it).
 """
 import csv
+import os
 import sys
 
-import matplotlib
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_style  # noqa: E402  (beside this file, whatever the working directory)
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+plt = plot_style.setup()
 
 
 def read(path):
@@ -61,7 +63,9 @@ def main(argv):
         ("busy share of interval", [busy_share(s) for s in rows.values()]),
     ]
     fig, axes = plt.subplots(3, 1, figsize=(11, 9), sharex=True)
-    fig.suptitle(f"per-replica load over time ({len(rows)} replicas)")
+    ctx = plot_style.load_context(plot_style.context_beside(argv[1]))
+    fig.suptitle(f"per-replica load over time ({len(rows)} replicas)\n"
+                 + plot_style.context_line(ctx))
     many = len(rows) > 16
     for ax, (label, series) in zip(axes, panels):
         if many:
@@ -69,15 +73,17 @@ def main(argv):
             ax.fill_between(ts, lo, hi, color="tab:blue", alpha=0.25, label="min to max")
             ax.plot(ts, mid, color="tab:blue", label="median replica")
         else:
-            for rep, s in zip(rows.keys(), series):
-                ax.plot([t for t, _ in s], [v for _, v in s], linewidth=1, label=f"replica {rep}")
+            for i, (rep, s) in enumerate(zip(rows.keys(), series)):
+                # Ten colours, then the next line style: no two replicas look alike.
+                ax.plot([t for t, _ in s], [v for _, v in s], linewidth=1, color=f"C{i % 10}",
+                        linestyle=["-", "--", ":", "-."][i // 10 % 4], label=f"replica {rep}")
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-    axes[0].legend(loc="upper right", fontsize="small", ncol=4 if not many else 1)
+    plot_style.legend(axes[0], loc="upper right", ncol=4 if not many else 1)
     axes[-1].set_xlabel("simulated time (s)")
     fig.tight_layout()
-    fig.savefig(argv[2], dpi=110)
+    plot_style.save(fig, argv[2], dpi=110)
     return 0
 
 

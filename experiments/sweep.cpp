@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <future>
@@ -109,6 +110,22 @@ std::string run_key(const SweepRun& r, std::map<std::string, int>& seen) {
   return n == 1 ? key : fmt::format("{} #{}", key, n);
 }
 
+// plot.waste_rate must be one of the swept arrival rates: waste.png is drawn at a rate that ran.
+void check_waste_rate(const PlotSpec& p, const std::vector<SweepAxis>& axes) {
+  if (!p.has_waste_rate) return;
+  for (const auto& ax : axes) {
+    if (ax.key != "arrival.rate") continue;
+    for (const auto& v : ax.values)
+      if (std::strtod(v.c_str(), nullptr) == p.waste_rate) return;
+    std::string list;
+    for (const auto& v : ax.values) list += (list.empty() ? "" : ", ") + v;
+    throw InputError(fmt::format("{}: {} is not one of the swept arrival.rate values ({})",
+                                 p.waste_rate_where, p.waste_rate, list));
+  }
+  throw InputError(p.waste_rate_where +
+                   ": needs arrival.rate in sweep: (waste.png is drawn at one swept rate)");
+}
+
 }  // namespace
 
 std::string SweepRun::label() const {
@@ -194,7 +211,7 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
     if (!rate)
       throw InputError(file +
                        ": plot: the plots are against arrival rate (or a multi-turn trace's think "
-                       "time); add arrival.rate to sweep: (e.g. arrival.rate: [1, 2, 4])");
+                       "time); add arrival.rate to sweep: (e.g. arrival.rate: [1, 2, 4])");    check_waste_rate(s.base.plot, axes);
   }
   return s;
 }

@@ -162,9 +162,9 @@ std::string plot_script_path();
 // The first of `python3` (on PATH) and /usr/bin/python3 (or only $ISIM_PYTHON, when set) that
 // imports matplotlib; "" when none does, with the ones tried in `tried`.
 std::string find_plot_python(std::string* tried = nullptr);
-// Runs `python plot.py CSV OUTDIR [--latency-target S]` (its stdout silenced, its stderr
-// passed on); returns its exit status (127 when it could not start).
+// Runs `python plot.py CSV OUTDIR [--latency-target S] [--waste-rate R]` from `plot:` (its
+// stdout silenced, its stderr passed on); returns its exit status (127 when it could not start).
 int run_plot(const std::string& python, const std::string& csv, const std::string& outdir,
-             double latency_target_s);
+             const PlotSpec& plot);
 
 }  // namespace isim::exp

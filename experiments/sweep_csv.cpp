@@ -211,11 +211,15 @@ std::string find_plot_python(std::string* tried) {
 }
 
 int run_plot(const std::string& python, const std::string& csv, const std::string& outdir,
-             double latency_target_s) {
+             const PlotSpec& plot) {
   std::vector<std::string> args = {python, plot_script_path(), csv, outdir};
-  if (latency_target_s > 0) {
+  if (plot.latency_target_s > 0) {
     args.emplace_back("--latency-target");
-    args.push_back(fmt::format("{}", latency_target_s));
+    args.push_back(fmt::format("{}", plot.latency_target_s));
+  }
+  if (plot.has_waste_rate) {
+    args.emplace_back("--waste-rate");
+    args.push_back(fmt::format("{}", plot.waste_rate));
   }
   return run_script(args, /*quiet_stdout=*/true, /*quiet_stderr=*/false);  // isim names the PNGs
 }

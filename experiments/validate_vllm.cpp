@@ -14,6 +14,7 @@
 
 #include "experiments/outputs.h"
 #include "experiments/run.h"
+#include "experiments/plot_context.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
 #include "sim/scheduler.h"
@@ -238,6 +239,12 @@ void plot(const std::string& out, const VllmRun& run) {
                (dir / "against.png").string());
     return;
   }
+  PlotContext ctx;  // the title: the real run's GPU, model and requests, at their own times
+  ctx.gpu = {run.meta.device_name};
+  ctx.model = {run.meta.model};
+  ctx.workload = {"vLLM run " + fs::path(run.dir).filename().string()};
+  ctx.rate = {"the run's own arrival times"};
+  write_plot_context(out, ctx);
   const std::string real_ts =
       run.has_timeseries ? (fs::path(run.dir) / "timeseries.csv").string() : "-";
   const std::string png = (dir / "against.png").string(), tmp = png + ".tmp.png";

@@ -141,7 +141,7 @@ TEST_CASE("swept keys and values are validated like -p and named sweep.<key>") {
   CHECK(sweep_error(spec_text("plot: {latency_target_s: 0}\n")) ==
         "s.yaml:9: plot.latency_target_s: must be > 0 seconds per token");
   CHECK(sweep_error(spec_text("plot: {target: 1}\n")) ==
-        "s.yaml:9: plot.target: unknown key; valid keys: latency_target_s");
+        "s.yaml:9: plot.target: unknown key; valid keys: latency_target_s, waste_rate");
   CHECK(sweep_error(spec_text(), {"arrival.rate=3"}) ==
         "-p arrival.rate: this key is swept (sweep.arrival.rate); override its list instead, e.g. "
         "-p 'sweep.arrival.rate=[1, 2]'");
