@@ -1,6 +1,7 @@
 // isim-calibrate: measures a device with the synthetic transformer runner and writes a profile.
 //
 //   isim-calibrate --model M.yaml --backend cuda|cpu [--tp N] [--quick] [--seed S] --out P.yaml
+//   (--help lists the options, from the table main() parses with, and examples)
 //
 // Progress goes to stderr; the profile to --out. Exit codes: 0 done, 2 bad input (including a
 // CUDA backend without a device), 1 anything else.
@@ -10,17 +11,27 @@
 #include <exception>
 #include <iostream>
 #include <string>
-#include <string_view>
 
 #include "calibrate/measure.h"
+#include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/out_path.h"
 #include "traces/input_error.h"
 
 namespace {
 
-constexpr std::string_view kUsage =
-    "usage: isim-calibrate --model M.yaml --backend cuda|cpu [--tp N] [--quick] [--seed S] "
-    "--out P.yaml\n";
+const isim::exp::Help kHelp{
+    "usage: isim-calibrate --model M.yaml --backend cuda|cpu [--tp N] [--quick] [--seed S]\n"
+    "                      --out P.yaml\n",
+    "Measures the synthetic transformer runner on this machine's device (cuda) or CPU (cpu)\n"
+    "for the model's shape and writes a `tables` profile: dense, decode and prefill attention,\n"
+    "lm_head and per-iteration overhead tables, the swap (copy) bandwidth curves and the\n"
+    "profile's own validation. Progress goes to stderr. Exit 0: done; 2: bad input (a CUDA\n"
+    "backend without a device included); 1: anything else.\n",
+    "  isim-calibrate --model calibrate/models/tiny.yaml --backend cpu --quick --out cpu.yaml\n"
+    "  isim-calibrate --model calibrate/models/llama-3.1-8b.yaml --backend cuda --out h200.yaml\n"
+    "  isim-calibrate --model calibrate/models/llama-3.1-8b.yaml --backend cuda --tp 2 \\\n"
+    "      --seed 3 --out h200-tp2.yaml\n"};
 
 int parse_int(const std::string& flag, const std::string& v) {
   size_t used = 0;
@@ -38,34 +49,30 @@ int parse_int(const std::string& flag, const std::string& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace po = boost::program_options;
   isim::calib::CalibrateOptions o;
   std::string out;
+  po::options_description opts;
+  opts.add_options()("help,h", "show this help")("model", po::value(&o.model_path),
+                                                 "model YAML (calibrate/models/)")(
+      "backend", po::value(&o.backend), "cuda (default; needs a GPU) or cpu")(
+      "tp", po::value<std::string>(), "tensor parallel degree (default 1)")(
+      "quick", "smaller grids and fewer repetitions (minutes, not tens of minutes)")(
+      "seed", po::value<std::string>(), "seed of the synthetic weights and inputs (default 1)")(
+      "out,o", po::value(&out), "the profile to write");
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      const auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw isim::InputError(a + ": missing value");
-        return argv[++i];
-      };
-      if (a == "--model") {
-        o.model_path = value();
-      } else if (a == "--backend") {
-        o.backend = value();
-      } else if (a == "--tp") {
-        o.tp = parse_int(a, value());
-      } else if (a == "--seed") {
-        o.seed = static_cast<uint64_t>(parse_int(a, value()));
-      } else if (a == "--quick") {
-        o.quick = true;
-      } else if (a == "--out") {
-        out = value();
-      } else if (a == "-h" || a == "--help") {
-        std::cout << kUsage;
-        return 0;
-      } else {
-        throw isim::InputError(fmt::format("unknown option '{}'", a));
-      }
+    po::variables_map vm;
+    try {
+      vm = isim::exp::parse_args(isim::exp::Args(argv + 1, argv + argc), opts,
+                                 po::positional_options_description{});
+    } catch (const po::error& e) {
+      throw isim::InputError(e.what());
     }
+    if (vm.count("help")) return isim::exp::print_help(kHelp, opts);
+    if (vm.count("tp")) o.tp = parse_int("--tp", vm["tp"].as<std::string>());
+    if (vm.count("seed"))
+      o.seed = static_cast<uint64_t>(parse_int("--seed", vm["seed"].as<std::string>()));
+    o.quick = vm.count("quick") > 0;
     if (o.model_path.empty()) throw isim::InputError("--model: required");
     if (out.empty()) throw isim::InputError("--out: required");
     isim::exp::check_out_file(out, "--out");  // before minutes of measuring, not after
@@ -77,7 +84,7 @@ int main(int argc, char** argv) {
                              fmt::format("{:.1f}%", 100 * p.validation_mean_abs_error()));
     return 0;
   } catch (const isim::InputError& e) {
-    std::cerr << "isim-calibrate: " << e.what() << "\n" << kUsage;
+    std::cerr << "isim-calibrate: " << e.what() << "\n" << kHelp.usage << "(see --help)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "isim-calibrate: error: " << e.what() << "\n";

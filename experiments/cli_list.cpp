@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include "experiments/cli.h"
+#include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/experiment.h"
 #include "experiments/plan.h"
 #include "live/live_executor.h"
@@ -22,10 +24,21 @@ void section(const char* title, const R& reg) {
   fmt::print("{}:\n", title);
   for (const auto* e : reg.entries()) fmt::print("  {:<18} {}\n", e->name, e->description);
 }
+
+const Help kListHelp{"usage: isim list\n",
+                     "Prints every registered component by kind (policies, schedulers, routers,\n"
+                     "trace sources, ...) with a one-line description, the SLO metrics `isim\n"
+                     "plan` accepts and the profile forms.\n",
+                     "  isim list\n"
+                     "  isim list | grep -A12 '^policies'\n"};
+
 }  // namespace
 
 int cmd_list(const Args& args) {
-  if (!args.empty()) throw UsageError{"takes no arguments", "usage: isim list\n"};
+  boost::program_options::options_description opts;
+  opts.add_options()("help,h", "show this help");
+  const auto vm = parse_args(args, opts, boost::program_options::positional_options_description{});
+  if (vm.count("help")) return print_help(kListHelp, opts);
   section("policies", policy::policy_registry());
   section("estimators (min-waste: -p policy.estimator=NAME)", policy::estimator_registry());
   section("schedulers", sim::scheduler_registry());

@@ -16,6 +16,7 @@
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/cli_submit.h"
 #include "experiments/out_path.h"
 #include "experiments/plan.h"
@@ -40,9 +41,33 @@ const char* kPlanUsage =
     "       isim plan merge SPEC.yaml JOURNAL|DIR ... [--out DIR] [--no-plot] [-p key=value ...]\n"
     "       isim plan submit --slurm|--k8s SPEC.yaml --tasks N ... (--help)\n";
 
+const Help kMergeHelp{
+    "usage: isim plan merge SPEC.yaml JOURNAL|DIR ... [--out DIR] [--no-plot] [-p key=value ...]\n",
+    "Joins the journals of a plan's shards (OUT/shards/plan-shard-K-of-N.jsonl) into the\n"
+    "table, plan.csv and plots that `isim plan SPEC.yaml` writes, byte for byte. Give the spec\n"
+    "and -p overrides the shards ran with.\n",
+    "  isim plan merge experiments/plan-agents.yaml results/plan-agents/shards\n"
+    "  isim plan merge experiments/plan-agents.yaml a.jsonl b.jsonl --out results/p --no-plot\n"};
+
 std::string plan_plot_script() {
   if (const char* p = std::getenv("ISIM_PLOT_PLAN_SCRIPT"); p && *p) return p;
   return ISIM_PLOT_PLAN_SCRIPT_DEFAULT;
+}
+
+Help plan_help() {
+  return {kPlanUsage,
+          "For every deployment x policy, bisects the arrival rate one replica sustains within\n"
+          "every SLO (per seed). For every router, it then simulates fleets at peak_rate from\n"
+          "the guess ceil(peak / capacity): down while they pass, up while they fail. The\n"
+          "smallest passing fleet is the size; GPUs = replicas x tp, cost = GPUs x price.\n"
+          "Prints the ranked table, writes plan.csv, and draws cost_capacity.png and\n"
+          "slo_headroom.png with " +
+              plan_plot_script() +
+              " ($ISIM_PLOT_PLAN_SCRIPT overrides;\n$ISIM_PYTHON picks the interpreter). "
+              "See docs/capacity-planning.md.\n",
+          "  isim plan experiments/plan-agents.yaml --jobs 4\n"
+          "  isim plan experiments/plan-agents.yaml -p peak_rate=80 --no-plot\n"
+          "  isim plan experiments/plan-agents.yaml --shard 1/4 --out results/pa\n"};
 }
 
 bool finished(const PlanProgress& p) {
@@ -149,29 +174,22 @@ int run_plan_shard(const PlanSpec& spec, const std::string& yaml, const Shard& s
 }
 
 int cmd_plan_merge(const Args& args) {
-  po::options_description opts(std::string(kPlanUsage) + "options");
+  po::options_description opts, hidden;
   std::vector<std::string> overrides, inputs;
   std::string out, spec_path;
-  opts.add_options()("help,h", "show this help")(
-      "out,o", po::value(&out),
-      "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
+  opts.add_options()("help,h", "show this help")("out,o", po::value(&out),
+                                                 "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
       "no-plot", "write plan.csv only")("set,p", override_flag(overrides, false),
                                         "the -p overrides the shards ran with")(
-      "add", override_flag(overrides, true), kAddHelp)(
-      "spec", po::value(&spec_path), "plan spec YAML")("inputs", po::value(&inputs)->composing(),
-                                                       "journals or folders of them");
+      "add", override_flag(overrides, true), kAddHelp);
+  hidden.add_options()("spec", po::value(&spec_path), "plan spec YAML")(
+      "inputs", po::value(&inputs)->composing(), "journals or folders of them");
   po::positional_options_description pos;
   pos.add("spec", 1).add("inputs", -1);
-  const po::variables_map vm = parse_args(args, opts, pos);
-  if (vm.count("help")) {
-    std::cout << opts
-              << "\nJoins the journals of a plan's shards (OUT/shards/plan-shard-K-of-N.jsonl)\n"
-                 "into the table, plan.csv and plots that `isim plan SPEC.yaml` writes, byte for\n"
-                 "byte. Give the spec and -p overrides the shards ran with.\n";
-    return 0;
-  }
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(kMergeHelp, opts);
   if (spec_path.empty() || inputs.empty())
-    throw UsageError{"merge needs SPEC.yaml and at least one journal", kPlanUsage};
+    throw usage_error("merge needs SPEC.yaml and at least one journal", kMergeHelp);
   const PlanSpec spec = load_plan(spec_path, overrides);
   if (out.empty()) out = default_out_dir(spec.name, overrides);
   make_out_dir(out, "--out");
@@ -186,7 +204,7 @@ int cmd_plan(const Args& args) {
     return cmd_plan_merge(Args(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "submit")
     return cmd_submit("plan", Args(args.begin() + 1, args.end()));
-  po::options_description opts(std::string(kPlanUsage) + "options");
+  po::options_description opts, hidden;
   std::vector<std::string> overrides;
   std::string out;
   opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>(),
@@ -200,24 +218,13 @@ int cmd_plan(const Args& args) {
       "shard", po::value<std::string>(),
       "run shard K of N of the candidates (deployment x policy; by a hash of their key), or "
       "auto (Slurm's array or Kubernetes' Indexed Job); writes OUT/shards/ for `plan merge`")(
-      "resume", "keep the candidates the shard's journal already holds")(
-      "spec", po::value<std::string>(), "plan spec YAML");
-  const po::variables_map vm = parse_args(args, opts, "spec");
-  if (vm.count("help")) {
-    std::cout << opts << "\n"
-              << "For every deployment x policy, bisects the arrival rate one replica sustains\n"
-                 "within every SLO (per seed). For every router, it then simulates fleets at\n"
-                 "peak_rate from the guess ceil(peak / capacity): down while they pass, up while\n"
-                 "they fail. The smallest passing fleet is the size; GPUs = replicas x tp,\n"
-                 "cost = GPUs x price.\n"
-                 "Prints the ranked table, writes plan.csv, and draws cost_capacity.png and\n"
-                 "slo_headroom.png with "
-              << plan_plot_script()
-              << " ($ISIM_PLOT_PLAN_SCRIPT overrides;\n$ISIM_PYTHON picks the interpreter). "
-                 "See docs/capacity-planning.md.\n";
-    return 0;
-  }
-  if (!vm.count("spec")) throw UsageError{"needs SPEC.yaml", kPlanUsage};
+      "resume", "keep the candidates the shard's journal already holds");
+  hidden.add_options()("spec", po::value<std::string>(), "plan spec YAML");
+  po::positional_options_description pos;
+  pos.add("spec", 1);
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(plan_help(), opts);
+  if (!vm.count("spec")) throw usage_error("needs SPEC.yaml", plan_help());
   const size_t jobs = jobs_flag(vm);
 
   const PlanSpec spec = load_plan(vm["spec"].as<std::string>(), overrides);
@@ -255,7 +262,7 @@ int cmd_plan(const Args& args) {
     return run_plan_shard(spec, spec_yaml(vm["spec"].as<std::string>(), overrides), shard,
                           vm.count("resume") > 0, out, o);
   }
-  if (vm.count("resume")) throw UsageError{"--resume is for a shard (--shard)", kPlanUsage};
+  if (vm.count("resume")) throw usage_error("--resume is for a shard (--shard)", plan_help());
   if (tty) draw_bar(PlanProgress{0, searches, 0, fleets, 0}, 0);
   const PlanResult res = run_plan(spec, o);
 

@@ -8,6 +8,8 @@
 #include "calibrate/analytic.h"
 #include "calibrate/model.h"
 #include "experiments/cli.h"
+#include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/out_path.h"
 #include "experiments/version.h"
 #include "sim/cost_model.h"
@@ -17,21 +19,27 @@ namespace isim::exp {
 
 namespace {
 
-const char* kAnalyticUsage =
+const Help kAnalyticHelp{
     "usage: isim profile analytic --gpu SPEC.yaml --model MODEL.yaml [--tp N]\n"
     "                             [--fit-from MEASURED.yaml --fit-gpu MEASURED_SPEC.yaml]\n"
-    "                             --out PROFILE.yaml\n"
-    "  A roofline profile (source: analytic) from a spec sheet (calibrate/gpus/) and a model\n"
-    "  (calibrate/models/). Default efficiency factors: compute 0.7, memory 0.8, attention 0.5,\n"
-    "  pcie 0.8, overhead 30 us, decode attention 0.1 us per sequence per layer, 4 us per copy,\n"
-    "  duplex 0.8. --fit-from fits them from a measured tables profile of the GPU --fit-gpu\n"
-    "  describes, and applies them to --gpu.\n";
+    "                             --out PROFILE.yaml\n",
+    "A roofline profile (source: analytic) from a spec sheet (calibrate/gpus/) and a model\n"
+    "(calibrate/models/). Default efficiency factors: compute 0.7, memory 0.8, attention 0.5,\n"
+    "pcie 0.8, overhead 30 us, decode attention 0.1 us per sequence per layer, 4 us per copy,\n"
+    "duplex 0.8. --fit-from fits them from a measured tables profile of the GPU --fit-gpu\n"
+    "describes, and applies them to --gpu.\n",
+    "  isim profile analytic --gpu calibrate/gpus/H200.yaml \\\n"
+    "      --model calibrate/models/llama-3.1-8b.yaml --out h200.yaml\n"
+    "  isim profile analytic --gpu calibrate/gpus/H100-SXM.yaml \\\n"
+    "      --model calibrate/models/llama-3.1-8b.yaml --tp 2 \\\n"
+    "      --fit-from calibrate/profiles/h200-llama-3.1-8b.aiconfigurator.yaml \\\n"
+    "      --fit-gpu calibrate/gpus/H200.yaml --out h100.yaml\n"};
 
 int parse_tp(const std::string& s) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || v < 1 || v > 1024)
-    throw UsageError{fmt::format("--tp: expected a positive integer, got '{}'", s), kAnalyticUsage};
+    throw usage_error(fmt::format("--tp: expected a positive integer, got '{}'", s), kAnalyticHelp);
   return static_cast<int>(v);
 }
 
@@ -40,38 +48,25 @@ int parse_tp(const std::string& s) {
 int cmd_profile_analytic(const Args& args) {
   std::string gpu_path, model_path, fit_from, fit_gpu, out;
   int tp = 1;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      fmt::print("{}", kAnalyticUsage);
-      return 0;
-    }
-    if (i + 1 >= args.size())
-      throw UsageError{fmt::format("unexpected '{}' (or it lacks its value)", a), kAnalyticUsage};
-    const std::string& v = args[++i];
-    if (a == "--gpu") {
-      gpu_path = v;
-    } else if (a == "--model") {
-      model_path = v;
-    } else if (a == "--tp") {
-      tp = parse_tp(v);
-    } else if (a == "--fit-from") {
-      fit_from = v;
-    } else if (a == "--fit-gpu") {
-      fit_gpu = v;
-    } else if (a == "--out") {
-      out = v;
-    } else {
-      throw UsageError{fmt::format("unknown option '{}'", a), kAnalyticUsage};
-    }
-  }
+  namespace po = boost::program_options;
+  po::options_description opts;
+  opts.add_options()("help,h", "show this help")("gpu", po::value(&gpu_path),
+                                                 "GPU spec sheet YAML (calibrate/gpus/)")(
+      "model", po::value(&model_path), "model YAML (calibrate/models/)")(
+      "tp", po::value<std::string>(), "tensor parallel degree (default 1)")(
+      "fit-from", po::value(&fit_from), "a measured tables profile to fit the factors from")(
+      "fit-gpu", po::value(&fit_gpu), "the spec sheet of --fit-from's GPU")(
+      "out,o", po::value(&out), "the profile to write");
+  const po::variables_map vm = parse_args(args, opts, po::positional_options_description{});
+  if (vm.count("help")) return print_help(kAnalyticHelp, opts);
+  if (vm.count("tp")) tp = parse_tp(vm["tp"].as<std::string>());
   if (gpu_path.empty() || model_path.empty() || out.empty())
-    throw UsageError{"--gpu, --model and --out are required", kAnalyticUsage};
+    throw usage_error("--gpu, --model and --out are required", kAnalyticHelp);
   check_out_file(out, "--out");
   if (fit_from.empty() != fit_gpu.empty())
-    throw UsageError{
+    throw usage_error(
         "--fit-from and --fit-gpu go together (the measured profile and its GPU's spec)",
-        kAnalyticUsage};
+        kAnalyticHelp);
 
   const calib::GpuSpec gpu = calib::load_gpu_spec(gpu_path);
   calib::ModelSpec model = calib::load_model(model_path);

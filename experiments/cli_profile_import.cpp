@@ -12,6 +12,7 @@
 #include "calibrate/model.h"
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/out_path.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
@@ -24,15 +25,20 @@ namespace po = boost::program_options;
 
 namespace {
 
-const char* kImportUsage =
+const Help kImportHelp{
     "usage: isim profile import --from llmservingsim|aiconfigurator --model M.yaml [--tp N]\n"
-    "                           IN_DIR --out P.yaml\n"
+    "                           IN_DIR --out P.yaml\n",
+    "Turns public measurements into a `tables` profile.\n"
     "  llmservingsim:  IN_DIR holds attention.csv, dense.csv, per_sequence.csv, meta.yaml\n"
     "                  [--memory-gib G] [--pcie-gbps B] override the known-hardware table\n"
     "  aiconfigurator: IN_DIR holds gemm_perf.csv, context_attention_perf.csv,\n"
     "                  generation_attention_perf.csv and SYSTEM.yaml\n"
     "                  [--system h200_sxm] [--kernel vllm_flash_attn_fa3] [--pcie-gbps 55]\n"
-    "                  [--allreduce vllm_graph|vllm_eager|nccl] (with --tp N > 1)\n";
+    "                  [--allreduce vllm_graph|vllm_eager|nccl] (with --tp N > 1)\n",
+    "  isim profile import --from aiconfigurator --model calibrate/models/llama-3.1-8b.yaml \\\n"
+    "      ../shared/data/aiconfigurator-h200 --out h200.yaml\n"
+    "  isim profile import --from llmservingsim --model calibrate/models/llama-3.1-8b.yaml \\\n"
+    "      ../shared/data/llmservingsim/RTX4090-llama-3.1-8b --out rtx4090.yaml\n"};
 
 }  // namespace
 
@@ -41,29 +47,34 @@ int cmd_profile_import(const Args& args) {
   int tp = 1;
   double memory_gib = 0, pcie_gbps = 0;
   calib::AiconfiguratorOptions aic;
-  po::options_description opts("options");
-  opts.add_options()("help,h", "help")("from", po::value(&from), "source format")(
-      "model", po::value(&model_path), "model YAML")("tp", po::value(&tp), "tensor parallel")(
-      "out", po::value(&out), "output profile")("in", po::value(&in_dir), "input directory")(
-      "memory-gib", po::value(&memory_gib), "device memory")("pcie-gbps", po::value(&pcie_gbps),
-                                                             "swap bandwidth each way")(
+  po::options_description opts, hidden;
+  opts.add_options()("help,h", "show this help")("from", po::value(&from),
+                                                 "source format: llmservingsim or aiconfigurator")(
+      "model", po::value(&model_path), "model YAML (calibrate/models/)")(
+      "tp", po::value(&tp), "tensor parallel degree (default 1)")(
+      "out,o", po::value(&out), "the profile to write")(
+      "memory-gib", po::value(&memory_gib), "llmservingsim: device memory, GiB")(
+      "pcie-gbps", po::value(&pcie_gbps), "swap bandwidth each way, GB/s")(
       "system", po::value(&aic.system), "aiconfigurator system spec")(
       "kernel", po::value(&aic.kernel), "aiconfigurator attention kernel_source")(
       "allreduce", po::value(&aic.allreduce), "aiconfigurator all-reduce table (tp > 1)");
-  const po::variables_map vm = parse_args(args, opts, "in");
-  if (vm.count("help")) return std::cout << kImportUsage, 0;
-  if (from.empty()) throw UsageError{"missing --from", kImportUsage};
+  hidden.add_options()("in", po::value(&in_dir), "input directory");
+  po::positional_options_description pos;
+  pos.add("in", 1);
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(kImportHelp, opts);
+  if (from.empty()) throw usage_error("missing --from", kImportHelp);
   if (from != "llmservingsim" && from != "aiconfigurator") {
-    throw UsageError{"unknown --from '" + from + "'; valid: aiconfigurator, llmservingsim",
-                     kImportUsage};
+    throw usage_error("unknown --from '" + from + "'; valid: aiconfigurator, llmservingsim",
+                     kImportHelp);
   }
-  if (model_path.empty()) throw UsageError{"missing --model M.yaml", kImportUsage};
-  if (in_dir.empty()) throw UsageError{"missing IN_DIR", kImportUsage};
-  if (out.empty()) throw UsageError{"missing --out P.yaml", kImportUsage};
+  if (model_path.empty()) throw usage_error("missing --model M.yaml", kImportHelp);
+  if (in_dir.empty()) throw usage_error("missing IN_DIR", kImportHelp);
+  if (out.empty()) throw usage_error("missing --out P.yaml", kImportHelp);
   check_out_file(out, "--out");
-  if (tp < 1) throw UsageError{"--tp must be >= 1", kImportUsage};
+  if (tp < 1) throw usage_error("--tp must be >= 1", kImportHelp);
   if (memory_gib < 0 || pcie_gbps < 0) {
-    throw UsageError{"--memory-gib and --pcie-gbps must be > 0", kImportUsage};
+    throw usage_error("--memory-gib and --pcie-gbps must be > 0", kImportHelp);
   }
 
   const calib::ModelSpec model = calib::load_model(model_path);

@@ -1,5 +1,7 @@
 // isim profile show P --plot OUT.png: the summary, then T(x) against batched tokens (saturation
-// marked) and the PCIe bandwidth curves by copy size, drawn by experiments/plot_profile.py.
+// marked), the decode attention cost by context for a few batch sizes, and the copy bandwidth
+// curves by copy size (PCIe, or host memcpy for the CPU backend) as the cost model uses them,
+// drawn by experiments/plot_profile.py.
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -40,6 +42,22 @@ std::vector<double> log_points(double lo, double hi, int n) {
   return v;
 }
 
+// Decode attention, all layers, in ms, by the batch's total KV tokens, for up to 5 of the
+// table's batch sizes (its grid rows, spread over the axis); null for a linear profile.
+nlohmann::json decode_data(const sim::Profile& p) {
+  if (p.form != sim::ForwardForm::kTables) return nullptr;
+  const sim::Grid2D& g = p.tables.decode_attention_us;
+  nlohmann::json lines = nlohmann::json::array();
+  const size_t n = g.x.size(), shown = std::min<size_t>(n, 5);
+  for (size_t k = 0; k < shown; ++k) {
+    const double seqs = g.x[shown == 1 ? 0 : k * (n - 1) / (shown - 1)];
+    std::vector<double> kv = log_points(std::max(1.0, g.y.front()), g.y.back(), 40), ms;
+    for (double t : kv) ms.push_back(static_cast<double>(p.model.layers) * g.eval(seqs, t) / 1e3);
+    lines.push_back({{"sequences", seqs}, {"kv_tokens", kv}, {"ms", ms}});
+  }
+  return lines;
+}
+
 nlohmann::json plot_data(const sim::Profile& p) {
   const sim::CostModel cm(p);
   const double s = static_cast<double>(p.saturation_tokens);
@@ -55,24 +73,26 @@ nlohmann::json plot_data(const sim::Profile& p) {
   nlohmann::json j;
   j["title"] = fmt::format("{} on {} (tp {}), source: {}", p.model.name, p.device.name, p.model.tp,
                            p.provenance_value("source"));
+  j["copy_path"] = sim::copy_path_name(p);
   j["tokens"] = tokens;
   j["t_ms"] = t_ms;
   j["saturation_tokens"] = s;
   j["t_saturation_ms"] = static_cast<double>(cm.T(p.saturation_tokens)) / 1e6;
-  const auto curve = [](const sim::Curve1D& c) {
+  // Bandwidth as CostModel::transfer uses it (clamped to the slowest measured point).
+  const auto curve = [&](const sim::Curve1D& c, sim::Direction dir) {
     nlohmann::json out;
     const std::vector<double> x = log_points(c.x.front(), c.x.back(), 60);
     std::vector<double> y;
-    const double floor = *std::min_element(c.y.begin(), c.y.end());
-    for (double b : x) y.push_back(std::max(c.eval(b), floor));  // as CostModel::transfer
+    for (double b : x) y.push_back(cm.copy_bandwidth(b, dir).gbps);
     out["bytes"] = x;
     out["gbps"] = y;
     out["grid_bytes"] = c.x;
     out["grid_gbps"] = c.y;
     return out;
   };
-  j["h2d"] = curve(p.swap.h2d_gbps);
-  j["d2h"] = curve(p.swap.d2h_gbps);
+  j["h2d"] = curve(p.swap.h2d_gbps, sim::Direction::kHostToDevice);
+  j["d2h"] = curve(p.swap.d2h_gbps, sim::Direction::kDeviceToHost);
+  j["decode"] = decode_data(p);
   j["duplex_factor"] = p.swap.duplex_factor;
   return j;
 }

@@ -7,6 +7,7 @@
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
 #include "experiments/interrupt.h"
+#include "experiments/cli_help.h"
 #include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/plot_context.h"
@@ -46,14 +47,21 @@ void plot_replicas(const std::string& dir, const Experiment& e) {
 }  // namespace
 
 namespace {
-constexpr const char* kRunUsage =
+const Help kRunHelp{
     "usage: isim run EXPERIMENT.yaml [-p key=value ...] [--out DIR]\n"
     "       isim run --trace T --profile P --policy NAME [options]\n"
-    "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n";
+    "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n",
+    "Runs every policy of the experiment (or the one --policy of the flag form) and prints a\n"
+    "summary row per policy; each policy's files go to DIR/<policy>/. Exit 0: done; 2: bad\n"
+    "input, or sessions that can never fit were skipped.\n",
+    "  isim run experiments/quickstart.yaml\n"
+    "  isim run experiments/quickstart.yaml -p arrival.rate=2 --out results/rate2\n"
+    "  isim run --trace t.jsonl --profile calibrate/profiles/a100-80g-gptj-6b.infercept.yaml \\\n"
+    "      --policy preserve --rate 2  (t.jsonl from isim trace gen default t.jsonl)\n"};
 }  // namespace
 
 int cmd_run(const Args& args) {
-  po::options_description opts(std::string(kRunUsage) + "options");
+  po::options_description opts, hidden;
   std::vector<std::string> overrides;
   std::string out, trace_path, trace_from = "jsonl", profile, policy, scheduler, executor;
   opts.add_options()("help,h", "show this help")("set,p", override_flag(overrides, false),
@@ -62,22 +70,22 @@ int cmd_run(const Args& args) {
       "out,o", po::value(&out),
       "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
       "trace", po::value(&trace_path), "trace file (flag form)")(
-      "from", po::value(&trace_from), "trace format: jsonl (default) or infercept")(
+      "from", po::value(&trace_from),
+      "trace format (default jsonl; isim trace --help lists them)")(
       "profile", po::value(&profile), "profile YAML (flag form)")(
-      "policy", po::value(&policy), "policy name (flag form)")("scheduler", po::value(&scheduler),
-                                                               "vllm-v0 (default) or chunked")(
+      "policy", po::value(&policy), "policy name (flag form; isim list)")(
+      "scheduler", po::value(&scheduler), "vllm-v0 (default) or chunked")(
       "rate", po::value<std::string>(),
       "Poisson arrival rate, sessions/s (default: replay trace times)")(
-      "seed", po::value<std::string>(), "random seed (default 1)")("executor", po::value(&executor),
-                                                                   "executor (default sim)")(
-      "experiment", po::value<std::string>(), "experiment YAML");
+      "seed", po::value<std::string>(), "random seed (default 1)")(
+      "executor", po::value(&executor), "executor (default sim)");
   add_checks_options(opts);
   add_run_view_options(opts);
-  const po::variables_map vm = parse_args(args, opts, "experiment");
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  hidden.add_options()("experiment", po::value<std::string>(), "experiment YAML");
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(kRunHelp, opts);
   const cluster::Checks checks = checks_from(vm);
   RunViews views = run_views_from(vm);
 
@@ -110,8 +118,8 @@ int cmd_run(const Args& args) {
     out_keys = overrides;
   } else {
     if (trace_path.empty() || profile.empty() || policy.empty())
-      throw UsageError{"needs EXPERIMENT.yaml, or all of --trace, --profile and --policy",
-                       "(see isim run --help)\n"};
+      throw usage_error("needs EXPERIMENT.yaml, or all of --trace, --profile and --policy",
+                        kRunHelp);
     YAML::Node y;
     y["name"] = std::filesystem::path(trace_path).stem().string();
     if (vm.count("seed")) from_flag(y["seed"], "seed");
@@ -139,6 +147,7 @@ int cmd_run(const Args& args) {
 
   Inputs in = prepare(e);
   for (const auto& n : in.notes) fmt::print(stderr, "note: {}\n", n);
+  for (const auto& w : in.warnings) fmt::print(stderr, "warning: {}\n", w);
   std::vector<TableRow> rows;
   std::vector<FleetRow> fleet;
   size_t skipped = 0;

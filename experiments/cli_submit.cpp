@@ -11,6 +11,7 @@
 
 #include "experiments/atomic_file.h"
 #include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/out_path.h"
 #include "experiments/plan.h"
 #include "experiments/sweep.h"
@@ -29,6 +30,13 @@ const char* kSubmitUsage =
     "              [--partition P] [--time T] [--mem M] [--now] [-p key=value ...]\n"
     "       isim sweep|plan submit --k8s SPEC.yaml --tasks N --image IMAGE [--out DIR]\n"
     "              [--jobs J] [--pvc CLAIM] [--workdir PATH] [--mem M] [-p key=value ...]\n";
+
+const Help kSubmitHelp{
+    kSubmitUsage,
+    "Writes the scripts that run a sweep's (or plan's) shards as a Slurm job array or a\n"
+    "Kubernetes Indexed Job, and the job that merges them; --now also submits (Slurm).\n",
+    "  isim sweep submit --slurm experiments/multiturn.yaml --tasks 8 --time 1:00:00\n"
+    "  isim plan submit --k8s experiments/plan-agents.yaml --tasks 4 --image isim:latest\n"};
 
 struct SubmitArgs {
   std::string verb, spec, out, name;
@@ -230,7 +238,7 @@ int submit_k8s(const SubmitArgs& a) {
 }  // namespace
 
 int cmd_submit(const std::string& verb, const Args& args) {
-  po::options_description opts(std::string(kSubmitUsage) + "options");
+  po::options_description opts, hidden;
   SubmitArgs a;
   a.verb = verb;
   opts.add_options()("help,h", "show this help")("slurm", "a Slurm job array (sbatch)")(
@@ -248,21 +256,21 @@ int cmd_submit(const std::string& verb, const Args& args) {
       "persistent volume claim mounted at --workdir (k8s; default isim-work)")(
       "workdir", po::value(&a.workdir), "working directory in the container (k8s; default /work)")(
       "set,p", override_flag(a.overrides, false), "override a spec key, as for the runs")(
-      "add", override_flag(a.overrides, true), kAddHelp)("spec", po::value(&a.spec), "spec YAML");
-  const po::variables_map vm = parse_args(args, opts, "spec");
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+      "add", override_flag(a.overrides, true), kAddHelp);
+  hidden.add_options()("spec", po::value(&a.spec), "spec YAML");
+  po::positional_options_description pos;
+  pos.add("spec", 1);
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(kSubmitHelp, opts);
   const bool slurm = vm.count("slurm") > 0, k8s = vm.count("k8s") > 0;
-  if (slurm == k8s) throw UsageError{"give one of --slurm and --k8s", kSubmitUsage};
-  if (a.spec.empty()) throw UsageError{"needs SPEC.yaml", kSubmitUsage};
-  if (!vm.count("tasks")) throw UsageError{"needs --tasks N", kSubmitUsage};
+  if (slurm == k8s) throw usage_error("give one of --slurm and --k8s", kSubmitHelp);
+  if (a.spec.empty()) throw usage_error("needs SPEC.yaml", kSubmitHelp);
+  if (!vm.count("tasks")) throw usage_error("needs --tasks N", kSubmitHelp);
   a.tasks = flag_value<uint64_t>(vm, "tasks", 1, "an integer in 1..100000 (shards)",
                                  [](uint64_t v) { return v >= 1 && v <= 100000; });
   if (vm.count("jobs")) a.jobs = jobs_flag(vm);
-  if (k8s && a.image.empty()) throw UsageError{"--k8s needs --image IMAGE", kSubmitUsage};
-  if (slurm && vm.count("image")) throw UsageError{"--image is for --k8s", kSubmitUsage};
+  if (k8s && a.image.empty()) throw usage_error("--k8s needs --image IMAGE", kSubmitHelp);
+  if (slurm && vm.count("image")) throw usage_error("--image is for --k8s", kSubmitHelp);
   // The spec must load here, with its overrides, before any task is queued.
   size_t units = 0;
   if (verb == "plan") {

@@ -16,6 +16,7 @@
 #include "experiments/atomic_file.h"
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/cli_submit.h"
 #include "experiments/interrupt.h"
 #include "experiments/journal_record.h"
@@ -40,30 +41,56 @@ const char* kSweepUsage =
     "       isim sweep merge OUT.csv JOURNAL|DIR ...   (or results.csv files of old shards)\n"
     "       isim sweep submit --slurm|--k8s EXPERIMENT.yaml --tasks N ... (--help)\n";
 
+Help sweep_help() {
+  return {kSweepUsage,
+          "Runs the cross product of the spec's policies and swept values, and writes\n"
+          "results.csv: one row per run: run_index, policy, each swept key, estimator, then\n"
+          "every summary metric (nested ones as dotted names).\n"
+          "With plot: in the spec, experiments/plot.py draws latency.png, throughput.png,\n"
+          "waste.png and ttft.png (or recompute.png for a think-time sweep) beside it, using\n"
+          "$ISIM_PYTHON or the first python3 with matplotlib; the script is\n" +
+              plot_script_path() + " ($ISIM_PLOT_SCRIPT overrides).\n" +
+              "With slo: too, experiments/plot_goodput.py draws goodput.png (goodput against\n"
+              "rate per policy).\n",
+          "  isim sweep experiments/multiturn.yaml --jobs 4\n"
+          "  isim sweep experiments/multiturn.yaml --list -p 'sweep.seed=[1,2]'\n"
+          "  isim sweep experiments/multiturn.yaml --shard 1/2 --out results/mt\n"};
+}
+
+const Help kMergeHelp{
+    "usage: isim sweep merge OUT.csv JOURNAL|DIR ...   (or results.csv files of old shards)\n",
+    "Joins the journals of a sweep's shards (DIR/shards/shard-K-of-N.jsonl, or the folder\n"
+    "DIR/shards) into OUT.csv: the results.csv an unsharded run writes, byte for byte. Every\n"
+    "shard and every run must be there exactly once, from one spec and one build of isim\n"
+    "(exit 2 otherwise).\n",
+    "  isim sweep merge results/mt/results.csv results/mt/shards\n"
+    "  isim sweep merge all.csv a/shards/shard-1-of-2.jsonl b/shards/shard-2-of-2.jsonl\n"};
+
 void write_file(const fs::path& p, const std::string& text) {
   write_file_atomic(p.string(), text);
 }
 
 int cmd_sweep_merge(const Args& args) {
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    std::cout << kSweepUsage
-              << "Joins the journals of a sweep's shards (DIR/shards/shard-K-of-N.jsonl, or the\n"
-                 "folder DIR/shards) into OUT.csv: the results.csv an unsharded run writes, byte\n"
-                 "for byte. Every shard and every run must be there exactly once, from one spec\n"
-                 "and one build of isim (exit 2 otherwise).\n";
-    return 0;
-  }
-  if (args.size() < 2) throw UsageError{"merge needs OUT.csv and at least one input", kSweepUsage};
-  std::vector<std::string> inputs(args.begin() + 1, args.end());
+  po::options_description opts, hidden;
+  std::vector<std::string> files;
+  opts.add_options()("help,h", "show this help");
+  hidden.add_options()("files", po::value(&files)->composing(), "OUT.csv, then the inputs");
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(kMergeHelp, opts);
+  if (files.size() < 2) throw usage_error("merge needs OUT.csv and at least one input", kMergeHelp);
+  const std::string& out_csv = files[0];
+  std::vector<std::string> inputs(files.begin() + 1, files.end());
   for (const auto& in : inputs)
-    if (fs::exists(args[0]) && fs::exists(in) && fs::equivalent(args[0], in))
-      throw UsageError{"OUT.csv " + args[0] + " is also an input", kSweepUsage};
+    if (fs::exists(out_csv) && fs::exists(in) && fs::equivalent(out_csv, in))
+      throw usage_error("OUT.csv " + out_csv + " is also an input", kMergeHelp);
   size_t journals = 0;
   for (const auto& in : inputs) journals += is_journal(in) ? 1 : 0;
   if (journals != 0 && journals != inputs.size())
-    throw UsageError{"give shard journals (or their folders) or results.csv files, not both",
-                     kSweepUsage};
-  check_out_file(args[0], "OUT.csv");
+    throw usage_error("give shard journals (or their folders) or results.csv files, not both",
+                      kMergeHelp);
+  check_out_file(out_csv, "OUT.csv");
   std::vector<size_t> missing;
   std::string text = journals ? merge_shards(inputs) : merge_results(inputs, &missing);
   size_t rows = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) - 1;
@@ -79,16 +106,16 @@ int cmd_sweep_merge(const Args& args) {
         "merged?); nothing was written to {}. results.csv files do not say how many runs a "
         "sweep has, so runs past the highest index cannot be counted: merge the shards' "
         "journals (DIR/shards) for a complete check",
-        missing.size(), rows + missing.size() - 1, list, args[0]));
+        missing.size(), rows + missing.size() - 1, list, out_csv));
   }
-  write_file(args[0], text);
+  write_file(out_csv, text);
   if (!journals)
     fmt::print(stderr,
                "note: results.csv files do not say how many runs their sweep has: runs past "
                "index {} would go unnoticed (journals are checked in full)\n",
                rows > 0 ? rows - 1 : 0);
-  const size_t files = journals ? journal_paths(inputs, "shard-").size() : inputs.size();
-  fmt::print("merged {} file(s), {} run(s) -> {}\n", files, rows, args[0]);
+  const size_t nfiles = journals ? journal_paths(inputs, "shard-").size() : inputs.size();
+  fmt::print("merged {} file(s), {} run(s) -> {}\n", nfiles, rows, out_csv);
   return 0;
 }
 
@@ -174,7 +201,7 @@ int cmd_sweep(const Args& args) {
   if (!args.empty() && args[0] == "submit")
     return cmd_submit("sweep", Args(args.begin() + 1, args.end()));
 
-  po::options_description opts(std::string(kSweepUsage) + "options");
+  po::options_description opts, hidden;
   std::vector<std::string> overrides;
   std::string out, shard_text = "1/1";
   opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>(),
@@ -193,24 +220,14 @@ int cmd_sweep(const Args& args) {
       "list", "print the runs (of the shard) with their indices and exit")(
       "set,p", override_flag(overrides, false),
       "override a spec key: -p trace.limit=50; a swept list: -p 'sweep.seed=[1,2]'")(
-      "add", override_flag(overrides, true), kAddHelp)("experiment", po::value<std::string>(),
-                                                       "sweep spec YAML");
+      "add", override_flag(overrides, true), kAddHelp);
   add_checks_options(opts);
-  const po::variables_map vm = parse_args(args, opts, "experiment");
-  if (vm.count("help")) {
-    std::cout << opts << "\n"
-              << "results.csv: one row per run: run_index, policy, each swept key, estimator,\n"
-                 "then every summary metric (nested ones as dotted names).\n"
-                 "With plot: in the spec, experiments/plot.py draws latency.png, throughput.png,\n"
-                 "waste.png and ttft.png (or recompute.png for a think-time sweep) beside it, "
-                 "using $ISIM_PYTHON or the first python3 with\n"
-                 "matplotlib; the script is "
-              << plot_script_path() << " ($ISIM_PLOT_SCRIPT overrides).\n"
-              << "With slo: too, experiments/plot_goodput.py draws goodput.png (goodput against\n"
-                 "rate per policy).\n";
-    return 0;
-  }
-  if (!vm.count("experiment")) throw UsageError{"needs EXPERIMENT.yaml", kSweepUsage};
+  hidden.add_options()("experiment", po::value<std::string>(), "sweep spec YAML");
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(sweep_help(), opts);
+  if (!vm.count("experiment")) throw usage_error("needs EXPERIMENT.yaml", sweep_help());
   const size_t jobs = jobs_flag(vm);
   const std::string spec = vm["experiment"].as<std::string>();
   const Shard shard = shard_text == "auto"

@@ -5,6 +5,7 @@
 
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/out_path.h"
 #include "traces/arrival.h"
 #include "traces/generator.h"
@@ -14,8 +15,10 @@
 #include "traces/llmservingsim.h"
 #include "traces/mooncake.h"
 #include "traces/multiturn.h"
+#include "traces/sniff.h"
 #include "traces/sources.h"
 #include "traces/stats.h"
+#include "traces/trace_file.h"
 #include "traces/tracelab.h"
 #include "traces/vllm_requests.h"
 
@@ -25,21 +28,48 @@ namespace po = boost::program_options;
 
 namespace {
 
-const char* kTraceUsage =
+const char* kFormats =
+    "FORMAT: jsonl (default), dynamo-agentic, infercept, llmservingsim, mooncake, tracelab,\n"
+    "        vllm-requests, weka-claude-code (a file or a directory); a file of another\n"
+    "        format than --from says is named with the --from it needs\n";
+
+const Help kTraceHelp{
     "usage: isim trace convert --from FORMAT IN OUT [--block-tokens N]\n"
     "       isim trace gen GENERATOR.yaml|default OUT [--multiturn|--agents] [--sessions N]\n"
     "                      [--seed S] [--rate R]\n"
-    "       isim trace stats TRACE [--from FORMAT] [--block-tokens N]\n"
-    "FORMAT: jsonl (default), dynamo-agentic, infercept, llmservingsim, mooncake, tracelab,\n"
-    "        vllm-requests, weka-claude-code (a file or a directory)\n"
-    "--block-tokens: dynamo-agentic only: tokens per hash id (dynamo.replay's\n"
-    "                --trace-block-size; default 512)\n"
-    "--agents: the phase schedule sets the arrivals (--rate is refused) and --sessions caps\n"
-    "          them (0: no cap)\n";
+    "       isim trace stats TRACE [--from FORMAT] [--block-tokens N]\n",
+    std::string(kFormats) + "Each sub-verb takes --help.\n",
+    "  isim trace stats ../shared/data/infercept-mix/merged_exp_uniform.json --from infercept\n"
+    "  isim trace gen default t.jsonl --sessions 200 --rate 2\n"
+    "  isim trace convert --from mooncake ../shared/data/mooncake/conversation_trace.jsonl "
+    "m.jsonl\n"};
 
-trace::Trace read_any(const std::string& from, const std::string& path, int64_t block_tokens) {
-  if (block_tokens != 0 && from != "dynamo-agentic")
-    throw UsageError{"--block-tokens is for --from dynamo-agentic only", kTraceUsage};
+const Help kConvertHelp{
+    "usage: isim trace convert --from FORMAT IN OUT [--block-tokens N]\n",
+    std::string("Imports a trace to the native JSONL (one session per line).\n") + kFormats,
+    "  isim trace convert --from infercept ../shared/data/infercept-mix/merged_exp_uniform.json "
+    "i.jsonl\n"
+    "  isim trace convert --from weka-claude-code ../shared/data/weka-claude-code/traces w.jsonl\n"};
+
+const Help kGenHelp{
+    "usage: isim trace gen GENERATOR.yaml|default OUT [--multiturn|--agents] [--sessions N]\n"
+    "                      [--seed S] [--rate R]\n",
+    "Synthesizes a trace: InferCept-style sessions (default), Pensieve-style conversations\n"
+    "(--multiturn) or agent sessions on a phase schedule (--agents: the schedule sets the\n"
+    "arrivals, so --rate is refused, and --sessions caps them, 0: no cap). `default` uses\n"
+    "the generator's built-in configuration (traces/generators/).\n",
+    "  isim trace gen default t.jsonl --sessions 200 --rate 2\n"
+    "  isim trace gen default mt.jsonl --multiturn --sessions 50 --seed 7\n"
+    "  isim trace gen traces/generators/agents.yaml a.jsonl --agents --sessions 100\n"};
+
+const Help kStatsHelp{
+    "usage: isim trace stats TRACE [--from FORMAT] [--block-tokens N]\n",
+    std::string("Prints per-kind counts, durations and context lengths of a trace.\n") +
+        kFormats,
+    "  isim trace stats t.jsonl\n"
+    "  isim trace stats ../shared/data/infercept-mix/merged_exp_uniform.json --from infercept\n"};
+
+trace::Trace read_as(const std::string& from, const std::string& path, int64_t block_tokens) {
   if (from == "jsonl") return trace::read_jsonl(path);
   if (from == "infercept") {
     trace::ImportReport rep;
@@ -89,36 +119,51 @@ trace::Trace read_any(const std::string& from, const std::string& path, int64_t 
     for (const auto& n : t.notes) fmt::print(stderr, "note: {}\n", n);
     return std::move(t.trace);
   }
-  throw UsageError{"unknown --from '" + from +
-                       "'; valid: dynamo-agentic, infercept, jsonl, llmservingsim, mooncake, "
-                       "tracelab, vllm-requests, weka-claude-code",
-                   kTraceUsage};
+  throw usage_error("unknown --from '" + from +
+                        "'; valid: dynamo-agentic, infercept, jsonl, llmservingsim, mooncake, "
+                        "tracelab, vllm-requests, weka-claude-code",
+                    kTraceHelp);
+}
+
+// The trace at `path` read as `from`; a file of another format is named with the --from it
+// needs, and a trace of no sessions is an error whatever its format.
+trace::Trace read_any(const std::string& from, const std::string& path, int64_t block_tokens) {
+  if (block_tokens != 0 && from != "dynamo-agentic")
+    throw usage_error("--block-tokens is for --from dynamo-agentic only", kTraceHelp);
+  trace::Trace t =
+      trace::with_format_hint(from, path, [&] { return read_as(from, path, block_tokens); });
+  trace::require_sessions(t, path, "nothing to convert or count");
+  return t;
 }
 
 }  // namespace
 
 int cmd_trace(const Args& all) {
-  if (all.empty()) throw UsageError{"missing sub-command", kTraceUsage};
+  if (all.empty()) throw usage_error("missing sub-command", kTraceHelp);
   const std::string sub = all[0];
+  po::options_description opts, hidden;
+  opts.add_options()("help,h", "show this help");
+  if (sub == "--help" || sub == "-h") return print_help(kTraceHelp, opts);
   Args args(all.begin() + 1, all.end());
   std::string from = "jsonl";
   int64_t block_tokens = 0;
   po::positional_options_description pos;
   pos.add("in", 1).add("out", 1);
-  po::options_description opts("options");
-  opts.add_options()("help,h", "help")("from", po::value(&from), "input format")(
-      "in", po::value<std::string>(), "input")("out", po::value<std::string>(), "output");
-  const auto block_option = [&] {
-    opts.add_options()("block-tokens", po::value(&block_tokens),
-                       "dynamo-agentic: tokens per hash id (default 512)");
+  hidden.add_options()("in", po::value<std::string>(), "input")("out", po::value<std::string>(),
+                                                                "output");
+  const auto input_options = [&] {
+    opts.add_options()("from", po::value(&from), "input format (default jsonl; see FORMAT)")(
+        "block-tokens", po::value(&block_tokens),
+        "dynamo-agentic only: tokens per hash id (dynamo.replay's --trace-block-size; default "
+        "512)");
   };
   if (sub == "convert") {
-    block_option();
-    auto vm = parse_args(args, opts, pos);
-    if (vm.count("help")) return std::cout << kTraceUsage, 0;
-    if (!vm.count("in") || !vm.count("out")) throw UsageError{"needs IN and OUT", kTraceUsage};
+    input_options();
+    auto vm = parse_visible_hidden(args, opts, hidden, pos);
+    if (vm.count("help")) return print_help(kConvertHelp, opts);
+    if (!vm.count("in") || !vm.count("out")) throw usage_error("needs IN and OUT", kConvertHelp);
     if (vm.count("block-tokens") && block_tokens < 1)
-      throw UsageError{"--block-tokens must be >= 1", kTraceUsage};
+      throw usage_error("--block-tokens must be >= 1", kConvertHelp);
     check_out_file(vm["out"].as<std::string>(), "OUT");
     auto t = read_any(from, vm["in"].as<std::string>(), block_tokens);
     trace::write_jsonl_file(vm["out"].as<std::string>(), t);
@@ -132,10 +177,10 @@ int cmd_trace(const Args& all) {
         "rate", po::value<std::string>(), "Poisson arrival rate (default: all arrive at 0)")(
         "multiturn", "a Pensieve-style multi-turn generator (default: the InferCept mix)")(
         "agents", "agent sessions on a phase schedule (traces/generators/agents.yaml)");
-    auto vm = parse_args(args, opts, pos);
-    if (vm.count("help")) return std::cout << kTraceUsage << opts, 0;
+    auto vm = parse_visible_hidden(args, opts, hidden, pos);
+    if (vm.count("help")) return print_help(kGenHelp, opts);
     if (!vm.count("in") || !vm.count("out"))
-      throw UsageError{"needs GENERATOR.yaml (or 'default') and OUT", kTraceUsage};
+      throw usage_error("needs GENERATOR.yaml (or 'default') and OUT", kGenHelp);
     // Checked as a spec's values are: a finite rate > 0, whole non-negative integers.
     const uint64_t seed = flag_value<uint64_t>(vm, "seed", 1, "a non-negative integer",
                                                [](uint64_t) { return true; });
@@ -149,7 +194,7 @@ int cmd_trace(const Args& all) {
     trace::Trace t;
     if (vm.count("agents")) {
       if (vm.count("multiturn") || vm.count("rate"))
-        throw UsageError{"--agents sets its own arrivals: no --rate, no --multiturn", kTraceUsage};
+        throw usage_error("--agents sets its own arrivals: no --rate, no --multiturn", kGenHelp);
       const int64_t cap = vm.count("sessions") ? sessions : 0;  // not the 1000 default
       auto loaded = trace::trace_source_registry()
                         .create("agents", "--agents")
@@ -160,7 +205,7 @@ int cmd_trace(const Args& all) {
                  vm["out"].as<std::string>());
       return 0;
     }
-    if (sessions <= 0) throw UsageError{"--sessions must be > 0", kTraceUsage};
+    if (sessions <= 0) throw usage_error("--sessions must be > 0", kGenHelp);
     if (vm.count("multiturn")) {
       auto cfg =
           g == "default" ? trace::default_multiturn_config() : trace::load_multiturn_config(g);
@@ -176,18 +221,18 @@ int cmd_trace(const Args& all) {
     return 0;
   }
   if (sub == "stats") {
-    block_option();
+    input_options();
     po::positional_options_description p1;
     p1.add("in", 1);
-    auto vm = parse_args(args, opts, p1);
-    if (vm.count("help")) return std::cout << kTraceUsage, 0;
-    if (!vm.count("in")) throw UsageError{"needs TRACE", kTraceUsage};
+    auto vm = parse_visible_hidden(args, opts, hidden, p1);
+    if (vm.count("help")) return print_help(kStatsHelp, opts);
+    if (!vm.count("in")) throw usage_error("needs TRACE", kStatsHelp);
     if (vm.count("block-tokens") && block_tokens < 1)
-      throw UsageError{"--block-tokens must be >= 1", kTraceUsage};
+      throw usage_error("--block-tokens must be >= 1", kStatsHelp);
     std::cout << trace::trace_stats(read_any(from, vm["in"].as<std::string>(), block_tokens));
     return 0;
   }
-  throw UsageError{"unknown sub-command '" + sub + "'", kTraceUsage};
+  throw usage_error("unknown sub-command '" + sub + "'", kTraceHelp);
 }
 
 }  // namespace isim::exp

@@ -12,6 +12,7 @@
 #include "calibrate/measure.h"
 #include "experiments/cli.h"
 #include "experiments/cli_args.h"
+#include "experiments/cli_help.h"
 #include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/validate.h"
@@ -31,13 +32,27 @@ std::string percent(double e) {
   return fmt::format("{:+.1f}%", 100.0 * e);
 }
 
-const char* kAgainstUsage =
+const Help kAgainstHelp{
     "usage: isim validate --against vllm RUN_DIR --profile PROFILE.yaml [--out DIR]\n"
-    "                     [-p key=value ...] [--scheduler NAME]\n"
+    "                     [-p key=value ...] [--scheduler NAME]\n",
     "Replays RUN_DIR/requests.jsonl on the engine settings of RUN_DIR/meta.json (policy\n"
     "discard), prints real, sim and the relative error per metric, and writes against.csv,\n"
     "against.json, against_requests.csv and against.png beside the run's usual outputs.\n"
-    "Exit 0: compared; 2: bad input.\n";
+    "Exit 0: compared; 2: bad input.\n",
+    "  isim validate --against vllm ../shared/data/llmservingsim/vllm-RTX4090-llama-3.1-8b \\\n"
+    "      --profile calibrate/profiles/rtx4090-llama-3.1-8b.llmservingsim.yaml\n"
+    "  isim validate --against vllm RUN_DIR --profile P.yaml -p engine.gpu_blocks=2588\n"};
+
+const Help kValidateHelp{
+    "usage: isim validate EXPERIMENT.yaml [--calibrate-first] [-p key=value ...] [--out DIR]\n"
+    "       isim validate --against vllm RUN_DIR --profile P (see --against vllm --help)\n",
+    "Runs every policy of the spec with `sim` (on its profile) and with its live executor,\n"
+    "prints sim, live and the relative error per metric, and writes validation.csv.\n"
+    "Exit 0: integrity checks passed; 1: a check failed, token streams differ, or the\n"
+    "comparison is noisy (calibration off its target, host loaded; --accept-noisy); 2: bad\n"
+    "input.\n",
+    "  isim validate experiments/validate-cpu.yaml\n"
+    "  isim validate experiments/validate-cpu.yaml --calibrate-first -p trace.sessions=20\n"};
 
 bool wants_against(const Args& args) {
   return std::any_of(args.begin(), args.end(), [](const std::string& a) {
@@ -46,7 +61,7 @@ bool wants_against(const Args& args) {
 }
 
 int cmd_validate_against(const Args& args) {
-  po::options_description opts("options");
+  po::options_description opts, hidden;
   std::string against;
   AgainstOptions o;
   opts.add_options()("help,h", "show this help")("against", po::value(&against),
@@ -57,17 +72,16 @@ int cmd_validate_against(const Args& args) {
       "override a spec key after the run's settings: -p engine.gpu_blocks=2588")(
       "add", override_flag(o.overrides, true), kAddHelp)(
       "scheduler", po::value(&o.scheduler),
-      (std::string("scheduler (default ") + kAgainstVllmScheduler + ")").c_str())(
-      "run-dir", po::value(&o.run_dir), "the vLLM run folder");
-  const po::variables_map vm = parse_args(args, opts, "run-dir");
-  if (vm.count("help")) {
-    std::cout << kAgainstUsage << opts << "\n";
-    return 0;
-  }
+      (std::string("scheduler (default ") + kAgainstVllmScheduler + ")").c_str());
+  hidden.add_options()("run-dir", po::value(&o.run_dir), "the vLLM run folder");
+  po::positional_options_description pos;
+  pos.add("run-dir", 1);
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(kAgainstHelp, opts);
   if (against != "vllm")
-    throw UsageError{"--against: unknown '" + against + "'; valid: vllm", kAgainstUsage};
-  if (o.run_dir.empty()) throw UsageError{"needs RUN_DIR", kAgainstUsage};
-  if (o.profile.empty()) throw UsageError{"needs --profile PROFILE.yaml", kAgainstUsage};
+    throw usage_error("--against: unknown '" + against + "'; valid: vllm", kAgainstHelp);
+  if (o.run_dir.empty()) throw usage_error("needs RUN_DIR", kAgainstHelp);
+  if (o.profile.empty()) throw usage_error("needs --profile PROFILE.yaml", kAgainstHelp);
   if (o.out.empty()) o.out = "results/against-vllm";
   check_out_dir(o.out, "--out");
   return run_against_vllm(o);
@@ -77,14 +91,7 @@ int cmd_validate_against(const Args& args) {
 
 int cmd_validate(const Args& args) {
   if (wants_against(args)) return cmd_validate_against(args);
-  po::options_description opts(
-      "usage: isim validate EXPERIMENT.yaml [--calibrate-first] [-p key=value ...] [--out DIR]\n"
-      "       isim validate --against vllm RUN_DIR --profile P (see --against vllm --help)\n"
-      "Runs every policy of the spec with `sim` (on its profile) and with its live executor,\n"
-      "prints sim, live and the relative error per metric, and writes validation.csv.\n"
-      "Exit 0: integrity checks passed; 1: a check failed, token streams differ, or the\n"
-      "comparison is noisy (calibration off its target, host loaded; --accept-noisy); 2: bad "
-      "input.\noptions");
+  po::options_description opts, hidden;
   std::vector<std::string> overrides;
   std::string out;
   opts.add_options()("help,h", "show this help")("set,p", override_flag(overrides, false),
@@ -96,15 +103,13 @@ int cmd_validate(const Args& args) {
       "accept-noisy",
       "exit 0 even when the calibration missed its target or the host was loaded (by default "
       "either makes the comparison untrustworthy: exit 1)")(
-      "check-invariants", "check engine invariants after every iteration")(
-      "experiment", po::value<std::string>(), "experiment YAML");
-  const po::variables_map vm = parse_args(args, opts, "experiment");
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
-  if (!vm.count("experiment"))
-    throw UsageError{"needs EXPERIMENT.yaml", "(see isim validate --help)\n"};
+      "check-invariants", "check engine invariants after every iteration");
+  hidden.add_options()("experiment", po::value<std::string>(), "experiment YAML");
+  po::positional_options_description pos;
+  pos.add("experiment", 1);
+  const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
+  if (vm.count("help")) return print_help(kValidateHelp, opts);
+  if (!vm.count("experiment")) throw usage_error("needs EXPERIMENT.yaml", kValidateHelp);
   Experiment e = load_experiment(vm["experiment"].as<std::string>(), overrides);
   if (e.executor != "live-cpu" && e.executor != "live-cuda")
     throw InputError(fmt::format(

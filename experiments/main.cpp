@@ -20,13 +20,16 @@ const char* kUsage =
     "  sweep EXPERIMENT.yaml [--jobs N] [--shard K/N] [--out DIR] [-p key=value ...]\n"
     "                                                        run a sweep, write results.csv (+ "
     "plots)\n"
-    "  sweep merge OUT.csv IN1.csv IN2.csv ...               join the results.csv of shards\n"
+    "  sweep merge OUT.csv JOURNAL|DIR ...                   join the journals of shards\n"
+    "  sweep submit --slurm|--k8s EXPERIMENT.yaml --tasks N  a sweep's shards on a cluster\n"
     "  validate EXPERIMENT.yaml [--calibrate-first] [--out DIR]  sim against live execution:\n"
     "                                                        fidelity per metric, integrity "
     "checks\n"
     "  validate --against vllm RUN_DIR --profile P [--out DIR]  sim against a real vLLM run\n"
     "  plan SPEC.yaml [--jobs N] [--out DIR] [-p key=value ...]  cheapest GPUs meeting SLOs, per\n"
     "                                                        policy: plan.csv (+ plots)\n"
+    "  plan merge SPEC.yaml JOURNAL|DIR ...                  join the journals of a plan's shards\n"
+    "  plan submit --slurm|--k8s SPEC.yaml --tasks N         a plan's shards on a cluster\n"
     "  list                                                  every registered component\n"
     "  trace convert --from FORMAT IN OUT                    import a trace to native JSONL\n"
     "  trace gen GENERATOR.yaml OUT [--multiturn] [--sessions N]  synthesize a trace\n"
@@ -36,7 +39,12 @@ const char* kUsage =
     "  profile analytic --gpu SPEC.yaml --model M.yaml ...   a roofline profile\n"
     "  profile diff BASE NEW [--max-regression 5%]           exit 1 on a slowdown (CI check)\n"
     "  model import HF_CONFIG.json --out M.yaml             a Hugging Face config.json -> model YAML\n"
-    "  --version                                             print the version\n";
+    "  --version                                             print the version\n"
+    "Every verb and sub-verb takes --help (usage, options, examples): isim trace gen --help\n"
+    "examples:\n"
+    "  isim run experiments/quickstart.yaml\n"
+    "  isim list\n"
+    "  isim profile show --help\n";
 }
 
 int main(int argc, char** argv) {

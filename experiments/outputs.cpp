@@ -300,11 +300,9 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
   {
     OutFile f{fs::path(dir) / "timeseries.csv", {}};
     f << "t_s,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used,queued_tokens,"
-         "batch_tokens
-";
+         "batch_tokens\n";
     for (const auto& t : r.timeseries)
-      f << fmt::format("{},{},{},{},{},{},{},{},{}
-", t.t_s, t.running, t.waiting, t.paused,
+      f << fmt::format("{},{},{},{},{},{},{},{},{}\n", t.t_s, t.running, t.waiting, t.paused,
                        t.swapped, t.gpu_blocks_used, t.cpu_blocks_used, t.queued_tokens,
                        t.batch_tokens);
     f.commit();

@@ -3,8 +3,10 @@
 
 usage: plot_profile.py DATA.json OUT.png
 
-DATA.json is written by isim: T(x) in ms by batched tokens with the saturation point, and the
-H2D/D2H bandwidth curves (GB/s) by bytes per copy, sampled and at their grid points.
+DATA.json is written by isim: T(x) in ms by batched tokens with the saturation point, decode
+attention (ms, all layers) by total KV tokens for a few batch sizes (null for a linear profile),
+and the H2D/D2H bandwidth curves (GB/s) by bytes per copy as the cost model uses them, sampled
+and at their grid points, titled by what they measured (copy_path: PCIe or host memcpy).
 """
 import json
 import sys
@@ -15,15 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def main(argv):
-    if len(argv) != 3:
-        sys.stderr.write(__doc__)
-        return 2
-    with open(argv[1]) as f:
-        d = json.load(f)
-    fig, (left, zoom, right) = plt.subplots(1, 3, figsize=(17, 4.5))
-    fig.suptitle(d["title"])
-
+def draw_forward(left, zoom, d):
     s, ts = d["saturation_tokens"], d["t_saturation_ms"]
     for ax, limit in ((left, None), (zoom, 4 * s)):
         xs = [x for x in d["tokens"] if limit is None or x <= limit]
@@ -40,18 +34,55 @@ def main(argv):
     left.set_title("forward time by batched tokens (prefill, kv 0)")
     zoom.set_title(f"the same, up to 4 x saturation ({4 * s:g} tokens)")
 
+
+def draw_decode(ax, d):
+    lines = d.get("decode")
+    ax.set_title("decode attention (all layers) by the batch's KV tokens")
+    if not lines:
+        ax.text(0.5, 0.5, "linear profile: decode attention is inside T(x)",
+                ha="center", va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return
+    markers = "os^Dv"
+    for i, ln in enumerate(lines):
+        n = ln["sequences"]
+        ax.plot(ln["kv_tokens"], ln["ms"], marker=markers[i % len(markers)], markevery=8,
+                label=f"{n:g} sequence{'s' if n != 1 else ''}")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("total KV tokens of the decoding sequences")
+    ax.set_ylabel("decode attention (ms)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", title="batch")
+
+
+def draw_copies(ax, d):
     for key, color, style in (("h2d", "tab:green", "-"), ("d2h", "tab:purple", "--")):
         c = d[key]
-        right.plot(c["bytes"], c["gbps"], style, color=color, label=key.upper())
-        right.plot(c["grid_bytes"], c["grid_gbps"], ".", color=color)
-    right.set_xscale("log", base=2)
-    right.set_xlabel("bytes per copy")
-    right.set_ylabel("bandwidth (GB/s)")
-    right.set_ylim(bottom=0)
-    right.grid(True, alpha=0.3)
-    right.legend(loc="upper left", title=f"duplex factor {d['duplex_factor']:g}")
-    right.set_title("PCIe copy bandwidth by size")
+        ax.plot(c["bytes"], c["gbps"], style, color=color, label=key.upper())
+        ax.plot(c["grid_bytes"], c["grid_gbps"], ".", color=color)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("bytes per copy")
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", title=f"duplex factor {d['duplex_factor']:g}")
+    ax.set_title(f"{d['copy_path']} copy bandwidth by size (as the cost model uses it)")
 
+
+def main(argv):
+    if len(argv) != 3:
+        sys.stderr.write(__doc__)
+        return 2
+    with open(argv[1]) as f:
+        d = json.load(f)
+    plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "legend.fontsize": 9,
+                         "legend.title_fontsize": 9})
+    fig, axes = plt.subplots(2, 2, figsize=(14, 9.5))
+    fig.suptitle(d["title"], fontsize=13)
+    draw_forward(axes[0][0], axes[0][1], d)
+    draw_decode(axes[1][0], d)
+    draw_copies(axes[1][1], d)
     fig.tight_layout()
     fig.savefig(argv[2], dpi=110)
     return 0

@@ -91,6 +91,9 @@ Inputs prepare(const Experiment& e, bool with_profile) {
                                      ts.max_context, cut, in.trace.size()));
   }
   if (ts.draw > 0) in.trace = trace::bootstrap(in.trace, ts.draw, e.seed);
+  if (in.trace.empty())  // the readers refuse an empty file; this guards every other source
+    throw InputError(fmt::format("{}: trace ({}): no sessions to run",
+                                 ts.path.empty() ? e.origin : ts.path, ts.from));
   if (ts.intercept_scale != 1) {
     for (auto& s : in.trace)
       for (auto& seg : s.segments)
@@ -99,6 +102,15 @@ Inputs prepare(const Experiment& e, bool with_profile) {
                                    ts.intercept_scale));
   }
   trace::apply_arrivals(in.trace, e.arrival);
+  if (e.arrival.process == "replay" && in.trace.size() > 1 &&
+      std::all_of(in.trace.begin(), in.trace.end(), [&](const trace::Session& s) {
+        return s.arrival_s == in.trace.front().arrival_s;
+      }))
+    in.warnings.push_back(fmt::format(
+        "{}: all {} sessions arrive at t = {} s (arrival.process: replay of a trace without "
+        "arrival times): one burst, not a steady load; give a rate: --rate R, or -p "
+        "arrival.process=poisson -p arrival.rate=R",
+        ts.path.empty() ? ts.from : ts.path, in.trace.size(), in.trace.front().arrival_s));
   if (const int64_t n = trace::drop_broken_forks(in.trace); n > 0)
     in.notes.push_back(fmt::format(
         "{} forked session(s) lost their parent (cut by trace.limit or trace.draw, or re-timed "

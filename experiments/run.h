@@ -31,7 +31,8 @@ struct Inputs {
   sim::Profile profile;
   std::vector<sim::Profile> group_profiles;  // cluster groups, in order (their own or `profile`)
   std::string trace_fingerprint;   // FNV-1a 64 of the trace as native JSONL (after arrivals)
-  std::vector<std::string> notes;  // what importers reported (dropped intercepts, ...)
+  std::vector<std::string> notes;     // what importers reported (dropped intercepts, ...)
+  std::vector<std::string> warnings;  // what likely is not what was meant (a replay burst)
 };
 
 // `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it).

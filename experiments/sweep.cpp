@@ -342,7 +342,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
   InputsCache cache(todo);
   const bool fleet = fleet_columns(s);
   std::mutex mu;  // guards notes, progress, records and the in-order commit
-  std::set<std::string> notes;
+  std::set<std::string> notes, input_warnings;
   size_t done = 0, committed = 0;  // committed: shard positions handed to on_record so far
 
   size_t jobs = o.jobs;
@@ -364,6 +364,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::lock_guard<std::mutex> lock(mu);
       for (const auto& n : in->notes) notes.insert(n);
+      for (const auto& w : in->warnings) input_warnings.insert(w);
       in.reset();
       cache.release(key);
       records[slot_of[i]] = std::move(rec);
@@ -384,6 +385,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
     res.runs_with_skipped_sessions += rec.skipped ? 1 : 0;
   }
   res.notes.assign(notes.begin(), notes.end());
+  res.warnings.insert(res.warnings.begin(), input_warnings.begin(), input_warnings.end());
   return res;
 }
 

@@ -100,18 +100,26 @@ Nanos CostModel::attention(int64_t chunk, int64_t kv_before) const {
   return from_us(static_cast<double>(profile_.model.layers) * us);
 }
 
+CopyBandwidth CostModel::copy_bandwidth(double bytes_per_copy, Direction dir) const {
+  const Curve1D& curve =
+      dir == Direction::kHostToDevice ? profile_.swap.h2d_gbps : profile_.swap.d2h_gbps;
+  CopyBandwidth b;
+  b.curve_gbps = curve.eval(bytes_per_copy, &b.extrapolated);  // throws if no curve
+  // Extrapolating a falling curve can reach 0; never go below the slowest measured bandwidth.
+  const double floor = *std::min_element(curve.y.begin(), curve.y.end());
+  b.clamped = b.curve_gbps < floor;
+  b.gbps = std::max(b.curve_gbps, floor);
+  return b;
+}
+
 Nanos CostModel::transfer(int64_t bytes, int64_t copies, Direction dir, bool duplex) const {
   if (bytes < 0) throw std::invalid_argument(fmt::format("transfer: negative bytes {}", bytes));
   if (bytes == 0) return 0;
   if (copies < 1) throw std::invalid_argument(fmt::format("transfer: {} copies", copies));
-  const Curve1D& curve =
-      dir == Direction::kHostToDevice ? profile_.swap.h2d_gbps : profile_.swap.d2h_gbps;
-  const double per_copy = static_cast<double>(bytes) / static_cast<double>(copies);
-  bool outside = false;
-  double gbps = curve.eval(per_copy, &outside);  // GB/s == bytes per ns; throws if no curve
-  // Extrapolating a falling curve can reach 0; never go below the slowest measured bandwidth.
-  gbps = std::max(gbps, *std::min_element(curve.y.begin(), curve.y.end()));
-  if (outside) ++extrapolations_;
+  const CopyBandwidth bw =
+      copy_bandwidth(static_cast<double>(bytes) / static_cast<double>(copies), dir);
+  double gbps = bw.gbps;  // GB/s == bytes per ns
+  if (bw.extrapolated) ++extrapolations_;
   if (duplex) gbps *= profile_.swap.duplex_factor;
   const double ns = static_cast<double>(copies) * profile_.swap.per_copy_overhead_us * 1e3 +
                     static_cast<double>(bytes) / gbps;

@@ -18,6 +18,9 @@
 //   dtype_bytes).
 // - `transfer(bytes, copies, dir, duplex)`: copies * per_copy_overhead + bytes / bw(bytes per
 //   copy), with bw from the direction's curve, times duplex_factor when `duplex`.
+//   copy_bandwidth(bytes per copy, dir) is that bw: the curve's value, but never below the
+//   slowest bandwidth the curve measured (`clamped`: extrapolating a falling curve past its
+//   last point can reach 0); `extrapolated` when the size lies outside the curve's points.
 // - `T(x)`: iteration time for x batched prefill tokens (kv 0), as min-waste uses it;
 //   `marginal_ns_per_token()`: the slope a of T around saturation.
 // - Every evaluation outside a measured grid increments `extrapolations()`.
@@ -54,12 +57,20 @@ struct BatchShape {
 
 enum class Direction { kDeviceToHost, kHostToDevice };
 
+struct CopyBandwidth {
+  double gbps = 0;        // what transfer() divides by (before the duplex factor)
+  double curve_gbps = 0;  // the curve's own value there (below gbps when clamped)
+  bool extrapolated = false;
+  bool clamped = false;
+};
+
 class CostModel {
  public:
   explicit CostModel(const Profile& p);
 
   Nanos forward(const BatchShape& b) const;
   Nanos transfer(int64_t bytes, int64_t copies, Direction dir, bool duplex = false) const;
+  CopyBandwidth copy_bandwidth(double bytes_per_copy, Direction dir) const;
   Nanos T(int64_t tokens) const;
   double marginal_ns_per_token() const;
   // Attention time (all layers) of a prefill chunk over `kv_before` cached tokens: what it costs

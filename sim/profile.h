@@ -164,5 +164,8 @@ void write_profile(std::ostream& os, const Profile& p);
 void write_profile_file(const std::string& path, const Profile& p);
 // Human-readable summary for `isim profile show`.
 std::string describe_profile(const Profile& p);
+// What the swap curves measured: "host memcpy" for a profile of the CPU backend (provenance
+// backend: cpu ...), "PCIe" otherwise.
+std::string copy_path_name(const Profile& p);
 
 }  // namespace isim::sim

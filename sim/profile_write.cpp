@@ -198,11 +198,15 @@ std::string bytes_text(double bytes) {
   return fmt::format("{} B", bytes);
 }
 
-// The curve's bandwidth for one copy of `bytes`, marked when it lies outside the measured grid.
-std::string bandwidth_at(const Curve1D& gbps, int64_t bytes) {
-  bool outside = false;
-  const double v = gbps.eval(static_cast<double>(bytes), &outside);
-  return fmt::format("{:.4g} GB/s{}", v, outside ? " (extrapolated)" : "");
+// The bandwidth the cost model uses for one copy of `bytes`: marked when it lies outside the
+// measured grid, and when it is the floor the cost model clamps the extrapolation to.
+std::string bandwidth_at(const CostModel& cm, Direction dir, int64_t bytes) {
+  const CopyBandwidth b = cm.copy_bandwidth(static_cast<double>(bytes), dir);
+  if (b.clamped)
+    return fmt::format("{:.4g} GB/s (clamped to the slowest measured; the curve extrapolates to "
+                       "{:.4g})",
+                       b.gbps, b.curve_gbps);
+  return fmt::format("{:.4g} GB/s{}", b.gbps, b.extrapolated ? " (extrapolated)" : "");
 }
 
 }  // namespace
@@ -219,6 +223,10 @@ void write_profile_file(const std::string& path, const Profile& p) {
   std::ostringstream out;
   write_profile(out, p);
   write_file_atomic(path, out.str());
+}
+
+std::string copy_path_name(const Profile& p) {
+  return p.provenance_value("backend").starts_with("cpu") ? "host memcpy" : "PCIe";
 }
 
 std::string describe_profile(const Profile& p) {
@@ -279,9 +287,11 @@ std::string describe_profile(const Profile& p) {
                  num(static_cast<double>(cm.T(1)) / 1e6), s,
                  num(static_cast<double>(cm.T(s)) / 1e6), cm.marginal_ns_per_token());
   constexpr int64_t kMiB = int64_t{1} << 20;
-  fmt::format_to(w, "swap: h2d {} at 1 MiB, {} at 64 MiB; d2h {} at 1 MiB, {} at 64 MiB\n",
-                 bandwidth_at(p.swap.h2d_gbps, kMiB), bandwidth_at(p.swap.h2d_gbps, 64 * kMiB),
-                 bandwidth_at(p.swap.d2h_gbps, kMiB), bandwidth_at(p.swap.d2h_gbps, 64 * kMiB));
+  const Direction h2d = Direction::kHostToDevice, d2h = Direction::kDeviceToHost;
+  fmt::format_to(w, "swap ({}): h2d {} at 1 MiB, {} at 64 MiB\n", copy_path_name(p),
+                 bandwidth_at(cm, h2d, kMiB), bandwidth_at(cm, h2d, 64 * kMiB));
+  fmt::format_to(w, "      d2h {} at 1 MiB, {} at 64 MiB\n", bandwidth_at(cm, d2h, kMiB),
+                 bandwidth_at(cm, d2h, 64 * kMiB));
   fmt::format_to(w, "      duplex factor {}, per-copy overhead {} us, compute slowdown {}\n",
                  num(p.swap.duplex_factor), num(p.swap.per_copy_overhead_us),
                  num(p.swap.compute_slowdown));

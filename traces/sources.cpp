@@ -13,6 +13,7 @@
 #include "traces/llmservingsim.h"
 #include "traces/mooncake.h"
 #include "traces/multiturn.h"
+#include "traces/sniff.h"
 #include "traces/tracelab.h"
 #include "traces/vllm_requests.h"
 #include "traces/weka.h"
@@ -186,10 +187,14 @@ LoadedTrace load_dynamo_agentic(const SourceRequest& r) {
   return t;
 }
 
-using Load = LoadedTrace (*)(const SourceRequest&);
+using Load = std::function<LoadedTrace(const SourceRequest&)>;
 
-TraceSourceRegistry::Factory reads(Load load) {
-  return [load] { return std::make_unique<TraceSource>(TraceSource{false, load}); };
+// A file reader named `from`: a reader's error on a file of another format names that format.
+TraceSourceRegistry::Factory reads(const std::string& from, Load load) {
+  const Load hinted = [from, load](const SourceRequest& r) {
+    return with_format_hint(from, r.path, [&] { return load(r); });
+  };
+  return [hinted] { return std::make_unique<TraceSource>(TraceSource{false, hinted}); };
 }
 TraceSourceRegistry::Factory generates(Load load) {
   return [load] { return std::make_unique<TraceSource>(TraceSource{true, load}); };
@@ -206,31 +211,31 @@ const TraceSourceRegistry& trace_source_registry() {
     reg.add("dynamo-agentic",
             "NVIDIA Dynamo agentic Mooncake JSONL (wait_for DAG, branches, tool waits; hash_ids "
             "of trace.block_tokens, default 512)",
-            reads(load_dynamo_agentic));
+            reads("dynamo-agentic", load_dynamo_agentic));
     reg.add("generator",
             "synthetic InferCept-style sessions from a generator YAML (or the defaults)",
             generates(generate_trace));
     reg.add("infercept", "InferCept's workload JSON (cumulative prompt_tokens, text or counts)",
-            reads(load_infercept));
-    reg.add("jsonl", "the native trace format, one session per line", reads(load_jsonl));
+            reads("infercept", load_infercept));
+    reg.add("jsonl", "the native trace format, one session per line", reads("jsonl", load_jsonl));
     reg.add("llmservingsim",
             "LLMServingSim request datasets (arrival_time_ns, lengths, token ids -> 16-token "
             "prefix hashes)",
-            reads(load_llmservingsim));
+            reads("llmservingsim", load_llmservingsim));
     reg.add("mooncake", "Mooncake request traces (timestamp, lengths, 512-token prefix hash_ids)",
-            reads(load_mooncake));
+            reads("mooncake", load_mooncake));
     reg.add("multiturn",
             "Pensieve-style multi-turn conversations (ShareGPT turns, 60 s think time)",
             generates(generate_multiturn_trace));
     reg.add("tracelab", "TraceLab coding-agent rounds (appended context, tool waits)",
-            reads(load_tracelab));
+            reads("tracelab", load_tracelab));
     reg.add("vllm-requests",
             "a real vLLM run's requests.jsonl (arrivals from queued_ts, no prefix hashes)",
-            reads(load_vllm_requests));
+            reads("vllm-requests", load_vllm_requests));
     reg.add("weka-claude-code",
             "Claude Code sessions (kv-cache-tester JSON, a file or a directory; subagents, "
             "64-token hash_ids)",
-            reads(load_weka));
+            reads("weka-claude-code", load_weka));
     return reg;
   }();
   return r;

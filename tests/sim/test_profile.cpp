@@ -256,8 +256,8 @@ TEST_CASE("describe_profile summarises the shipped profile") {
   CHECK(
       d.find("T(1) = 10.0463 ms, T(384) = 27.7792 ms (saturation), marginal a = 46300 ns/token") !=
       std::string::npos);
-  CHECK(d.find("swap: h2d 25 GB/s at 1 MiB, 25 GB/s at 64 MiB; d2h 25 GB/s at 1 MiB, 25 GB/s at "
-               "64 MiB") != std::string::npos);
+  CHECK(d.find("swap (PCIe): h2d 25 GB/s at 1 MiB, 25 GB/s at 64 MiB\n"
+               "      d2h 25 GB/s at 1 MiB, 25 GB/s at 64 MiB\n") != std::string::npos);
   CHECK(d.find("duplex factor 0.8, per-copy overhead 0 us") != std::string::npos);
 
   const std::string t = isim::sim::describe_profile(

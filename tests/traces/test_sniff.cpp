@@ -1,0 +1,123 @@
+// Recognizing a trace's format from its first record (traces/sniff.h), and the hint a reader's
+// error on a file of another format becomes: the --from the file needs.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/cli_helpers.h"
+#include "tests/input_error_text.h"
+#include "tests/test_paths.h"
+#include "traces/sniff.h"
+#include "traces/sources.h"
+
+using namespace isim;
+namespace fs = std::filesystem;
+
+namespace {
+
+// One small record of each format, as the format's own files start.
+const std::vector<std::pair<std::string, std::string>> kSamples = {
+    {"jsonl", R"({"id":"s1","arrival_s":0,"segments":[{"input":3,"output":2}]})"
+              "\n"},
+    {"dynamo-agentic",
+     R"({"request_id": "m1", "session_id": "main", "input_length": 40, "output_length": 10, )"
+     R"("hash_ids": [1, 2], "timestamp": 0})"
+     "\n"},
+    {"mooncake", R"({"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0]})"
+                 "\n"},
+    {"tracelab", R"({"provider":"claude","session_id":"c:1","round_index":0,)"
+                 R"("input_tokens_total":32272,"output_tokens":10})"
+                 "\n"},
+    {"vllm-requests", R"({"request_id": "b-0", "input_toks": 2, "output_toks": 5, )"
+                      R"("queued_ts": 1.5, "scheduled_ts": 1.6})"
+                      "\n"},
+    {"llmservingsim", R"({"input_toks": 3, "output_toks": 5, "arrival_time_ns": 46926808, )"
+                      R"("input_tok_ids": [1, 2, 3]})"
+                      "\n"},
+    // A JSON document printed over many lines: the keys come after a line with only "{".
+    {"infercept", "\n{\n \"0a84\": [\n  {\n   \"prompt_tokens\": 392,\n"
+                  "   \"completion_tokens\": 127\n  }\n ]\n}\n"},
+    {"weka-claude-code", R"({"id":"t2","block_size":64,"requests":[{"t":0.0,"in":5,"out":1}]})"
+                         "\n"},
+};
+
+std::string load_error(const std::string& from, const std::string& path) {
+  return test::error_of_call(
+      [&] { trace::trace_source_registry().create(from, "test")->load({path}); });
+}
+
+}  // namespace
+
+TEST_CASE("sniff: each format is recognized from its first record") {
+  const fs::path d = test::scratch("sniff");
+  for (const auto& [format, text] : kSamples) {
+    CAPTURE(format);
+    const std::string path = test::write_file(d / (format + ".txt"), "\n" + text);
+    const trace::Sniffed s = trace::sniff_trace(path);
+    CHECK(s.format == format);
+    CHECK(s.line == (format == "infercept" ? 3 : 2));  // after the leading blank line(s)
+  }
+  CHECK(trace::sniff_trace(test::write_file(d / "csv.txt", "a,b\n1,2\n")).format.empty());
+  CHECK(trace::sniff_trace(test::write_file(d / "empty.txt", "")).format.empty());
+  CHECK(trace::sniff_trace((d / "missing.txt").string()).format.empty());
+  // A key named only inside a string value is not a key.
+  CHECK(trace::sniff_trace(test::write_file(d / "v.txt", R"({"note": "queued_ts"})"
+                                                         "\n"))
+            .format.empty());
+  // A directory of kv-cache-tester files.
+  fs::create_directories(d / "weka");
+  test::write_file(d / "weka" / "trace_0001.json", kSamples.back().second);
+  CHECK(trace::sniff_trace((d / "weka").string()).format == "weka-claude-code");
+  CHECK(trace::sniff_trace((d / "weka").string()).line == 0);
+}
+
+TEST_CASE("sniff: a file of another format read as jsonl names the --from it needs") {
+  const fs::path d = test::scratch("sniff-hint");
+  for (const auto& [format, text] : kSamples) {
+    if (format == "jsonl") continue;
+    CAPTURE(format);
+    const std::string path = test::write_file(d / (format + ".txt"), text);
+    const std::string line = format == "infercept" ? "2" : "1";
+    CHECK(load_error("jsonl", path) ==
+          path + ":" + line + ": not a native JSONL trace; it looks like " +
+              trace::format_name(format) + ": add --from " + format +
+              " (in a spec: trace.from: " + format + ")");
+  }
+  // The InferCept reader given a native trace names jsonl.
+  const std::string native = test::write_file(d / "native.jsonl", kSamples.front().second);
+  CHECK(load_error("infercept", native) ==
+        native +
+            ":1: not an InferCept trace; it looks like a native JSONL trace: add --from jsonl "
+            "(in a spec: trace.from: jsonl)");
+  // An error in a file of the format asked for is the reader's own.
+  const std::string bad = test::write_file(
+      d / "bad.jsonl", R"({"id":"s1","arrival_s":-1,"segments":[{"input":3,"output":2}]})"
+                       "\n");
+  CHECK(load_error("jsonl", bad).find("not a native JSONL trace") == std::string::npos);
+  CHECK(load_error("jsonl", bad).find("arrival_s") != std::string::npos);
+}
+
+TEST_CASE("sniff: the shared data files are recognized" *
+          doctest::skip(test::absent(!fs::exists(test::shared_data())))) {
+  const std::string s = test::shared_data();
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"infercept", s + "/infercept-mix/merged_exp_uniform.json"},
+      {"mooncake", s + "/mooncake/conversation_trace.jsonl"},
+      {"tracelab", s + "/tracelab/round_trace.jsonl"},
+      {"llmservingsim", s + "/llmservingsim/sharegpt-llama-3.1-8b-300-sps10.jsonl"},
+      {"vllm-requests", s + "/llmservingsim/vllm-RTX4090-llama-3.1-8b/requests.jsonl"},
+      {"weka-claude-code", s + "/weka-claude-code/traces"},
+      {"dynamo-agentic", test::data_dir() + "/dynamo-agentic-sample.jsonl"},
+  };
+  for (const auto& [format, path] : files) {
+    CAPTURE(path);
+    CHECK(trace::sniff_trace(path).format == format);
+  }
+  CHECK(load_error("jsonl", files[0].second) ==
+        files[0].second +
+            ":1: not a native JSONL trace; it looks like an InferCept trace: add --from "
+            "infercept (in a spec: trace.from: infercept)");
+}

@@ -1,0 +1,46 @@
+// Recognizing a trace file's format from its first bytes, to turn a reader's error on a file of
+// another format into a hint that names the right one.
+//
+// Contract:
+// - sniff_trace(path) reads at most the first 64 KiB (a directory: the name of its first
+//   *.json file) and returns the format whose keys the first record holds ({"", 0} when none
+//   matches): jsonl ("segments" and "arrival_s"), dynamo-agentic ("request_id"/"session_id"
+//   with "input_length"), mooncake ("timestamp", "input_length", "hash_ids"), tracelab
+//   ("round_index"), vllm-requests ("queued_ts"), llmservingsim ("arrival_time_ns"), infercept
+//   ("prompt_tokens" in a JSON document), weka-claude-code ("requests" with "block_size", or a
+//   directory of such files). `line` is the 1-based line the recognized record starts on (0 for
+//   a directory).
+// - with_format_hint(from, path, load) returns load(); when it throws InputError and the file
+//   looks like another format G, it throws instead
+//   "PATH:LINE: not FROM_NAME; it looks like G_NAME: add --from G (in a spec: trace.from: G)".
+//   Any other error (the file is of the format asked for, or of none recognized) is rethrown.
+// - format_name(f) names a format in words ("a native JSONL trace", "an InferCept trace").
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "traces/input_error.h"
+
+namespace isim::trace {
+
+struct Sniffed {
+  std::string format;  // a trace source name, "" when not recognized
+  size_t line = 0;
+};
+
+Sniffed sniff_trace(const std::string& path);
+std::string format_name(const std::string& format);
+[[noreturn]] void throw_format_hint(const std::string& from, const std::string& path,
+                                    const InputError& original);
+
+template <class Load>
+auto with_format_hint(const std::string& from, const std::string& path, Load load) {
+  try {
+    return load();
+  } catch (const InputError& e) {
+    throw_format_hint(from, path, e);
+  }
+}
+
+}  // namespace isim::trace
