@@ -95,7 +95,7 @@ TEST_CASE("isim model --help and isim model import --help show usage with exampl
   CHECK(out.rfind("usage: isim model import HF_CONFIG.json --out M.yaml", 0) == 0);
   CHECK(out.find("examples:\n  isim model import ") != std::string::npos);
   CHECK(model("import --help", &out, &err) == 0);
-  CHECK(out.find("--force        overwrite an existing M.yaml") != std::string::npos);
+  CHECK(out.find("--force               overwrite an existing M.yaml") != std::string::npos);
   CHECK(out.find("examples:\n  isim model import ") != std::string::npos);
   CHECK(isim::test::run_bin("isim", "--help", &out, &err) == 0);
   CHECK(out.find("  model import HF_CONFIG.json --out M.yaml") != std::string::npos);

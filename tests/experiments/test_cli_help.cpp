@@ -17,7 +17,8 @@ const std::vector<std::string> kVerbs = {
     "plan",          "plan merge",     "plan submit",     "validate",
     "validate --against vllm",         "list",            "trace",
     "trace convert", "trace gen",      "trace stats",     "profile",
-    "profile show",  "profile import", "profile analytic", "profile diff"};
+    "profile show",  "profile import", "profile analytic", "profile diff",
+    "model",         "model import"};
 
 void check_help(const std::string& bin, const std::string& verb) {
   for (const char* flag : {"--help", "-h"}) {
