@@ -119,7 +119,9 @@ def plot(data, out_png, context):
     fig.suptitle(what + ("\n" + context if context else ""), fontsize=11)
     rows = (len(labels) + 3) // 4
     fig.tight_layout(rect=(0, 0.05 + 0.045 * rows, 1, 1))
-    fig.savefig(out_png, dpi=120)
+    tmp = out_png + ".partial.png"  # whole or not at all: an interrupt leaves no partial PNG
+    fig.savefig(tmp, dpi=120)
+    os.replace(tmp, out_png)
 
 
 def main():

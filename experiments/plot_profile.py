@@ -9,6 +9,7 @@ and the H2D/D2H bandwidth curves (GB/s) by bytes per copy as the cost model uses
 and at their grid points, titled by what they measured (copy_path: PCIe or host memcpy).
 """
 import json
+import os
 import sys
 
 import matplotlib
@@ -84,7 +85,9 @@ def main(argv):
     draw_decode(axes[1][0], d)
     draw_copies(axes[1][1], d)
     fig.tight_layout()
-    fig.savefig(argv[2], dpi=110)
+    tmp = argv[2] + ".partial.png"  # whole or not at all: an interrupt leaves no partial PNG
+    fig.savefig(tmp, dpi=110)
+    os.replace(tmp, argv[2])
     return 0
 
 
