@@ -22,8 +22,8 @@ PROG = "plot_goodput.py"
 RATE = "arrival.rate"
 SHARE = "goodput.share"
 PER_S = "goodput.per_s"
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
-STYLES = ["-", "--", "-.", ":"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_style  # noqa: E402  (beside this file: each policy looks the same in every plot)
 
 
 def fail(msg):
@@ -90,8 +90,7 @@ def plot(data, out_png, context):
               (1, 1.0, "goodput (sessions/s within SLO)", "Goodput over the busy window"))
     for i, (label, by_rate) in enumerate(data.items()):
         rates = sorted(by_rate)
-        style = dict(marker=MARKERS[i % len(MARKERS)], linestyle=STYLES[i % len(STYLES)],
-                     color="C{}".format(i % 10), markersize=6, linewidth=1.6)
+        style = plot_style.policy_style(label)
         for ax, (k, scale, _, _) in zip(axes, panels):
             ys = [scale * mean([p[k] for p in by_rate[r]]) for r in rates]
             ax.plot(rates, ys, label=label if k == 0 else None, **style)
