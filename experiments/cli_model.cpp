@@ -30,7 +30,7 @@ const Help kModelHelp{
     "  isim profile analytic --gpu calibrate/gpus/H200.yaml --model llama-3.1-8b.yaml "
     "--out p.yaml\n"};
 
-const Help kImportHelp{
+const Help kModelImportHelp{
     "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] [--force]\n",
     "Reads a Hugging Face config.json of a dense decoder: LlamaForCausalLM (Llama 2, 3.x),\n"
     "Qwen2ForCausalLM (Qwen2, Qwen2.5), MistralForCausalLM, GPTJForCausalLM, identified by\n"
@@ -55,9 +55,9 @@ int model_import(const Args& args) {
   po::positional_options_description pos;
   pos.add("config", 1);
   const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
-  if (vm.count("help")) return print_help(kImportHelp, opts);
-  if (config.empty()) throw usage_error("missing HF_CONFIG.json", kImportHelp);
-  if (out.empty()) throw usage_error("missing --out M.yaml", kImportHelp);
+  if (vm.count("help")) return print_help(kModelImportHelp, opts);
+  if (config.empty()) throw usage_error("missing HF_CONFIG.json", kModelImportHelp);
+  if (out.empty()) throw usage_error("missing --out M.yaml", kModelImportHelp);
   check_out_file(out, "--out");
   if (std::filesystem::exists(out) && !vm.count("force"))
     throw InputError("--out " + out + ": exists; pass --force to overwrite it");
