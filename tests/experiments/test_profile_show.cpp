@@ -61,7 +61,7 @@ TEST_CASE("profile show prints the copy bandwidth the cost model uses, clamped w
 }
 
 TEST_CASE("profile show --plot draws the panels" *
-          doctest::skip(test::absent(exp::find_plot_python().empty()))) {
+          doctest::skip(isim::test::absent(exp::find_plot_python().empty()))) {
   const fs::path d = test::scratch("profile-plot");
   const std::string png = (d / "p.png").string();
   std::string out, err;

@@ -221,7 +221,8 @@ TEST_CASE("write_profile_file and load_profile round-trip through a file") {
   CHECK(back.path == path);
   std::remove(path.c_str());
   CHECK_THROWS_WITH_AS(isim::sim::write_profile_file("/nonexistent-dir/x.yaml", p),
-                       "/nonexistent-dir/x.yaml: cannot open for writing", InputError);
+                       "/nonexistent-dir/x.yaml: cannot write: No such file or directory",
+                       InputError);
 }
 
 TEST_CASE("Profile equality ignores the path and the inactive forward form") {

@@ -38,8 +38,9 @@ const std::vector<std::pair<std::string, std::string>> kSamples = {
                       R"("input_tok_ids": [1, 2, 3]})"
                       "\n"},
     // A JSON document printed over many lines: the keys come after a line with only "{".
-    {"infercept", "\n{\n \"0a84\": [\n  {\n   \"prompt_tokens\": 392,\n"
-                  "   \"completion_tokens\": 127\n  }\n ]\n}\n"},
+    {"infercept",
+     "\n{\n \"0a84\": [\n  {\n   \"prompt_tokens\": 392,\n"
+     "   \"completion_tokens\": 127\n  }\n ]\n}\n"},
     {"weka-claude-code", R"({"id":"t2","block_size":64,"requests":[{"t":0.0,"in":5,"out":1}]})"
                          "\n"},
 };
@@ -81,10 +82,10 @@ TEST_CASE("sniff: a file of another format read as jsonl names the --from it nee
     CAPTURE(format);
     const std::string path = test::write_file(d / (format + ".txt"), text);
     const std::string line = format == "infercept" ? "2" : "1";
-    CHECK(load_error("jsonl", path) ==
-          path + ":" + line + ": not a native JSONL trace; it looks like " +
-              trace::format_name(format) + ": add --from " + format +
-              " (in a spec: trace.from: " + format + ")");
+    CHECK(load_error("jsonl", path) == path + ":" + line +
+                                           ": not a native JSONL trace; it looks like " +
+                                           trace::format_name(format) + ": add --from " + format +
+                                           " (in a spec: trace.from: " + format + ")");
   }
   // The InferCept reader given a native trace names jsonl.
   const std::string native = test::write_file(d / "native.jsonl", kSamples.front().second);
@@ -101,7 +102,7 @@ TEST_CASE("sniff: a file of another format read as jsonl names the --from it nee
 }
 
 TEST_CASE("sniff: the shared data files are recognized" *
-          doctest::skip(test::absent(!fs::exists(test::shared_data())))) {
+          doctest::skip(isim::test::absent(!fs::exists(test::shared_data())))) {
   const std::string s = test::shared_data();
   const std::vector<std::pair<std::string, std::string>> files = {
       {"infercept", s + "/infercept-mix/merged_exp_uniform.json"},
