@@ -5,5 +5,6 @@
 
 namespace isim::exp {
 using isim::AppendFile;
+using isim::remove_file;
 using isim::write_file_atomic;
 }  // namespace isim::exp

@@ -126,13 +126,8 @@ const char* const kSweepPlots[] = {"latency.png", "throughput.png", "waste.png",
 // results.csv and the plots of an earlier sweep in `out`: removed before new runs, so that an
 // interrupted sweep never leaves them looking current.
 void remove_sweep_outputs(const std::string& out) {
-  std::vector<fs::path> files = {fs::path(out) / "results.csv"};
-  for (const char* png : kSweepPlots) files.push_back(fs::path(out) / png);
-  for (const auto& f : files) {
-    std::error_code ec;
-    fs::remove(f, ec);
-    if (ec) throw InputError(f.string() + ": cannot remove: " + ec.message());
-  }
+  remove_file((fs::path(out) / "results.csv").string());
+  for (const char* png : kSweepPlots) remove_file((fs::path(out) / png).string());
 }
 
 // A results.csv without a journal is an older sweep's (or another tool's): never replaced
@@ -340,8 +335,7 @@ int cmd_sweep(const Args& args) {
                  "python3-matplotlib or set ISIM_PYTHON); results.csv was written\n",
                  tried);
       rc = 2;
-    } else if (int prc = run_plot(py, csv.string(), out, sweep.base.plot);
-               prc != 0) {
+    } else if (int prc = run_plot(py, csv.string(), out, sweep.base.plot); prc != 0) {
       fmt::print(stderr, "isim: error: plot: {} {} exited with {}; results.csv was written\n", py,
                  plot_script_path(), prc);
       rc = 2;

@@ -255,9 +255,7 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
                const cluster::RunResult& r) {
   fs::create_directories(dir);
   const fs::path summary_path = fs::path(dir) / "summary.json";
-  std::error_code ec;
-  fs::remove(summary_path, ec);
-  if (ec) throw InputError(summary_path.string() + ": cannot remove: " + ec.message());
+  remove_file(summary_path.string());
   std::string summary_text;
   {
     auto j = summary_json(r.summary, p.name);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -58,9 +59,8 @@ std::string header_line(const Sweep& s, const Shard& shard, const std::string& s
 }
 
 // The journal's records, kept when a run of this shard has their key and fingerprint.
-void resume_records(const std::string& text, const Sweep& s, const Shard& shard,
+void resume_records(const JournalText& jt, const Sweep& s, const Shard& shard,
                     const std::vector<std::string>& fps, Journal& j) {
-  const JournalText jt = split_journal(text, j.path);
   check_header_identity(jt.header, j.path);
   std::map<std::string, const SweepRun*> mine;
   for (const auto& r : s.runs)
@@ -79,15 +79,10 @@ void resume_records(const std::string& text, const Sweep& s, const Shard& shard,
   j.torn = jt.torn;
 }
 
-}  // namespace
-
-namespace {
-
 // kAuto on an existing journal: kResume when it is this spec's, kFresh when it holds no record,
 // else the refusal of the contract.
-JournalMode auto_mode(const std::string& text, const std::string& out_dir, const Journal& j,
+JournalMode auto_mode(const JournalText& jt, const std::string& out_dir, const Journal& j,
                       const std::string& spec_fp) {
-  const JournalText jt = split_journal(text, j.path);
   if (jt.records.empty()) return JournalMode::kFresh;
   const auto it = jt.header.find("spec");
   const std::string theirs = it != jt.header.end() && it->is_string() ? it->get<std::string>() : "";
@@ -112,9 +107,12 @@ Journal open_journal(const std::string& out_dir, const Sweep& s, const Shard& sh
   fs::create_directories(fs::path(j.path).parent_path());
   if (fs::exists(j.path)) {
     const std::string text = read_journal_text(j.path);
-    if (mode == JournalMode::kAuto) mode = auto_mode(text, out_dir, j, spec_fp);
+    // Read once for the decision and the records; --fresh reads none (any text is dropped).
+    std::optional<JournalText> jt;
+    if (mode != JournalMode::kFresh) jt = split_journal(text, j.path);
+    if (mode == JournalMode::kAuto) mode = auto_mode(*jt, out_dir, j, spec_fp);
     if (mode == JournalMode::kResume) {
-      resume_records(text, s, shard, fps, j);
+      resume_records(*jt, s, shard, fps, j);
     } else {
       const auto lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
       j.dropped = lines > 0 ? lines - 1 : 0;  // every line but the header

@@ -91,6 +91,10 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   }
 }
 
+void remove_file(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) fail(path, "cannot remove", errno);
+}
+
 AppendFile::AppendFile(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd_ < 0) fail(path, "cannot open for appending", errno);

@@ -14,6 +14,8 @@
 // - For tests only: when the environment variable ISIM_TEST_PAUSE_BEFORE_RENAME is set to a
 //   non-empty text that `path` contains, write_file_atomic sleeps 60 s after the temporary file
 //   is written and before the rename, so that a test can interrupt a write at a known point.
+// - remove_file(path): removes `path` when it exists (a file that is absent is no error);
+//   InputError "PATH: cannot remove: <reason>" when it cannot.
 // - AppendFile: a file opened for appending (created when missing). append(line) writes the
 //   line (which must end in '\n') with one write(2) and fsyncs it before returning, so a line
 //   that append() returned from is on disk whatever happens to the process next.
@@ -25,6 +27,7 @@
 namespace isim {
 
 void write_file_atomic(const std::string& path, const std::string& text);
+void remove_file(const std::string& path);
 
 inline constexpr size_t kMaxTempFiles = 64;
 
