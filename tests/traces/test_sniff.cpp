@@ -54,7 +54,9 @@ std::string load_error(const std::string& from, const std::string& path) {
 
 TEST_CASE("sniff: each format is recognized from its first record") {
   const fs::path d = test::scratch("sniff");
-  for (const auto& [format, text] : kSamples) {
+  for (const auto& sample : kSamples) {  // not a structured binding: CAPTURE takes it by lambda
+    const std::string& format = sample.first;
+    const std::string& text = sample.second;
     CAPTURE(format);
     const std::string path = test::write_file(d / (format + ".txt"), "\n" + text);
     const trace::Sniffed s = trace::sniff_trace(path);
@@ -77,7 +79,9 @@ TEST_CASE("sniff: each format is recognized from its first record") {
 
 TEST_CASE("sniff: a file of another format read as jsonl names the --from it needs") {
   const fs::path d = test::scratch("sniff-hint");
-  for (const auto& [format, text] : kSamples) {
+  for (const auto& sample : kSamples) {
+    const std::string& format = sample.first;
+    const std::string& text = sample.second;
     if (format == "jsonl") continue;
     CAPTURE(format);
     const std::string path = test::write_file(d / (format + ".txt"), text);
@@ -113,9 +117,10 @@ TEST_CASE("sniff: the shared data files are recognized" *
       {"weka-claude-code", s + "/weka-claude-code/traces"},
       {"dynamo-agentic", test::data_dir() + "/dynamo-agentic-sample.jsonl"},
   };
-  for (const auto& [format, path] : files) {
+  for (const auto& file : files) {
+    const std::string& path = file.second;
     CAPTURE(path);
-    CHECK(trace::sniff_trace(path).format == format);
+    CHECK(trace::sniff_trace(path).format == file.first);
   }
   CHECK(load_error("jsonl", files[0].second) ==
         files[0].second +
