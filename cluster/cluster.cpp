@@ -68,6 +68,12 @@ void Cluster::set_observer(std::function<void(const sim::IterationRecord&)> f) {
   for (auto& e : engines_) e->set_observer(f);
 }
 
+void Cluster::set_progress(ProgressFn f, int64_t every) {
+  if (every <= 0) throw std::logic_error("Cluster::set_progress: every must be > 0");
+  progress_ = std::move(f);
+  progress_every_ = every;
+}
+
 void Cluster::load() {
   for (size_t r = 0; r < specs_.size(); ++r)
     if (specs_[r].executor->live())
@@ -350,53 +356,16 @@ bool Cluster::run_until(sim::Nanos horizon) {
     } else if (check_) {
       check_global();
     }
+    if (progress_ && ++instants_ % progress_every_ == 0)
+      progress_({t, done_, static_cast<int64_t>(trace_.size()), false});
   }
   if ((d_ || t_) && !all_done())
     throw std::logic_error(fmt::format(
         "Cluster: the run stalled at t={} ns with {} of {} sessions unfinished (KV waiting for "
         "decode or fetch room that nothing frees)",
         end_, static_cast<int64_t>(trace_.size()) - done_, trace_.size()));
+  if (progress_) progress_({end_, done_, static_cast<int64_t>(trace_.size()), true});
   return true;
-}
-
-void Cluster::check_changed() {
-  for (size_t r = 0; r < engines_.size(); ++r) {
-    if (!changed_[r]) continue;
-    engines_[r]->check_invariants();
-    changed_[r] = 0;
-  }
-  check_global();
-}
-
-void Cluster::check_now() const {
-  for (const auto& e : engines_) e->check_invariants();
-  check_global();
-}
-
-void Cluster::check_global() const {
-  auto fail = [](const std::string& m) { throw std::logic_error("global invariant: " + m); };
-  std::vector<int32_t> seen(trace_.size(), 0);
-  for (const auto& e : engines_) {
-    const int32_t r = e->replica();
-    for (int32_t h = 0; h < static_cast<int32_t>(e->slot_count()); ++h) {
-      const sim::SessionState& s = e->session(h);
-      if (s.idx < 0) continue;
-      if (++seen[static_cast<size_t>(s.idx)] > 1 && !d_ && !t_)
-        fail(fmt::format("session {} is on two replicas", s.idx));
-      if (s.phase == sim::Phase::kImporting) continue;  // check_transfers places it
-      const Location& at = ledger_.where(s.idx);
-      if (ledger_.status(s.idx) != Status::kOnReplica || at.replica != r || at.handle != h)
-        fail(fmt::format("session {} is on replica {} but the ledger places it on {}", s.idx, r,
-                         at.replica));
-    }
-  }
-  size_t tier_importing = 0;
-  if (t_) check_tier_copies(seen, tier_importing);
-  if (d_) check_transfers(seen, tier_importing);
-  for (size_t i = 0; i < trace_.size(); ++i)
-    if (ledger_.status(static_cast<int32_t>(i)) == Status::kOnReplica && seen[i] != 1)
-      fail(fmt::format("session {} is lost: the ledger places it on replica {}", i,
-                       ledger_.where(static_cast<int32_t>(i)).replica));
 }
 
 }  // namespace isim::cluster

@@ -31,7 +31,8 @@
 //   room resumes on the holder. The global check covers the entries and the fetches in flight
 //   (a tier fetch: importing on its destination only; a peer fetch: on both ends).
 // - `run_until(h)` handles every event at times <= h and returns whether the queue drained;
-//   calling it again continues. `result()` closes the run at the last event handled.
+//   calling it again continues. `result()` closes the run at the last event handled. A
+//   progress reporter (`set_progress`) only reads the counts; it changes nothing of the run.
 // - With `Checks` (true: all), every replica checks itself after each iteration (`engines`),
 //   and after each instant the cluster checks globally (`global`): every session is on exactly
 //   one replica or in the cluster (never arrived, skipped, finished) as the ledger says, or its
@@ -94,6 +95,17 @@ struct Checks {
   }
 };
 
+// How far a run is, as a progress reporter (experiments/progress.h) is told it: every
+// `every` instants of simulated time and once more when the queue drains. `total` is the
+// trace's size, known before the first event, so nothing here reads the trace's future.
+struct Progress {
+  sim::Nanos now = 0;  // the instant just handled
+  int64_t done = 0;    // sessions finished or skipped
+  int64_t total = 0;   // sessions in the trace
+  bool last = false;   // the queue drained: the run is over
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
 enum ClusterEvent : int32_t {
   kEvArrival = 0,
   kEvInterceptEnd = 1,
@@ -123,6 +135,8 @@ class Cluster final : public sim::EngineListener {
   Cluster& operator=(const Cluster&) = delete;
 
   void set_observer(std::function<void(const sim::IterationRecord&)> f);
+  // Tells `f` the run's progress every `every` (> 0) instants and when the queue drains.
+  void set_progress(ProgressFn f, int64_t every = 4096);
   void load();
   bool run_until(sim::Nanos horizon);
   RunResult result();
@@ -261,6 +275,8 @@ class Cluster final : public sim::EngineListener {
   void check_changed();
   int64_t migrations_ = 0;
   int64_t done_ = 0;  // sessions finished or skipped
+  ProgressFn progress_;
+  int64_t progress_every_ = 0, instants_ = 0;
   bool real_event_ = false;  // the current instant had an event other than the planner's
   std::vector<char> mask_;   // the pool a route may use (empty: every replica)
   std::vector<int32_t> fork_parent_;  // by trace index: the parent's index, or -1

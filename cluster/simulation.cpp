@@ -23,7 +23,8 @@ RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas,
 
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
                    const DisaggConfig& disagg, Planner* planner, Checks checks,
-                   std::function<void(const sim::IterationRecord&)> observer) {
+                   std::function<void(const sim::IterationRecord&)> observer,
+                   ProgressFn progress) {
   for (const auto& r : replicas) {
     if (r.executor && r.executor->live() && replicas.size() > 1)
       throw InputError("cluster.replicas: live executors run on one replica only");
@@ -32,6 +33,7 @@ RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas,
   }
   Cluster c(trace, std::move(replicas), router, checks, disagg, planner);
   if (observer) c.set_observer(std::move(observer));
+  if (progress) c.set_progress(std::move(progress));
   c.load();
   c.run_until(sim::kForever);
   return c.result();

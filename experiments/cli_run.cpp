@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 
@@ -11,6 +13,7 @@
 #include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/plot_context.h"
+#include "experiments/progress.h"
 #include "experiments/run_script.h"
 #include "experiments/run_views.h"
 #include "experiments/sweep.h"
@@ -44,13 +47,30 @@ void plot_replicas(const std::string& dir, const Experiment& e) {
     fmt::print(stderr, "warning: {} failed: {} not drawn\n", replicas_plot_script(), png);
 }
 
-}  // namespace
+void add_progress_options(po::options_description& opts, po::options_description& hidden) {
+  opts.add_options()("progress", po::bool_switch(),
+                     "show each policy's progress and an ETA on stderr (default: when stderr is "
+                     "a terminal)")("no-progress", po::bool_switch(), "never show it");
+  hidden.add_options()("progress-interval", po::value<std::string>(),
+                       "seconds between progress prints (default 1; 0: every report)");
+}
 
-namespace {
+ProgressOptions progress_from(const po::variables_map& vm) {
+  const bool on = vm["progress"].as<bool>(), off = vm["no-progress"].as<bool>();
+  if (on && off) throw InputError("--progress and --no-progress: give one of them, not both");
+  ProgressOptions o;
+  o.terminal = isatty(STDERR_FILENO) != 0;
+  o.enabled = on || (o.terminal && !off);
+  o.interval_s = flag_value<double>(vm, "progress-interval", 1.0, "a number of seconds >= 0",
+                                    [](double s) { return s >= 0; });
+  return o;
+}
+
 const Help kRunHelp{
     "usage: isim run EXPERIMENT.yaml [-p key=value ...] [--out DIR]\n"
     "       isim run --trace T --profile P --policy NAME [options]\n"
-    "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n",
+    "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n"
+    "                    [--progress | --no-progress]\n",
     "Runs every policy of the experiment (or the one --policy of the flag form) and prints a\n"
     "summary row per policy; each policy's files go to DIR/<policy>/. Exit 0: done; 2: bad\n"
     "input, or sessions that can never fit were skipped.\n",
@@ -81,6 +101,7 @@ int cmd_run(const Args& args) {
       "executor", po::value(&executor), "executor (default sim)");
   add_checks_options(opts);
   add_run_view_options(opts);
+  add_progress_options(opts, hidden);
   hidden.add_options()("experiment", po::value<std::string>(), "experiment YAML");
   po::positional_options_description pos;
   pos.add("experiment", 1);
@@ -88,6 +109,7 @@ int cmd_run(const Args& args) {
   if (vm.count("help")) return print_help(kRunHelp, opts);
   const cluster::Checks checks = checks_from(vm);
   RunViews views = run_views_from(vm);
+  const ProgressOptions progress = progress_from(vm);
 
   Experiment e;
   std::vector<std::string> out_keys;  // what names the default output folder
@@ -156,7 +178,9 @@ int cmd_run(const Args& args) {
   set_interrupt_note("no run folder was written to " + out);
   for (const auto& p : e.policies) {
     const auto trace = event_trace_for(views, e);
-    auto r = run_policy(e, in, p, checks, trace.get());
+    ProgressLine line(p.name, progress);
+    auto r = run_policy(e, in, p, checks, trace.get(), line.fn());
+    line.finish();
     // The capacity is the same under every policy: say once how it came about.
     for (size_t i = 0; !capacity_shown && i < r.replicas.size(); ++i)
       if (i == 0 || r.replicas[i].group != r.replicas[i - 1].group)

@@ -129,7 +129,8 @@ Inputs prepare(const Experiment& e, bool with_profile) {
 namespace {
 
 cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                                   cluster::Checks checks, sim::RunObserver* observer) {
+                                   cluster::Checks checks, sim::RunObserver* observer,
+                                   const cluster::ProgressFn& progress) {
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<std::unique_ptr<sim::KvManager>> managers;
@@ -148,7 +149,8 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
   if (!e.cluster.given) {
     add(e.engine, in.profile, "");
     cluster::SingleReplica single;
-    return cluster::simulate(in.trace, std::move(specs), single, checks);
+    return cluster::simulate(in.trace, std::move(specs), single, cluster::DisaggConfig{}, nullptr,
+                             checks, nullptr, progress);
   }
   for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
     const auto& grp = e.cluster.groups[g];
@@ -157,17 +159,21 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
   auto router =
       policy::router_registry().create(e.cluster.router, "cluster.router", e.cluster.router_params);
   const cluster::DisaggConfig& d = e.cluster.disagg;
-  if (!d.enabled) return cluster::simulate(in.trace, std::move(specs), *router, d, nullptr, checks);
+  if (!d.enabled)
+    return cluster::simulate(in.trace, std::move(specs), *router, d, nullptr, checks, nullptr,
+                             progress);
   // One planner per run: it keeps what it observed.
   auto planner = make_planner(d.planner, d.planner_params, "cluster.planner");
-  return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), checks);
+  return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), checks, nullptr,
+                           progress);
 }
 
 }  // namespace
 
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                              cluster::Checks checks, sim::RunObserver* observer) {
-  cluster::RunResult r = simulate_policy(e, in, p, checks, observer);
+                              cluster::Checks checks, sim::RunObserver* observer,
+                              const cluster::ProgressFn& progress) {
+  cluster::RunResult r = simulate_policy(e, in, p, checks, observer, progress);
   r.summary.slo = slo_attainment(r.sessions, e.slo, r.summary.busy_window_s);
   const Overload o = judge_overload(r.sessions, r.timeseries);
   r.summary.overloaded = o.overloaded;

@@ -46,10 +46,12 @@ bool uses_tiers(const Experiment& e);
 // Runs policy `p` on the experiment's cluster (a cluster of one without `cluster:`): every
 // replica gets its own executor and policy instance, the cluster its router and, when the
 // fleet is disaggregated (cluster.roles), a fresh instance of its planner. `observer` (not
-// owned; null: none) is told every replica's iterations and session activities. The summary
-// carries the SLO attainment of `e.slo` and the overload verdict (experiments/goodput.h).
+// owned; null: none) is told every replica's iterations and session activities; `progress`
+// (null: none) how far the run is (cluster::Progress). The summary carries the SLO attainment
+// of `e.slo` and the overload verdict (experiments/goodput.h).
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                               cluster::Checks checks = false,
-                              sim::RunObserver* observer = nullptr);
+                              sim::RunObserver* observer = nullptr,
+                              const cluster::ProgressFn& progress = nullptr);
 
 }  // namespace isim::exp
