@@ -160,7 +160,9 @@ TEST_CASE("plot.py: waste.png at the highest rate where every policy keeps up" *
   CHECK(l["titles"][0] ==
         "Normalized latency against arrival rate\nGPU A100-SXM4-80GB | model gpt-j-6b | "
         "workload infercept (mix) | rate 1-4 sessions/s");
-  for (const auto& [png, j] : r) {
+  for (const auto& item : r) {  // not a structured binding: CAPTURE takes it by lambda
+    const std::string& png = item.first;
+    const auto& j = item.second;
     CAPTURE(png);
     CHECK(j["min_font_pt"].get<double>() >= 9.0);
     CHECK(j["undrawn"].empty());
@@ -228,9 +230,10 @@ TEST_CASE("plot_plan.py: no legend entry for an undrawn Pareto line, fonts >= 9 
   CHECK(c["titles"][0] ==
         "Cost against capacity\nGPU H200, H100 | model llama-3.1-8b\nworkload generator "
         "(infercept-mix) | rate peak 50 sessions/s");
-  for (const auto& [png, j] : r) {
+  for (const auto& item : r) {
+    const std::string& png = item.first;
     CAPTURE(png);
-    CHECK(j["min_font_pt"].get<double>() >= 9.0);
+    CHECK(item.second["min_font_pt"].get<double>() >= 9.0);
   }
   CHECK(fs::exists(d / "o" / "slo_headroom.png"));
 }
