@@ -24,7 +24,7 @@
 
 namespace isim::sim {
 
-struct IterationRecord;  // sim/engine.h
+struct IterationRecord;  // sim/engine_listener.h
 
 // What a session is doing, as the engine that holds it sees it.
 enum class Activity : uint8_t {
