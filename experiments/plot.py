@@ -204,8 +204,8 @@ def choose_waste_rate(t, asked):
         return common[0], "the lowest rate ({})".format(keep_up_rule(t))
     if ok:
         return ok[-1], "the highest rate where every policy keeps up ({})".format(keep_up_rule(t))
-    return common[0], "the lowest rate: no rate where every policy keeps up ({})".format(
-        keep_up_rule(t))
+    return common[0], ("the lowest rate, as at every rate some policy does not keep up "
+                       "(keeping up: {})").format(keep_up_rule(t))
 
 
 def suptitle(fig, what, ctx, rate):
@@ -352,12 +352,18 @@ def plot_ttft(t, plt, out, ctx):
 
 
 def plot_recompute(t, plt, out, ctx, rates):
+    from matplotlib.ticker import NullLocator
     fig, ax = plt.subplots(figsize=(8, 5.4))
+    rates_of = t.all_rates()  # think times here
     for label in t.labels:
-        xs = t.rates(label)  # think times here
+        xs = t.rates(label)
         ax.plot(xs, [t.mean(label, x, "recomputed_tokens") for x in xs], label=label,
                 **t.style(label))
     ax.set_xscale("log")
+    # A tick at each swept think time: a log axis alone labels only the powers of ten.
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(rates_of)
+    ax.set_xticklabels([fmt_rate(x) for x in rates_of])
     ax.set_xlabel("mean think time between turns (s)")
     ax.set_ylabel("recomputed tokens")
     ax.grid(True, alpha=0.3)

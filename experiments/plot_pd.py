@@ -250,6 +250,14 @@ def plot_latency(res, plt, out, ctx):
         if log:
             ax.set_yscale("log")
             ax.set_ylim(min(pos) / 2, max(pos) * 3)
+            # Labels at 1-2-5 steps: bars between two powers of ten still have a tick to read.
+            from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+            lo_e = math.floor(math.log10(min(pos) / 2))
+            hi_e = math.ceil(math.log10(max(pos) * 3))
+            ticks = [m * 10.0 ** e for e in range(lo_e, hi_e + 1) for m in (1, 2, 5)]
+            ax.yaxis.set_major_locator(FixedLocator(ticks))
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "{:g}".format(v)))
         elif pos:
             ax.set_ylim(0, max(pos) * 1.18)
         ax.set_xticks(range(len(res.rates)))
@@ -261,7 +269,7 @@ def plot_latency(res, plt, out, ctx):
         ax.set_axisbelow(True)
     plot_style.legend(axes[0], title="variant", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle("Prefill/decode disaggregation: latency by fleet split (the lowest and the "
-                 "highest bar of each\nconcurrency level are labelled)   "
+                 "highest bar of each concurrency level are labelled)\n"
                  + plot_style.context_line(ctx))
     fig.tight_layout()
     return save(fig, plt, os.path.join(out, "pd-adaptive-latency.png"))

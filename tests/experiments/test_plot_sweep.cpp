@@ -185,6 +185,19 @@ TEST_CASE("plot.py: waste.png at the highest rate where every policy keeps up" *
           "GPU memory-time breakdown\nGPU not recorded | model not recorded | workload not "
           "recorded | rate 1 sessions/s");
   }
+  SUBCASE("a policy overloaded at every rate: the lowest rate, saying why") {
+    // preserve overloaded at 1, 2 and 4: no rate where every policy keeps up.
+    fs::remove(rep);
+    fs::create_directories(d / "o3");
+    const std::string csv3 = test::write_file(
+        d / "o3" / "results.csv",
+        results_csv(",overloaded", {",1", ",1", ",1", ",0", ",0", ",0", ",0", ",0", ",0"}));
+    REQUIRE(test::run_plot_script("plot.py", csv3 + " " + (d / "o3").string(), nullptr, &err,
+                                  env_report(rep)) == 0);
+    CHECK(report(rep)["waste.png"]["titles"][1] ==
+          "at 1 sessions/s: the lowest rate, as at every rate some policy does not keep up "
+          "(keeping up: no run overloaded)");
+  }
   SUBCASE("--waste-rate picks a swept rate; another exits 2 naming the key") {
     fs::remove(rep);
     REQUIRE(test::run_plot_script("plot.py", csv + " " + (d / "o").string() + " --waste-rate 4",
