@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -131,12 +132,27 @@ int cmd_run(const Args& args) {
                              " belongs to the flag form (--trace ...); with "
                              "EXPERIMENT.yaml set the spec's key with -p",
                          "(see isim run --help)\n"};
-    if (vm.count("rate")) {
-      overrides.push_back("arrival.process=poisson");
-      overrides.push_back("arrival.rate=" + vm["rate"].as<std::string>());
+    // An error in a value these flags gave names the flag, as in the flag form.
+    std::vector<std::pair<std::string, std::string>> flag_origins;
+    for (const char* f : {"rate", "seed"}) {
+      if (!vm.count(f)) continue;
+      const std::string text = vm[f].as<std::string>();
+      const std::string kv = (std::string(f) == "rate" ? "arrival.rate=" : "seed=") + text;
+      // The same -p given by the user too: its error is the user's -p as much as the flag's.
+      if (std::find(overrides.begin(), overrides.end(), kv) == overrides.end())
+        flag_origins.emplace_back("-p " + kv + ": ", "--" + std::string(f) + " " + text + ": ");
+      if (std::string(f) == "rate") overrides.push_back("arrival.process=poisson");
+      overrides.push_back(kv);
     }
-    if (vm.count("seed")) overrides.push_back("seed=" + vm["seed"].as<std::string>());
-    e = load_experiment(vm["experiment"].as<std::string>(), overrides);
+    try {
+      e = load_experiment(vm["experiment"].as<std::string>(), overrides);
+    } catch (const InputError& err) {
+      const std::string what = err.what();
+      for (const auto& [p_origin, flag_origin] : flag_origins)
+        if (what.starts_with(p_origin))
+          throw InputError(flag_origin + what.substr(p_origin.size()));
+      throw;
+    }
     out_keys = overrides;
   } else {
     if (trace_path.empty() || profile.empty() || policy.empty())

@@ -195,6 +195,16 @@ TEST_CASE("isim: output folders are checked before any work, and flags like spec
   CHECK(err == "isim: error: --rate nan: arrival.rate: expected sessions per second, got "
                "'nan'\n");
   CHECK(!fs::exists(d / "o"));
+  // With a spec the flags become -p arrival.rate / -p seed, and their errors still name them.
+  CHECK(run_isim("run " + test::source_dir() + "/experiments/quickstart.yaml --rate -2 --out " +
+                     (d / "q").string(),
+                 &err) == 2);
+  CHECK(err == "isim: error: --rate -2: arrival.rate: must be > 0 sessions per second\n");
+  CHECK(run_isim("run " + test::source_dir() + "/experiments/quickstart.yaml --seed x --out " +
+                     (d / "q").string(),
+                 &err) == 2);
+  CHECK(err.starts_with("isim: error: --seed x: seed: "));
+  CHECK(!fs::exists(d / "q"));
 }
 
 TEST_CASE("times the spec makes too large (a tiny rate, a huge intercept scale) are input errors") {
