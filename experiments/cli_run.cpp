@@ -1,6 +1,5 @@
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -132,28 +131,19 @@ int cmd_run(const Args& args) {
                              " belongs to the flag form (--trace ...); with "
                              "EXPERIMENT.yaml set the spec's key with -p",
                          "(see isim run --help)\n"};
-    // An error in a value these flags gave names the flag, as in the flag form.
-    std::vector<std::pair<std::string, std::string>> flag_origins;
-    for (const char* f : {"rate", "seed"}) {
-      if (!vm.count(f)) continue;
-      const std::string text = vm[f].as<std::string>();
-      const std::string kv = (std::string(f) == "rate" ? "arrival.rate=" : "seed=") + text;
-      // The same -p given by the user too: its error is the user's -p as much as the flag's.
-      if (std::find(overrides.begin(), overrides.end(), kv) == overrides.end())
-        flag_origins.emplace_back("-p " + kv + ": ", "--" + std::string(f) + " " + text + ": ");
-      if (std::string(f) == "rate") overrides.push_back("arrival.process=poisson");
-      overrides.push_back(kv);
+    std::vector<FlagOverride> flags;  // their errors name the flag, as in the flag form
+    if (vm.count("rate")) {
+      const std::string rate = vm["rate"].as<std::string>();
+      flags.push_back({"arrival.process=poisson", "--rate " + rate});
+      flags.push_back({"arrival.rate=" + rate, "--rate " + rate});
     }
-    try {
-      e = load_experiment(vm["experiment"].as<std::string>(), overrides);
-    } catch (const InputError& err) {
-      const std::string what = err.what();
-      for (const auto& [p_origin, flag_origin] : flag_origins)
-        if (what.starts_with(p_origin))
-          throw InputError(flag_origin + what.substr(p_origin.size()));
-      throw;
+    if (vm.count("seed")) {
+      const std::string seed = vm["seed"].as<std::string>();
+      flags.push_back({"seed=" + seed, "--seed " + seed});
     }
+    e = load_experiment(vm["experiment"].as<std::string>(), overrides, flags);
     out_keys = overrides;
+    for (const auto& f : flags) out_keys.push_back(f.kv);
   } else {
     if (trace_path.empty() || profile.empty() || policy.empty())
       throw usage_error("needs EXPERIMENT.yaml, or all of --trace, --profile and --policy",

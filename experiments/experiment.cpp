@@ -302,10 +302,15 @@ std::string spec_base_dir(const std::string& path) {
   return base.empty() ? "." : base;
 }
 
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides) {
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                           const std::vector<FlagOverride>& flags) {
   YAML::Node root = load_spec_yaml(path);
   YamlOrigins origins;
   apply_overrides(root, path, overrides, origins);
+  for (const auto& f : flags) {
+    check_override_root(root, path, f.kv);
+    apply_override(root, f.kv, &origins, f.origin);
+  }
   auto e = parse_experiment(root, path, spec_base_dir(path));
   for (const auto& kv : root) {
     const std::string k = yaml_key(kv.first, path, "");

@@ -126,7 +126,14 @@ std::string resolve_spec_path(const std::string& base_dir, const std::string& p)
 std::string spec_base_dir(const std::string& path);
 // Loads a single experiment and applies overrides ("key=value") first. A spec with `sweep:` or
 // `plot:` is an InputError telling the user to run it with `isim sweep`.
-Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides);
+// A key that a flag other than -p sets (`isim run SPEC --rate R` sets arrival.rate): the
+// override `kv`, named `origin` ("--rate R") in errors.
+struct FlagOverride {
+  std::string kv;
+  std::string origin;
+};
+Experiment load_experiment(const std::string& path, const std::vector<std::string>& overrides,
+                           const std::vector<FlagOverride>& flags = {});
 // Sets a dotted key in a YAML map; InputError "-p KV: ..." on a malformed override or a root
 // that is not a map. With `origins`, the nodes it adds are named "-p KV" in later errors.
 // - A component names the longest run of components that is an existing key, so
@@ -138,7 +145,9 @@ Experiment load_experiment(const std::string& path, const std::vector<std::strin
 //   listing the entries, unless KV starts with '+' (`-p +KEY=V`, or `--add KEY=V`, which the
 //   front ends pass as "+KEY=V"): then it is created, and a list index equal to the list's size
 //   appends. Errors then name "--add KEY=V".
-void apply_override(YAML::Node& root, const std::string& kv, YamlOrigins* origins = nullptr);
+// - A non-empty `origin` names the override instead (a flag that sets a key: "--rate 2").
+void apply_override(YAML::Node& root, const std::string& kv, YamlOrigins* origins = nullptr,
+                    const std::string& origin = "");
 // InputError "FILE:LINE: (document): expected a map of keys for -p KV to set, got ..." unless
 // `root` is a map.
 void check_override_root(const YAML::Node& root, const std::string& file, const std::string& kv);

@@ -36,11 +36,11 @@ struct Override {
   bool add = false;
 };
 
-Override parse_override(const std::string& kv) {
+Override parse_override(const std::string& kv, const std::string& origin) {
   Override o;
   o.add = !kv.empty() && kv.front() == '+';
   const std::string text = o.add ? kv.substr(1) : kv;
-  o.origin = (o.add ? "--add " : "-p ") + text;
+  o.origin = !origin.empty() ? origin : (o.add ? "--add " : "-p ") + text;
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError(o.origin + ": expected key=value (e.g. arrival.rate=2)");
@@ -173,8 +173,9 @@ void apply_overrides(YAML::Node& root, const std::string& file,
   }
 }
 
-void apply_override(YAML::Node& root, const std::string& kv, YamlOrigins* origins) {
-  const Override o = parse_override(kv);
+void apply_override(YAML::Node& root, const std::string& kv, YamlOrigins* origins,
+                    const std::string& origin) {
+  const Override o = parse_override(kv, origin);
   if (!root.IsMap())
     throw InputError(o.origin + ": expected a spec that is a map of keys, got " +
                      yaml_describe(root));
