@@ -58,11 +58,11 @@ OutFile& operator<<(OutFile& f, const T& v) {
   return f;
 }
 
-double share(double part, double total) {
+}  // namespace
+
+double share_of(double part, double total) {
   return total > 0 ? part / total : 0;
 }
-
-}  // namespace
 
 nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy) {
   nlohmann::ordered_json j;
@@ -119,11 +119,11 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   j["waste_block_seconds"] = {{"active", w.active},       {"recompute", w.recompute},
                               {"preserved", w.preserved}, {"swap_stall", w.swap_stall},
                               {"free", w.free},           {"total", tot}};
-  j["waste_share"] = {{"active", share(w.active, tot)},
-                      {"recompute", share(w.recompute, tot)},
-                      {"preserved", share(w.preserved, tot)},
-                      {"swap_stall", share(w.swap_stall, tot)},
-                      {"free", share(w.free, tot)}};
+  j["waste_share"] = {{"active", share_of(w.active, tot)},
+                      {"recompute", share_of(w.recompute, tot)},
+                      {"preserved", share_of(w.preserved, tot)},
+                      {"swap_stall", share_of(w.swap_stall, tot)},
+                      {"free", share_of(w.free, tot)}};
   j["gpu_blocks"] = s.gpu_blocks;
   j["cpu_blocks"] = s.cpu_blocks;
   j["profile_extrapolations"] = s.extrapolations;

@@ -17,6 +17,9 @@
 
 namespace isim::exp {
 
+// part / total, or 0 for an empty total (the waste shares of summary.json and the table).
+double share_of(double part, double total);
+
 nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy);
 
 // The fleet parts of summary.json: `lost_kv_reuse_tokens` by cause and `cluster` (router,

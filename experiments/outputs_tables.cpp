@@ -9,14 +9,6 @@
 
 namespace isim::exp {
 
-namespace {
-
-double share_of(double part, double total) {
-  return total > 0 ? part / total : 0;
-}
-
-}  // namespace
-
 std::string summary_table(const std::vector<TableRow>& rows) {
   bool slo = false;
   for (const auto& r : rows) slo = slo || !r.summary.slo.limits.empty();
@@ -31,8 +23,8 @@ std::string summary_table(const std::vector<TableRow>& rows) {
       "sess/s", "tok/s", "busy", "makespan", "recompute", "swapGiB", "active", "presv", "recomp",
       "stall", "free");
   out += fmt::format("{:<17} {:>9} {:>9} {:>8} {:>8}{} {:>18} {:>8} {:>9} {:>10} {:>8}  {:>34}\n",
-                     "", "s/token", "s/token", "s", "s", goodput("%", "sess/s"), "over busy",
-                     "s", "s", "tokens", "", "waste share (%)");
+                     "", "s/token", "s/token", "s", "s", goodput("%", "sess/s"), "over busy", "s",
+                     "s", "tokens", "", "waste share (%)");
   const double gib = 1024.0 * 1024.0 * 1024.0;
   for (const auto& r : rows) {
     const auto& s = r.summary;
@@ -48,8 +40,9 @@ std::string summary_table(const std::vector<TableRow>& rows) {
         s.throughput_sessions_s, s.throughput_tokens_s, s.busy_window_s, s.makespan_s,
         s.counters.recomputed_tokens,
         static_cast<double>(s.counters.swapped_out_bytes + s.counters.swapped_in_bytes) / gib,
-        100 * share_of(w.active, tot), 100 * share_of(w.preserved, tot), 100 * share_of(w.recompute, tot),
-        100 * share_of(w.swap_stall, tot), 100 * share_of(w.free, tot));
+        100 * share_of(w.active, tot), 100 * share_of(w.preserved, tot),
+        100 * share_of(w.recompute, tot), 100 * share_of(w.swap_stall, tot),
+        100 * share_of(w.free, tot));
   }
   return out;
 }

@@ -3,7 +3,7 @@
 
 usage: plot.py RESULTS.csv OUTDIR [--latency-target S] [--waste-rate R] [--context FILE]
 
-Writes three PNGs into OUTDIR:
+Writes into OUTDIR:
   latency.png     normalized latency (mean and p99, s/token) against arrival rate, one line per
                   policy label, averaged over the runs of each rate (seeds), with min/max error
                   bars when a rate has several runs;
@@ -15,7 +15,10 @@ Writes three PNGs into OUTDIR:
                   runs at one arrival rate: --waste-rate R (one of the swept rates), or by default
                   the highest rate that every label ran and kept up with: no run `overloaded`
                   (when results.csv has that column), else every run's mean TTFT within 10x of
-                  the label's at its lowest rate (see keeps_up).
+                  the label's at its lowest rate (see keeps_up);
+  ttft.png        mean TTFT (and turn TTFT or p99) against arrival rate, when results.csv has them;
+  recompute.png   for a multi-turn sweep over trace.think_time_s, recomputed tokens against the
+                  think time.
 
 A policy label is the policy, its estimator when set, and the value of any swept key other than
 arrival.rate and seed (the columns between `policy` and `estimator`). Each policy has the same
@@ -299,8 +302,7 @@ def plot_throughput(t, plt, out, target, ctx):
     return path
 
 
-def plot_waste(t, plt, out, ctx, asked):
-    rate, why = choose_waste_rate(t, asked)
+def plot_waste(t, plt, out, ctx, rate, why):
     fig, ax = plt.subplots(figsize=(max(8, 1.3 * len(t.labels) + 4), 5.6))
     x = list(range(len(t.labels)))
     bottom = [0.0] * len(t.labels)
@@ -412,16 +414,14 @@ def main(argv):
     paths = []
     if "arrival.rate" in header:
         table = Table(args.results, header, rows)
-        choose_waste_rate(table, args.waste_rate)  # a bad --waste-rate fails before any PNG
+        waste_rate, why = choose_waste_rate(table, args.waste_rate)  # fails before any PNG
         paths += [plot_latency(table, plt, args.outdir, target, ctx),
                   plot_throughput(table, plt, args.outdir, target, ctx),
-                  plot_waste(table, plt, args.outdir, ctx, args.waste_rate)]
+                  plot_waste(table, plt, args.outdir, ctx, waste_rate, why)]
         if "ttft_s.mean" in header and ("turn_ttft_s.mean" in header or "ttft_s.p99" in header):
             paths.append(plot_ttft(table, plt, args.outdir, ctx))
     if THINK in header and "recomputed_tokens" in header:
-        rates = []
-        if "arrival.rate" in header:
-            rates = Table(args.results, header, rows).all_rates()
+        rates = table.all_rates() if "arrival.rate" in header else []
         paths.append(plot_recompute(Table(args.results, header, rows, x=THINK), plt, args.outdir,
                                     ctx, rates))
     for path in paths:
