@@ -180,10 +180,15 @@ int ModelShape::dtype_bytes() const {
 }
 
 double ModelShape::kv_bytes_per_token_unsplit() const {
+  if (mla.given())
+    return static_cast<double>(layers) * (mla.kv_lora_rank + mla.qk_rope_head_dim) * dtype_bytes() *
+           tp;  // replicated: every rank holds it all
   return 2.0 * layers * kv_heads * head_dim * dtype_bytes();
 }
 
 int64_t ModelShape::kv_bytes_per_token() const {
+  if (mla.given())
+    return int64_t{layers} * (mla.kv_lora_rank + mla.qk_rope_head_dim) * dtype_bytes();
   return int64_t{2} * layers * kv_heads * head_dim * dtype_bytes() / tp;
 }
 

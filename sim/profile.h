@@ -20,6 +20,30 @@
 
 namespace isim::sim {
 
+// Mixture of experts (all zero: a dense model). Layers from `dense_layers` on replace the dense
+// FFN (`ffn` wide) by `experts` routed experts, each `expert_ffn` wide, of which each token
+// activates `experts_per_token`, plus always-active shared experts `shared_ffn` wide in all.
+struct MoeShape {
+  int experts = 0;
+  int experts_per_token = 0;
+  int expert_ffn = 0;
+  int shared_ffn = 0;    // 0: no shared expert
+  int dense_layers = 0;  // leading layers with a dense FFN (DeepSeek's first_k_dense_replace)
+  bool given() const { return experts > 0; }
+  int moe_layers(int layers) const { return given() ? layers - dense_layers : 0; }
+  bool operator==(const MoeShape&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3, Kimi K2, GLM-5; all zero: standard attention).
+// The KV cache holds one latent vector of kv_lora_rank + qk_rope_head_dim values per token and
+// layer, shared by every head and replicated on every tensor-parallel rank (vLLM's MLA backends).
+struct MlaShape {
+  int kv_lora_rank = 0;
+  int qk_rope_head_dim = 0;
+  bool given() const { return kv_lora_rank > 0; }
+  bool operator==(const MlaShape&) const = default;
+};
+
 struct ModelShape {
   std::string name;
   int layers = 0;
@@ -32,15 +56,24 @@ struct ModelShape {
   std::string dtype = "fp16";  // fp16 | bf16 | fp32 | fp8
   double params = 0;           // parameter count
   int tp = 1;                  // tensor-parallel degree
+  MoeShape moe;
+  MlaShape mla;
+  double active_params = 0;  // parameters each token uses (MoE); 0: all of `params`
+  // Dtype of the quantized linear weights ("" : `dtype`): fp8, int8, int4 (w4a16). Embedding,
+  // lm_head and norms stay in `dtype`; activations and the KV cache are in `dtype`.
+  std::string weight_dtype;
 
   int dtype_bytes() const;
-  // KV bytes per token on one GPU: 2 (K and V) x layers x kv_heads x head_dim x dtype / tp.
+  // KV bytes per token on one GPU: 2 (K and V) x layers x kv_heads x head_dim x dtype / tp;
+  // with MLA, layers x (kv_lora_rank + qk_rope_head_dim) x dtype, not split by tp.
   int64_t kv_bytes_per_token() const;
   // The same in double before the division by tp, so that no product can overflow: what the
   // readers range-check (calibrate/model.cpp, sim/profile.cpp) before kv_bytes_per_token is used.
   double kv_bytes_per_token_unsplit() const;
   // Weight bytes on one GPU: params x dtype / tp.
   double weight_bytes_per_gpu() const;
+  // Parameters a token runs through: active_params, or params when that is 0.
+  double params_per_token() const { return active_params > 0 ? active_params : params; }
   bool operator==(const ModelShape&) const = default;
 };
 
