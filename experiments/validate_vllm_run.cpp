@@ -57,6 +57,19 @@ class MetaReader {
     }
     return *node;
   }
+  // Whether `key` is there and not null (every object on its path must be there).
+  bool has(const std::string& key) const {
+    const json* node = &root_;
+    for (size_t start = 0; start <= key.size();) {
+      const size_t dot = std::min(key.find('.', start), key.size());
+      if (!node->is_object()) return false;
+      auto it = node->find(key.substr(start, dot - start));
+      if (it == node->end()) return false;
+      node = &*it;
+      start = dot + 1;
+    }
+    return !node->is_null();
+  }
   int64_t integer(const std::string& key, int64_t min) const {
     const json& v = at(key);
     if (!v.is_number_integer() || v.get<int64_t>() < min)
@@ -90,8 +103,84 @@ class MetaReader {
   std::string origin_;
 };
 
+// What the simulator cannot replay yet, refused with what it would need.
+void refuse_parallel(const MetaReader& m, const VllmMeta& meta) {
+  const std::string k = "engine_kwargs.";
+  auto where = [&](const std::string& key) {  // where read_stated found it
+    return m.has(k + key) ? k + key : "resolved_config.parallel_config." + key;
+  };
+  if (meta.data_parallel_size > 1)
+    m.fail(where("data_parallel_size"),
+           fmt::format("{}: data parallelism is not simulated yet; isim replays one engine, and "
+                       "this needs {} engine replicas behind vLLM's DP coordinator (its request "
+                       "balancing across ranks and the lock-step steps of idle ranks)",
+                       meta.data_parallel_size, meta.data_parallel_size));
+  if (meta.pipeline_parallel_size > 1)
+    m.fail(where("pipeline_parallel_size"),
+           fmt::format("{}: pipeline parallelism is not simulated yet; it needs per-stage layer "
+                       "costs, the activation transfer between stages and vLLM's queue of "
+                       "micro-batches in flight",
+                       meta.pipeline_parallel_size));
+  if (!meta.enable_chunked_prefill)
+    m.fail(k + "enable_chunked_prefill",
+           "false: not simulated; the vllm-v1 scheduler always chunks prefills, and replaying "
+           "without chunking needs vLLM's whole-prompt admission");
+  if (meta.performance_mode != "balanced")
+    m.fail(k + "performance_mode",
+           "\"" + meta.performance_mode +
+               "\": only \"balanced\" (vLLM's default) is simulated; its effect on vLLM's "
+               "batch defaults and CUDA-graph sizes is not written here");
+}
+
+// engine_kwargs keys both schemas may leave out (null reads as not stated, as the runner writes
+// None): read when there, else listed in meta.unstated for apply_vllm_defaults.
+void read_stated(const MetaReader& m, VllmMeta& meta, bool older) {
+  const std::string k = "engine_kwargs.";
+  auto stated = [&](const std::string& key) {
+    if (m.has(k + key)) return true;
+    meta.unstated.push_back(key);
+    return false;
+  };
+  // A parallel size engine_kwargs leaves out is in the full schema's resolved parallel_config.
+  auto parallel = [&](const std::string& key) {
+    const std::string resolved = "resolved_config.parallel_config." + key;
+    if (m.has(k + key)) return k + key;
+    if (!older && m.has(resolved)) return resolved;
+    meta.unstated.push_back(key);
+    return std::string();
+  };
+  if (auto key = parallel("tensor_parallel_size"); !key.empty())
+    meta.tensor_parallel_size = m.integer(key, 1);
+  if (auto key = parallel("data_parallel_size"); !key.empty())
+    meta.data_parallel_size = m.integer(key, 1);
+  if (auto key = parallel("pipeline_parallel_size"); !key.empty())
+    meta.pipeline_parallel_size = m.integer(key, 1);
+  if (auto key = parallel("enable_expert_parallel"); !key.empty())
+    meta.enable_expert_parallel = m.boolean(key);
+  if (m.has(k + "max_model_len")) meta.max_model_len = m.integer(k + "max_model_len", 1);
+  if (m.has(k + "performance_mode")) meta.performance_mode = m.text(k + "performance_mode");
+  if (!older) return;
+  if (stated("max_num_seqs")) meta.max_num_seqs = m.integer(k + "max_num_seqs", 1);
+  if (stated("max_num_batched_tokens"))
+    meta.max_num_batched_tokens = m.integer(k + "max_num_batched_tokens", 1);
+  if (stated("gpu_memory_utilization"))
+    meta.gpu_memory_utilization = m.fraction(k + "gpu_memory_utilization");
+  if (stated("enable_prefix_caching"))
+    meta.enable_prefix_caching = m.boolean(k + "enable_prefix_caching");
+  if (stated("enable_chunked_prefill"))
+    meta.enable_chunked_prefill = m.boolean(k + "enable_chunked_prefill");
+  if (stated("block_size")) meta.block_size = m.integer(k + "block_size", 1);
+  if (stated("async_scheduling")) meta.async_scheduling = m.boolean(k + "async_scheduling");
+  if (stated("long_prefill_token_threshold"))
+    meta.long_prefill_token_threshold = m.integer(k + "long_prefill_token_threshold", 0);
+  if (stated("max_num_partial_prefills"))
+    meta.max_num_partial_prefills = m.integer(k + "max_num_partial_prefills", 1);
+  if (stated("max_long_partial_prefills"))
+    meta.max_long_partial_prefills = m.integer(k + "max_long_partial_prefills", 1);
+}
+
+// The schema with kv_cache, hardware and resolved_config: every engine setting is read.
 void read_engine(const MetaReader& m, VllmMeta& meta) {
-  meta.tensor_parallel_size = m.integer("engine_kwargs.tensor_parallel_size", 1);
   meta.max_num_seqs = m.integer("engine_kwargs.max_num_seqs", 1);
   meta.max_num_batched_tokens = m.integer("engine_kwargs.max_num_batched_tokens", 1);
   meta.gpu_memory_utilization = m.fraction("kv_cache.gpu_memory_utilization");
@@ -102,11 +191,9 @@ void read_engine(const MetaReader& m, VllmMeta& meta) {
   meta.long_prefill_token_threshold = m.integer(s + "long_prefill_token_threshold", 0);
   meta.max_num_partial_prefills = m.integer(s + "max_num_partial_prefills", 1);
   meta.max_long_partial_prefills = m.integer(s + "max_long_partial_prefills", 1);
-  if (meta.max_long_partial_prefills > meta.max_num_partial_prefills)
-    m.fail(s + "max_long_partial_prefills",
-           fmt::format("{} is more than max_num_partial_prefills {}",
-                       meta.max_long_partial_prefills, meta.max_num_partial_prefills));
   meta.async_scheduling = m.boolean(s + "async_scheduling");
+  if (m.has(s + "enable_chunked_prefill"))
+    meta.enable_chunked_prefill = m.boolean(s + "enable_chunked_prefill");
 }
 
 }  // namespace
@@ -126,8 +213,22 @@ VllmMeta parse_vllm_meta(const std::string& text, const std::string& origin) {
   meta.path = origin;
   meta.vllm_version = m.text("vllm_version");
   meta.model = m.text("model");
-  meta.device_name = m.text("hardware.device_name");
-  read_engine(m, meta);
+  // Before April 2026 LLMServingSim's scripts wrote none of these three sections.
+  meta.older_schema =
+      !root.contains("kv_cache") && !root.contains("hardware") && !root.contains("resolved_config");
+  if (!m.at("engine_kwargs").is_object())
+    m.fail("engine_kwargs", "expected an object, got " + trace::shown(root["engine_kwargs"]));
+  read_stated(m, meta, meta.older_schema);
+  if (!meta.older_schema) {
+    meta.device_name = m.text("hardware.device_name");
+    read_engine(m, meta);
+  }
+  if (meta.max_long_partial_prefills > meta.max_num_partial_prefills)
+    m.fail(meta.older_schema ? "engine_kwargs.max_long_partial_prefills"
+                             : "resolved_config.scheduler_config.max_long_partial_prefills",
+           fmt::format("{} is more than max_num_partial_prefills {}",
+                       meta.max_long_partial_prefills, meta.max_num_partial_prefills));
+  refuse_parallel(m, meta);
   meta.dataset_path = m.text("dataset_path");
   meta.dataset_hash = m.text("dataset_hash");
   if (meta.dataset_hash.size() != 64 ||
@@ -165,10 +266,9 @@ double csv_number(const std::string& s, const std::string& where, const std::str
   const bool ok = used == s.size() && !s.empty() && std::isfinite(v) &&
                   (!count || (v >= 0 && v <= kMaxCount && v == std::floor(v)));
   if (!ok)
-    throw InputError(fmt::format("{}: {}: expected {}, got '{}'", where, column,
-                                 count ? "a count, an integer from 0 to 1000000000"
-                                       : "a finite number",
-                                 s));
+    throw InputError(
+        fmt::format("{}: {}: expected {}, got '{}'", where, column,
+                    count ? "a count, an integer from 0 to 1000000000" : "a finite number", s));
   return v;
 }
 
@@ -270,6 +370,5 @@ RunTrace vllm_run_trace(const VllmRun& run) {
   out.note = fmt::format("prefix hashes from {} (sha256 matches meta.json dataset_hash)", data);
   return out;
 }
-
 
 }  // namespace isim::exp
