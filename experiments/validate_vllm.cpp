@@ -110,7 +110,8 @@ std::string plot_script() {
 }
 
 // against.png; a note (never a failure) without matplotlib.
-void plot(const std::string& out, const VllmRun& run) {  // `out`: one replay's folder
+// `out`: one replay's folder; `blocks` says at which block count it ran.
+void plot(const std::string& out, const VllmRun& run, const std::string& blocks) {
   const fs::path dir(out);
   std::string tried;
   const std::string py = find_plot_python(&tried);
@@ -122,7 +123,7 @@ void plot(const std::string& out, const VllmRun& run) {  // `out`: one replay's 
   PlotContext ctx;  // the title: the real run's GPU, model and requests, at their own times
   ctx.gpu = {run.meta.device_name};
   ctx.model = {run.meta.model};
-  ctx.workload = {"vLLM run " + fs::path(run.dir).filename().string()};
+  ctx.workload = {"vLLM run " + fs::path(run.dir).filename().string() + ", sim at " + blocks};
   ctx.rate = {"the run's own arrival times"};
   write_plot_context(out, ctx);
   const std::string real_ts =
@@ -323,7 +324,11 @@ int run_against_vllm(const AgainstOptions& o) {
       r.replays.size() > 1 ? fmt::format("; the same for the replay at vLLM's blocks in {}",
                                          (dir / r.replays.back().report.dir).string())
                            : std::string());
-  for (const auto& x : r.replays) plot((dir / x.report.dir).lexically_normal().string(), run);
+  for (const auto& x : r.replays)
+    plot((dir / x.report.dir).lexically_normal().string(), run,
+         fmt::format("{} {} GPU blocks",
+                     x.report.blocks_from == "vllm" ? "vLLM's" : "the " + x.report.blocks_from,
+                     grouped(x.report.gpu_blocks)));
   return 0;
 }
 
