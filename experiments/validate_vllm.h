@@ -13,7 +13,9 @@
 //   every setting. The older one that LLMServingSim's scripts wrote before April 2026 has only
 //   schema_version, model, vllm_version, engine_kwargs, dataset_path, dataset_hash and run facts:
 //   the GPU is the profile's, and each engine setting engine_kwargs does not state takes vLLM's
-//   default of the run's version (vllm_defaults.h), each one printed as an assumption.
+//   default of the run's version (vllm_defaults.h), each one printed as an assumption;
+//   engine_kwargs.num_gpu_blocks_override, when set, is vLLM's block count, and a
+//   kv_cache_memory_bytes is noted (the predicted count does not know it).
 // - Parallelism comes from engine_kwargs (tensor/data/pipeline_parallel_size,
 //   enable_expert_parallel; vLLM's defaults when absent). tensor_parallel_size must equal the
 //   profile's model.tp; data parallel > 1, pipeline parallel > 1, expert parallel on a MoE

@@ -126,7 +126,8 @@ void refuse_parallel(const MetaReader& m, const VllmMeta& meta) {
            "false: not simulated; the vllm-v1 scheduler always chunks prefills, and replaying "
            "without chunking needs vLLM's whole-prompt admission");
   if (meta.performance_mode != "balanced")
-    m.fail(k + "performance_mode",
+    m.fail(m.has(k + "performance_mode") ? k + "performance_mode"
+                                         : std::string("resolved_config.performance_mode"),
            "\"" + meta.performance_mode +
                "\": only \"balanced\" (vLLM's default) is simulated; its effect on vLLM's "
                "batch defaults and CUDA-graph sizes is not written here");
@@ -158,8 +159,20 @@ void read_stated(const MetaReader& m, VllmMeta& meta, bool older) {
   if (auto key = parallel("enable_expert_parallel"); !key.empty())
     meta.enable_expert_parallel = m.boolean(key);
   if (m.has(k + "max_model_len")) meta.max_model_len = m.integer(k + "max_model_len", 1);
-  if (m.has(k + "performance_mode")) meta.performance_mode = m.text(k + "performance_mode");
+  if (m.has(k + "performance_mode"))
+    meta.performance_mode = m.text(k + "performance_mode");
+  else if (!older && m.has("resolved_config.performance_mode"))
+    meta.performance_mode = m.text("resolved_config.performance_mode");
   if (!older) return;
+  // vLLM's count, when the run fixed it (the full schema states it in kv_cache).
+  if (m.has(k + "num_gpu_blocks_override"))
+    meta.num_gpu_blocks = m.integer(k + "num_gpu_blocks_override", 1);
+  if (m.has(k + "kv_cache_memory_bytes"))
+    meta.assumptions.push_back(fmt::format(
+        "engine_kwargs.kv_cache_memory_bytes {}: vLLM sized its KV cache from this byte count, "
+        "not from gpu_memory_utilization; the predicted block count does not know it (-p "
+        "engine.gpu_blocks=N replays at the count it gave)",
+        m.integer(k + "kv_cache_memory_bytes", 1)));
   if (stated("max_num_seqs")) meta.max_num_seqs = m.integer(k + "max_num_seqs", 1);
   if (stated("max_num_batched_tokens"))
     meta.max_num_batched_tokens = m.integer(k + "max_num_batched_tokens", 1);

@@ -199,6 +199,8 @@ TEST_CASE("against vllm, older meta.json: errors name the key") {
   CHECK(err([](auto& m) { m["engine_kwargs"]["max_num_seqs"] = "8"; }) ==
         "r/meta.json: engine_kwargs.max_num_seqs: expected an integer >= 1, got \"8\"");
   CHECK(err([](auto& m) { m["engine_kwargs"]["max_model_len"] = nullptr; }) == "(no error)");
+  CHECK(err([](auto& m) { m["engine_kwargs"]["num_gpu_blocks_override"] = 0; }) ==
+        "r/meta.json: engine_kwargs.num_gpu_blocks_override: expected an integer >= 1, got 0");
   CHECK(err([](auto& m) { m["vllm_version"] = "0.18.1"; }) ==
         "r/meta.json: vllm_version: the run does not state engine_kwargs.gpu_memory_utilization "
         "and the defaults of vLLM '0.18.1' are not known here (known: 0.19, 0.19.N); state the "
@@ -219,6 +221,15 @@ TEST_CASE("against vllm, older meta.json: errors name the key") {
           k["max_num_partial_prefills"] = 1;
           k["max_long_partial_prefills"] = 1;
         }) == "(no error)");
+  nlohmann::json fixed = older_meta();
+  fixed["engine_kwargs"]["num_gpu_blocks_override"] = 1234;
+  fixed["engine_kwargs"]["kv_cache_memory_bytes"] = 4294967296;
+  const exp::VllmMeta f = parsed(fixed);
+  CHECK(f.num_gpu_blocks == 1234);
+  REQUIRE(f.assumptions.size() == 1);
+  CHECK(
+      f.assumptions[0].starts_with("engine_kwargs.kv_cache_memory_bytes 4294967296: vLLM sized "
+                                   "its KV cache from this byte count"));
   CHECK(exp::vllm_defaults_known("0.19"));
   CHECK(exp::vllm_defaults_known("0.19.1"));
   CHECK_FALSE(exp::vllm_defaults_known("0.19."));
