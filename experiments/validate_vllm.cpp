@@ -58,7 +58,7 @@ void check_vllm_profile(VllmMeta& meta, const sim::Profile& p, const std::string
   if (meta.block_size != p.block_tokens)
     throw InputError(fmt::format(
         "{}: {}: the run used {}-token blocks, but the profile {} has kv.block_tokens {}",
-        meta.path, meta.older_schema ? "engine_kwargs.block_size" : "kv_cache.block_size",
+        meta.path, meta.key_of("block_size"),
         meta.block_size, profile, p.block_tokens));
   if (meta.tensor_parallel_size != p.model.tp)
     throw InputError(fmt::format(
@@ -196,7 +196,10 @@ nlohmann::ordered_json against_json(const Report& r) {
   nlohmann::ordered_json j;
   j["against"] = "vllm";
   j["run_dir"] = r.o.run_dir;
-  j["vllm_version"] = meta.vllm_version;
+  if (meta.vllm_version.empty())
+    j["vllm_version"] = nullptr;
+  else
+    j["vllm_version"] = meta.vllm_version;
   j["model"] = meta.model;
   j["device"] = meta.device_name;
   j["older_schema"] = meta.older_schema;
@@ -249,11 +252,16 @@ void print_header(const Report& r) {
   const auto& m = r.run.meta;
   const Experiment& e = r.replays.front().e;
   const cluster::RunResult& first = r.replays.front().result;
-  fmt::print("vLLM {} run {}: {} requests, {} on {}{}\n", m.vllm_version, r.o.run_dir,
-             r.run.requests.size(), m.model, m.device_name,
-             m.older_schema
-                 ? " (the older meta.json schema: no kv_cache, hardware, resolved_config)"
-                 : "");
+  std::string schema;
+  if (m.older_schema)
+    schema = " (the older meta.json schema: no kv_cache, hardware, resolved_config)";
+  else
+    for (const auto& section : m.missing_sections)
+      schema += (schema.empty() ? " (meta.json has no " : ", ") + section;
+  if (!m.older_schema && !schema.empty()) schema += ")";
+  fmt::print("vLLM {} run {}: {} requests, {} on {}{}\n",
+             m.vllm_version.empty() ? "(version not stated)" : m.vllm_version, r.o.run_dir,
+             r.run.requests.size(), m.model, m.device_name, schema);
   for (const auto& a : m.assumptions) fmt::print("assumed: {}\n", a);
   fmt::print(
       "simulated: profile {}, scheduler {}, policy discard, max_num_seqs {}, "
@@ -316,6 +324,10 @@ int run_against_vllm(const AgainstOptions& o) {
   fmt::print("{}", against_table(r.reports()));
   if (vllm_blocks && r.predicted())
     fmt::print("{}\n", capacity_line(r.replays.front().report.gpu_blocks, *vllm_blocks));
+  else if (!vllm_blocks)
+    fmt::print("capacity error: none ({}: no vLLM block count to compare with; one replay, at "
+               "the {} count)\n",
+               run.meta.no_gpu_blocks, r.predicted() ? "predicted" : "given");
   fmt::print("summary: {}\n", against_summary(r.reports(), vllm_blocks));
   fmt::print(
       "wrote {}, {}, {} and the simulated run's sessions.csv, summary.json, timeseries.csv{}\n",

@@ -9,13 +9,19 @@
 // - Reading is strict. meta.json errors name `RUN_DIR/meta.json: key.path: reason` (missing
 //   keys, wrong types, values out of range); timeseries.csv errors name `FILE:LINE: column:
 //   reason`; requests.jsonl as its importer does.
-// - Two meta.json schemas are read. The full one (kv_cache, hardware, resolved_config) states
-//   every setting. The older one that LLMServingSim's scripts wrote before April 2026 has only
-//   schema_version, model, vllm_version, engine_kwargs, dataset_path, dataset_hash and run facts:
-//   the GPU is the profile's, and each engine setting engine_kwargs does not state takes vLLM's
-//   default of the run's version (vllm_defaults.h), each one printed as an assumption;
-//   engine_kwargs.num_gpu_blocks_override, when set, is vLLM's block count, and a
-//   kv_cache_memory_bytes is noted (the predicted count does not know it).
+// - meta.json's sections kv_cache, hardware and resolved_config are each optional (absent or
+//   null); one that is there is read strictly. The full schema has all three; the older one
+//   that LLMServingSim's scripts wrote before April 2026 has none (only schema_version, model,
+//   vllm_version, engine_kwargs, dataset_path, dataset_hash and run facts), and a run may
+//   carry any subset. Without hardware the GPU is the profile's. Without kv_cache, block_size,
+//   gpu_memory_utilization and enable_prefix_caching come from engine_kwargs,
+//   engine_kwargs.num_gpu_blocks_override (when set) is vLLM's block count, and a
+//   kv_cache_memory_bytes is noted (the predicted count does not know it); kv_cache without
+//   num_gpu_blocks (or null) states no count either. Without resolved_config the scheduler
+//   knobs come from engine_kwargs. max_num_seqs and max_num_batched_tokens come from
+//   engine_kwargs, else resolved_config.scheduler_config. What none of these states takes
+//   vLLM's default of the run's version (vllm_defaults.h), each printed as an assumption;
+//   vllm_version may be absent only when no such default is needed.
 // - Parallelism comes from engine_kwargs (tensor/data/pipeline_parallel_size,
 //   enable_expert_parallel; vLLM's defaults when absent). tensor_parallel_size must equal the
 //   profile's model.tp; data parallel > 1, pipeline parallel > 1, expert parallel on a MoE
@@ -38,6 +44,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,11 +61,23 @@ namespace isim::exp {
 inline constexpr const char* kAgainstVllmScheduler = "vllm-v1";
 
 struct VllmMeta {
-  std::string path;                              // for messages
-  std::string vllm_version, model, device_name;  // device_name "" in the older schema
+  std::string path;  // for messages
+  // vllm_version "" when meta.json does not state it; device_name "" without hardware.
+  std::string vllm_version, model, device_name;
   // The older schema of LLMServingSim's scripts (before April 2026): no kv_cache, hardware or
   // resolved_config; what engine_kwargs does not state takes vLLM's defaults (vllm_defaults.h).
   bool older_schema = false;
+  // Which of kv_cache, hardware, resolved_config the run lacks, in that order.
+  std::vector<std::string> missing_sections;
+  // Setting (engine_kwargs name) -> the meta.json key it was read from; absent when defaulted.
+  std::map<std::string, std::string> read_from;
+  // The key that stated `setting`, or engine_kwargs.<setting> when the run did not state it.
+  std::string key_of(const std::string& setting) const {
+    auto it = read_from.find(setting);
+    return it == read_from.end() ? "engine_kwargs." + setting : it->second;
+  }
+  // Why the run states no vLLM block count ("" when num_gpu_blocks is set).
+  std::string no_gpu_blocks;
   int64_t tensor_parallel_size = 1, data_parallel_size = 1, pipeline_parallel_size = 1;
   bool enable_expert_parallel = false;
   int64_t max_num_seqs = 0, max_num_batched_tokens = 0;

@@ -145,6 +145,12 @@ void apply_vllm_defaults(VllmMeta& m, const sim::Profile& p, VllmUsageContext c)
   }
   parallel_defaults(m);
   if (m.unstated.empty()) return;
+  if (m.vllm_version.empty())
+    throw InputError(fmt::format(
+        "{}: vllm_version: missing, and the run does not state engine_kwargs.{}, whose default "
+        "depends on vLLM's version (known: {}); state vllm_version or the setting in "
+        "meta.json's engine_kwargs",
+        m.path, m.unstated.front(), kKnownVersions));
   if (!vllm_defaults_known(m.vllm_version))
     throw InputError(fmt::format(
         "{}: vllm_version: the run does not state engine_kwargs.{} and the defaults of vLLM "

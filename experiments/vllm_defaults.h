@@ -10,7 +10,8 @@
 //   vLLM version. Every other default is known for vLLM 0.19 only ("0.19" or "0.19.N": the
 //   defaults of 0.19.0's source, patch releases assumed to keep them); for any other
 //   vllm_version an unstated setting is an InputError naming meta.json's `vllm_version`, the
-//   first unstated key and the known versions.
+//   first unstated key and the known versions; without vllm_version (meta.json does not
+//   state it) the same InputError says `vllm_version: missing`.
 // - max_num_batched_tokens and max_num_seqs depend on how the engine was started (vLLM's usage
 //   context, `context`) and on the GPU's memory class (>= 70 GiB and not an A100), as in
 //   vLLM's EngineArgs.get_batch_defaults; the GPU is the profile's (memory.usable_gib when
