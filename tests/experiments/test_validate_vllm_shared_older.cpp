@@ -3,7 +3,8 @@
 // resolved_config; engine_kwargs as the runner wrote them). vLLM 0.19's defaults for what that
 // leaves out are what the full meta.json of the same run records (block size 16,
 // gpu_memory_utilization 0.9, prefix caching, async scheduling, one partial prefill), so the
-// replay must be the full schema's first replay, figure for figure.
+// replay must be the full schema's first replay, figure for figure. The same run with some of
+// the full meta.json's sections only replays as the full one too.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -80,5 +81,51 @@ TEST_CASE(
   for (const auto& kv : a) {
     CAPTURE(kv.first);
     CHECK(kv.second == b.at(kv.first));
+  }
+}
+
+TEST_CASE(
+    "against vllm: the shared RTX 4090 run without hardware and resolved_config replays as "
+    "with the full meta.json" *
+    doctest::skip(isim::test::absent(!have_shared_older_inputs()))) {
+  const fs::path dir = test::scratch("against-shared-partial"), run = dir / "run";
+  fs::create_directories(run);
+  fs::copy_file(test::shared_data() + kRun + "/requests.jsonl", run / "requests.jsonl");
+  fs::copy_file(test::shared_data() + kDataset, dir / fs::path(kDataset).filename());
+  nlohmann::json meta =
+      nlohmann::json::parse(test::slurp(test::shared_data() + kRun + "/meta.json"));
+  meta.erase("hardware");
+  meta.erase("resolved_config");
+  test::write_file(run / "meta.json", meta.dump(2));
+  const std::string profile =
+      test::source_dir() + "/calibrate/profiles/rtx4090-llama-3.1-8b.llmservingsim.yaml";
+  std::string so, se;
+  REQUIRE(test::run_bin("isim",
+                        "validate --against vllm " + run.string() + " --profile " + profile +
+                            " --out " + (dir / "partial").string(),
+                        &so, &se) == 0);
+  CAPTURE(se);
+  MESSAGE(so);
+  CHECK(so.find(" on NVIDIA GeForce RTX 4090 (meta.json has no hardware, resolved_config)\n") !=
+        std::string::npos);
+  CHECK(so.find("\nassumed: GPU: NVIDIA GeForce RTX 4090 (the profile's device; meta.json does "
+                "not name one)\n") != std::string::npos);
+  CHECK(so.find("\nassumed: engine_kwargs.async_scheduling true (not stated; vLLM 0.19.0: ") !=
+        std::string::npos);
+  CHECK(so.find("\ncapacity error: +8.73% GPU KV blocks (predicted 2,814 vs vLLM's 2,588)\n") !=
+        std::string::npos);
+  REQUIRE(test::run_bin("isim",
+                        "validate --against vllm " + test::shared_data() + kRun + " --profile " +
+                            profile + " --out " + (dir / "full").string(),
+                        nullptr, &se) == 0);
+  // Both replays, figure for figure: at the predicted count and at vLLM's 2,588 blocks.
+  const auto a = nlohmann::json::parse(test::slurp(dir / "partial" / "against.json"));
+  const auto b = nlohmann::json::parse(test::slurp(dir / "full" / "against.json"));
+  REQUIRE(a["replays"].size() == 2);
+  REQUIRE(b["replays"].size() == 2);
+  for (size_t r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    CHECK(a["replays"][r]["gpu_blocks"] == b["replays"][r]["gpu_blocks"]);
+    CHECK(a["replays"][r]["metrics"] == b["replays"][r]["metrics"]);
   }
 }
