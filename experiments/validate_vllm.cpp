@@ -58,8 +58,7 @@ void check_vllm_profile(VllmMeta& meta, const sim::Profile& p, const std::string
   if (meta.block_size != p.block_tokens)
     throw InputError(fmt::format(
         "{}: {}: the run used {}-token blocks, but the profile {} has kv.block_tokens {}",
-        meta.path, meta.key_of("block_size"),
-        meta.block_size, profile, p.block_tokens));
+        meta.path, meta.key_of("block_size"), meta.block_size, profile, p.block_tokens));
   if (meta.tensor_parallel_size != p.model.tp)
     throw InputError(fmt::format(
         "{}: engine_kwargs.tensor_parallel_size: the run used tp {}, but the profile {} has "
@@ -325,9 +324,10 @@ int run_against_vllm(const AgainstOptions& o) {
   if (vllm_blocks && r.predicted())
     fmt::print("{}\n", capacity_line(r.replays.front().report.gpu_blocks, *vllm_blocks));
   else if (!vllm_blocks)
-    fmt::print("capacity error: none ({}: no vLLM block count to compare with; one replay, at "
-               "the {} count)\n",
-               run.meta.no_gpu_blocks, r.predicted() ? "predicted" : "given");
+    fmt::print(
+        "capacity error: none ({}: no vLLM block count to compare with; one replay, at "
+        "the {} count)\n",
+        run.meta.no_gpu_blocks, r.predicted() ? "predicted" : "given");
   fmt::print("summary: {}\n", against_summary(r.reports(), vllm_blocks));
   fmt::print(
       "wrote {}, {}, {} and the simulated run's sessions.csv, summary.json, timeseries.csv{}\n",

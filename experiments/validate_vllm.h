@@ -168,8 +168,9 @@ Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
                            const std::string& trace_path);
 
 // The whole command: reads, applies the defaults of what the run does not state, simulates,
-// prints the table, the capacity line and the summary line, and writes DIR/against.json (every
-// replay, the capacity error, the summary, the assumptions), and per replay (DIR for the first,
+// prints the table, the capacity line (without vLLM's count, a line saying there is none and
+// why) and the summary line, and writes DIR/against.json (every replay, the capacity error,
+// the summary, the assumptions), and per replay (DIR for the first,
 // DIR/at-vllm-blocks for the one at vLLM's count) against.csv (the metrics of
 // compare_latencies, then gpu_blocks: vLLM's count against the replay's, when the run reported
 // one), against_requests.csv (per request, real beside sim), the run's outputs (write_run) and

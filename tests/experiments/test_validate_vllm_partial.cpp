@@ -243,21 +243,23 @@ TEST_CASE("against vllm, partial meta.json: a section present is read strictly")
         "r/meta.json: hardware.device_name: missing");
   CHECK(err({"kv_cache"}, [](auto& m) { m["hardware"] = 3; }) ==
         "r/meta.json: hardware: expected an object (holding device_name), got 3");
-  CHECK(err({"kv_cache"}, [](auto& m) {
-          m["resolved_config"]["scheduler_config"]["async_scheduling"] = 1;
-        }) == "r/meta.json: resolved_config.scheduler_config.async_scheduling: expected true or "
-              "false, got 1");
+  CHECK(err({"kv_cache"},
+            [](auto& m) { m["resolved_config"]["scheduler_config"]["async_scheduling"] = 1; }) ==
+        "r/meta.json: resolved_config.scheduler_config.async_scheduling: expected true or "
+        "false, got 1");
   CHECK(err({"hardware"}, [](auto& m) {
           m["resolved_config"]["scheduler_config"].erase("max_num_partial_prefills");
         }) == "r/meta.json: resolved_config.scheduler_config.max_num_partial_prefills: missing");
   // Without the section, its settings in engine_kwargs are read as strictly.
   CHECK(err({"resolved_config"}, [](auto& m) { m["engine_kwargs"]["async_scheduling"] = "yes"; }) ==
         "r/meta.json: engine_kwargs.async_scheduling: expected true or false, got \"yes\"");
-  CHECK(err({"resolved_config"}, [](auto& m) {
-          m["engine_kwargs"]["max_num_partial_prefills"] = 1;
-          m["engine_kwargs"]["max_long_partial_prefills"] = 2;
-        }) == "r/meta.json: engine_kwargs.max_long_partial_prefills: 2 is more than "
-              "max_num_partial_prefills 1");
+  CHECK(err({"resolved_config"},
+            [](auto& m) {
+              m["engine_kwargs"]["max_num_partial_prefills"] = 1;
+              m["engine_kwargs"]["max_long_partial_prefills"] = 2;
+            }) ==
+        "r/meta.json: engine_kwargs.max_long_partial_prefills: 2 is more than "
+        "max_num_partial_prefills 1");
   CHECK(err({"kv_cache"}, [](auto& m) { m["engine_kwargs"]["gpu_memory_utilization"] = 2; }) ==
         "r/meta.json: engine_kwargs.gpu_memory_utilization: expected a fraction in (0, 1], got 2");
   // The block size is named by the key it came from.
@@ -268,8 +270,9 @@ TEST_CASE("against vllm, partial meta.json: a section present is read strictly")
         "r/meta.json: engine_kwargs.block_size: the run used 16-token blocks, but the profile "
         "p.yaml has kv.block_tokens 4");
   meta = resolved(without({"hardware"}));
-  CHECK(error_of_call([&] { exp::check_vllm_profile(meta, p, "p.yaml"); })
-            .starts_with("r/meta.json: kv_cache.block_size: the run used 16-token blocks"));
+  CHECK(error_of_call([&] {
+          exp::check_vllm_profile(meta, p, "p.yaml");
+        }).starts_with("r/meta.json: kv_cache.block_size: the run used 16-token blocks"));
 }
 
 TEST_CASE("against vllm, partial meta.json: vllm_version is needed only for a default") {
@@ -290,9 +293,9 @@ TEST_CASE("against vllm, partial meta.json: vllm_version is needed only for a de
         "0.19, 0.19.N); state vllm_version or the setting in meta.json's engine_kwargs");
   m = without({"kv_cache"});
   m["vllm_version"] = nullptr;
-  CHECK(error_of(m).starts_with(
-      "r/meta.json: vllm_version: missing, and the run does not state "
-      "engine_kwargs.gpu_memory_utilization, "));
+  CHECK(
+      error_of(m).starts_with("r/meta.json: vllm_version: missing, and the run does not state "
+                              "engine_kwargs.gpu_memory_utilization, "));
   m = full_meta();
   m["vllm_version"] = 19;
   CHECK(error_of(m) == "r/meta.json: vllm_version: expected a non-empty string, got 19");
