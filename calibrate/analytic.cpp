@@ -108,7 +108,16 @@ Roofline::Roofline(const GpuSpec& gpu, const sim::ModelShape& model, const Effic
   if (eff_.overhead_us < 0 || eff_.attention_per_seq_us < 0 || eff_.pcie_latency_us < 0 ||
       eff_.allreduce_latency_us < 0)
     throw InputError(fmt::format("fixed costs must be >= 0, got {}", factors_text(eff_)));
-  layer_params_ = (model_.params - embed) / model_.layers;
+  // A MoE model's routed and shared experts are priced apart (sim/cost_moe.h's roofline).
+  const sim::MoeShape& moe = model_.moe;
+  const double experts = moe.moe_layers(model_.layers) * 3.0 * model_.hidden *
+                         (static_cast<double>(moe.experts) * moe.expert_ffn + moe.shared_ffn);
+  if (moe.given() && !(model_.params > embed + experts))
+    throw InputError(fmt::format(
+        "model {}: params ({}) must exceed embedding + lm_head + the MoE layers' experts ({} + "
+        "{} x 3 x hidden x (experts x expert_ffn + shared_ffn) = {})",
+        model_.name, model_.params, embed, moe.moe_layers(model_.layers), experts));
+  layer_params_ = (model_.params - embed - experts) / model_.layers;
   flops_ = gpu_.bf16_dense_tflops * 1e12;
   bw_ = gpu_.hbm_gbps * 1e9;
 }
@@ -219,6 +228,20 @@ sim::Profile analytic_profile(const GpuSpec& gpu, const ModelSpec& model,
       {"model_config", model.source},
       {"factors", factors_text(eff)},
   };
+  if (m.moe.given()) {
+    p.tables.moe_roofline = {gpu.bf16_dense_tflops, gpu.hbm_gbps, eff.compute, eff.memory};
+    p.provenance.emplace_back(
+        "moe",
+        fmt::format("{} of {} layers MoE ({} experts, {} per token, expert_ffn {}, shared_ffn {}): "
+                    "dense_us covers a layer without its experts (params less embedding, "
+                    "lm_head and every MoE layer's experts, over layers); each MoE layer adds "
+                    "the grouped-GEMM roofline of sim/cost_moe.h (every active expert's weights "
+                    "read once, T x k routed tokens; expected distinct experts under uniform "
+                    "routing, an assumption) at this GPU's peaks and the compute and memory "
+                    "factors; saturation_tokens is the knee of dense_us alone",
+                    m.moe.moe_layers(m.layers), m.layers, m.moe.experts, m.moe.experts_per_token,
+                    m.moe.expert_ffn, m.moe.shared_ffn));
+  }
   if (m.tp > 1)
     p.provenance.emplace_back(
         "tensor_parallel",
