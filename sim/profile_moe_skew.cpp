@@ -17,8 +17,6 @@
 
 namespace isim::sim::profile_io {
 
-const Names kMoeSkewKeys = {"moe_us", "moe_roofline", "decode_skew"};
-
 namespace {
 
 const Names kRooflineKeys = {"peak_tflops", "hbm_gbps", "compute_efficiency", "memory_efficiency"};

@@ -320,7 +320,6 @@ class Reader {
 void read_serving(const Reader& r, const MapNode& top, Profile& p);
 
 // The optional MoE and ragged-decode tables of `forward.tables` (sim/profile_moe_skew.cpp).
-extern const Names kMoeSkewKeys;  // moe_us, moe_roofline, decode_skew
 void read_moe_skew(const Reader& r, const MapNode& tables, TablesForward& t);
 // Their YAML at `indent` (empty when the profile has none), in the order read_moe_skew reads.
 std::string write_moe_skew(const TablesForward& t, std::string_view indent);
