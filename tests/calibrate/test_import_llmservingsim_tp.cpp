@@ -136,6 +136,38 @@ TEST_CASE("llmservingsim import at tp 2 with the all-reduce from a given link") 
   CHECK(tp_has(p.provenance_value("allreduce_rule"), "--link-gbps"));
 }
 
+TEST_CASE("llmservingsim import at tp 2 with the all-reduce from an aiconfigurator table") {
+  LlmServingSimOptions o = tp_opts(2);
+  o.allreduce_dir = isim::test::data_dir() + "/aiconfigurator-excerpt";
+  o.allreduce = "vllm_graph";
+  const auto p = import_llmservingsim(kTp2, tp_model("llama-3.1-8b"), o);
+  // custom_allreduce_perf.csv, vllm_graph, bfloat16, 2 GPUs: 128 elements (256 B) in
+  // 0.00437792 ms -> 4.378 us.
+  CHECK(p.tables.allreduce_us.x.front() == 256);
+  CHECK(p.tables.allreduce_us.y.front() == 4.378);
+  CHECK(tp_has(p.provenance_value("allreduce_rule"), "not on NVIDIA RTX PRO 6000"));
+}
+
+TEST_CASE("isim profile import --from llmservingsim --tp 2 writes a profile that loads") {
+  const fs::path out = isim::test::scratch("import-lss-tp-cli") / "p.yaml";
+  std::string err;
+  CHECK(isim::test::run_bin(
+            "isim",
+            "profile import --from llmservingsim --model " + isim::test::source_dir() +
+                "/calibrate/models/llama-3.1-8b.yaml --tp 2 " + kTp2 + " --out " + out.string(),
+            nullptr, &err) == 0);
+  const auto p = isim::sim::load_profile(out.string());
+  CHECK(p.model.tp == 2);
+  CHECK(p.tables.allreduce_us.y[1] == 5.341);
+  CHECK(p.tables.decode_skew.cells.size() == 4);
+  CHECK(isim::test::run_bin("isim",
+                            "profile import --from llmservingsim --model " +
+                                isim::test::source_dir() + "/calibrate/models/llama-3.1-8b.yaml " +
+                                kTp2 + " --out " + out.string(),
+                            nullptr, &err) == 2);
+  CHECK(tp_has(err, "lm_head: these tables cannot be tp 1"));
+}
+
 TEST_CASE("llmservingsim import: the tables' tp is checked against --tp") {
   const auto llama = tp_model("llama-3.1-8b");
   // The tp-2 folder read as tp 1: lm_head at one sequence would stream 1.05 GB in 356 us.
