@@ -5,6 +5,7 @@
 #include <string>
 
 #include "calibrate/analytic.h"
+#include "calibrate/diff.h"
 #include "calibrate/model.h"
 #include "sim/cost_model.h"
 #include "tests/input_error_text.h"
@@ -69,4 +70,19 @@ TEST_CASE("analytic profile of a MoE model: dense without the experts, a rooflin
   CHECK(test::error_of_call([&] {
           (void)calib::analytic_profile(moe_gpu(), bad, "t.yaml", e);
         }).find("must exceed embedding + lm_head + the MoE layers' experts") != std::string::npos);
+}
+
+TEST_CASE("profile diff compares the moe_us points both profiles have") {
+  sim::Profile a = calib::analytic_profile(moe_gpu(), moe_model(true), "t.yaml", {});
+  sim::Profile b = a;
+  a.tables.moe_us = {{1, 4}, {2, 8}, {10, 40, 12, 44}};
+  b.tables.moe_us = {{1}, {2, 8}, {11, 40}};
+  const calib::DiffReport r = calib::diff_profiles(a, b);
+  int moe = 0;
+  for (const auto& e : r.entries)
+    if (e.table == "moe_us") {
+      ++moe;
+      if (e.point == "tokens=1 experts=2") CHECK(e.slowdown == doctest::Approx(0.1));  // 11/10
+    }
+  CHECK(moe == 2);
 }
