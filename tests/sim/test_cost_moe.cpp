@@ -9,9 +9,12 @@
 
 #include <sstream>
 
+#include "cluster/simulation.h"
+#include "policies/builtin.h"
 #include "sim/cost_model.h"
 #include "sim/cost_moe.h"
 #include "tests/input_error_text.h"
+#include "tests/sim_fixtures.h"
 #include "tests/test_paths.h"
 #include "traces/input_error.h"
 
@@ -190,4 +193,51 @@ TEST_CASE("MoE and skew tables round-trip through YAML, and bad cells name their
   CHECK(error("compute_efficiency: 0.7", "compute_efficiency: 1.5")
             .find("forward.tables.moe_roofline.compute_efficiency: must be at most 1") !=
         std::string::npos);
+}
+
+namespace {
+
+// Records every batch the engine hands the executor.
+class Recorder final : public isim::sim::Executor {
+ public:
+  explicit Recorder(const Profile& p) : sim_(p) {}
+  std::string name() const override { return "recorder"; }
+  isim::sim::Nanos run(const BatchShape& b) override {
+    batches.push_back(b);
+    return sim_.run(b);
+  }
+  isim::sim::Nanos transfer(int64_t bytes, int64_t copies, isim::sim::Direction dir,
+                            bool duplex) override {
+    return sim_.transfer(bytes, copies, dir, duplex);
+  }
+  const CostModel& cost_model() const override { return sim_.cost_model(); }
+  std::vector<BatchShape> batches;
+
+ private:
+  isim::sim::SimExecutor sim_;
+};
+
+}  // namespace
+
+TEST_CASE("the engine hands the cost model its decodes' largest and smallest KV") {
+  // a (prompt 8) and b (prompt 40), 3 tokens each, arrive together; the round profile's engine
+  // prefills both, then decodes them together at KV 8 + i and 40 + i.
+  using isim::test::seg;
+  const isim::trace::Trace t = {isim::trace::Session{"a", 0.0, {seg(8, 3)}},
+                                isim::trace::Session{"b", 0.0, {seg(40, 3)}}};
+  isim::sim::EngineConfig c;
+  c.gpu_blocks = 100;
+  c.cpu_blocks = 0;
+  Recorder ex(isim::test::round_profile());
+  auto pol =
+      isim::policy::policy_registry().create("discard", "test", isim::policy::PolicyParams{});
+  (void)isim::cluster::simulate(t, c, ex, *pol, [](const isim::sim::IterationRecord&) {});
+  int both = 0;
+  for (const BatchShape& b : ex.batches) {
+    if (b.num_decode != 2) continue;
+    ++both;
+    CHECK(b.decode_kv_max - b.decode_kv_min == 32);
+    CHECK(b.decode_kv_max + b.decode_kv_min == b.decode_kv_tokens);
+  }
+  CHECK(both == 2);  // tokens 2 and 3 of each (the first comes with the prefill)
 }
