@@ -1,4 +1,5 @@
 // The LLMServingSim importer's MoE table (moe.csv) and ragged-decode fit (skew_fit.csv).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -126,7 +127,11 @@ sim::DecodeSkew read_skew_fit(const std::string& csv, const YAML::Node& meta,
                     csr = t.column("skew_rate_label"), ckv = t.column("kv_big_label"),
                     ckp = t.column("kp_label"), ca = t.column("alpha");
   std::set<std::vector<double>> seen;
-  int64_t wild = 0;  // cells with |alpha| > 1: fitted from few rows, kept as measured
+  // A ragged batch cannot take longer than every decode at the largest KV (alpha <= 1), and
+  // it is no more than a little faster than all at the mean; the published cells are fits of
+  // at most 8 rows, and some reach -735. alpha is clipped to [kAlphaLow, 1].
+  constexpr double kAlphaLow = -0.2;
+  int64_t wild = 0;  // cells clipped
   for (std::size_t r = 0; r < t.rows.size(); ++r) {
     sim::DecodeSkew::Cell c;
     c.pc = static_cast<double>(t.integer(r, cpc, 0, trace::kMaxTokens));
@@ -138,7 +143,10 @@ sim::DecodeSkew read_skew_fit(const std::string& csv, const YAML::Node& meta,
     if (!std::isfinite(c.alpha))
       throw InputError(
           fmt::format("{}: alpha: expected a finite number, got {}", t.where(r), c.alpha));
-    if (std::abs(c.alpha) > 1) ++wild;
+    if (c.alpha < kAlphaLow || c.alpha > 1) {
+      ++wild;
+      c.alpha = std::clamp(c.alpha, kAlphaLow, 1.0);
+    }
     if (!seen.insert({c.pc, c.n, c.skew_rate, c.kv_big, c.kp}).second)
       throw InputError(t.where(r) +
                        ": duplicate bucket (the same pc and labels as an earlier row)");
@@ -150,9 +158,9 @@ sim::DecodeSkew read_skew_fit(const std::string& csv, const YAML::Node& meta,
       "at the mean KV and t_max with every decode at the largest; alpha by (pc: the batch's "
       "prefill chunk, raw; n; skew rate (mean - min) / (max - min) KV; largest KV; kp: the "
       "chunk's cached KV), else alpha_default (a chunk off the profiled pc grid always reads it); "
-      "{} cells have |alpha| > 1 (fits of few rows, kept as published; the corrected time is "
-      "clamped at 0)",
-      s.cells.size(), tp, s.alpha_default, wild);
+      "{} cells outside [{}, 1] clipped to it (fits of at most a few rows; a ragged batch is "
+      "not slower than all its decodes at the largest KV); the corrected time is clamped at 0",
+      s.cells.size(), tp, s.alpha_default, wild, kAlphaLow);
   return s;
 }
 

@@ -336,3 +336,19 @@ TEST_CASE("every shared table folder imports at its tp" *
     }
   }
 }
+
+TEST_CASE("llmservingsim import clips a skew cell's alpha to [-0.2, 1]") {
+  // The tp-2 excerpt with two cells added whose alpha lies outside: -735 (as some published
+  // cells do) and 3.2; the four cells inside keep theirs.
+  const fs::path dir = isim::test::scratch("lss-skew-clip");
+  fs::copy(kTp2, dir, fs::copy_options::recursive);
+  std::ofstream(dir / "skew_fit.csv", std::ios::app)
+      << "0,n<=8,sr<=5%,kvB<=1k,kp=0,-735,1\n0,n<=16,sr<=5%,kvB<=1k,kp=0,3.2,2\n";
+  const auto p = import_llmservingsim(dir.string(), tp_model("llama-3.1-8b"), tp_opts(2));
+  const auto& cells = p.tables.decode_skew.cells;
+  REQUIRE(cells.size() == 6);
+  CHECK(cells[1].alpha == 0.5501);
+  CHECK(cells[4] == isim::sim::DecodeSkew::Cell{0, 8, 0.05, 1024, 0, -0.2});
+  CHECK(cells[5] == isim::sim::DecodeSkew::Cell{0, 16, 0.05, 1024, 0, 1.0});
+  CHECK(tp_has(p.provenance_value("decode_skew_rule"), "2 cells outside [-0.2, 1] clipped to it"));
+}
