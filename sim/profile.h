@@ -70,7 +70,12 @@ struct ModelShape {
   // The same in double before the division by tp, so that no product can overflow: what the
   // readers range-check (calibrate/model.cpp, sim/profile.cpp) before kv_bytes_per_token is used.
   double kv_bytes_per_token_unsplit() const;
-  // Weight bytes on one GPU: params x dtype / tp.
+  // Bytes of one quantized linear weight: fp8 and int8 1, int4 0.5 (group scales not counted:
+  // 2/128 B more per weight at group size 128); dtype_bytes() when weight_dtype is "".
+  double weight_dtype_bytes() const;
+  // Weight bytes on one GPU, the whole expert set resident: params x dtype / tp; with a
+  // weight_dtype, the embedding and lm_head (2 x vocab x hidden, a tied model's one table
+  // counted twice) at dtype and every other parameter at weight_dtype_bytes(), over tp.
   double weight_bytes_per_gpu() const;
   // Parameters a token runs through: active_params, or params when that is 0.
   double params_per_token() const { return active_params > 0 ? active_params : params; }
