@@ -291,3 +291,38 @@ TEST_CASE("HF MoE: a MoE or MLA config lacking a key names it") {
   CHECK(error_of(with(with(kDeepseekV3, "q_lora_rank", "null"), "attention_bias", "true"))
             .rfind(f + "attention_bias: true with q_lora_rank null: not modelled", 0) == 0);
 }
+
+TEST_CASE("model YAML: the optional moe, mla, active_params and weight_dtype keys are checked") {
+  const auto dir = isim::test::scratch("model-yaml-moe");
+  const std::string base =
+      "name: m\nsource: \"hand-made\"\nlayers: 4\nhidden: 64\nheads: 4\nkv_heads: 4\n"
+      "head_dim: 16\nffn: 256\nvocab: 1000\ndtype: bf16\nparams: 1e6\n";
+  auto load = [&](const std::string& extra) {
+    return isim::calib::load_model(isim::test::write_file(dir / "m.yaml", base + extra));
+  };
+  auto err = [&](const std::string& extra) {
+    return isim::test::error_of_call([&] { load(extra); });
+  };
+  const std::string f = (dir / "m.yaml").string();
+  const auto m = load("active_params: 5e5\nweight_dtype: int4\nmoe: {experts: 4, "
+                      "experts_per_token: 1, expert_ffn: 32, shared_ffn: 0, dense_layers: 3}\n"
+                      "mla: {kv_lora_rank: 16, qk_rope_head_dim: 4}\n")
+                     .shape;
+  CHECK(m.moe.experts == 4);
+  CHECK(m.moe.dense_layers == 3);
+  CHECK(m.active_params == 5e5);
+  CHECK(m.weight_dtype == "int4");
+  CHECK(m.kv_bytes_per_token() == 4 * (16 + 4) * 2);  // 160
+  CHECK(load("").shape.kv_bytes_per_token() == 2 * 4 * 4 * 16 * 2);  // 1024, no mla
+  CHECK(err("moe: {experts: 4, experts_per_token: 1, expert_ffn: 32, shared_ffn: 0, "
+            "dense_layers: 4}\n") ==
+        f + ":12: moe.dense_layers: must be in [0, 3] (layers with a dense FFN, fewer than "
+            "layers), got 4");
+  CHECK(err("moe: {experts: 4, experts_per_token: 1, expert_ffn: 32, shared_ffn: 0}\n") ==
+        f + ":12: moe.dense_layers: missing (expected layers with a dense FFN, fewer than layers)");
+  CHECK(err("weight_dtype: fp4\n") ==
+        f + ":12: weight_dtype: unknown weight dtype 'fp4'; valid: fp8, int8, int4");
+  CHECK(err("active_params: 2e6\n") ==
+        f + ":12: active_params: must be > 0 and at most params (1000000), got 2000000");
+  CHECK(err("experts: 4\n").find(":12: experts: unknown key") != std::string::npos);
+}
