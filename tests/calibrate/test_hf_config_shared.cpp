@@ -288,22 +288,25 @@ TEST_CASE("HF shared: the committed MoE models are what the import writes" *
     const char* yaml;
     std::string config;
     const char* name;  // the --name it was imported with ("": derived)
+    // --weight-dtype: the FP8 checkpoints (Kimi K2 is published in fp8; GLM's are the -FP8
+    // repos) whose quantization_config aiconfigurator's trimmed configs leave out
+    const char* weight_dtype = "";
   };
   const std::string hf = isim::test::data_dir() + "/hf/";
   const Committed all[] = {
       {"qwen3-30b-a3b", shared(kModels + "Qwen3-30B-A3B-Instruct-2507.json"), "qwen3-30b-a3b"},
       {"mixtral-8x7b", shared(kModels + "Mixtral-8x7B-v0.1.json"), "mixtral-8x7b"},
       {"phi-mini-moe", shared(kModels + "Phi-mini-MoE-instruct.json"), ""},
-      {"kimi-k2", shared(kAic + "moonshotai--Kimi-K2-Instruct_config.json"), "kimi-k2"},
-      {"glm-4.7", shared(kAic + "zai-org--GLM-4.7-FP8_config.json"), "glm-4.7"},
-      {"glm-5", shared(kAic + "zai-org--GLM-5-FP8_config.json"), "glm-5"},
+      {"kimi-k2", shared(kAic + "moonshotai--Kimi-K2-Instruct_config.json"), "kimi-k2", "fp8"},
+      {"glm-4.7-fp8", shared(kAic + "zai-org--GLM-4.7-FP8_config.json"), "", "fp8"},
+      {"glm-5-fp8", shared(kAic + "zai-org--GLM-5-FP8_config.json"), "", "fp8"},
       {"deepseek-v2-lite-chat", hf + "DeepSeek-V2-Lite-Chat.json", ""},
       {"qwen1.5-moe-a2.7b", hf + "Qwen1.5-MoE-A2.7B.json", ""}};
   for (const Committed& c : all) {
     INFO(c.yaml);
     const auto committed = isim::calib::load_model(std::string(ISIM_SOURCE_DIR) +
                                                    "/calibrate/models/" + c.yaml + ".yaml");
-    const auto fresh = isim::calib::import_hf_config(c.config, {c.name, "", ""});
+    const auto fresh = isim::calib::import_hf_config(c.config, {c.name, "", c.weight_dtype});
     CHECK(committed.shape == fresh.model.shape);
     CHECK(committed.max_position == fresh.model.max_position);
     CHECK(committed.shape.name == c.yaml);
