@@ -53,8 +53,8 @@ int model_import(const Args& args) {
   opts.add_options()("help,h", "show this help")(
       "out", po::value(&out), "the model file to write (refused if it exists, unless --force)")(
       "name", po::value(&o.name),
-      "the model's name (default: the last part of _name_or_path, else the config's folder "
-      "name, lowercased)")("dtype", po::value(&o.dtype),
+      "the model's name (default: the last part of _name_or_path, else the file's name when "
+      "it is not config.json, else the config's folder name, lowercased)")("dtype", po::value(&o.dtype),
                            "fp16, bf16, fp32 or fp8 (default: from torch_dtype)")(
       "weight-dtype", po::value(&o.weight_dtype),
       "fp8, int8 or int4: the linear weights' dtype (default: from quantization_config, else "
