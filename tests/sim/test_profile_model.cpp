@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "sim/engine.h"
 #include "sim/profile.h"
 #include "tests/input_error_text.h"
 #include "tests/sim/profile_text.h"
@@ -117,4 +118,21 @@ TEST_CASE("profile model: bad optional keys name the file, line and key") {
         "p.yaml:21: model.active_params: must be at most model.params (1000000), got 2000000");
   CHECK(err("  mla:\n    kv_lora_rank: 0\n    qk_rope_head_dim: 8\n") ==
         "p.yaml:22: model.mla.kv_lora_rank: must be > 0 (a size), got 0");
+}
+
+TEST_CASE("profile model: the KV capacity rule counts MLA blocks and quantized weights") {
+  // Reserve rule on the 2 GiB test device at utilisation 0.5, no activation reserve:
+  // 1,073,741,824 B - weights. Blocks of 4 tokens.
+  sim::EngineConfig c;
+  c.gpu_memory_utilization = 0.5;
+  c.activation_reserve_gib = 0;
+  c.activation_reserve_given = true;
+  // Dense bf16: weights 2,000,000 B; block 4 x 256 = 1,024 B: floor(1,071,741,824 / 1,024).
+  const auto dense = sim::derive_block_counts(sim::parse_profile(with_model(""), "p"), c);
+  CHECK(dense.block_bytes == 1024);
+  CHECK(dense.gpu == 1046622);
+  // MLA + fp8: weights 1,128,000 B; block 4 x 160 = 640 B: floor(1,072,613,824 / 640).
+  const auto mla = sim::derive_block_counts(sim::parse_profile(with_model(kMoe), "p"), c);
+  CHECK(mla.block_bytes == 640);
+  CHECK(mla.gpu == 1675959);
 }
