@@ -69,6 +69,15 @@ std::string supported() {
   return s;
 }
 
+// The entry whose `field` is `name`, among the families and then their aliases.
+const Known* lookup(const std::string& name, const char* Known::*field) {
+  for (const Known& k : kKnown)
+    if (name == k.*field) return &k;
+  for (const Known& k : kAliases)
+    if (name == k.*field) return &k;
+  return nullptr;
+}
+
 // The family from `architectures` (first entry) or, without it, from `model_type`.
 Known identify(HfKeys& c) {
   if (c.given("architectures")) {
@@ -78,11 +87,8 @@ Known identify(HfKeys& c) {
           "architectures",
           "expected a list of class names such as [\"LlamaForCausalLM\"], got " + trace::shown(a));
     const auto name = a[0].get<std::string>();
-    for (const auto* table : {std::begin(kKnown), std::begin(kAliases)})
-      for (const Known* k = table; k != (table == std::begin(kKnown) ? std::end(kKnown)
-                                                                      : std::end(kAliases));
-           ++k)
-        if (name == k->architecture) return c.record("architectures", name), *k;
+    if (const Known* k = lookup(name, &Known::architecture))
+      return c.record("architectures", name), *k;
     c.fail("architectures", "unknown architecture '" + name + "'; supported: " + supported());
   }
   const auto type = c.optional_string("model_type");
@@ -91,10 +97,7 @@ Known identify(HfKeys& c) {
            std::string(c.prefix().empty() ? "missing, and no model_type either"
                                           : "missing (and no architectures)") +
                "; expected one of: " + supported());
-  for (const auto* table : {std::begin(kKnown), std::begin(kAliases)})
-    for (const Known* k = table;
-         k != (table == std::begin(kKnown) ? std::end(kKnown) : std::end(kAliases)); ++k)
-      if (*type == k->model_type) return c.record("model_type", *type), *k;
+  if (const Known* k = lookup(*type, &Known::model_type)) return c.record("model_type", *type), *k;
   c.fail("model_type",
          "unknown model_type '" + *type + "' (and no architectures); supported: " + supported());
 }
