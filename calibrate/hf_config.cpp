@@ -183,8 +183,9 @@ const json* text_model(const json& j, const std::string& path, HfImport& imp) {
   if (!j.contains("text_config") || j["text_config"].is_null()) return nullptr;
   const json& t = j["text_config"];
   if (!t.is_object())
-    throw InputError(path + ": text_config: expected a map (a multimodal wrapper's text model "
-                            "config), got " +
+    throw InputError(path +
+                     ": text_config: expected a map (a multimodal wrapper's text model "
+                     "config), got " +
                      trace::shown(t));
   const auto& a = j.contains("architectures") ? j["architectures"] : json();
   const std::string wrapper =
@@ -246,9 +247,10 @@ HfImport import_hf_config_text(const std::string& text, const std::string& path,
     const std::string& w = options.weight_dtype;
     if (w != "fp8" && w != "int8" && w != "int4")
       throw InputError("--weight-dtype: expected fp8, int8 or int4, got '" + w + "'");
-    weight_origin = "--weight-dtype" + (shape.weight_dtype.empty()
-                                            ? std::string(" (the config has no quantization_config)")
-                                            : " (config.json: " + weight_origin + ")");
+    weight_origin =
+        "--weight-dtype" + (shape.weight_dtype.empty()
+                                ? std::string(" (the config has no quantization_config)")
+                                : " (config.json: " + weight_origin + ")");
     shape.weight_dtype = w;
   }
   imp.origin.insert(imp.origin.begin(), {"name", name_origin});

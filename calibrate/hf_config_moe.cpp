@@ -28,8 +28,8 @@ int64_t qwen_dense_layers(HfKeys& c, int64_t layers, std::string* origin) {
       c.fail("mlp_only_layers", "expected a list of layer indices, got " + trace::shown(v));
     for (const auto& e : v) {
       if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() >= layers)
-        c.fail("mlp_only_layers", fmt::format("expected layer indices 0..{}, got {}", layers - 1,
-                                              trace::shown(e)));
+        c.fail("mlp_only_layers",
+               fmt::format("expected layer indices 0..{}, got {}", layers - 1, trace::shown(e)));
       only.push_back(e.get<int64_t>());
     }
     c.record("mlp_only_layers", v.dump());
@@ -37,11 +37,12 @@ int64_t qwen_dense_layers(HfKeys& c, int64_t layers, std::string* origin) {
   int64_t dense = 0;
   for (int64_t l = 0; l < layers; ++l)
     if (std::find(only.begin(), only.end(), l) != only.end() || (l + 1) % step != 0) ++dense;
-  *origin = fmt::format("{} {} and {} {}: the layers l in it or with (l + 1) % step != 0 (a count; "
-                        "their positions do not change a cost)",
-                        c.name("mlp_only_layers"),
-                        c.given("mlp_only_layers") ? c.at("mlp_only_layers").dump() : "absent",
-                        c.name("decoder_sparse_step"), step);
+  *origin = fmt::format(
+      "{} {} and {} {}: the layers l in it or with (l + 1) % step != 0 (a count; "
+      "their positions do not change a cost)",
+      c.name("mlp_only_layers"),
+      c.given("mlp_only_layers") ? c.at("mlp_only_layers").dump() : "absent",
+      c.name("decoder_sparse_step"), step);
   return dense;
 }
 
@@ -63,9 +64,9 @@ int64_t deepseek_dense_layers(HfKeys& c, int64_t layers, std::string* origin) {
 
 void read_experts(HfKeys& c, Family f, Shapes& s, HfImport& imp) {
   const bool mixtral_like = f == Family::kMixtral || f == Family::kPhiMoe;
-  const char* experts_key = mixtral_like            ? "num_local_experts"
-                            : deepseek_style(f)     ? "n_routed_experts"
-                                                    : "num_experts";
+  const char* experts_key = mixtral_like        ? "num_local_experts"
+                            : deepseek_style(f) ? "n_routed_experts"
+                                                : "num_experts";
   s.experts = c.count(experts_key);
   s.experts_per_token = c.count("num_experts_per_tok");
   if (s.experts_per_token > s.experts)
@@ -95,7 +96,9 @@ void read_experts(HfKeys& c, Family f, Shapes& s, HfImport& imp) {
     o.emplace_back("moe.shared_ffn", fmt::format("{} {} x {}", c.name("n_shared_experts"), n,
                                                  c.name("moe_intermediate_size")));
   } else {
-    o.emplace_back("moe.shared_ffn", "no shared expert in " + std::string(mixtral_like ? "Mixtral/PhiMoE" : "Qwen3-MoE"));
+    o.emplace_back(
+        "moe.shared_ffn",
+        "no shared expert in " + std::string(mixtral_like ? "Mixtral/PhiMoE" : "Qwen3-MoE"));
   }
   std::string dense_origin;
   s.dense_layers = deepseek_style(f) ? deepseek_dense_layers(c, s.layers, &dense_origin)
@@ -156,8 +159,9 @@ Shapes read_mla_shapes(HfKeys& c, Family f, HfImport& imp) {
   s.tied = c.flag("tie_word_embeddings", false);
   s.mla_bias = c.flag("attention_bias", false);
   if (s.mla_bias && s.q_lora_rank == 0)
-    c.fail("attention_bias", "true with q_lora_rank null: not modelled (DeepSeek's q_proj has no "
-                             "bias); expected false");
+    c.fail("attention_bias",
+           "true with q_lora_rank null: not modelled (DeepSeek's q_proj has no "
+           "bias); expected false");
   o.emplace_back("mla.kv_lora_rank", c.name("kv_lora_rank"));
   o.emplace_back("mla.qk_rope_head_dim", c.name("qk_rope_head_dim"));
   if (c.given("rope_theta") && c.at("rope_theta").is_number())

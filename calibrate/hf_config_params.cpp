@@ -92,8 +92,7 @@ Terms extras(const Shapes& s) {
 }
 
 Terms norms(const Shapes& s) {
-  if (s.norm_bias)
-    return {{fmt::format("2 LayerNorms 2x2x{}", s.hidden), 4.0 * s.hidden}};
+  if (s.norm_bias) return {{fmt::format("2 LayerNorms 2x2x{}", s.hidden), 4.0 * s.hidden}};
   return {{fmt::format("2 norms 2x{}", s.hidden), 2.0 * s.hidden}};
 }
 
@@ -189,7 +188,8 @@ ParamCount count_moe(const Shapes& s) {
   if (s.dense_layers > 0)
     text += fmt::format(" per dense layer: {} = {};", joined(dense), grouped(sum(dense)));
   text += fmt::format(" {} MoE layers x {}", moe_layers, grouped(sum(moe)));
-  if (s.dense_layers > 0) text += fmt::format(" + {} dense x {}", s.dense_layers, grouped(sum(dense)));
+  if (s.dense_layers > 0)
+    text += fmt::format(" + {} dense x {}", s.dense_layers, grouped(sum(dense)));
   text += fmt::format(" + {} = {}.", joined(out), grouped(pc.total));
   text += fmt::format(
       " Active per token ({} of {} routed experts): {} x ({} - {} unpicked x {}){} + outer {} = {}",

@@ -41,8 +41,7 @@ std::string group_dtype(const HfKeys& c, const std::string& key, const json& gro
 
 std::string compressed_tensors(const HfKeys& c, const json& q, std::string* origin) {
   const std::string key = "quantization_config.config_groups";
-  if (!q.contains("config_groups") || !q["config_groups"].is_object() ||
-      q["config_groups"].empty())
+  if (!q.contains("config_groups") || !q["config_groups"].is_object() || q["config_groups"].empty())
     c.fail(key, "missing; expected a map of groups, each with its weights' num_bits and type");
   std::string dtype;
   for (const auto& [name, group] : q["config_groups"].items()) {

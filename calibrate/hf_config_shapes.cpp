@@ -14,11 +14,11 @@ void HfKeys::fail(const std::string& key, const std::string& why) const {
 
 int64_t HfKeys::checked(const std::string& key, int64_t min, int64_t max, const char* what) {
   const json& v = at(key);
-  if (!v.is_number_integer()) fail(key, std::string("expected ") + what + ", got " + trace::shown(v));
-  const bool in_range = v.is_number_unsigned()
-                            ? v.get<uint64_t>() <= static_cast<uint64_t>(max) &&
-                                  v.get<uint64_t>() >= static_cast<uint64_t>(min)
-                            : v.get<int64_t>() >= min && v.get<int64_t>() <= max;
+  if (!v.is_number_integer())
+    fail(key, std::string("expected ") + what + ", got " + trace::shown(v));
+  const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max) &&
+                                                     v.get<uint64_t>() >= static_cast<uint64_t>(min)
+                                               : v.get<int64_t>() >= min && v.get<int64_t>() <= max;
   if (!in_range) {
     if (min == 1)
       fail(key, fmt::format("expected a positive integer up to {}, got {}", max, v.dump()));
@@ -161,17 +161,17 @@ Shapes read_gqa_shapes(HfKeys& c, Family f, HfImport& imp) {
                                         "is no head_dim key; expected one or the other",
                                         s.hidden, s.heads));
     s.head_dim = s.hidden / s.heads;
-    origin.emplace_back("head_dim", c.name("hidden_size") + " / num_attention_heads (no head_dim key)");
+    origin.emplace_back("head_dim",
+                        c.name("hidden_size") + " / num_attention_heads (no head_dim key)");
   }
   s.ffn = c.count("intermediate_size");
   s.vocab = c.count("vocab_size");
   const bool expert_wide = f == Family::kMixtral || f == Family::kPhiMoe;
-  origin.insert(origin.end(),
-                {{"ffn", c.name("intermediate_size") +
-                             (expert_wide ? " (each expert's; every layer is MoE)"
-                              : is_moe(f) ? " (a dense layer's)"
-                                          : "")},
-                 {"vocab", c.name("vocab_size")}});
+  origin.insert(origin.end(), {{"ffn", c.name("intermediate_size") +
+                                           (expert_wide ? " (each expert's; every layer is MoE)"
+                                            : is_moe(f) ? " (a dense layer's)"
+                                                        : "")},
+                               {"vocab", c.name("vocab_size")}});
   s.max_position =
       c.optional_count("max_position_embeddings", std::numeric_limits<int64_t>::max()).value_or(0);
   if (s.max_position > 0) origin.emplace_back("max_position", c.name("max_position_embeddings"));
@@ -215,7 +215,8 @@ Shapes read_gptj_shapes(HfKeys& c, HfImport& imp) {
     s.ffn = *inner;
     imp.origin.emplace_back("ffn", c.name("n_inner"));
   } else {
-    if (s.hidden > HfKeys::kIntMax / 4) c.fail("n_embd", "4 x n_embd (n_inner null) exceeds 2^31 - 1");
+    if (s.hidden > HfKeys::kIntMax / 4)
+      c.fail("n_embd", "4 x n_embd (n_inner null) exceeds 2^31 - 1");
     s.ffn = 4 * s.hidden;
     imp.origin.emplace_back("ffn", "4 x " + c.name("n_embd") + " (n_inner null)");
   }

@@ -16,7 +16,8 @@ constexpr double kMaxKvBytesPerToken = 134217728.0;  // 2^27
 // An integer in [lo, hi].
 int bounded(const YamlMap& m, const char* key, int lo, int hi, const std::string& what) {
   const int v = m.require<int32_t>(key, what);
-  if (v < lo || v > hi) m.fail(key, fmt::format("must be in [{}, {}] ({}), got {}", lo, hi, what, v));
+  if (v < lo || v > hi)
+    m.fail(key, fmt::format("must be in [{}, {}] ({}), got {}", lo, hi, what, v));
   return v;
 }
 
@@ -42,8 +43,8 @@ void read_options(const YamlMap& root, sim::ModelShape& s) {
   }
   s.active_params = root.get<double>("active_params", 0, "the parameters a token uses");
   if (root.has("active_params") && !(s.active_params > 0 && s.active_params <= s.params))
-    root.fail("active_params",
-              fmt::format("must be > 0 and at most params ({}), got {}", s.params, s.active_params));
+    root.fail("active_params", fmt::format("must be > 0 and at most params ({}), got {}", s.params,
+                                           s.active_params));
   s.weight_dtype = root.get<std::string>("weight_dtype", "", "fp8, int8 or int4");
   if (root.has("weight_dtype") && s.weight_dtype != "fp8" && s.weight_dtype != "int8" &&
       s.weight_dtype != "int4")
@@ -53,11 +54,11 @@ void read_options(const YamlMap& root, sim::ModelShape& s) {
 }  // namespace
 
 ModelSpec load_model(const std::string& path) {
-  const YamlMap root(load_yaml_file(path, "model file"), path, "",
-                     {"name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn",
-                      "vocab", "dtype", "params", "max_position", "active_params", "weight_dtype",
-                      "moe", "mla"},
-                     "a map of model keys");
+  const YamlMap root(
+      load_yaml_file(path, "model file"), path, "",
+      {"name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
+       "dtype", "params", "max_position", "active_params", "weight_dtype", "moe", "mla"},
+      "a map of model keys");
   ModelSpec m;
   auto& s = m.shape;
   s.name = root.require<std::string>("name", "a string");
@@ -92,10 +93,11 @@ ModelSpec load_model(const std::string& path) {
                                     s.layers, s.mla.kv_lora_rank, s.mla.qk_rope_head_dim,
                                     s.dtype_bytes(), kv, kMaxKvBytesPerToken));
   if (kv > kMaxKvBytesPerToken)
-    root.fail("layers", fmt::format("KV bytes per token 2 x layers {} x kv_heads {} x head_dim {} x "
-                                    "{} bytes = {:.6g}; expected at most {:.0f} (128 MiB)",
-                                    s.layers, s.kv_heads, s.head_dim, s.dtype_bytes(), kv,
-                                    kMaxKvBytesPerToken));
+    root.fail(
+        "layers",
+        fmt::format("KV bytes per token 2 x layers {} x kv_heads {} x head_dim {} x "
+                    "{} bytes = {:.6g}; expected at most {:.0f} (128 MiB)",
+                    s.layers, s.kv_heads, s.head_dim, s.dtype_bytes(), kv, kMaxKvBytesPerToken));
   m.max_position = root.get<int64_t>("max_position", 0, "a positive integer");
   if (m.max_position < 0) root.fail("max_position", "must be > 0");
   s.tp = 1;

@@ -22,7 +22,8 @@ namespace po = boost::program_options;
 namespace {
 
 const Help kModelHelp{
-    "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] [--weight-dtype W]\n"
+    "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] "
+    "[--weight-dtype W]\n"
     "                         [--force]\n",
     "Sub-verbs:\n"
     "  import  a Hugging Face config.json -> a model YAML (the calibrate/models/ format) for\n"
@@ -32,7 +33,8 @@ const Help kModelHelp{
     "--out p.yaml\n"};
 
 const Help kModelImportHelp{
-    "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] [--weight-dtype W]\n"
+    "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] "
+    "[--weight-dtype W]\n"
     "                         [--force]\n",
     "Reads a Hugging Face config.json, identified by `architectures` or `model_type`:\n"
     "dense LlamaForCausalLM (Llama 2, 3.x), Qwen2ForCausalLM, Qwen3ForCausalLM,\n"
@@ -54,8 +56,8 @@ int model_import(const Args& args) {
       "out", po::value(&out), "the model file to write (refused if it exists, unless --force)")(
       "name", po::value(&o.name),
       "the model's name (default: the last part of _name_or_path, else the file's name when "
-      "it is not config.json, else the config's folder name, lowercased)")("dtype", po::value(&o.dtype),
-                           "fp16, bf16, fp32 or fp8 (default: from torch_dtype)")(
+      "it is not config.json, else the config's folder name, lowercased)")(
+      "dtype", po::value(&o.dtype), "fp16, bf16, fp32 or fp8 (default: from torch_dtype)")(
       "weight-dtype", po::value(&o.weight_dtype),
       "fp8, int8 or int4: the linear weights' dtype (default: from quantization_config, else "
       "dtype)")("force", "overwrite an existing M.yaml");
@@ -80,14 +82,16 @@ int model_import(const Args& args) {
       out, s.name, imp.architecture, s.layers, s.hidden, s.heads, s.kv_heads, s.head_dim, s.ffn,
       s.vocab, s.dtype, s.params / 1e9, s.kv_bytes_per_token());
   if (s.moe.given())
-    fmt::print("  MoE: {} experts, {} per token, expert ffn {}, shared ffn {}, {} dense layers; "
-               "{:.2f}B active params per token\n",
-               s.moe.experts, s.moe.experts_per_token, s.moe.expert_ffn, s.moe.shared_ffn,
-               s.moe.dense_layers, s.active_params / 1e9);
+    fmt::print(
+        "  MoE: {} experts, {} per token, expert ffn {}, shared ffn {}, {} dense layers; "
+        "{:.2f}B active params per token\n",
+        s.moe.experts, s.moe.experts_per_token, s.moe.expert_ffn, s.moe.shared_ffn,
+        s.moe.dense_layers, s.active_params / 1e9);
   if (s.mla.given())
-    fmt::print("  MLA: KV is one latent of kv_lora_rank {} + qk_rope_head_dim {} per token and "
-               "layer\n",
-               s.mla.kv_lora_rank, s.mla.qk_rope_head_dim);
+    fmt::print(
+        "  MLA: KV is one latent of kv_lora_rank {} + qk_rope_head_dim {} per token and "
+        "layer\n",
+        s.mla.kv_lora_rank, s.mla.qk_rope_head_dim);
   if (!s.weight_dtype.empty())
     fmt::print("  weights: {} (embedding and lm_head {}): {:.2f} GiB\n", s.weight_dtype, s.dtype,
                s.weight_bytes_per_gpu() / (1024.0 * 1024.0 * 1024.0));

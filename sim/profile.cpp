@@ -24,9 +24,9 @@ const Names kTopKeys = {
     "forward", "swap",       "step_overhead", "memory", "validation"};
 const Names kValidationKeys = {"batch", "predicted_ms", "measured_ms"};
 const Names kDeviceKeys = {"name", "memory_gib"};
-const Names kModelKeys = {"name",   "layers", "hidden",        "heads",        "kv_heads",
-                          "head_dim", "ffn",  "vocab",         "dtype",        "params",
-                          "tp",     "moe",    "mla",           "active_params", "weight_dtype"};
+const Names kModelKeys = {"name",     "layers", "hidden", "heads",         "kv_heads",
+                          "head_dim", "ffn",    "vocab",  "dtype",         "params",
+                          "tp",       "moe",    "mla",    "active_params", "weight_dtype"};
 const Names kMoeKeys = {"experts", "experts_per_token", "expert_ffn", "shared_ffn", "dense_layers"};
 const Names kMlaKeys = {"kv_lora_rank", "qk_rope_head_dim"};
 const Names kWeightDtypes = {"fp8", "int8", "int4"};
@@ -250,8 +250,8 @@ double ModelShape::weight_dtype_bytes() const {
   if (weight_dtype.empty()) return dtype_bytes();
   if (weight_dtype == "fp8" || weight_dtype == "int8") return 1;
   if (weight_dtype == "int4") return 0.5;
-  throw InputError(fmt::format("model.weight_dtype: unknown '{}' (valid: fp8, int8, int4)",
-                               weight_dtype));
+  throw InputError(
+      fmt::format("model.weight_dtype: unknown '{}' (valid: fp8, int8, int4)", weight_dtype));
 }
 
 double ModelShape::weight_bytes_per_gpu() const {

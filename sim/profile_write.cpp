@@ -278,8 +278,8 @@ std::string describe_profile(const Profile& p) {
   const int64_t per_block = per_token * p.block_tokens;
   fmt::format_to(w, "weights: {} per GPU{}\n", bytes_text(m.weight_bytes_per_gpu()),
                  m.weight_dtype.empty() ? std::string()
-                                        : " (linear weights " + m.weight_dtype + ", embedding "
-                                          "and lm_head " + m.dtype + ")");
+                                        : " (linear weights " + m.weight_dtype +
+                                              ", embedding and lm_head " + m.dtype + ")");
   fmt::format_to(w, "kv: {} bytes per token ({}), {} tokens per block = {} bytes ({})\n", per_token,
                  bytes_text(static_cast<double>(per_token)), p.block_tokens, per_block,
                  bytes_text(static_cast<double>(per_block)));

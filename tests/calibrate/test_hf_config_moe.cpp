@@ -74,8 +74,7 @@ std::string error_of(const Fields& f) {
 }
 
 HfImport import_file(const std::string& name) {
-  const HfImport imp =
-      isim::calib::import_hf_config(isim::test::data_dir() + "/hf/" + name, {});
+  const HfImport imp = isim::calib::import_hf_config(isim::test::data_dir() + "/hf/" + name, {});
   const auto dir = isim::test::scratch("hf-moe");
   const auto back =
       isim::calib::load_model(isim::test::write_file(dir / "m.yaml", hf_model_yaml(imp)));
@@ -107,7 +106,7 @@ TEST_CASE("HF MoE: DeepSeek-V3 counts 671B without its MTP layer, 37B active") {
   // 58 x MoE + 3 x dense + 2x129280x7168 + 7168.
   CHECK(s.params == 671026419200.0);
   CHECK(s.active_params == 37552297472.0);  // 58 x 585,318,656 + 1,750,450,176 + 1,853,365,248
-  CHECK(near(s.params, 671e9, 0.001));  // the card's 671B "excluding the 14B MTP module"
+  CHECK(near(s.params, 671e9, 0.001));      // the card's 671B "excluding the 14B MTP module"
   CHECK(near(s.active_params, 37e9, 0.02));
   REQUIRE(imp.notes.size() == 1);
   CHECK(imp.notes[0].rfind("num_nextn_predict_layers 1: the multi-token-prediction layers are "
@@ -161,7 +160,7 @@ TEST_CASE("HF MoE: Qwen1.5-MoE-A2.7B, a gated shared expert, against its vLLM lo
   // norms 4,096 = 570,560,512. x 24 + 2x151936x2048 + 2048.
   CHECK(s.params == 14315784192.0);
   CHECK(s.active_params == 2689173504.0);  // 24 x (570,560,512 - 56 x 8,650,752) + 622,331,904
-  CHECK(near(s.params, 14.3e9, 0.002));     // the card: 14.3B
+  CHECK(near(s.params, 14.3e9, 0.002));    // the card: 14.3B
   CHECK(near(s.active_params, 2.7e9, 0.01));
   // vLLM 0.19 (qwen-qwen1-5-moe-a2-7b...tp1 log): 26.67 GiB of weights; 45.83 GiB of KV for
   // 250,304 tokens = 196,600 B/token.
@@ -182,19 +181,20 @@ TEST_CASE("HF MoE: which layers stay dense (mlp_only_layers, decoder_sparse_step
   CHECK(dense("\"decoder_sparse_step\": 1",
               "\"decoder_sparse_step\": 2, \"mlp_only_layers\": [0, 1, 5]") == 14);
   CHECK(dense("\"decoder_sparse_step\": 1", "\"mlp_only_layers\": [3]") == 1);
-  CHECK(isim::test::error_of_call([&] { dense("\"decoder_sparse_step\": 1",
-                                              "\"mlp_only_layers\": [24]"); }) ==
-        "q/config.json: mlp_only_layers: expected layer indices 0..23, got 24");
+  CHECK(isim::test::error_of_call([&] {
+          dense("\"decoder_sparse_step\": 1", "\"mlp_only_layers\": [24]");
+        }) == "q/config.json: mlp_only_layers: expected layer indices 0..23, got 24");
 }
 
 TEST_CASE("HF MoE: a multimodal wrapper is read from its text_config") {
   // Kimi-VL-A3B's shape of wrapper: the text model (DeepSeek-V3 type) nested in text_config,
   // torch_dtype and the name outside.
-  const std::string text = "{\"architectures\": [\"KimiVLForConditionalGeneration\"], "
-                           "\"_name_or_path\": \"moonshotai/Kimi-VL-A3B\", "
-                           "\"torch_dtype\": \"bfloat16\", \"vision_config\": {\"hidden_size\": 1152}, "
-                           "\"text_config\": " +
-                           json_of(without(kDeepseekV3, "torch_dtype")) + "}";
+  const std::string text =
+      "{\"architectures\": [\"KimiVLForConditionalGeneration\"], "
+      "\"_name_or_path\": \"moonshotai/Kimi-VL-A3B\", "
+      "\"torch_dtype\": \"bfloat16\", \"vision_config\": {\"hidden_size\": 1152}, "
+      "\"text_config\": " +
+      json_of(without(kDeepseekV3, "torch_dtype")) + "}";
   const HfImport imp = import_hf_config_text(text, "vl/config.json", {});
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "DeepseekV3ForCausalLM");
@@ -202,26 +202,30 @@ TEST_CASE("HF MoE: a multimodal wrapper is read from its text_config") {
   CHECK(s.dtype == "bf16");
   CHECK(s.params == 671026419200.0);  // the text model alone (as above)
   REQUIRE(imp.notes.size() == 2);
-  CHECK(imp.notes[0] == "KimiVLForConditionalGeneration: a multimodal wrapper; the text model is "
-                        "read from text_config, and the vision encoder and projector are not "
-                        "counted in params");
+  CHECK(imp.notes[0] ==
+        "KimiVLForConditionalGeneration: a multimodal wrapper; the text model is "
+        "read from text_config, and the vision encoder and projector are not "
+        "counted in params");
   CHECK(hf_model_yaml(imp).find("layers: 61  # text_config.num_hidden_layers\n") !=
         std::string::npos);
   // Its keys are named with the prefix in errors.
-  const std::string no_k = "{\"text_config\": " +
-                           json_of(without(kDeepseekV3, "num_experts_per_tok")) + "}";
-  CHECK(isim::test::error_of_call([&] { import_hf_config_text(no_k, "vl/config.json", {"v", "", ""}); }) ==
-        "vl/config.json: text_config.num_experts_per_tok: missing; expected a positive integer");
+  const std::string no_k =
+      "{\"text_config\": " + json_of(without(kDeepseekV3, "num_experts_per_tok")) + "}";
   CHECK(isim::test::error_of_call([&] {
-          import_hf_config_text("{\"text_config\": [1]}", "vl/config.json", {});
-        }) == "vl/config.json: text_config: expected a map (a multimodal wrapper's text model "
-              "config), got [1]");
+          import_hf_config_text(no_k, "vl/config.json", {"v", "", ""});
+        }) ==
+        "vl/config.json: text_config.num_experts_per_tok: missing; expected a positive integer");
+  CHECK(isim::test::error_of_call(
+            [&] { import_hf_config_text("{\"text_config\": [1]}", "vl/config.json", {}); }) ==
+        "vl/config.json: text_config: expected a map (a multimodal wrapper's text model "
+        "config), got [1]");
   CHECK(isim::test::error_of_call([&] {
           import_hf_config_text("{\"text_config\": {\"model_type\": \"gemma3_text\"}}",
                                 "vl/config.json", {});
-        }).rfind("vl/config.json: text_config.model_type: unknown model_type 'gemma3_text' (and "
-                 "no architectures); supported: LlamaForCausalLM",
-                 0) == 0);
+        })
+            .rfind("vl/config.json: text_config.model_type: unknown model_type 'gemma3_text' (and "
+                   "no architectures); supported: LlamaForCausalLM",
+                   0) == 0);
 }
 
 TEST_CASE("HF MoE: quantization_config gives weight_dtype; the weights shrink, not the KV") {
@@ -258,8 +262,8 @@ TEST_CASE("HF MoE: quantization_config gives weight_dtype; the weights shrink, n
   CHECK(isim::test::error_of_call([&] { ct("4", "float"); }) ==
         "cfg/config.json: quantization_config.config_groups.group_0.weights: num_bits 4 type "
         "'float' is not modelled; expected 8-bit float, 8-bit int or 4-bit int weights");
-  CHECK(error_of(with(kDeepseekV3, "quantization_config",
-                      "{\"quant_method\": \"awq\", \"bits\": 3}")) ==
+  CHECK(error_of(
+            with(kDeepseekV3, "quantization_config", "{\"quant_method\": \"awq\", \"bits\": 3}")) ==
         "cfg/config.json: quantization_config.bits: 3 bits is not modelled; expected 4 or 8");
   CHECK(error_of(with(kDeepseekV3, "quantization_config", "{\"bits\": 4}")) ==
         "cfg/config.json: quantization_config.quant_method: missing; expected one of fp8, "
@@ -304,15 +308,16 @@ TEST_CASE("model YAML: the optional moe, mla, active_params and weight_dtype key
     return isim::test::error_of_call([&] { load(extra); });
   };
   const std::string f = (dir / "m.yaml").string();
-  const auto m = load("active_params: 5e5\nweight_dtype: int4\nmoe: {experts: 4, "
-                      "experts_per_token: 1, expert_ffn: 32, shared_ffn: 0, dense_layers: 3}\n"
-                      "mla: {kv_lora_rank: 16, qk_rope_head_dim: 4}\n")
+  const auto m = load(
+                     "active_params: 5e5\nweight_dtype: int4\nmoe: {experts: 4, "
+                     "experts_per_token: 1, expert_ffn: 32, shared_ffn: 0, dense_layers: 3}\n"
+                     "mla: {kv_lora_rank: 16, qk_rope_head_dim: 4}\n")
                      .shape;
   CHECK(m.moe.experts == 4);
   CHECK(m.moe.dense_layers == 3);
   CHECK(m.active_params == 5e5);
   CHECK(m.weight_dtype == "int4");
-  CHECK(m.kv_bytes_per_token() == 4 * (16 + 4) * 2);  // 160
+  CHECK(m.kv_bytes_per_token() == 4 * (16 + 4) * 2);                 // 160
   CHECK(load("").shape.kv_bytes_per_token() == 2 * 4 * 4 * 16 * 2);  // 1024, no mla
   CHECK(err("moe: {experts: 4, experts_per_token: 1, expert_ffn: 32, shared_ffn: 0, "
             "dense_layers: 4}\n") ==

@@ -47,7 +47,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
 
-TEST_CASE("HF shared: Llama-3.1-8B and 70B" * doctest::skip(lacks(kModels + "Llama-3.1-70B.json"))) {
+TEST_CASE("HF shared: Llama-3.1-8B and 70B" *
+          doctest::skip(lacks(kModels + "Llama-3.1-70B.json"))) {
   const auto& s8 = imported(kModels + "Llama-3.1-8B.json").model.shape;
   CHECK(s8.name == "llama-3.1-8b");  // the file's stem
   // 32 x (q 4096^2 + k,v 2x4096x1024 + o 4096^2 + 3x4096x14336 + 2x4096) + 2x128256x4096 + 4096
@@ -68,7 +69,7 @@ TEST_CASE("HF shared: Llama-3.1-8B and 70B" * doctest::skip(lacks(kModels + "Lla
   // gate/up/down 3x8192x28672 = 704,643,072; norms 16,384: 855,654,400. x 80 = 68,452,352,000;
   // + embedding and lm_head 2x128256x8192 = 2,101,346,304 + final norm 8,192.
   CHECK(s.params == 70553706496.0);
-  CHECK(near(s.params, 70.6e9, 0.002));  // the card's 70.6B
+  CHECK(near(s.params, 70.6e9, 0.002));     // the card's 70.6B
   CHECK(s.kv_bytes_per_token() == 327680);  // 2 x 80 x 8 x 128 x 2
 }
 
@@ -123,9 +124,9 @@ TEST_CASE("HF shared: Qwen3-30B-A3B, 128 experts, 8 per token" *
   CHECK(s.params == 30532122624.0);
   // Active: 120 unpicked experts of 4,718,592 fewer per layer: 48 x 56,889,600 + 622,331,904.
   CHECK(s.active_params == 3353032704.0);
-  CHECK(near(s.params, 30.5e9, 0.002));         // the card: 30.5B
-  CHECK(near(s.active_params, 3.3e9, 0.02));    // 3.3B activated
-  CHECK(s.kv_bytes_per_token() == 98304);       // 2 x 48 x 4 x 128 x 2
+  CHECK(near(s.params, 30.5e9, 0.002));       // the card: 30.5B
+  CHECK(near(s.active_params, 3.3e9, 0.02));  // 3.3B activated
+  CHECK(s.kv_bytes_per_token() == 98304);     // 2 x 48 x 4 x 128 x 2
   // vLLM 0.19 on an H100 (qwen-qwen3-30b-a3b...tp1 log): "Model loading took 56.88 GiB";
   // "Available KV cache memory: 15.41 GiB" for 168,288 tokens = 98,322 B/token.
   CHECK(near(s.weight_bytes_per_gpu() / kGiB, 56.88, 0.001));
@@ -152,8 +153,8 @@ TEST_CASE("HF shared: Mixtral-8x7B, 8 experts of intermediate_size, 2 per token"
   CHECK(s.params == 46702792704.0);
   // Active: 32 x (1,451,270,144 - 6 x 176,160,768) + 262,148,096.
   CHECK(s.active_params == 12879925248.0);
-  CHECK(near(s.params, 46.7e9, 0.001));        // 46.7B total
-  CHECK(near(s.active_params, 12.9e9, 0.002)); // 12.9B active
+  CHECK(near(s.params, 46.7e9, 0.001));         // 46.7B total
+  CHECK(near(s.active_params, 12.9e9, 0.002));  // 12.9B active
   CHECK(s.kv_bytes_per_token() == 131072);
   // vLLM at tp 2 (mistralai-mixtral-8x7b...tp2 log): 43.51 GiB of weights per GPU; 28.44 GiB
   // of KV for 465,936 tokens = 65,538 B/token per GPU, our 131072 / 2.
@@ -184,8 +185,8 @@ TEST_CASE("HF shared: Phi-mini-MoE, LayerNorms, biases and a sliding window note
   // + final LayerNorm 8,192.
   CHECK(s.params == 7647632704.0);
   CHECK(s.active_params == 7647632704.0 - 32 * 14 * 3.0 * 4096 * 960);  // 2,362,809,664
-  CHECK(near(s.params, 7.6e9, 0.01));          // the card: 7.6B total
-  CHECK(near(s.active_params, 2.4e9, 0.02));   // 2.4B activated
+  CHECK(near(s.params, 7.6e9, 0.01));                                   // the card: 7.6B total
+  CHECK(near(s.active_params, 2.4e9, 0.02));                            // 2.4B activated
   REQUIRE(imp.notes.size() == 1);
   CHECK(imp.notes[0].rfind("sliding_window 2047:", 0) == 0);
 }
@@ -219,8 +220,8 @@ TEST_CASE("HF shared: Kimi K2 (DeepseekV3ForCausalLM): MLA latent KV, 384 expert
   CHECK(s.params == 1026408232448.0);
   // Active: 60 x (17,059,365,248 - 376 x 44,040,192) + 497,500,160 + 2,348,817,408.
   CHECK(s.active_params == 32861500928.0);
-  CHECK(near(s.params, 1.04e12, 0.02));       // published 1.04T (Kimi: "1T total")
-  CHECK(near(s.active_params, 32e9, 0.03));   // 32B activated
+  CHECK(near(s.params, 1.04e12, 0.02));      // published 1.04T (Kimi: "1T total")
+  CHECK(near(s.active_params, 32e9, 0.03));  // 32B activated
 }
 
 TEST_CASE("HF shared: GLM-4.7 (Glm4MoeForCausalLM): 160 experts, 3 dense layers" *
@@ -247,7 +248,7 @@ TEST_CASE("HF shared: GLM-4.7 (Glm4MoeForCausalLM): 160 experts, 3 dense layers"
   // 23,592,960 + norms = 3,935,611,040. 89 MoE + 3 dense + 2x151552x5120 + 5120.
   CHECK(s.params == 352796486560.0);
   CHECK(s.active_params == 33630923680.0);  // 89 x 349,481,120 + 975,206,400 + 1,551,897,600
-  CHECK(near(s.params, 355e9, 0.01));  // GLM-4.5/4.7's published 355B (MTP layer not counted)
+  CHECK(near(s.params, 355e9, 0.01));       // GLM-4.5/4.7's published 355B (MTP layer not counted)
   // Its published 32B active leaves out the embedding and lm_head (2x151552x5120):
   CHECK(near(s.active_params - 2.0 * 151552 * 5120, 32e9, 0.01));
 }
@@ -274,9 +275,9 @@ TEST_CASE("HF shared: GLM-5 (GlmMoeDsaForCausalLM): MLA, sparse attention noted 
   // 391,526,912; MoE layer + router 256x6144 + 256 + 256 x 37,748,736 + 37,748,736 + norms =
   // 9,868,032,768. 75 MoE + 3 dense + 2x154880x6144 + 6144.
   CHECK(s.params == 743180209920.0);
-  CHECK(s.active_params == 41053720320.0);  // 75 x 506,346,240 + 1,174,580,736 + 1,903,171,584
-  CHECK(near(s.params, 744e9, 0.005));        // published 744B (the indexer's ~0.7B not counted)
-  CHECK(near(s.active_params, 40e9, 0.03));   // published 40B
+  CHECK(s.active_params == 41053720320.0);   // 75 x 506,346,240 + 1,174,580,736 + 1,903,171,584
+  CHECK(near(s.params, 744e9, 0.005));       // published 744B (the indexer's ~0.7B not counted)
+  CHECK(near(s.active_params, 40e9, 0.03));  // published 40B
   REQUIRE(imp.notes.size() == 1);
   CHECK(imp.notes[0].find("costed as dense attention") != std::string::npos);
 }

@@ -99,16 +99,18 @@ TEST_CASE("profile model: bad optional keys name the file, line and key") {
   const auto err = [](const std::string& extra) {
     return test::error_of_call([&] { sim::parse_profile(with_model(extra), "p.yaml"); });
   };
-  const std::string moe = "  moe:\n    experts: 8\n    experts_per_token: 2\n    expert_ffn: 128\n"
-                          "    shared_ffn: 0\n";
+  const std::string moe =
+      "  moe:\n    experts: 8\n    experts_per_token: 2\n    expert_ffn: 128\n"
+      "    shared_ffn: 0\n";
   CHECK(err(moe + "    dense_layers: 2\n") ==
         "p.yaml:26: model.moe.dense_layers: must be in [0, 1] (layers with a dense FFN, fewer "
         "than model.layers), got 2");
   CHECK(err(moe + "    dense_layers: 0\n    top_k: 2\n") ==
         "p.yaml:27: model.moe.top_k: unknown key (valid keys: experts, experts_per_token, "
         "expert_ffn, shared_ffn, dense_layers)");
-  CHECK(err(moe) == "p.yaml: model.moe.dense_layers: missing (expected layers with a dense FFN, "
-                    "fewer than model.layers)");
+  CHECK(err(moe) ==
+        "p.yaml: model.moe.dense_layers: missing (expected layers with a dense FFN, "
+        "fewer than model.layers)");
   CHECK(err("  moe:\n    experts: 8\n    experts_per_token: 9\n") ==
         "p.yaml:23: model.moe.experts_per_token: must be in [1, 8] (routed experts per token), "
         "got 9");
