@@ -146,6 +146,13 @@ void check_block_bytes(const Reader& r, const MapNode& top, const Profile& p) {
   const double per_token = std::floor(m.kv_bytes_per_token_unsplit() / m.tp);
   const double block = per_token * p.block_tokens;
   if (block <= kMaxBlockBytes) return;
+  if (m.mla.given())
+    r.fail(*Reader::find(top, "model"), "model",
+           fmt::format("KV bytes per token layers {} x (mla.kv_lora_rank {} + "
+                       "mla.qk_rope_head_dim {}) x {} bytes = {:.6g}, times kv.block_tokens {} = "
+                       "{:.6g} bytes a block; expected at most {:.0f} (2 GiB)",
+                       m.layers, m.mla.kv_lora_rank, m.mla.qk_rope_head_dim, m.dtype_bytes(),
+                       per_token, p.block_tokens, block, kMaxBlockBytes));
   r.fail(*Reader::find(top, "model"), "model",
          fmt::format("KV bytes per token 2 x layers {} x kv_heads {} x head_dim {} x {} bytes / tp "
                      "{} = {:.6g}, times kv.block_tokens {} = {:.6g} bytes a block; expected at "

@@ -6,6 +6,8 @@
 //   never be silently ignored) except under `provenance`, which is free-form text.
 //   Errors are InputError("FILE: key.path: reason").
 // - `validation` is optional: a list of {batch, predicted_ms, measured_ms} (isim-calibrate).
+// - `model` may hold active_params, weight_dtype, moe {...} and mla {...} (ModelShape below);
+//   they are written only when given, so a dense model's profile keeps its bytes.
 // - `write_profile` emits YAML that `load_profile` reads back to an equal Profile.
 // - Units are in the key names: *_ms, *_us, *_gib, *_gbps (GB/s = 1e9 bytes/s), bytes.
 #pragma once

@@ -138,3 +138,12 @@ TEST_CASE("profile model: the KV capacity rule counts MLA blocks and quantized w
   CHECK(mla.block_bytes == 640);
   CHECK(mla.gpu == 1675959);
 }
+
+TEST_CASE("profile model: an MLA block too large names the latent's terms") {
+  // 2 layers x (2^28 + 8) x 2 bytes x 4 tokens > 2 GiB.
+  const std::string huge = "  mla:\n    kv_lora_rank: 268435456\n    qk_rope_head_dim: 8\n";
+  CHECK(test::error_of_call([&] { sim::parse_profile(with_model(huge), "p.yaml"); }) ==
+        "p.yaml:9: model: KV bytes per token layers 2 x (mla.kv_lora_rank 268435456 + "
+        "mla.qk_rope_head_dim 8) x 2 bytes = 1.07374e+09, times kv.block_tokens 4 = 4.29497e+09 "
+        "bytes a block; expected at most 2147483648 (2 GiB)");
+}
