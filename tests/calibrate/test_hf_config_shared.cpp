@@ -21,8 +21,8 @@ namespace {
 std::string shared(const std::string& rel) {
   return isim::test::shared_data() + "/" + rel;
 }
-bool lacks(const std::string& rel) {
-  return isim::test::absent(!fs::exists(shared(rel)));
+bool missing(const std::string& rel) {
+  return !fs::exists(shared(rel));
 }
 
 const std::string kModels = "llmservingsim/models/";
@@ -48,7 +48,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
 TEST_CASE("HF shared: Llama-3.1-8B and 70B" *
-          doctest::skip(lacks(kModels + "Llama-3.1-70B.json"))) {
+          doctest::skip(isim::test::absent(missing(kModels + "Llama-3.1-8B.json") ||
+                                           missing(kModels + "Llama-3.1-70B.json")))) {
   const auto& s8 = imported(kModels + "Llama-3.1-8B.json").model.shape;
   CHECK(s8.name == "llama-3.1-8b");  // the file's stem
   // 32 x (q 4096^2 + k,v 2x4096x1024 + o 4096^2 + 3x4096x14336 + 2x4096) + 2x128256x4096 + 4096
@@ -74,7 +75,7 @@ TEST_CASE("HF shared: Llama-3.1-8B and 70B" *
 }
 
 TEST_CASE("HF shared: Qwen3-32B, q/k norms and head_dim given" *
-          doctest::skip(lacks(kModels + "Qwen3-32B.json"))) {
+          doctest::skip(isim::test::absent(missing(kModels + "Qwen3-32B.json")))) {
   const HfImport imp = imported(kModels + "Qwen3-32B.json");
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "Qwen3ForCausalLM");
@@ -101,7 +102,8 @@ TEST_CASE("HF shared: Qwen3-32B, q/k norms and head_dim given" *
 }
 
 TEST_CASE("HF shared: Qwen3-30B-A3B, 128 experts, 8 per token" *
-          doctest::skip(lacks(kModels + "Qwen3-30B-A3B-Instruct-2507.json"))) {
+          doctest::skip(isim::test::absent(missing(kModels +
+                                                   "Qwen3-30B-A3B-Instruct-2507.json")))) {
   const HfImport imp = imported(kModels + "Qwen3-30B-A3B-Instruct-2507.json");
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "Qwen3MoeForCausalLM");
@@ -133,7 +135,7 @@ TEST_CASE("HF shared: Qwen3-30B-A3B, 128 experts, 8 per token" *
 }
 
 TEST_CASE("HF shared: Mixtral-8x7B, 8 experts of intermediate_size, 2 per token" *
-          doctest::skip(lacks(kModels + "Mixtral-8x7B-v0.1.json"))) {
+          doctest::skip(isim::test::absent(missing(kModels + "Mixtral-8x7B-v0.1.json")))) {
   const HfImport imp = imported(kModels + "Mixtral-8x7B-v0.1.json");
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "MixtralForCausalLM");
@@ -165,7 +167,7 @@ TEST_CASE("HF shared: Mixtral-8x7B, 8 experts of intermediate_size, 2 per token"
 }
 
 TEST_CASE("HF shared: Phi-mini-MoE, LayerNorms, biases and a sliding window noted" *
-          doctest::skip(lacks(kModels + "Phi-mini-MoE-instruct.json"))) {
+          doctest::skip(isim::test::absent(missing(kModels + "Phi-mini-MoE-instruct.json")))) {
   const HfImport imp = imported(kModels + "Phi-mini-MoE-instruct.json");
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "PhiMoEForCausalLM");
@@ -192,7 +194,8 @@ TEST_CASE("HF shared: Phi-mini-MoE, LayerNorms, biases and a sliding window note
 }
 
 TEST_CASE("HF shared: Kimi K2 (DeepseekV3ForCausalLM): MLA latent KV, 384 experts" *
-          doctest::skip(lacks(kAic + "moonshotai--Kimi-K2-Instruct_config.json"))) {
+          doctest::skip(isim::test::absent(missing(kAic +
+                                                   "moonshotai--Kimi-K2-Instruct_config.json")))) {
   const HfImport imp = imported(kAic + "moonshotai--Kimi-K2-Instruct_config.json");
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "DeepseekV3ForCausalLM");
@@ -225,7 +228,7 @@ TEST_CASE("HF shared: Kimi K2 (DeepseekV3ForCausalLM): MLA latent KV, 384 expert
 }
 
 TEST_CASE("HF shared: GLM-4.7 (Glm4MoeForCausalLM): 160 experts, 3 dense layers" *
-          doctest::skip(lacks(kAic + "zai-org--GLM-4.7-FP8_config.json"))) {
+          doctest::skip(isim::test::absent(missing(kAic + "zai-org--GLM-4.7-FP8_config.json")))) {
   const HfImport imp = imported(kAic + "zai-org--GLM-4.7-FP8_config.json");
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "Glm4MoeForCausalLM");
@@ -254,7 +257,7 @@ TEST_CASE("HF shared: GLM-4.7 (Glm4MoeForCausalLM): 160 experts, 3 dense layers"
 }
 
 TEST_CASE("HF shared: GLM-5 (GlmMoeDsaForCausalLM): MLA, sparse attention noted as dense" *
-          doctest::skip(lacks(kAic + "zai-org--GLM-5-FP8_config.json"))) {
+          doctest::skip(isim::test::absent(missing(kAic + "zai-org--GLM-5-FP8_config.json")))) {
   const HfImport imp = imported(kAic + "zai-org--GLM-5-FP8_config.json");
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "GlmMoeDsaForCausalLM");
@@ -283,8 +286,8 @@ TEST_CASE("HF shared: GLM-5 (GlmMoeDsaForCausalLM): MLA, sparse attention noted 
 }
 
 TEST_CASE("HF shared: the committed MoE models are what the import writes" *
-          doctest::skip(lacks(kAic + "zai-org--GLM-5-FP8_config.json") ||
-                        lacks(kModels + "Mixtral-8x7B-v0.1.json"))) {
+          doctest::skip(isim::test::absent(missing(kAic + "zai-org--GLM-5-FP8_config.json") ||
+                                           missing(kModels + "Mixtral-8x7B-v0.1.json")))) {
   struct Committed {
     const char* yaml;
     std::string config;
