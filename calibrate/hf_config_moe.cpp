@@ -111,8 +111,14 @@ void read_experts(HfKeys& c, Family f, Shapes& s, HfImport& imp) {
                        "(else import it as a dense model)",
                        s.layers));
   o.emplace_back("moe.dense_layers", dense_origin);
-  // DeepSeek-V3's noaux_tc routing (GLM's too) keeps a per-expert bias beside the gate.
+  // DeepSeek-V3's noaux_tc routing (GLM's too) keeps a per-expert bias beside the gate; V2's
+  // greedy routing does not. topk_method, where given, says which.
   s.router_bias = f == Family::kDeepseekV3 || f == Family::kGlm4Moe || f == Family::kGlmMoeDsa;
+  if (deepseek_style(f))
+    if (const auto method = c.optional_string("topk_method")) {
+      c.record("topk_method", *method);
+      s.router_bias = *method == "noaux_tc";
+    }
   if (const auto mtp = c.optional_count("num_nextn_predict_layers"))
     imp.notes.push_back(fmt::format(
         "num_nextn_predict_layers {}: the multi-token-prediction layers are not counted (params "

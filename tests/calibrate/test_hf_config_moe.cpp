@@ -116,6 +116,9 @@ TEST_CASE("HF MoE: DeepSeek-V3 counts 671B without its MTP layer, 37B active") {
   const auto no_qa = import(with(kDeepseekV3, "q_lora_rank", "null")).model.shape;
   CHECK(no_qa.params - s.params ==
         61 * (7168.0 * 128 * 192 - (7168.0 * 1536 + 1536 + 1536.0 * 128 * 192)));
+  // topk_method greedy (DeepSeek-V2's routing) has no per-expert bias: 58 x 256 fewer.
+  CHECK(import(with(kDeepseekV3, "topk_method", "\"greedy\"")).model.shape.params ==
+        671026419200.0 - 58 * 256);
   // moe_layer_freq 2: layers 0-2 dense, and of 3..60 the odd ones: 3 + 29 = 32 dense.
   CHECK(import(with(kDeepseekV3, "moe_layer_freq", "2")).model.shape.moe.dense_layers == 32);
 }
