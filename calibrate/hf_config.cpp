@@ -141,7 +141,7 @@ std::string lowercase(std::string s) {
   return s;
 }
 
-std::string name_of(HfKeys& c, const std::string& path, const std::string& flag,
+std::string model_name_of(HfKeys& c, const std::string& path, const std::string& flag,
                     std::string* origin) {
   if (!flag.empty()) return *origin = "--name", flag;
   if (auto hub = c.optional_string("_name_or_path")) {
@@ -238,7 +238,7 @@ HfImport import_hf_config_text(const std::string& text, const std::string& path,
                                                  : read_gqa_shapes(c, known.family, imp);
   std::string name_origin, dtype_origin, weight_origin;
   auto& shape = imp.model.shape;
-  shape.name = name_of(outer, path, options.name, &name_origin);
+  shape.name = model_name_of(outer, path, options.name, &name_origin);
   const bool dtype_outside = outer.given("torch_dtype") || outer.given("dtype");
   shape.dtype = dtype_of(dtype_outside ? outer : c, options.dtype, &dtype_origin);
   shape.weight_dtype =
