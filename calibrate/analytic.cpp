@@ -91,7 +91,7 @@ double Roofline::dense_memory_us(double tokens) const {
                      (2.0 * model_.heads + 2.0 * model_.kv_heads) * model_.head_dim / tp +
                      2.0 * model_.ffn / tp;
   const double d = model_.dtype_bytes();
-  return (layer_params_ * d / tp + tokens * act * d) / bw_ * 1e6;
+  return (layer_params_ * model_.weight_dtype_bytes() / tp + tokens * act * d) / bw_ * 1e6;
 }
 
 double Roofline::dense_us(double tokens) const {
@@ -99,8 +99,8 @@ double Roofline::dense_us(double tokens) const {
 }
 
 double Roofline::decode_kv_us(double kv_tokens) const {
-  const double kvb = 2.0 * model_.kv_heads * model_.head_dim * model_.dtype_bytes() /
-                     static_cast<double>(model_.tp);
+  // One layer's share of a token's KV on this GPU (MLA's latent is not split by tp).
+  const double kvb = model_.kv_bytes_per_token_unsplit() / model_.tp / model_.layers;
   return kv_tokens * kvb / bw_ * 1e6;
 }
 

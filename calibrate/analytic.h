@@ -21,11 +21,13 @@
 //                  + shared_ffn), priced apart: the profile's moe_roofline holds this GPU's
 //                  peaks with e_compute and e_memory, and sim/cost_moe.h adds each MoE layer)
 //   dense(t)       = max(2 t W / tp / (P e_compute),
-//                        (W d / tp + t a d) / (B e_memory))
+//                        (W w / tp + t a d) / (B e_memory))
+//                  w = bytes of one weight: d, or the quantized weight_dtype's (fp8 1, int4 0.5)
 //                  a = activation elements read or written per token: 4 hidden
 //                      + (2 heads + 2 kv_heads) head_dim / tp + 2 ffn / tp
 //   decode_attention(s, k) = k kvb / (B e_memory) + s * attention_per_seq_us
 //                  kvb = 2 kv_heads head_dim d / tp: KV bytes of one token in one layer
+//                  (with MLA: (kv_lora_rank + qk_rope_head_dim) d, the same on every rank)
 //   prefill_attention(c, k) = max(4 c (k + c/2) heads head_dim / tp / (P e_attention),
 //                                 (k + c) kvb / (B e_memory))
 //   lm_head(s)     = max(2 s vocab hidden / tp / (P e_compute),

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "calibrate/hf_config_keys.h"
 #include "calibrate/hf_config_params.h"
 #include "traces/input_error.h"
 #include "traces/json_shown.h"
@@ -22,68 +23,6 @@ namespace isim::calib {
 namespace {
 
 using json = nlohmann::json;
-constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
-
-const char* kSupported =
-    "LlamaForCausalLM (model_type llama), Qwen2ForCausalLM (qwen2), MistralForCausalLM (mistral), "
-    "GPTJForCausalLM (gptj)";
-
-// The config's keys, read with checks; errors name the file and the key. Every key read is
-// recorded (with its value) for the model's `source`.
-class Config {
- public:
-  Config(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& why) const {
-    throw InputError(fmt::format("{}: {}: {}", path_, key, why));
-  }
-  bool given(const std::string& key) const {
-    const auto it = j_.find(key);
-    return it != j_.end() && !it->is_null();
-  }
-  const json& at(const std::string& key) const { return j_.at(key); }
-
-  // A required positive integer no larger than `max`.
-  int64_t count(const std::string& key, int64_t max = kIntMax) {
-    if (!j_.contains(key)) fail(key, "missing; expected a positive integer");
-    return checked_count(key, max);
-  }
-  std::optional<int64_t> optional_count(const std::string& key, int64_t max = kIntMax) {
-    if (!given(key)) return std::nullopt;
-    return checked_count(key, max);
-  }
-  bool flag(const std::string& key, bool def) {
-    if (!given(key)) return def;
-    if (!at(key).is_boolean()) fail(key, "expected true or false, got " + trace::shown(at(key)));
-    record(key, at(key).dump());
-    return at(key).get<bool>();
-  }
-  std::optional<std::string> optional_string(const std::string& key) const {
-    if (!given(key)) return std::nullopt;
-    if (!at(key).is_string()) fail(key, "expected a string, got " + trace::shown(at(key)));
-    return at(key).get<std::string>();
-  }
-  void record(const std::string& key, const std::string& value) {
-    used_.push_back(key + " " + value);
-  }
-  const std::vector<std::string>& used() const { return used_; }
-
- private:
-  int64_t checked_count(const std::string& key, int64_t max) {
-    const json& v = at(key);
-    if (!v.is_number_integer()) fail(key, "expected a positive integer, got " + trace::shown(v));
-    const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max)
-                                                 : v.get<int64_t>() > 0 && v.get<int64_t>() <= max;
-    if (!in_range || v.get<int64_t>() == 0)
-      fail(key, fmt::format("expected a positive integer up to {}, got {}", max, v.dump()));
-    record(key, v.dump());
-    return v.get<int64_t>();
-  }
-
-  const json& j_;
-  std::string path_;
-  std::vector<std::string> used_;
-};
 
 json parse(const std::string& text, const std::string& path) {
   try {
@@ -100,34 +39,6 @@ json parse(const std::string& text, const std::string& path) {
   }
 }
 
-// Mixture-of-experts configs are refused until the cost models have expert routing.
-void refuse_moe(const Config& c) {
-  const std::string why =
-      "a mixture-of-experts model; MoE is not supported yet (supported: dense " +
-      std::string(kSupported) + ")";
-  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
-    if (!c.given(key)) continue;
-    const json& v = c.at(key);
-    if (v.is_number() && v.get<double>() == 0) continue;  // 0 experts: a dense model
-    c.fail(key, trace::shown(v) + " experts: " + why);
-  }
-  static const std::vector<std::string> kMoeTypes = {"mixtral",  "qwen2_moe",   "qwen3_moe",
-                                                     "deepseek", "deepseek_v2", "deepseek_v3"};
-  if (c.given("model_type") && c.at("model_type").is_string()) {
-    const auto type = c.at("model_type").get<std::string>();
-    if (std::find(kMoeTypes.begin(), kMoeTypes.end(), type) != kMoeTypes.end())
-      c.fail("model_type", "'" + type + "' is " + why);
-  }
-  static const std::vector<std::string> kMoeArchitectures = {
-      "MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV2ForCausalLM",
-      "DeepseekV3ForCausalLM"};
-  const auto a = c.given("architectures") ? c.at("architectures") : json();
-  if (a.is_array() && !a.empty() && a[0].is_string() &&
-      std::find(kMoeArchitectures.begin(), kMoeArchitectures.end(), a[0].get<std::string>()) !=
-          kMoeArchitectures.end())
-    c.fail("architectures", "'" + a[0].get<std::string>() + "' is " + why);
-}
-
 struct Known {
   Family family;
   const char* architecture;
@@ -135,148 +46,67 @@ struct Known {
 };
 constexpr Known kKnown[] = {{Family::kLlama, "LlamaForCausalLM", "llama"},
                             {Family::kQwen2, "Qwen2ForCausalLM", "qwen2"},
+                            {Family::kQwen3, "Qwen3ForCausalLM", "qwen3"},
                             {Family::kMistral, "MistralForCausalLM", "mistral"},
-                            {Family::kGptj, "GPTJForCausalLM", "gptj"}};
+                            {Family::kGptj, "GPTJForCausalLM", "gptj"},
+                            {Family::kQwen2Moe, "Qwen2MoeForCausalLM", "qwen2_moe"},
+                            {Family::kQwen3Moe, "Qwen3MoeForCausalLM", "qwen3_moe"},
+                            {Family::kMixtral, "MixtralForCausalLM", "mixtral"},
+                            {Family::kPhiMoe, "PhiMoEForCausalLM", "phimoe"},
+                            {Family::kGlm4Moe, "Glm4MoeForCausalLM", "glm4_moe"},
+                            {Family::kDeepseekV2, "DeepseekV2ForCausalLM", "deepseek_v2"},
+                            {Family::kDeepseekV3, "DeepseekV3ForCausalLM", "deepseek_v3"},
+                            {Family::kGlmMoeDsa, "GlmMoeDsaForCausalLM", "glm_moe_dsa"}};
+// Other spellings of the same modules: transformers' own PhiMoE class, Kimi K2's model_type.
+constexpr Known kAliases[] = {{Family::kPhiMoe, "PhimoeForCausalLM", "phimoe"},
+                              {Family::kDeepseekV3, "DeepseekV3ForCausalLM", "kimi_k2"}};
+
+std::string supported() {
+  std::string s;
+  for (const Known& k : kKnown)
+    s += fmt::format("{}{} ({}{})", s.empty() ? "" : ", ", k.architecture,
+                     s.empty() ? "model_type " : "", k.model_type);
+  return s;
+}
+
+// The entry whose `field` is `name`, among the families and then their aliases.
+const Known* lookup(const std::string& name, const char* Known::*field) {
+  for (const Known& k : kKnown)
+    if (name == k.*field) return &k;
+  for (const Known& k : kAliases)
+    if (name == k.*field) return &k;
+  return nullptr;
+}
 
 // The family from `architectures` (first entry) or, without it, from `model_type`.
-Known identify(Config& c) {
+Known identify(HfKeys& c) {
   if (c.given("architectures")) {
-    const json& a = c.at("architectures");
+    const auto& a = c.at("architectures");
     if (!a.is_array() || a.empty() || !a[0].is_string())
       c.fail(
           "architectures",
           "expected a list of class names such as [\"LlamaForCausalLM\"], got " + trace::shown(a));
     const auto name = a[0].get<std::string>();
-    for (const Known& k : kKnown)
-      if (name == k.architecture) return c.record("architectures", name), k;
-    c.fail("architectures", "unknown architecture '" + name + "'; supported: " + kSupported);
+    if (const Known* k = lookup(name, &Known::architecture))
+      return c.record("architectures", name), *k;
+    c.fail("architectures", "unknown architecture '" + name + "'; supported: " + supported());
   }
   const auto type = c.optional_string("model_type");
   if (!type)
-    c.fail("architectures",
-           std::string("missing, and no model_type either; expected one of: ") + kSupported);
-  for (const Known& k : kKnown)
-    if (*type == k.model_type) return c.record("model_type", *type), k;
+    c.fail(c.prefix().empty() ? "architectures" : "model_type",
+           std::string(c.prefix().empty() ? "missing, and no model_type either"
+                                          : "missing (and no architectures)") +
+               "; expected one of: " + supported());
+  if (const Known* k = lookup(*type, &Known::model_type)) return c.record("model_type", *type), *k;
   c.fail("model_type",
-         "unknown model_type '" + *type + "' (and no architectures); supported: " + kSupported);
-}
-
-// rope_theta and rope_scaling do not change a shape; they are kept in `source`.
-void record_rope(Config& c) {
-  if (c.given("rope_theta")) {
-    if (!c.at("rope_theta").is_number())
-      c.fail("rope_theta", "expected a number, got " + trace::shown(c.at("rope_theta")));
-    c.record("rope_theta", c.at("rope_theta").dump());
-  }
-  if (!c.given("rope_scaling")) return;
-  const json& r = c.at("rope_scaling");
-  if (!r.is_object())
-    c.fail("rope_scaling",
-           "expected a map such as {\"rope_type\": \"llama3\", \"factor\": 8.0} "
-           "or null, got " +
-               trace::shown(r));
-  std::string parts;
-  for (const auto& [k, v] : r.items())
-    parts +=
-        (parts.empty() ? "" : ", ") + k + ": " + (v.is_string() ? v.get<std::string>() : v.dump());
-  c.record("rope_scaling", "{" + parts + "}");
+         "unknown model_type '" + *type + "' (and no architectures); supported: " + supported());
 }
 
 int32_t narrow(int64_t v) {
   return static_cast<int32_t>(v);
 }
 
-// Llama, Qwen2 and Mistral share their key names.
-Shapes llama_like(Config& c, Family f, HfImport& imp) {
-  Shapes s;
-  s.family = f;
-  s.layers = c.count("num_hidden_layers");
-  s.hidden = c.count("hidden_size");
-  s.heads = c.count("num_attention_heads");
-  auto& origin = imp.origin;
-  origin = {
-      {"layers", "num_hidden_layers"}, {"hidden", "hidden_size"}, {"heads", "num_attention_heads"}};
-  if (const auto kv = c.optional_count("num_key_value_heads")) {
-    s.kv_heads = *kv;
-    origin.emplace_back("kv_heads", "num_key_value_heads");
-  } else {
-    s.kv_heads = s.heads;
-    origin.emplace_back("kv_heads", "num_attention_heads (no num_key_value_heads: multi-head)");
-  }
-  if (s.heads % s.kv_heads != 0)
-    c.fail("num_key_value_heads", fmt::format("{} does not divide num_attention_heads {}; expected "
-                                              "a divisor of it",
-                                              s.kv_heads, s.heads));
-  if (const auto hd = c.optional_count("head_dim")) {
-    s.head_dim = *hd;
-    origin.emplace_back("head_dim", "head_dim");
-  } else {
-    if (s.hidden % s.heads != 0)
-      c.fail("hidden_size", fmt::format("{} is not a multiple of num_attention_heads {}, and there "
-                                        "is no head_dim key; expected one or the other",
-                                        s.hidden, s.heads));
-    s.head_dim = s.hidden / s.heads;
-    origin.emplace_back("head_dim", "hidden_size / num_attention_heads (no head_dim key)");
-  }
-  s.ffn = c.count("intermediate_size");
-  s.vocab = c.count("vocab_size");
-  origin.insert(origin.end(), {{"ffn", "intermediate_size"}, {"vocab", "vocab_size"}});
-  s.max_position =
-      c.optional_count("max_position_embeddings", std::numeric_limits<int64_t>::max()).value_or(0);
-  if (s.max_position > 0) origin.emplace_back("max_position", "max_position_embeddings");
-  s.tied = c.flag("tie_word_embeddings", false);
-  if (f == Family::kLlama) {
-    s.attention_bias = c.flag("attention_bias", false);
-    s.mlp_bias = c.flag("mlp_bias", false);
-  }
-  record_rope(c);
-  std::optional<int64_t> window;
-  if (f == Family::kMistral)
-    window = c.optional_count("sliding_window", std::numeric_limits<int64_t>::max());
-  if (f == Family::kQwen2 && c.flag("use_sliding_window", false))
-    window = c.optional_count("sliding_window", std::numeric_limits<int64_t>::max());
-  if (window)
-    imp.notes.push_back(fmt::format(
-        "sliding_window {}: the simulator keeps every token's KV (full attention), an upper "
-        "bound on this model's KV beyond {} tokens",
-        *window, *window));
-  return s;
-}
-
-Shapes gptj(Config& c, HfImport& imp) {
-  Shapes s;
-  s.family = Family::kGptj;
-  s.layers = c.count("n_layer");
-  s.hidden = c.count("n_embd");
-  s.heads = c.count("n_head");
-  s.kv_heads = s.heads;
-  if (s.hidden % s.heads != 0)
-    c.fail("n_embd", fmt::format("{} is not a multiple of n_head {}; expected a multiple", s.hidden,
-                                 s.heads));
-  s.head_dim = s.hidden / s.heads;
-  imp.origin = {{"layers", "n_layer"},
-                {"hidden", "n_embd"},
-                {"heads", "n_head"},
-                {"kv_heads", "n_head (GPT-J is multi-head)"},
-                {"head_dim", "n_embd / n_head"}};
-  if (const auto inner = c.optional_count("n_inner")) {
-    s.ffn = *inner;
-    imp.origin.emplace_back("ffn", "n_inner");
-  } else {
-    if (s.hidden > kIntMax / 4) c.fail("n_embd", "4 x n_embd (n_inner null) exceeds 2^31 - 1");
-    s.ffn = 4 * s.hidden;
-    imp.origin.emplace_back("ffn", "4 x n_embd (n_inner null)");
-  }
-  s.vocab = c.count("vocab_size");
-  imp.origin.emplace_back("vocab", "vocab_size");
-  s.max_position = c.optional_count("n_positions", std::numeric_limits<int64_t>::max()).value_or(0);
-  if (s.max_position > 0) imp.origin.emplace_back("max_position", "n_positions");
-  c.optional_count("rotary_dim");  // partial rotary: no shape of its own; kept in source
-  s.tied = c.flag("tie_word_embeddings", false);
-  return s;
-}
-
-std::string dtype_of(Config& c, const std::string& flag, std::string* origin) {
+std::string dtype_of(HfKeys& c, const std::string& flag, std::string* origin) {
   static const std::vector<std::pair<std::string, std::string>> kTorch = {{"bfloat16", "bf16"},
                                                                           {"float16", "fp16"},
                                                                           {"float32", "fp32"},
@@ -311,7 +141,7 @@ std::string lowercase(std::string s) {
   return s;
 }
 
-std::string name_of(Config& c, const std::string& path, const std::string& flag,
+std::string model_name_of(HfKeys& c, const std::string& path, const std::string& flag,
                     std::string* origin) {
   if (!flag.empty()) return *origin = "--name", flag;
   if (auto hub = c.optional_string("_name_or_path")) {
@@ -321,6 +151,19 @@ std::string name_of(Config& c, const std::string& path, const std::string& flag,
       c.record("_name_or_path", *hub);
       *origin = "_name_or_path '" + *hub + "', its last part lowercased";
       return lowercase(last);
+    }
+  }
+  // A file named for its model (Qwen3-32B.json, moonshotai--Kimi-K2-Instruct_config.json): its
+  // stem, without a hub owner's "owner--" and a "_config" suffix.
+  std::string stem = std::filesystem::path(path).stem().string();
+  if (stem != "config" && !stem.empty()) {
+    if (const size_t dashes = stem.find("--"); dashes != std::string::npos)
+      stem = stem.substr(dashes + 2);
+    if (stem.size() > 7 && stem.ends_with("_config")) stem.resize(stem.size() - 7);
+    if (!stem.empty()) {
+      *origin = "the file name '" + std::filesystem::path(path).filename().string() +
+                "' (no _name_or_path), lowercased";
+      return lowercase(stem);
     }
   }
   const std::string folder =
@@ -335,27 +178,25 @@ std::string name_of(Config& c, const std::string& path, const std::string& flag,
   return lowercase(folder);
 }
 
-}  // namespace
+// A multimodal wrapper's text model (text_config), noted; null when the config is the text model.
+const json* text_model(const json& j, const std::string& path, HfImport& imp) {
+  if (!j.contains("text_config") || j["text_config"].is_null()) return nullptr;
+  const json& t = j["text_config"];
+  if (!t.is_object())
+    throw InputError(path +
+                     ": text_config: expected a map (a multimodal wrapper's text model "
+                     "config), got " +
+                     trace::shown(t));
+  const auto& a = j.contains("architectures") ? j["architectures"] : json();
+  const std::string wrapper =
+      a.is_array() && !a.empty() && a[0].is_string() ? a[0].get<std::string>() : "a wrapper";
+  imp.notes.push_back(wrapper +
+                      ": a multimodal wrapper; the text model is read from text_config, and the "
+                      "vision encoder and projector are not counted in params");
+  return &t;
+}
 
-HfImport import_hf_config_text(const std::string& text, const std::string& path,
-                               const HfImportOptions& options) {
-  const json j = parse(text, path);
-  if (!j.is_object())
-    throw InputError(path + ": expected a JSON object (a Hugging Face config.json), got " +
-                     trace::shown(j));
-  Config c(j, path);
-  refuse_moe(c);
-  const Known known = identify(c);
-  HfImport imp;
-  imp.path = path;
-  imp.architecture = known.architecture;
-  const Shapes s = known.family == Family::kGptj ? gptj(c, imp) : llama_like(c, known.family, imp);
-  std::string name_origin, dtype_origin;
-  auto& shape = imp.model.shape;
-  shape.name = name_of(c, path, options.name, &name_origin);
-  shape.dtype = dtype_of(c, options.dtype, &dtype_origin);
-  imp.origin.insert(imp.origin.begin(), {"name", name_origin});
-  imp.origin.emplace_back("dtype", dtype_origin);
+void set_shape(const Shapes& s, const ParamCount& pc, sim::ModelShape& shape) {
   shape.layers = narrow(s.layers);
   shape.hidden = narrow(s.hidden);
   shape.heads = narrow(s.heads);
@@ -364,18 +205,72 @@ HfImport import_hf_config_text(const std::string& text, const std::string& path,
   shape.ffn = narrow(s.ffn);
   shape.vocab = narrow(s.vocab);
   shape.tp = 1;
+  shape.params = pc.total;
+  if (s.experts > 0) {
+    shape.moe = {narrow(s.experts), narrow(s.experts_per_token), narrow(s.expert_ffn),
+                 narrow(s.shared_ffn), narrow(s.dense_layers)};
+    shape.active_params = pc.active;
+  }
+  if (s.kv_lora_rank > 0) shape.mla = {narrow(s.kv_lora_rank), narrow(s.qk_rope_head_dim)};
+}
+
+}  // namespace
+
+HfImport import_hf_config_text(const std::string& text, const std::string& path,
+                               const HfImportOptions& options) {
+  const json j = parse(text, path);
+  if (!j.is_object())
+    throw InputError(path + ": expected a JSON object (a Hugging Face config.json), got " +
+                     trace::shown(j));
+  HfImport imp;
+  imp.path = path;
+  HfKeys outer(j, path);
+  const json* inner = text_model(j, path, imp);
+  std::optional<HfKeys> wrapped;
+  if (inner != nullptr) wrapped.emplace(*inner, path, "text_config.");
+  HfKeys& c = wrapped ? *wrapped : outer;
+  const Known known = identify(c);
+  imp.architecture = known.architecture;
+  const bool mla = known.family == Family::kDeepseekV2 || known.family == Family::kDeepseekV3 ||
+                   known.family == Family::kGlmMoeDsa;
+  const Shapes s = known.family == Family::kGptj ? read_gptj_shapes(c, imp)
+                   : mla                         ? read_mla_shapes(c, known.family, imp)
+                                                 : read_gqa_shapes(c, known.family, imp);
+  std::string name_origin, dtype_origin, weight_origin;
+  auto& shape = imp.model.shape;
+  shape.name = model_name_of(outer, path, options.name, &name_origin);
+  const bool dtype_outside = outer.given("torch_dtype") || outer.given("dtype");
+  shape.dtype = dtype_of(dtype_outside ? outer : c, options.dtype, &dtype_origin);
+  shape.weight_dtype =
+      read_weight_dtype(outer.given("quantization_config") ? outer : c, &weight_origin);
+  if (!options.weight_dtype.empty()) {
+    const std::string& w = options.weight_dtype;
+    if (w != "fp8" && w != "int8" && w != "int4")
+      throw InputError("--weight-dtype: expected fp8, int8 or int4, got '" + w + "'");
+    weight_origin =
+        "--weight-dtype" + (shape.weight_dtype.empty()
+                                ? std::string(" (the config has no quantization_config)")
+                                : " (config.json: " + weight_origin + ")");
+    shape.weight_dtype = w;
+  }
+  imp.origin.insert(imp.origin.begin(), {"name", name_origin});
+  imp.origin.emplace_back("dtype", dtype_origin);
+  if (!shape.weight_dtype.empty()) imp.origin.emplace_back("weight_dtype", weight_origin);
+  const ParamCount pc = count_params(s);
+  set_shape(s, pc, shape);
   constexpr double kMaxKvBytesPerToken = 134217728.0;  // 2^27, as load_model checks
   if (shape.kv_bytes_per_token_unsplit() > kMaxKvBytesPerToken)
-    c.fail(imp.origin[1].second /* the layers key */,
-           fmt::format("KV bytes per token {:.6g} (2 x layers x kv_heads x "
-                       "head_dim x dtype bytes); expected at most 2^27",
-                       shape.kv_bytes_per_token_unsplit()));
-  const ParamCount pc = count_params(s);
-  shape.params = pc.total;
+    c.fail(known.family == Family::kGptj ? "n_layer" : "num_hidden_layers",
+           fmt::format("KV bytes per token {:.6g} ({} x dtype bytes); expected at most 2^27",
+                       shape.kv_bytes_per_token_unsplit(),
+                       mla ? "layers x (kv_lora_rank + qk_rope_head_dim)"
+                           : "2 x layers x kv_heads x head_dim"));
   imp.params_sum = pc.lines;
   imp.model.max_position = s.max_position;
   std::string used;
-  for (const auto& u : c.used()) used += (used.empty() ? "" : ", ") + u;
+  for (const HfKeys* k : {&outer, wrapped ? &*wrapped : nullptr})
+    if (k != nullptr)
+      for (const auto& u : k->used()) used += (used.empty() ? "" : ", ") + u;
   imp.model.source = fmt::format(
       "Hugging Face config {}: {}; params computed from these shapes "
       "(isim model import)",

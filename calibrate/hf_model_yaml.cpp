@@ -60,7 +60,26 @@ std::string hf_model_yaml(const HfImport& imp) {
   y += "# params: computed from the shapes above (no config.json key holds it):\n";
   for (const auto& l : imp.params_sum) y += "# " + l + "\n";
   y += fmt::format("params: {:.0f}\n", s.params);
+  if (s.active_params > 0)
+    y += fmt::format("active_params: {:.0f}  # computed above: the active sum\n", s.active_params);
+  if (!s.weight_dtype.empty()) line("weight_dtype", s.weight_dtype);
   if (imp.model.max_position > 0) line("max_position", std::to_string(imp.model.max_position));
+  auto nested = [&](const std::string& key, const std::string& value) {
+    y += fmt::format("  {}: {}  # {}\n", key.substr(key.find('.') + 1), value, origin_of(imp, key));
+  };
+  if (s.moe.given()) {
+    y += "moe:\n";
+    nested("moe.experts", std::to_string(s.moe.experts));
+    nested("moe.experts_per_token", std::to_string(s.moe.experts_per_token));
+    nested("moe.expert_ffn", std::to_string(s.moe.expert_ffn));
+    nested("moe.shared_ffn", std::to_string(s.moe.shared_ffn));
+    nested("moe.dense_layers", std::to_string(s.moe.dense_layers));
+  }
+  if (s.mla.given()) {
+    y += "mla:\n";
+    nested("mla.kv_lora_rank", std::to_string(s.mla.kv_lora_rank));
+    nested("mla.qk_rope_head_dim", std::to_string(s.mla.qk_rope_head_dim));
+  }
   return y;
 }
 

@@ -14,6 +14,9 @@ target_sources(isim_calibrate PRIVATE
 target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/hf_config.cpp
   ${CMAKE_CURRENT_LIST_DIR}/hf_config_params.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/hf_config_shapes.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/hf_config_moe.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/hf_config_quant.cpp
   ${CMAKE_CURRENT_LIST_DIR}/hf_model_yaml.cpp
 )
 target_link_libraries(isim_calibrate PRIVATE nlohmann_json::nlohmann_json)

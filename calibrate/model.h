@@ -1,11 +1,15 @@
 // Model shapes for calibration, importers and analytic profiles: one YAML file per model under
 // calibrate/models/, each with the published config it was read from.
 //
-// Format (every key required, unknown keys are errors):
+// Format (every key required unless said optional, unknown keys are errors):
 //   name: llama-3.1-8b
 //   source: "meta-llama/Llama-3.1-8B config.json: ..."   # where the numbers come from
 //   layers: 32          hidden: 4096     heads: 32     kv_heads: 8    head_dim: 128
 //   ffn: 14336          vocab: 128256    dtype: bf16   params: 8030261248
+// Optional (mixture-of-experts, MLA and quantized models; sim::ModelShape says what each means):
+//   active_params: 3353032704    weight_dtype: fp8 | int8 | int4
+//   moe: {experts: 128, experts_per_token: 8, expert_ffn: 768, shared_ffn: 0, dense_layers: 0}
+//   mla: {kv_lora_rank: 512, qk_rope_head_dim: 64}
 // `tp` is not part of a model: it is chosen per deployment (isim-calibrate --tp, profiles).
 // Contract: load_model validates types and ranges (positive sizes, heads a multiple of
 // kv_heads, a known dtype) and throws InputError("FILE:LINE: key: reason").

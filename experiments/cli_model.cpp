@@ -22,7 +22,9 @@ namespace po = boost::program_options;
 namespace {
 
 const Help kModelHelp{
-    "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] [--force]\n",
+    "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] "
+    "[--weight-dtype W]\n"
+    "                         [--force]\n",
     "Sub-verbs:\n"
     "  import  a Hugging Face config.json -> a model YAML (the calibrate/models/ format) for\n"
     "          isim profile analytic / import and isim-calibrate (isim model import --help)\n",
@@ -31,12 +33,18 @@ const Help kModelHelp{
     "--out p.yaml\n"};
 
 const Help kModelImportHelp{
-    "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] [--force]\n",
-    "Reads a Hugging Face config.json of a dense decoder: LlamaForCausalLM (Llama 2, 3.x),\n"
-    "Qwen2ForCausalLM (Qwen2, Qwen2.5), MistralForCausalLM, GPTJForCausalLM, identified by\n"
-    "`architectures` or `model_type`. Mixture-of-experts configs are refused (not yet\n"
-    "supported). params is computed from the shapes; each value's comment in M.yaml says\n"
-    "which config key it came from. Exit 0: written; 2: bad input.\n",
+    "usage: isim model import HF_CONFIG.json --out M.yaml [--name NAME] [--dtype D] "
+    "[--weight-dtype W]\n"
+    "                         [--force]\n",
+    "Reads a Hugging Face config.json, identified by `architectures` or `model_type`:\n"
+    "dense LlamaForCausalLM (Llama 2, 3.x), Qwen2ForCausalLM, Qwen3ForCausalLM,\n"
+    "MistralForCausalLM, GPTJForCausalLM; mixture-of-experts Qwen2MoeForCausalLM,\n"
+    "Qwen3MoeForCausalLM, MixtralForCausalLM, PhiMoEForCausalLM, Glm4MoeForCausalLM; and\n"
+    "MLA + MoE DeepseekV2ForCausalLM, DeepseekV3ForCausalLM (Kimi K2), GlmMoeDsaForCausalLM\n"
+    "(GLM-5, its sparse attention costed as dense). A multimodal wrapper's text_config is\n"
+    "read; quantization_config gives weight_dtype (fp8, int8, int4). params and\n"
+    "active_params are computed from the shapes; each value's comment in M.yaml says which\n"
+    "config key it came from. Exit 0: written; 2: bad input.\n",
     "  isim model import ~/models/Llama-3.1-8B/config.json --out llama-3.1-8b.yaml\n"
     "  isim model import gpt-j-6b/config.json --dtype fp16 --name gpt-j-6b --out gptj.yaml\n"};
 
@@ -47,10 +55,12 @@ int model_import(const Args& args) {
   opts.add_options()("help,h", "show this help")(
       "out", po::value(&out), "the model file to write (refused if it exists, unless --force)")(
       "name", po::value(&o.name),
-      "the model's name (default: the last part of _name_or_path, else the config's folder "
-      "name, lowercased)")("dtype", po::value(&o.dtype),
-                           "fp16, bf16, fp32 or fp8 (default: from torch_dtype)")(
-      "force", "overwrite an existing M.yaml");
+      "the model's name (default: the last part of _name_or_path, else the file's name when "
+      "it is not config.json, else the config's folder name, lowercased)")(
+      "dtype", po::value(&o.dtype), "fp16, bf16, fp32 or fp8 (default: from torch_dtype)")(
+      "weight-dtype", po::value(&o.weight_dtype),
+      "fp8, int8 or int4: the linear weights' dtype (default: from quantization_config, else "
+      "dtype)")("force", "overwrite an existing M.yaml");
   hidden.add_options()("config", po::value(&config), "config.json");
   po::positional_options_description pos;
   pos.add("config", 1);
@@ -71,6 +81,20 @@ int model_import(const Args& args) {
       "vocab {}, {}, {:.2f}B params, KV {} bytes/token\n",
       out, s.name, imp.architecture, s.layers, s.hidden, s.heads, s.kv_heads, s.head_dim, s.ffn,
       s.vocab, s.dtype, s.params / 1e9, s.kv_bytes_per_token());
+  if (s.moe.given())
+    fmt::print(
+        "  MoE: {} experts, {} per token, expert ffn {}, shared ffn {}, {} dense layers; "
+        "{:.2f}B active params per token\n",
+        s.moe.experts, s.moe.experts_per_token, s.moe.expert_ffn, s.moe.shared_ffn,
+        s.moe.dense_layers, s.active_params / 1e9);
+  if (s.mla.given())
+    fmt::print(
+        "  MLA: KV is one latent of kv_lora_rank {} + qk_rope_head_dim {} per token and "
+        "layer\n",
+        s.mla.kv_lora_rank, s.mla.qk_rope_head_dim);
+  if (!s.weight_dtype.empty())
+    fmt::print("  weights: {} (embedding and lm_head {}): {:.2f} GiB\n", s.weight_dtype, s.dtype,
+               s.weight_bytes_per_gpu() / (1024.0 * 1024.0 * 1024.0));
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -23,8 +24,12 @@ const Names kTopKeys = {
     "forward", "swap",       "step_overhead", "memory", "validation"};
 const Names kValidationKeys = {"batch", "predicted_ms", "measured_ms"};
 const Names kDeviceKeys = {"name", "memory_gib"};
-const Names kModelKeys = {"name", "layers", "hidden", "heads",  "kv_heads", "head_dim",
-                          "ffn",  "vocab",  "dtype",  "params", "tp"};
+const Names kModelKeys = {"name",     "layers", "hidden", "heads",         "kv_heads",
+                          "head_dim", "ffn",    "vocab",  "dtype",         "params",
+                          "tp",       "moe",    "mla",    "active_params", "weight_dtype"};
+const Names kMoeKeys = {"experts", "experts_per_token", "expert_ffn", "shared_ffn", "dense_layers"};
+const Names kMlaKeys = {"kv_lora_rank", "qk_rope_head_dim"};
+const Names kWeightDtypes = {"fp8", "int8", "int4"};
 const Names kKvKeys = {"block_tokens"};
 const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us",
                          "compute_slowdown"};
@@ -42,6 +47,53 @@ void read_provenance(const Reader& r, const MapNode& top, Profile& p) {
     r.fail(*source, "provenance.source",
            fmt::format("unknown source '{}' (valid: {})", p.provenance_value("source"),
                        join(kSources)));
+  }
+}
+
+// An integer in [lo, hi] (model.moe's counts, some of which may be 0).
+int bounded(const Reader& r, const MapNode& m, std::string_view key, int lo, int hi,
+            const std::string& what) {
+  const std::string path = child(m.path, key);
+  const YAML::Node n = r.need(m, key, what);
+  const int64_t v = r.integer(n, path);
+  if (v < lo || v > hi)
+    r.fail(n, path, fmt::format("must be in [{}, {}] ({}), got {}", lo, hi, what, v));
+  return static_cast<int>(v);
+}
+
+// The optional keys of a MoE, MLA or quantized model (absent: a dense bf16/fp16 model).
+void read_model_options(const Reader& r, const MapNode& m, ModelShape& model) {
+  if (Reader::find(m, "moe")) {
+    const MapNode e = r.section(m, "moe", kMoeKeys);
+    MoeShape& moe = model.moe;
+    moe.experts = r.count(e, "experts");
+    moe.experts_per_token =
+        bounded(r, e, "experts_per_token", 1, moe.experts, "routed experts per token");
+    moe.expert_ffn = r.count(e, "expert_ffn");
+    moe.shared_ffn = bounded(r, e, "shared_ffn", 0, std::numeric_limits<int>::max(),
+                             "the shared experts' FFN width, 0 for none");
+    moe.dense_layers = bounded(r, e, "dense_layers", 0, model.layers - 1,
+                               "layers with a dense FFN, fewer than model.layers");
+  }
+  if (Reader::find(m, "mla")) {
+    const MapNode a = r.section(m, "mla", kMlaKeys);
+    model.mla.kv_lora_rank = r.count(a, "kv_lora_rank");
+    model.mla.qk_rope_head_dim = r.count(a, "qk_rope_head_dim");
+  }
+  if (Reader::find(m, "active_params")) {
+    model.active_params =
+        r.number(m, "active_params", Bound::kPositive, "the parameters a token uses");
+    if (model.active_params > model.params)
+      r.fail(*Reader::find(m, "active_params"), "model.active_params",
+             fmt::format("must be at most model.params ({}), got {}", model.params,
+                         model.active_params));
+  }
+  if (const auto w = Reader::find(m, "weight_dtype")) {
+    model.weight_dtype = r.text(*w, "model.weight_dtype");
+    if (!contains(kWeightDtypes, model.weight_dtype))
+      r.fail(*w, "model.weight_dtype",
+             fmt::format("unknown weight dtype '{}' (valid: {})", model.weight_dtype,
+                         join(kWeightDtypes)));
   }
 }
 
@@ -63,6 +115,7 @@ void read_model(const Reader& r, const MapNode& top, ModelShape& model) {
   }
   model.params = r.number(m, "params", Bound::kPositive, "a parameter count");
   model.tp = r.count(m, "tp");
+  read_model_options(r, m, model);
 }
 
 void read_swap(const Reader& r, const MapNode& top, SwapSpec& s) {
@@ -93,6 +146,13 @@ void check_block_bytes(const Reader& r, const MapNode& top, const Profile& p) {
   const double per_token = std::floor(m.kv_bytes_per_token_unsplit() / m.tp);
   const double block = per_token * p.block_tokens;
   if (block <= kMaxBlockBytes) return;
+  if (m.mla.given())
+    r.fail(*Reader::find(top, "model"), "model",
+           fmt::format("KV bytes per token layers {} x (mla.kv_lora_rank {} + "
+                       "mla.qk_rope_head_dim {}) x {} bytes = {:.6g}, times kv.block_tokens {} = "
+                       "{:.6g} bytes a block; expected at most {:.0f} (2 GiB)",
+                       m.layers, m.mla.kv_lora_rank, m.mla.qk_rope_head_dim, m.dtype_bytes(),
+                       per_token, p.block_tokens, block, kMaxBlockBytes));
   r.fail(*Reader::find(top, "model"), "model",
          fmt::format("KV bytes per token 2 x layers {} x kv_heads {} x head_dim {} x {} bytes / tp "
                      "{} = {:.6g}, times kv.block_tokens {} = {:.6g} bytes a block; expected at "
@@ -181,19 +241,30 @@ int ModelShape::dtype_bytes() const {
 
 double ModelShape::kv_bytes_per_token_unsplit() const {
   if (mla.given())
-    return static_cast<double>(layers) * (mla.kv_lora_rank + mla.qk_rope_head_dim) * dtype_bytes() *
+    return static_cast<double>(layers) *
+           (static_cast<double>(mla.kv_lora_rank) + mla.qk_rope_head_dim) * dtype_bytes() *
            tp;  // replicated: every rank holds it all
   return 2.0 * layers * kv_heads * head_dim * dtype_bytes();
 }
 
 int64_t ModelShape::kv_bytes_per_token() const {
   if (mla.given())
-    return int64_t{layers} * (mla.kv_lora_rank + mla.qk_rope_head_dim) * dtype_bytes();
+    return int64_t{layers} * (int64_t{mla.kv_lora_rank} + mla.qk_rope_head_dim) * dtype_bytes();
   return int64_t{2} * layers * kv_heads * head_dim * dtype_bytes() / tp;
 }
 
+double ModelShape::weight_dtype_bytes() const {
+  if (weight_dtype.empty()) return dtype_bytes();
+  if (weight_dtype == "fp8" || weight_dtype == "int8") return 1;
+  if (weight_dtype == "int4") return 0.5;
+  throw InputError(
+      fmt::format("model.weight_dtype: unknown '{}' (valid: fp8, int8, int4)", weight_dtype));
+}
+
 double ModelShape::weight_bytes_per_gpu() const {
-  return params * dtype_bytes() / tp;
+  if (weight_dtype.empty()) return params * dtype_bytes() / tp;
+  const double outer = std::min(params, 2.0 * vocab * static_cast<double>(hidden));
+  return (outer * dtype_bytes() + (params - outer) * weight_dtype_bytes()) / tp;
 }
 
 std::string Profile::provenance_value(const std::string& key) const {

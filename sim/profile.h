@@ -6,6 +6,8 @@
 //   never be silently ignored) except under `provenance`, which is free-form text.
 //   Errors are InputError("FILE: key.path: reason").
 // - `validation` is optional: a list of {batch, predicted_ms, measured_ms} (isim-calibrate).
+// - `model` may hold active_params, weight_dtype, moe {...} and mla {...} (ModelShape below);
+//   they are written only when given, so a dense model's profile keeps its bytes.
 // - `write_profile` emits YAML that `load_profile` reads back to an equal Profile.
 // - Units are in the key names: *_ms, *_us, *_gib, *_gbps (GB/s = 1e9 bytes/s), bytes.
 #pragma once
@@ -70,7 +72,12 @@ struct ModelShape {
   // The same in double before the division by tp, so that no product can overflow: what the
   // readers range-check (calibrate/model.cpp, sim/profile.cpp) before kv_bytes_per_token is used.
   double kv_bytes_per_token_unsplit() const;
-  // Weight bytes on one GPU: params x dtype / tp.
+  // Bytes of one quantized linear weight: fp8 and int8 1, int4 0.5 (group scales not counted:
+  // 2/128 B more per weight at group size 128); dtype_bytes() when weight_dtype is "".
+  double weight_dtype_bytes() const;
+  // Weight bytes on one GPU, the whole expert set resident: params x dtype / tp; with a
+  // weight_dtype, the embedding and lm_head (2 x vocab x hidden, a tied model's one table
+  // counted twice) at dtype and every other parameter at weight_dtype_bytes(), over tp.
   double weight_bytes_per_gpu() const;
   // Parameters a token runs through: active_params, or params when that is 0.
   double params_per_token() const { return active_params > 0 ? active_params : params; }

@@ -134,6 +134,22 @@ void write_serving(std::string& out, const Profile& p) {
   }
 }
 
+// The model's optional keys, only when given (a dense model's profile keeps its bytes).
+void write_model_options(std::string& out, const ModelShape& m) {
+  auto w = std::back_inserter(out);
+  if (m.active_params > 0) fmt::format_to(w, "  active_params: {}\n", num(m.active_params));
+  if (!m.weight_dtype.empty()) fmt::format_to(w, "  weight_dtype: {}\n", scalar(m.weight_dtype));
+  if (m.moe.given())
+    fmt::format_to(w,
+                   "  moe:\n    experts: {}\n    experts_per_token: {}\n    expert_ffn: {}\n"
+                   "    shared_ffn: {}\n    dense_layers: {}\n",
+                   m.moe.experts, m.moe.experts_per_token, m.moe.expert_ffn, m.moe.shared_ffn,
+                   m.moe.dense_layers);
+  if (m.mla.given())
+    fmt::format_to(w, "  mla:\n    kv_lora_rank: {}\n    qk_rope_head_dim: {}\n",
+                   m.mla.kv_lora_rank, m.mla.qk_rope_head_dim);
+}
+
 std::string to_yaml(const Profile& p) {
   std::string out;
   auto w = std::back_inserter(out);
@@ -154,6 +170,7 @@ std::string to_yaml(const Profile& p) {
                  "  head_dim: {}\n  ffn: {}\n  vocab: {}\n  dtype: {}\n  params: {}\n  tp: {}\n",
                  scalar(m.name), m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn,
                  m.vocab, scalar(m.dtype), num(m.params), m.tp);
+  write_model_options(out, m);
   fmt::format_to(w, "kv:\n  block_tokens: {}\nsaturation_tokens: {}\nforward:\n", p.block_tokens,
                  p.saturation_tokens);
   if (p.form == ForwardForm::kLinear) {
@@ -247,9 +264,25 @@ std::string describe_profile(const Profile& p) {
                  "{:.4g} params, tp {}\n",
                  m.name, m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.ffn, m.vocab,
                  m.dtype, m.params, m.tp);
+  if (m.moe.given())
+    fmt::format_to(w,
+                   "moe: {} experts, {} per token, expert ffn {}, shared ffn {}, {} dense "
+                   "layers; {:.4g} active params per token\n",
+                   m.moe.experts, m.moe.experts_per_token, m.moe.expert_ffn, m.moe.shared_ffn,
+                   m.moe.dense_layers, m.params_per_token());
+  else if (m.active_params > 0)
+    fmt::format_to(w, "active params per token: {:.4g}\n", m.active_params);
+  if (m.mla.given())
+    fmt::format_to(w,
+                   "mla: latent KV kv_lora_rank {} + qk_rope_head_dim {} per layer, the same on "
+                   "every tp rank\n",
+                   m.mla.kv_lora_rank, m.mla.qk_rope_head_dim);
   const int64_t per_token = m.kv_bytes_per_token();
   const int64_t per_block = per_token * p.block_tokens;
-  fmt::format_to(w, "weights: {} per GPU\n", bytes_text(m.weight_bytes_per_gpu()));
+  fmt::format_to(w, "weights: {} per GPU{}\n", bytes_text(m.weight_bytes_per_gpu()),
+                 m.weight_dtype.empty() ? std::string()
+                                        : " (linear weights " + m.weight_dtype +
+                                              ", embedding and lm_head " + m.dtype + ")");
   fmt::format_to(w, "kv: {} bytes per token ({}), {} tokens per block = {} bytes ({})\n", per_token,
                  bytes_text(static_cast<double>(per_token)), p.block_tokens, per_block,
                  bytes_text(static_cast<double>(per_block)));

@@ -3,6 +3,7 @@
 isim_test(test_calibrate_analytic LIBS isim_experiments isim_calibrate SOURCES
   calibrate/test_analytic.cpp
   calibrate/test_analytic_moe.cpp
+  calibrate/test_analytic_models.cpp
   calibrate/test_diff.cpp
   calibrate/test_cli_profile.cpp
 )

@@ -164,9 +164,9 @@ TEST_CASE("HF import: Llama-3.1-8B, every field by hand and equal to the committ
 }
 
 TEST_CASE("HF import: the YAML says where each value came from, and is deterministic") {
-  const HfImport imp = import(kLlama31_8b, {"my-llama", ""});
+  const HfImport imp = import(kLlama31_8b, {"my-llama", "", ""});
   const std::string y = hf_model_yaml(imp);
-  CHECK(y == hf_model_yaml(import(kLlama31_8b, {"my-llama", ""})));
+  CHECK(y == hf_model_yaml(import(kLlama31_8b, {"my-llama", "", ""})));
   CHECK(y.find("name: my-llama  # --name\n") != std::string::npos);
   CHECK(y.find("layers: 32  # num_hidden_layers\n") != std::string::npos);
   CHECK(y.find("head_dim: 128  # hidden_size / num_attention_heads (no head_dim key)\n") !=
@@ -178,7 +178,7 @@ TEST_CASE("HF import: the YAML says where each value came from, and is determini
   const auto hub = import(with(kLlama31_8b, "_name_or_path", "\"meta-llama/Llama-3.1-8B\""));
   CHECK(hub.model.shape.name == "llama-3.1-8b");
   // --dtype wins over torch_dtype, and the YAML says both.
-  const auto fp16 = import(kLlama31_8b, {"", "fp16"});
+  const auto fp16 = import(kLlama31_8b, {"", "fp16", ""});
   CHECK(fp16.model.shape.dtype == "fp16");
   CHECK(hf_model_yaml(fp16).find("dtype: fp16  # --dtype (config.json torch_dtype bfloat16)") !=
         std::string::npos);
@@ -186,7 +186,7 @@ TEST_CASE("HF import: the YAML says where each value came from, and is determini
 }
 
 TEST_CASE("HF import: Qwen2.5-7B counts its q, k, v biases") {
-  const HfImport imp = import(kQwen25_7b, {"qwen2.5-7b", ""});
+  const HfImport imp = import(kQwen25_7b, {"qwen2.5-7b", "", ""});
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "Qwen2ForCausalLM");
   CHECK(s.layers == 28);
@@ -207,13 +207,13 @@ TEST_CASE("HF import: Qwen2.5-7B counts its q, k, v biases") {
   CHECK(imp.notes.empty());  // use_sliding_window false
   CHECK(round_trip(imp, "qwen").shape == s);
   // With the window on, it is noted as not modelled.
-  const auto windowed = import(with(kQwen25_7b, "use_sliding_window", "true"), {"q", ""});
+  const auto windowed = import(with(kQwen25_7b, "use_sliding_window", "true"), {"q", "", ""});
   REQUIRE(windowed.notes.size() == 1);
   CHECK(windowed.notes[0].rfind("sliding_window 131072:", 0) == 0);
 }
 
 TEST_CASE("HF import: Mistral-7B-v0.1, its sliding window noted as not modelled") {
-  const HfImport imp = import(kMistral7b, {"mistral-7b-v0.1", ""});
+  const HfImport imp = import(kMistral7b, {"mistral-7b-v0.1", "", ""});
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "MistralForCausalLM");
   CHECK(s.layers == 32);
@@ -237,7 +237,7 @@ TEST_CASE("HF import: Mistral-7B-v0.1, its sliding window noted as not modelled"
 }
 
 TEST_CASE("HF import: GPT-J-6B, its own keys, n_inner null, no GQA") {
-  const HfImport imp = import(kGptj6b, {"gpt-j-6b", "fp16"});
+  const HfImport imp = import(kGptj6b, {"gpt-j-6b", "fp16", ""});
   const auto& s = imp.model.shape;
   CHECK(imp.architecture == "GPTJForCausalLM");
   CHECK(s.layers == 28);
@@ -265,43 +265,36 @@ TEST_CASE("HF import: GPT-J-6B, its own keys, n_inner null, no GQA") {
   CHECK(s == committed);
   CHECK(round_trip(imp, "gptj").shape == s);
   // An explicit n_inner is used as given.
-  CHECK(import(with(kGptj6b, "n_inner", "8192"), {"g", "fp16"}).model.shape.ffn == 8192);
+  CHECK(import(with(kGptj6b, "n_inner", "8192"), {"g", "fp16", ""}).model.shape.ffn == 8192);
 }
 
-TEST_CASE("HF import: mixture-of-experts configs are refused, naming the file and the key") {
-  const std::string moe = "MoE is not supported yet";
-  const auto mixtral =
-      with(with(kMistral7b, "architectures", "[\"MixtralForCausalLM\"]"), "num_local_experts", "8");
-  CHECK(error_of(mixtral).rfind("cfg/config.json: num_local_experts: 8 experts: a "
-                                "mixture-of-experts model; " +
-                                    moe,
-                                0) == 0);
+TEST_CASE("HF import: experts in a dense family's config are refused, naming the key") {
+  const std::string dense = "experts in a config of the dense ";
+  CHECK(error_of(with(kMistral7b, "num_local_experts", "8")) ==
+        "cfg/config.json: num_local_experts: 8 experts in a config of the dense "
+        "MistralForCausalLM; expected a mixture-of-experts architecture (MixtralForCausalLM, "
+        "Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, ...)");
   CHECK(error_of(with(kQwen25_7b, "num_experts", "60"))
-            .find("cfg/config.json: num_experts: 60 "
-                  "experts") == 0);
-  CHECK(error_of(with(kLlama31_8b, "n_routed_experts", "64")).find(moe) != std::string::npos);
-  // A MoE model_type without an expert count key is refused by its type.
-  CHECK(error_of(with(kMistral7b, "model_type", "\"mixtral\""))
-            .rfind("cfg/config.json: model_type: 'mixtral' is a mixture-of-experts model; " + moe,
-                   0) == 0);
-  CHECK(error_of(with(kQwen25_7b, "model_type", "\"qwen2_moe\"")).find(moe) != std::string::npos);
-  CHECK(error_of(with(kLlama31_8b, "model_type", "\"deepseek_v3\"")).find(moe) !=
-        std::string::npos);
-  // And so is a MoE architecture without either.
-  CHECK(error_of(
-            without(with(kMistral7b, "architectures", "[\"MixtralForCausalLM\"]"), "model_type")) ==
-        "cfg/config.json: architectures: 'MixtralForCausalLM' is a mixture-of-experts model; " +
-            moe +
-            " (supported: dense LlamaForCausalLM (model_type llama), Qwen2ForCausalLM "
-            "(qwen2), MistralForCausalLM (mistral), GPTJForCausalLM (gptj))");
+            .rfind("cfg/config.json: num_experts: 60 " + dense + "Qwen2ForCausalLM", 0) == 0);
+  CHECK(error_of(with(kLlama31_8b, "n_routed_experts", "64")).find(dense) != std::string::npos);
   // num_experts 0 is a dense model.
   CHECK(import(with(kLlama31_8b, "num_experts", "0")).model.shape.layers == 32);
+  // A MoE model_type or architecture is read as MoE: without its expert keys it names the
+  // first one missing.
+  CHECK(error_of(without(with(kMistral7b, "model_type", "\"mixtral\""), "architectures")) ==
+        "cfg/config.json: num_local_experts: missing; expected a positive integer");
+  CHECK(error_of(with(kMistral7b, "architectures", "[\"MixtralForCausalLM\"]")) ==
+        "cfg/config.json: num_local_experts: missing; expected a positive integer");
 }
 
 TEST_CASE("HF import: an unknown family names architectures or model_type and lists ours") {
   const std::string ours =
       "supported: LlamaForCausalLM (model_type llama), Qwen2ForCausalLM (qwen2), "
-      "MistralForCausalLM (mistral), GPTJForCausalLM (gptj)";
+      "Qwen3ForCausalLM (qwen3), MistralForCausalLM (mistral), GPTJForCausalLM (gptj), "
+      "Qwen2MoeForCausalLM (qwen2_moe), Qwen3MoeForCausalLM (qwen3_moe), MixtralForCausalLM "
+      "(mixtral), PhiMoEForCausalLM (phimoe), Glm4MoeForCausalLM (glm4_moe), "
+      "DeepseekV2ForCausalLM (deepseek_v2), DeepseekV3ForCausalLM (deepseek_v3), "
+      "GlmMoeDsaForCausalLM (glm_moe_dsa)";
   CHECK(error_of(with(kLlama31_8b, "architectures", "[\"FalconForCausalLM\"]")) ==
         "cfg/config.json: architectures: unknown architecture 'FalconForCausalLM'; " + ours);
   CHECK(error_of(with(without(kLlama31_8b, "architectures"), "model_type", "\"falcon\"")) ==
@@ -340,18 +333,18 @@ TEST_CASE("HF import: a missing or wrong-typed key names the file, the key and w
         f + "tie_word_embeddings: expected true or false, got \"no\"");
   CHECK(error_of(with(kLlama31_8b, "rope_scaling", "8"))
             .rfind(f + "rope_scaling: expected a map", 0) == 0);
-  CHECK(error_of(without(kGptj6b, "n_layer"), {"g", "fp16"}) ==
+  CHECK(error_of(without(kGptj6b, "n_layer"), {"g", "fp16", ""}) ==
         f + "n_layer: missing; expected a positive integer");
-  CHECK(error_of(with(kGptj6b, "n_head", "[16]"), {"g", "fp16"}) ==
+  CHECK(error_of(with(kGptj6b, "n_head", "[16]"), {"g", "fp16", ""}) ==
         f + "n_head: expected a positive integer, got [16]");
   // dtype: required from the config unless --dtype gives it.
-  CHECK(error_of(kGptj6b, {"g", ""}) ==
+  CHECK(error_of(kGptj6b, {"g", "", ""}) ==
         f + "torch_dtype: missing (and no dtype key); expected bfloat16, float16 or float32, or "
             "pass --dtype fp16|bf16|fp32|fp8");
   CHECK(error_of(with(kLlama31_8b, "torch_dtype", "\"int8\"")) ==
         f + "torch_dtype: unknown 'int8'; expected bfloat16, float16, float32, float8_e4m3fn or "
             "float8_e5m2, or pass --dtype fp16|bf16|fp32|fp8");
-  CHECK(error_of(kLlama31_8b, {"", "half"}) ==
+  CHECK(error_of(kLlama31_8b, {"", "half", ""}) ==
         "--dtype: expected fp16, bf16, fp32 or fp8, got 'half'");
   // The newer `dtype` key is read like torch_dtype.
   CHECK(

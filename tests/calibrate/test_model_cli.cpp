@@ -72,8 +72,8 @@ TEST_CASE("isim model import: bad input exits 2 naming the file and key") {
   const std::string moe_cfg = isim::test::write_file(dir / "mixtral.json", moe);
   CHECK(model("import " + moe_cfg + " --out " + yaml, &out, &err) == 2);
   CHECK(err.rfind("isim: error: " + moe_cfg +
-                      ": num_local_experts: 8 experts: a "
-                      "mixture-of-experts model; MoE is not supported yet",
+                      ": num_local_experts: 8 experts in a config of the dense "
+                      "MistralForCausalLM; expected a mixture-of-experts architecture",
                   0) == 0);
   std::string broken = kMistral;
   broken.replace(broken.find("4096,"), 5, "4096");  // line 3 lacks its comma
