@@ -4,8 +4,17 @@
 
 namespace isim::calib {
 
-sim::MemorySpec vllm_memory(const ModelSpec& model, double usable_bytes, int tp,
-                            std::string* rule) {
+namespace {
+// Non-torch GiB by process layout: medians of the startup logs' "non-torch forward increase
+// memory" (one GPU in the engine process: 0.24-0.27, granite 0.46; pipeline workers: 0.07;
+// tp 2 workers: 2.06-2.11, tp 4: 2.13-2.21), each checked on every log by --kv-logs.
+constexpr double kNonTorchInProcess = 0.25;
+constexpr double kNonTorchWorker = 0.07;
+constexpr double kNonTorchTensorParallel = 2.0;
+}  // namespace
+
+sim::MemorySpec vllm_memory(const ModelSpec& model, double usable_bytes, int tp, std::string* rule,
+                            int pp) {
   const sim::ModelShape& m = model.shape;
   const double dtype = m.dtype_bytes();
   sim::MemorySpec s;
@@ -15,8 +24,10 @@ sim::MemorySpec vllm_memory(const ModelSpec& model, double usable_bytes, int tp,
   s.activation_bytes_per_token =
       dtype * (3.0 * m.ffn / tp + static_cast<double>(m.heads + 2 * m.kv_heads) / tp * m.head_dim +
                2.0 * m.hidden);
-  s.sampler_bytes_per_sequence = static_cast<double>(m.vocab) * (dtype + 12.0);
-  s.non_torch_gib = 0.25;
+  s.sampler_bytes_per_sequence = static_cast<double>(m.vocab) * (dtype + 13.0);
+  s.sampler_bytes_per_token = static_cast<double>(m.hidden) * dtype;
+  s.non_torch_gib = tp * pp == 1 ? kNonTorchInProcess
+                                 : kNonTorchWorker + (tp > 1 ? kNonTorchTensorParallel : 0.0);
   s.cuda_graph_gib = 0;
   if (rule != nullptr) {
     *rule = fmt::format(
@@ -27,13 +38,18 @@ sim::MemorySpec vllm_memory(const ModelSpec& model, double usable_bytes, int tp,
         "forward at max_num_batched_tokens ({} B/token: gate_up output and activation, qkv, "
         "hidden and residual) and its dummy sampler over min(max_num_seqs, tokens) sequences "
         "({} B/sequence = vocab x (logits in {} B + fp32 copy + probabilities + exponential "
-        "noise), the Triton top-k/top-p path of vLLM PR #33538, whose own scratch is not "
-        "counted); non-torch 0.25 GiB (a vLLM 0.19 Llama-8B startup log: 'non-torch forward "
-        "increase memory: 0.25GiB'); CUDA graphs 0 (vLLM subtracts its CUDA-graph estimate by "
-        "default only from v0.21.0: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, vllm/envs.py); "
-        "none of these terms was fitted to a run",
+        "noise + 1 B), the Triton top-k/top-p path of vLLM PR #33538) plus the forward's "
+        "output held meanwhile ({} B/token = hidden x dtype); non-torch {} GiB (tp {}, pp {}); "
+        "CUDA graphs 0 (vLLM 0.19 logs its CUDA-graph estimate but subtracts it by default "
+        "only from v0.21.0: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, vllm/envs.py). Derived "
+        "from the 74 vLLM 0.19.0 H100 startup logs of ../shared/data/vllm-startup-logs as "
+        "rules, each checked on all of them by `isim validate --kv-logs`: the sampler's 1 B "
+        "per logit (the residual of the sampler-bound logs) and non-torch (0.25 GiB for one "
+        "GPU in the engine process, 0.07 GiB in a worker process, + 2.0 GiB of NCCL and "
+        "custom all-reduce buffers with tp > 1: the logs' medians); no term was fitted to one "
+        "run",
         usable_bytes, model.max_position, m.head_dim, dtype, s.activation_bytes_per_token,
-        s.sampler_bytes_per_sequence, dtype);
+        s.sampler_bytes_per_sequence, dtype, s.sampler_bytes_per_token, s.non_torch_gib, tp, pp);
   }
   return s;
 }

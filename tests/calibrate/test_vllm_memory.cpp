@@ -18,14 +18,22 @@ TEST_CASE("vllm_memory: Llama-3.1-8B terms by hand") {
   CHECK(s.weights_extra_bytes == 33554432);
   // 2 x (3 x 14336 + (32 + 16) x 128 + 2 x 4096) = 2 x 57344
   CHECK(s.activation_bytes_per_token == 114688);
-  // 128256 x (2 + 12)
-  CHECK(s.sampler_bytes_per_sequence == 1795584);
+  // 128256 x (2 + 13)
+  CHECK(s.sampler_bytes_per_sequence == 1923840);
+  // the forward's output: 4096 x 2
+  CHECK(s.sampler_bytes_per_token == 8192);
   CHECK(s.non_torch_gib == 0.25);
   CHECK(s.cuda_graph_gib == 0);
-  CHECK(rule.find("none of these terms was fitted") != std::string::npos);
+  CHECK(rule.find("no term was fitted to one run") != std::string::npos);
+  CHECK(rule.find("isim validate --kv-logs") != std::string::npos);
   SUBCASE("tp 2 halves the per-rank activations but not the hidden states") {
     const sim::MemorySpec t = calib::vllm_memory(m, 25250627584.0, 2, nullptr);
     // 2 x (3 x 7168 + 24 x 128 + 8192) = 2 x 32768
     CHECK(t.activation_bytes_per_token == 65536);
+    // a worker process with NCCL and custom all-reduce buffers: 0.07 + 2.0
+    CHECK(t.non_torch_gib == doctest::Approx(2.07));
+  }
+  SUBCASE("pipeline workers without tensor parallelism") {
+    CHECK(calib::vllm_memory(m, 25250627584.0, 1, nullptr, 2).non_torch_gib == 0.07);
   }
 }
