@@ -171,33 +171,43 @@ std::string summary_line(const KvLogReport& r) {
                      r.within2, r.within5, r.skipped, reasons);
 }
 
+std::string model_text(const KvLogRow& w) {
+  std::string model = w.known + (w.weight_dtype.empty() ? "" : " " + w.weight_dtype);
+  if (w.kv_dtype != "auto") model += " kv " + w.kv_dtype;
+  if (w.dtype != "bf16" && !w.dtype.empty()) model += " " + w.dtype;
+  return model;
+}
+
 void print_kv_report(std::ostream& os, const KvLogReport& r) {
-  os << fmt::format("{:<52} {:<16} {:>5} {:>13} {:>11} {:>11} {:>6} {:>19} {:>7}\n", "log",
-                    "model", "tp/pp", "weights GiB", "peak GiB", "non-torch", "graphs",
-                    "KV tokens", "error");
-  os << fmt::format("{:<52} {:<16} {:>5} {:>13} {:>11} {:>11} {:>6} {:>19} {:>7}\n", "", "", "",
-                    "pred   log", "pred  log", "pred  log", "log", "pred      log", "");
+  size_t fw = 3, mw = 5;
   for (const KvLogRow& w : r.rows) {
-    const std::string file = w.file.size() > 52 ? w.file.substr(0, 49) + "..." : w.file;
+    fw = std::max(fw, w.file.size());
+    if (w.skip.empty()) mw = std::max(mw, model_text(w).size());
+  }
+  os << fmt::format("{:<{}}  {:<{}} {:>5} {:>13} {:>11} {:>11} {:>6} {:>19} {:>8}\n", "log", fw,
+                    "model", mw, "tp/pp", "weights GiB", "peak GiB", "non-torch", "graphs",
+                    "KV tokens", "error");
+  os << fmt::format("{:<{}}  {:<{}} {:>5} {:>13} {:>11} {:>11} {:>6} {:>19} {:>8}\n", "", fw, "",
+                    mw, "", "pred   log", "pred  log", "pred  log", "log", "pred      log", "");
+  for (const KvLogRow& w : r.rows) {
     if (!w.skip.empty()) {
-      os << fmt::format("{:<52} skipped: {}: {}\n", file, w.skip, w.detail);
+      os << fmt::format("{:<{}}  skipped: {}: {}\n", w.file, fw, w.skip, w.detail);
       continue;
     }
-    std::string model = w.known + (w.weight_dtype.empty() ? "" : " " + w.weight_dtype);
-    if (w.kv_dtype != "auto") model += " kv " + w.kv_dtype;
     os << fmt::format(
-        "{:<52} {:<16} {:>5} {:>6.2f} {:>6} {:>5.2f} {:>5} {:>5.2f} {:>5} {:>6} {:>9} {:>9} "
-        "{:>+6.2f}%\n",
-        file, model, fmt::format("{}/{}", w.tp, w.pp), w.weights_pred, gib(w.weights_log),
-        w.peak_pred, gib(w.peak_log), w.non_torch_pred, gib(w.non_torch_log), gib(w.graph_log),
-        w.tokens_pred, w.tokens_log, 100 * w.error);
+        "{:<{}}  {:<{}} {:>5} {:>6.2f} {:>6} {:>5.2f} {:>5} {:>5.2f} {:>5} {:>6} {:>9} {:>9} "
+        "{:>+7.2f}%\n",
+        w.file, fw, model_text(w), mw, fmt::format("{}/{}", w.tp, w.pp), w.weights_pred,
+        gib(w.weights_log), w.peak_pred, gib(w.peak_log), w.non_torch_pred, gib(w.non_torch_log),
+        gib(w.graph_log), w.tokens_pred, w.tokens_log, 100 * w.error);
   }
   os << "\nrule: sim/vllm_kv_rule.h with the terms of calibrate/vllm_memory.h (vLLM 0.19's "
         "determine_available_memory); weights as PyTorch's caching allocator counts them; the "
         "CUDA-graph estimate is logged by vLLM 0.19 but not subtracted (column 'graphs', not "
-        "in the prediction). Derived from these logs as rules, each checked on every log here: "
-        "the sampler's 1 B per logit and non-torch (0.25 GiB one GPU in process, 0.07 GiB a "
-        "worker process, + 2.0 GiB with tp > 1). Logged terms are the binding pipeline "
+        "in the prediction). Derived as rules from the 74 vLLM 0.19.0 H100 startup logs of "
+        "../shared/data/vllm-startup-logs, each checked on all of them: the sampler's 1 B per "
+        "logit and non-torch (0.25 GiB one GPU in process, 0.07 GiB a worker process, + 2.0 "
+        "GiB with tp > 1). Logged terms are the binding pipeline "
         "stage's.\n";
   os << summary_line(r) << "\n";
 }

@@ -47,7 +47,9 @@ double number_at(const Line& l, std::string_view s, std::string_view what) {
 bool number_after(const Line& l, std::string_view key, double& out) {
   const size_t at = l.text.find(key);
   if (at == std::string_view::npos) return false;
-  out = number_at(l, l.text.substr(at + key.size()), key);
+  std::string_view name = key;  // "worker requested memory: " -> "worker requested memory"
+  while (!name.empty() && (name.back() == ' ' || name.back() == ':')) name.remove_suffix(1);
+  out = number_at(l, l.text.substr(at + key.size()), name);
   return true;
 }
 
