@@ -1,5 +1,7 @@
 #include "calibrate/vllm_memory.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace isim::calib {
@@ -26,6 +28,15 @@ sim::MemorySpec vllm_memory(const ModelSpec& model, double usable_bytes, int tp,
                2.0 * m.hidden);
   s.sampler_bytes_per_sequence = static_cast<double>(m.vocab) * (dtype + 13.0);
   s.sampler_bytes_per_token = static_cast<double>(m.hidden) * dtype;
+  if (m.moe.given()) {
+    // vLLM's fused-MoE workspace stays allocated after the dummy forward: per token, topk x
+    // (max(2 expert_ffn / tp, hidden) + expert_ffn / tp) plus the MoE output, in dtype.
+    const double ffn_e = static_cast<double>(m.moe.expert_ffn) / tp;
+    s.sampler_bytes_per_token +=
+        dtype * (m.moe.experts_per_token * (std::max(2.0 * ffn_e, static_cast<double>(m.hidden)) +
+                                            ffn_e) +
+                 m.hidden);
+  }
   s.non_torch_gib = tp * pp == 1 ? kNonTorchInProcess
                                  : kNonTorchWorker + (tp > 1 ? kNonTorchTensorParallel : 0.0);
   s.cuda_graph_gib = 0;
@@ -39,12 +50,15 @@ sim::MemorySpec vllm_memory(const ModelSpec& model, double usable_bytes, int tp,
         "hidden and residual) and its dummy sampler over min(max_num_seqs, tokens) sequences "
         "({} B/sequence = vocab x (logits in {} B + fp32 copy + probabilities + exponential "
         "noise + 1 B), the Triton top-k/top-p path of vLLM PR #33538) plus the forward's "
-        "output held meanwhile ({} B/token = hidden x dtype); non-torch {} GiB (tp {}, pp {}); "
+        "output held meanwhile and, for MoE, the fused-MoE workspace that stays allocated ({} "
+        "B/token: hidden x dtype + topk x (max(2 expert_ffn/tp, hidden) + expert_ffn/tp) x dtype "
+        "+ hidden x dtype); non-torch {} GiB (tp {}, pp {}); "
         "CUDA graphs 0 (vLLM 0.19 logs its CUDA-graph estimate but subtracts it by default "
         "only from v0.21.0: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, vllm/envs.py). Derived "
         "from the 74 vLLM 0.19.0 H100 startup logs of ../shared/data/vllm-startup-logs as "
         "rules, each checked on all of them by `isim validate --kv-logs`: the sampler's 1 B "
-        "per logit (the residual of the sampler-bound logs) and non-torch (0.25 GiB for one "
+        "per logit (the residual of the sampler-bound logs), the MoE workspace held through the "
+        "sampler (the MoE logs' peaks above their sampler) and non-torch (0.25 GiB for one "
         "GPU in the engine process, 0.07 GiB in a worker process, + 2.0 GiB of NCCL and "
         "custom all-reduce buffers with tp > 1: the logs' medians); no term was fitted to one "
         "run",

@@ -14,12 +14,14 @@
 //     copy, the probabilities, the exponential noise of random sampling (4 B each) and 1 B per
 //     logit derived from the startup logs (below);
 //   - sampler per token: hidden x dtype, the dummy forward's output held through the sampler;
+//     with MoE also vLLM's fused-MoE workspace, which stays allocated: dtype x (topk x
+//     (max(2 expert_ffn / tp, hidden) + expert_ffn / tp) + hidden);
 //   - non_torch: 0.25 GiB for one in-process GPU (tp = pp = 1); 0.07 GiB for a worker process
 //     (tp x pp > 1), plus 2.0 GiB with tp > 1 (NCCL communicators and custom all-reduce
 //     buffers); CUDA graphs 0 (vLLM 0.19 estimates them but does not subtract them).
 //   Derived from the 74 vLLM 0.19.0 H100 startup logs (../shared/data/vllm-startup-logs) as
-//   rules checked on all of them (`isim validate --kv-logs`): the sampler's 13th byte and the
-//   non-torch figures; the provenance line says so.
+//   rules checked on all of them (`isim validate --kv-logs`): the sampler's 13th byte, the MoE
+//   workspace held through the sampler and the non-torch figures; the provenance line says so.
 // - The usable memory is the device's, as CUDA reports its total (not the nominal size).
 #pragma once
 

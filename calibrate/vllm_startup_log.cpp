@@ -1,6 +1,7 @@
 #include "calibrate/vllm_startup_log.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -113,14 +114,21 @@ std::map<std::string, std::string> python_dict(const Line& l, std::string_view s
   }
 }
 
+// A whole number in [lo, hi] (checked before any cast), else FILE:LINE names `what`.
+int64_t whole(const Line& l, double v, std::string_view what, double lo, double hi) {
+  if (!(v >= lo && v <= hi) || v != std::floor(v))
+    l.fail(fmt::format("{}: expected a whole number in [{}, {}], got {}", what, lo, hi, v));
+  return static_cast<int64_t>(v);
+}
+
+constexpr double kMaxCount = 9007199254740992.0;  // 2^53: exact in a double
+
 int64_t int_arg(const Line& l, const std::map<std::string, std::string>& a, const char* key,
-                int64_t fallback) {
+                int64_t fallback, double lo, double hi) {
   const auto it = a.find(key);
   if (it == a.end()) return fallback;
-  const double v = number_at(l, it->second, std::string("non-default args: ") + key);
-  if (v != static_cast<double>(static_cast<int64_t>(v)) || v < 0)
-    l.fail(fmt::format("non-default args: {}: expected a whole number, got '{}'", key, it->second));
-  return static_cast<int64_t>(v);
+  const std::string what = std::string("non-default args: ") + key;
+  return whole(l, number_at(l, it->second, what), what, lo, hi);
 }
 
 std::string dtype_name(std::string t) {
@@ -156,7 +164,9 @@ int stage_of(std::string_view s) {
   const size_t close = s.find(") ");
   const size_t at = s.substr(0, close).find("_PP");
   if (!s.starts_with("(") || at == std::string_view::npos) return 0;
-  return std::atoi(std::string(s.substr(at + 3, close - at - 3)).c_str());
+  const std::string digits(s.substr(at + 3, close - at - 3));
+  const long n = std::strtol(digits.c_str(), nullptr, 10);
+  return n >= 0 && n < 65536 ? static_cast<int>(n) : 0;
 }
 
 }  // namespace
@@ -179,24 +189,30 @@ VllmStartupLog parse_vllm_startup_log(const std::string& text, const std::string
       have_args = true;
       const auto& a = g.args;
       if (a.count("model")) g.model = a.at("model");
-      g.tp = static_cast<int>(int_arg(l, a, "tensor_parallel_size", 1));
-      g.pp = static_cast<int>(int_arg(l, a, "pipeline_parallel_size", 1));
-      g.dp = static_cast<int>(int_arg(l, a, "data_parallel_size", 1));
-      g.max_model_len = int_arg(l, a, "max_model_len", 0);
-      g.max_num_batched_tokens = int_arg(l, a, "max_num_batched_tokens", 0);
-      g.max_num_seqs = int_arg(l, a, "max_num_seqs", 0);
+      g.tp = static_cast<int>(int_arg(l, a, "tensor_parallel_size", 1, 1, 65536));
+      g.pp = static_cast<int>(int_arg(l, a, "pipeline_parallel_size", 1, 1, 65536));
+      g.dp = static_cast<int>(int_arg(l, a, "data_parallel_size", 1, 1, 65536));
+      g.max_model_len = int_arg(l, a, "max_model_len", 0, 1, kMaxCount);
+      g.max_num_batched_tokens = int_arg(l, a, "max_num_batched_tokens", 0, 1, kMaxCount);
+      g.max_num_seqs = int_arg(l, a, "max_num_seqs", 0, 1, kMaxCount);
       tokens_given = g.max_num_batched_tokens > 0;
       seqs_given = g.max_num_seqs > 0;
-      if (a.count("gpu_memory_utilization"))
+      if (a.count("gpu_memory_utilization")) {
         g.gpu_memory_utilization =
             number_at(l, a.at("gpu_memory_utilization"), "gpu_memory_utilization");
+        if (!(g.gpu_memory_utilization > 0 && g.gpu_memory_utilization <= 1))
+          l.fail(fmt::format("non-default args: gpu_memory_utilization: expected (0, 1], got {}",
+                             g.gpu_memory_utilization));
+      }
       if (a.count("dtype")) g.dtype = dtype_name(a.at("dtype"));
       if (a.count("kv_cache_dtype")) g.kv_cache_dtype = a.at("kv_cache_dtype");
       if (a.count("quantization")) g.quantization = a.at("quantization");
     } else if (number_after(l, "Defaulting max_num_batched_tokens to ", v)) {
-      if (!tokens_given) g.max_num_batched_tokens = static_cast<int64_t>(v);
+      const int64_t count = whole(l, v, "max_num_batched_tokens", 1, kMaxCount);
+      if (!tokens_given) g.max_num_batched_tokens = count;
     } else if (number_after(l, "Defaulting max_num_seqs to ", v)) {
-      if (!seqs_given) g.max_num_seqs = static_cast<int64_t>(v);
+      const int64_t count = whole(l, v, "max_num_seqs", 1, kMaxCount);
+      if (!seqs_given) g.max_num_seqs = count;
     } else if (const size_t e = l.text.find("Initializing a V1 LLM engine (v");
                e != std::string_view::npos) {
       const std::string_view rest = l.text.substr(e + 31);
@@ -215,7 +231,8 @@ VllmStartupLog parse_vllm_startup_log(const std::string& text, const std::string
     } else if (number_after(l, "Available KV cache memory: ", v)) {
       if (g.available_kv_gib < 0) g.available_kv_gib = v;
     } else if (number_after(l, "GPU KV cache size: ", v)) {
-      if (g.kv_tokens < 0) g.kv_tokens = static_cast<int64_t>(v);
+      const int64_t count = whole(l, v, "GPU KV cache size", 0, kMaxCount);
+      if (g.kv_tokens < 0) g.kv_tokens = count;
     } else if (l.text.find("Memory profiling takes") != std::string_view::npos) {
       VllmMemoryProfile p;
       p.line = n;

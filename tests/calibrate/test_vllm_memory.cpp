@@ -37,3 +37,25 @@ TEST_CASE("vllm_memory: Llama-3.1-8B terms by hand") {
     CHECK(calib::vllm_memory(m, 25250627584.0, 1, nullptr, 2).non_torch_gib == 0.07);
   }
 }
+
+TEST_CASE("vllm_memory: a MoE model holds the fused-MoE workspace through the sampler") {
+  // Qwen3-30B-A3B's shapes (the shared config): hidden 2048, 128 experts, 8 per token, 768 wide.
+  calib::ModelSpec m;
+  m.shape.name = "moe";
+  m.shape.layers = 48;
+  m.shape.hidden = 2048;
+  m.shape.heads = 32;
+  m.shape.kv_heads = 4;
+  m.shape.head_dim = 128;
+  m.shape.ffn = 6144;
+  m.shape.vocab = 151936;
+  m.shape.dtype = "bf16";
+  m.shape.params = 30532122624;
+  m.shape.moe.experts = 128;
+  m.shape.moe.experts_per_token = 8;
+  m.shape.moe.expert_ffn = 768;
+  // hidden 2048 x 2 + 2 x (8 x (max(2 x 768, 2048) + 768) + 2048) = 4096 + 49152
+  CHECK(calib::vllm_memory(m, 85e9, 1, nullptr).sampler_bytes_per_token == 53248);
+  // tp 2: 384 wide per rank: 4096 + 2 x (8 x (2048 + 384) + 2048) = 4096 + 43008
+  CHECK(calib::vllm_memory(m, 85e9, 2, nullptr).sampler_bytes_per_token == 47104);
+}

@@ -105,6 +105,9 @@ TEST_CASE("vLLM startup log: errors name the file and line") {
         }) == "c.log:1: non-default args: expected ':' at column 10");
   CHECK(test::error_of_call([&] {
           (void)calib::parse_vllm_startup_log(kArgs + "{'tensor_parallel_size': 1.5}\n", "d.log");
-        }) == "d.log:1: non-default args: tensor_parallel_size: expected a whole number, got "
-              "'1.5'");
+        }) == "d.log:1: non-default args: tensor_parallel_size: expected a whole number in [1, "
+              "65536], got 1.5");
+  CHECK(test::error_of_call([&] {
+          (void)calib::parse_vllm_startup_log(kArgs + "{'gpu_memory_utilization': 1.5}\n", "e.log");
+        }) == "e.log:1: non-default args: gpu_memory_utilization: expected (0, 1], got 1.5");
 }
