@@ -129,7 +129,11 @@ KvLogRow check_one(const std::string& path, const std::vector<KnownModel>& catal
     skip(row, "settings not modelled", "quantization " + g.quantization + " of an unknown scheme");
     return row;
   }
-  predict(g, *k, m, row);
+  try {
+    predict(g, *k, m, row);
+  } catch (const InputError& e) {  // e.g. more pipeline stages than layers
+    skip(row, "settings not modelled", e.what());
+  }
   return row;
 }
 

@@ -19,7 +19,8 @@
 // - check_kv_logs(dir, model_dirs): every *.log in DIR (sorted by name) read with
 //   calibrate/vllm_startup_log.h; a log is skipped, in this order, when the server did not start
 //   (.FAILED.log), logged no KV size, is of an unmodelled or unknown model, its model did not
-//   load, or its settings cannot be modelled; otherwise predicted per pipeline stage (the fewest
+//   load, or its settings cannot be modelled (a kv_cache_dtype other than auto/fp8*, more
+//   pipeline stages than layers); otherwise predicted per pipeline stage (the fewest
 //   blocks of 16 tokens of any stage, as vLLM takes the minimum over workers), with usable
 //   memory = `worker requested memory` / gpu_memory_utilization (the device's CUDA total).
 //   InputError (exit 2) for a missing DIR, a folder without *.log, or a log that is not a vLLM

@@ -51,7 +51,7 @@ const Unmodelled kUnmodelled[] = {
     {"kimi-vl", "vision tower", "a MoonViT vision tower the shape format does not count"},
     {"mistral-small-3.1", "vision tower",
      "Mistral3ForConditionalGeneration loads a Pixtral vision tower the format does not count"},
-    {"llama-4", "vision tower", "Llama 4 loads a vision tower; chunked local attention"},
+    {"llama-4-", "vision tower", "Llama 4 loads a vision tower; chunked local attention"},
 };
 
 }  // namespace

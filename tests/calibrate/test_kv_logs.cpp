@@ -11,6 +11,7 @@
 #include "sim/engine_config.h"
 #include "sim/profile.h"
 #include "sim/vllm_kv_rule.h"
+#include "tests/cli_helpers.h"
 #include "tests/input_error_text.h"
 #include "tests/test_paths.h"
 
@@ -200,4 +201,28 @@ TEST_CASE("isim run's block count (derive_block_counts) is the --kv-logs rule") 
     older.erase(older.find("  sampler_bytes_per_token: 2048\n"), 32);
     CHECK(sim::parse_profile(older, "p.yaml").memory.sampler_bytes_per_token == 0);
   }
+}
+
+TEST_CASE("--kv-logs: settings the rule cannot model are skipped, not fatal") {
+  const auto dir = test::scratch("kv-logs-settings");
+  const std::string head =
+      "(APIServer pid=1) INFO 04-22 00:48:47 [entrypoints/utils.py:233] non-default args: ";
+  const std::string tail =
+      "(EngineCore pid=2) DEBUG 04-22 00:48:59 [v1/worker/gpu_worker.py:285] worker requested "
+      "memory: 10.00GiB\n"
+      "(EngineCore pid=2) INFO 04-22 00:49:37 [v1/core/kv_cache_utils.py:1319] GPU KV cache "
+      "size: 1,000 tokens\n";
+  test::write_file(dir / "pp8.log", head + "{'model': 'acme/Toy-1B', 'pipeline_parallel_size': 8, "
+                                           "'max_num_batched_tokens': 2048, 'max_num_seqs': 8}\n" +
+                                        tail);
+  test::write_file(dir / "kvint8.log", head + "{'model': 'acme/Toy-1B', 'kv_cache_dtype': "
+                                              "'int8', 'max_num_batched_tokens': 2048, "
+                                              "'max_num_seqs': 8}\n" +
+                                           tail);
+  const calib::KvLogReport r = calib::check_kv_logs(dir.string(), {fixtures() + "/models"});
+  CHECK(row(r, "pp8.log").skip == "settings not modelled");
+  CHECK(row(r, "pp8.log").detail == "pipeline_parallel_size 8 is more than the 4 layers");
+  CHECK(row(r, "kvint8.log").detail == "kv_cache_dtype int8");
+  CHECK(calib::summary_line(r) ==
+        "2 logs: within 2%: 0, within 5%: 0, skipped: 2 (settings not modelled 2)");
 }
