@@ -32,6 +32,8 @@ const std::pair<const char*, const char*> kAliases[] = {
     {"mixtral-8x7b-instruct-v0.1", "mixtral-8x7b-v0.1"},
     // The 2507 Instruct update keeps Qwen3-30B-A3B's layer shapes (its context is longer).
     {"qwen3-30b-a3b", "qwen3-30b-a3b-instruct-2507"},
+    // The dated release's id keeps "-instruct" before its date.
+    {"mistral-small-3.1-24b-instruct-2503", "mistral-small-3.1-24b"},
 };
 
 struct Unmodelled {
@@ -49,8 +51,6 @@ const Unmodelled kUnmodelled[] = {
      "gpt-oss alternates sliding-window layers with attention sinks, MXFP4 experts"},
     {"granite-vision", "vision tower", "a SigLIP vision tower the shape format does not count"},
     {"kimi-vl", "vision tower", "a MoonViT vision tower the shape format does not count"},
-    {"mistral-small-3.1", "vision tower",
-     "Mistral3ForConditionalGeneration loads a Pixtral vision tower the format does not count"},
     {"llama-4-", "vision tower", "Llama 4 loads a vision tower; chunked local attention"},
 };
 

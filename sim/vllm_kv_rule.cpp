@@ -33,6 +33,24 @@ int embedding_matrices(const ModelShape& m) {
   return k <= 1 ? 1 : 2;
 }
 
+// The decoder layers' linear weights, the ones a quantized checkpoint (compressed-tensors, vLLM's
+// fp8) stores quantized: q, k, v, o and the (gated) FFN or its experts, from the shapes; MLA's
+// projections have no shape here, so an MLA model quantizes all but the embeddings. Never more
+// than the parameters outside the embedding and lm_head.
+double linear_params(const ModelShape& m, double outside_embeddings) {
+  if (m.mla.given()) return outside_embeddings;
+  const double h = m.hidden;
+  const double attn = h * m.heads * m.head_dim * 2.0 + 2.0 * h * m.kv_heads * m.head_dim;
+  const double dense = attn + 3.0 * h * m.ffn;
+  double all = m.layers * dense;
+  if (m.moe.given()) {
+    const double moe = attn + 3.0 * h * (static_cast<double>(m.moe.experts) * m.moe.expert_ffn +
+                                         m.moe.shared_ffn);
+    all = m.moe.dense_layers * dense + m.moe.moe_layers(m.layers) * moe;
+  }
+  return std::min(all, outside_embeddings);
+}
+
 // What PyTorch's caching allocator counts as allocated for one fresh tensor of `bytes`: a
 // request of 10 MiB or more gets a segment rounded up to 2 MiB, and the block is split only
 // when more than 1 MiB would be left over (c10/cuda/CUDACachingAllocator.cpp: kMinLargeAlloc,
@@ -84,9 +102,15 @@ double vllm_weight_bytes(const ModelShape& m, int pp, int stage) {
   const double packed = m.weight_dtype == "int4" ? 0.5 : weight_dtype_bytes(m);  // no scales
   const double excess = allocator_excess(m, packed, n, embeddings);
   if (m.weight_dtype.empty() && pp == 1) return m.params * m.dtype_bytes() / tp + excess;
-  const double layer_params = std::max(0.0, m.params - k * matrix);
-  const double layers = layer_params * n / m.layers;
-  return (layers * weight_dtype_bytes(m) + embeddings * matrix * m.dtype_bytes()) / tp + excess;
+  // Linear layer weights in weight_dtype; the rest (norms, biases, a vision tower) in dtype,
+  // split over the stages as the layers are; the embedding and lm_head in dtype.
+  const double outside = std::max(0.0, m.params - k * matrix);
+  const double linear = linear_params(m, outside);
+  const double share = static_cast<double>(n) / m.layers;
+  return ((linear * weight_dtype_bytes(m) + (outside - linear) * m.dtype_bytes()) * share +
+          embeddings * matrix * m.dtype_bytes()) /
+             tp +
+         excess;
 }
 
 VllmKvTerms vllm_kv_terms(const ModelShape& m, const MemorySpec& s, const VllmKvSettings& k) {

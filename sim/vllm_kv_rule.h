@@ -19,12 +19,14 @@
 //   counts them: the parameters' bytes plus the allocator's excess over each dense tensor of
 //   10 MiB or more (its 2 MiB segment is not split when at most 1 MiB is left: up to 1 MiB per
 //   tensor; vLLM's fused qkv, o, gate_up, down, embedding and lm_head; none for MoE/MLA).
-//   Unquantized at pp 1 the bytes are params x dtype / tp. Otherwise the parameters split into the embedding and lm_head
-//   (vocab x hidden each; one when tied at pp 1, detected from params against the dense layer
-//   shapes; MoE and MLA models are taken as untied) and the decoder layers (the rest). Layer
-//   weights are in weight_dtype (fp8, int8: 1 B; int4: 0.5 B + a 2 B scale per group of 128),
-//   the embedding and lm_head in dtype. With pp > 1 a stage holds its layers' share, the first
-//   stage the embedding and the last the lm_head (vLLM's get_pp_indices split, below).
+//   Unquantized at pp 1 the bytes are params x dtype / tp. Otherwise the parameters split
+//   into the embedding and lm_head (vocab x hidden each; one when tied at pp 1, detected from
+//   params against the dense layer shapes; MoE and MLA models are taken as untied) and the
+//   rest. The decoder layers' linear weights (q, k, v, o, the gated FFN or its experts, from
+//   the shapes; all of the rest for MLA) are in weight_dtype (fp8, int8: 1 B; int4: 0.5 B + a
+//   2 B scale per group of 128); norms, biases, a vision tower, the embedding and lm_head stay
+//   in dtype. With pp > 1 a stage holds its layers' share of the rest, the first stage the
+//   embedding and the last the lm_head (vLLM's get_pp_indices split, below).
 // - pp_stage_layers(layers, pp, stage): vLLM's get_pp_indices: layers / pp each, the remainder
 //   one each to the stages just before the last.
 // - InputError for pp < 1, a stage outside [0, pp), or more stages than layers.

@@ -47,18 +47,20 @@ TEST_CASE("vLLM weights: the allocator's 2 MiB rounding, quantized layers, tp an
   // = 66,060,288 B (63 MiB) each get a 64 MiB segment (1 MiB left: not split): + 2 MiB; the
   // layer tensors (qkv 3 MiB, o 2 MiB, gate_up 16 MiB, down 8 MiB) add nothing.
   CHECK(sim::vllm_weight_bytes(m, 1, 0) == 253773824.0 + 2097152.0);
-  // int8 layers, tp 2, pp 2, stage 0: layer parameters 126,886,912 - 2 x 33,030,144 =
-  // 60,826,624, half of them on this stage at 1 B = 30,413,312, + the embedding 33,030,144 x
-  // 2 B = 96,473,600, / tp 2 = 48,236,800; the half embedding [16128, 1024] x 2 B = 31.5 MiB
-  // gets a 32 MiB segment: + 0.5 MiB = 48,761,088.
+  // int8, tp 2, pp 2, stage 0: the layers' linear weights 4 x (1024x1024 x 2 + 2 x 1024x256 +
+  // 3 x 1024x4096) = 60,817,408 at 1 B, the rest outside the embeddings (norms: 126,886,912 -
+  // 2 x 33,030,144 - 60,817,408 = 9,216) at 2 B: 60,835,840, half of it on this stage
+  // 30,417,920, + the embedding 33,030,144 x 2 B = 96,478,208, / tp 2 = 48,239,104; the half
+  // embedding [16128, 1024] x 2 B = 31.5 MiB gets a 32 MiB segment: + 0.5 MiB = 48,763,392.
   m.weight_dtype = "int8";
   m.tp = 2;
-  CHECK(sim::vllm_weight_bytes(m, 2, 0) == 48761088.0);
-  CHECK(sim::vllm_weight_bytes(m, 2, 1) == 48761088.0);  // the lm_head instead
+  CHECK(sim::vllm_weight_bytes(m, 2, 0) == 48763392.0);
+  CHECK(sim::vllm_weight_bytes(m, 2, 1) == 48763392.0);  // the lm_head instead
   // int4 (w4a16): 0.5 B + a 2 B scale per 128 weights; pp 1 holds both embedding matrices:
-  // (60,826,624 x 0.515625 + 66,060,288 x 2) / 2 = 81,742,152 + 1 MiB (two half embeddings)
+  // (60,817,408 x 0.515625 + 9,216 x 2 + 66,060,288 x 2) / 2 = 81,748,992 + 1 MiB (two half
+  // embeddings)
   m.weight_dtype = "int4";
-  CHECK(sim::vllm_weight_bytes(m, 1, 0) == doctest::Approx(81742152.0 + 1048576.0));
+  CHECK(sim::vllm_weight_bytes(m, 1, 0) == doctest::Approx(81748992.0 + 1048576.0));
 }
 
 TEST_CASE("vLLM KV terms: a pipeline stage before the last has no sampler") {
@@ -153,6 +155,8 @@ TEST_CASE("--kv-logs: a log's model id to a known model, by the stated rule") {
   CHECK(name("mistralai/Mixtral-8x7B-Instruct-v0.1") == "mixtral-8x7b-v0.1");
   CHECK(name("Qwen/Qwen3-30B-A3B") == "qwen3-30b-a3b-instruct-2507");
   CHECK(name("acme/Model-7B", "awq") == "model-7b ?");
+  CHECK(name("RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8",
+             "compressed-tensors") == "mistral-small-3.1-24b int8");
   CHECK(calib::unmodelled("google/gemma-3-4b-it").first == "sliding-window KV");
   CHECK(calib::unmodelled("ibm-granite/granite-vision-3.3-2b").first == "vision tower");
   CHECK(calib::unmodelled("google/gemma-7b").first.empty());
