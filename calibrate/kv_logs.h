@@ -14,8 +14,8 @@
 //   -w4a16: int4); a `meta-` prefix and the suffixes -instruct, -hf, -chat, -it are removed;
 //   then kAliases (same shapes under another name) apply. vLLM's `quantization fp8` (online)
 //   sets fp8; another quantization without a known suffix leaves weight_dtype "?" (skipped).
-// - unmodelled(id): why a model cannot be modelled honestly (Gemma 2/3 and gpt-oss's
-//   sliding-window layers, vision towers), as {category, detail}; {"", ""} otherwise.
+// - unmodelled(id): why a model cannot be modelled honestly (vision towers not counted,
+//   gpt-oss's MXFP4 experts), as {category, detail}; {"", ""} otherwise.
 // - check_kv_logs(dir, model_dirs): every *.log in DIR (sorted by name) read with
 //   calibrate/vllm_startup_log.h; a log is skipped, in this order, when the server did not start
 //   (.FAILED.log), logged no KV size, is of an unmodelled or unknown model, its model did not

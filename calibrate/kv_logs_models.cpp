@@ -42,16 +42,13 @@ struct Unmodelled {
   const char* detail;
 };
 const Unmodelled kUnmodelled[] = {
-    {"gemma-2-", "sliding-window KV",
-     "Gemma 2 interleaves sliding-window and global layers (vLLM sizes hybrid KV groups)"},
-    {"gemma-3-", "sliding-window KV",
-     "Gemma 3 interleaves sliding-window and global layers (and has a vision tower)"},
-    {"gemma-4-", "sliding-window KV", "Gemma 4 interleaves sliding-window and global layers"},
-    {"gpt-oss", "sliding-window KV",
-     "gpt-oss alternates sliding-window layers with attention sinks, MXFP4 experts"},
-    {"granite-vision", "vision tower", "a SigLIP vision tower the shape format does not count"},
-    {"kimi-vl", "vision tower", "a MoonViT vision tower the shape format does not count"},
-    {"llama-4-", "vision tower", "Llama 4 loads a vision tower; chunked local attention"},
+    {"gemma-3-", "vision tower", "Gemma 3 loads a SigLIP vision tower not counted here"},
+    {"gemma-4-", "vision tower", "Gemma 4 loads vision and audio towers not counted here"},
+    {"gpt-oss", "MXFP4 experts",
+     "gpt-oss stores its experts in MXFP4, a weight format the rule has no size for"},
+    {"granite-vision", "vision tower", "a SigLIP vision tower not counted here"},
+    {"kimi-vl", "vision tower", "a MoonViT vision tower not counted here (and MoE with MLA)"},
+    {"llama-4-", "vision tower", "Llama 4 loads a vision tower not counted here (and is MoE)"},
 };
 
 }  // namespace

@@ -109,12 +109,12 @@ TEST_CASE("--kv-logs: the toy log predicted by hand, the others skipped with the
   CHECK(w.graph_log == 0.10);
   CHECK(row(r, "toy-1b--tp2pp1dp1--2048.FAILED.log").skip == "did not start");
   CHECK(row(r, "toy-1b--tp4pp1dp1--2048.log").skip == "no KV size logged");
-  CHECK(row(r, "gemma-2-2b-it--tp1pp1dp1--8192.log").skip == "sliding-window KV");
+  CHECK(row(r, "gemma-3-4b-it--tp1pp1dp1--8192.log").skip == "vision tower");
   CHECK(row(r, "mystery-3b--tp1pp1dp1--8192.log").skip == "unknown model");
   CHECK(row(r, "mystery-3b--tp1pp1dp1--8192.log").detail == "no model named mystery-3b");
   CHECK(calib::summary_line(r) ==
         "5 logs: within 2%: 1, within 5%: 1, skipped: 4 (did not start 1, no KV size logged 1, "
-        "sliding-window KV 1, unknown model 1)");
+        "unknown model 1, vision tower 1)");
   std::ostringstream out;
   calib::print_kv_report(out, r);
   CHECK(out.str().ends_with(calib::summary_line(r) + "\n"));
@@ -157,7 +157,9 @@ TEST_CASE("--kv-logs: a log's model id to a known model, by the stated rule") {
   CHECK(name("acme/Model-7B", "awq") == "model-7b ?");
   CHECK(name("RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8",
              "compressed-tensors") == "mistral-small-3.1-24b int8");
-  CHECK(calib::unmodelled("google/gemma-3-4b-it").first == "sliding-window KV");
+  CHECK(calib::unmodelled("google/gemma-3-4b-it").first == "vision tower");
+  CHECK(calib::unmodelled("openai/gpt-oss-20b").first == "MXFP4 experts");
+  CHECK(calib::unmodelled("google/gemma-2-9b-it").first.empty());  // a uniform KV in vLLM 0.19
   CHECK(calib::unmodelled("ibm-granite/granite-vision-3.3-2b").first == "vision tower");
   CHECK(calib::unmodelled("google/gemma-7b").first.empty());
 }

@@ -14,7 +14,7 @@ TEST_CASE("isim validate --kv-logs: a report (exit 0) ending with the summary li
   CHECK(err.empty());
   CHECK(out.ends_with(
       "5 logs: within 2%: 1, within 5%: 1, skipped: 4 (did not start 1, no KV size logged 1, "
-      "sliding-window KV 1, unknown model 1)\n"));
+      "unknown model 1, vision tower 1)\n"));
   const auto rows = test::squeezed_lines(out);
   bool toy = false;
   for (const std::string& r : rows)
