@@ -84,6 +84,15 @@ TEST_CASE("vLLM KV terms: a pipeline stage before the last has no sampler") {
   // 32256 x 15 x 256 + 1024 x 2 x 2048
   CHECK(last.sampler == 128057344.0);
   CHECK(last.peak == 128057344.0);
+  SUBCASE("MLA: one latent per token and layer, on every tensor-parallel rank") {
+    sim::ModelShape mla = spec.shape;
+    mla.mla.kv_lora_rank = 512;
+    mla.mla.qk_rope_head_dim = 64;
+    mla.tp = 2;
+    k.kv_dtype_bytes = 0;
+    // stage 1 of 2: 2 layers x (512 + 64) x 2 B, not halved by tp
+    CHECK(sim::vllm_kv_terms(mla, mem, k).kv_bytes_per_token == 2304);
+  }
 }
 
 TEST_CASE("--kv-logs: the toy log predicted by hand, the others skipped with their reason") {
