@@ -52,7 +52,7 @@ void predict(const VllmStartupLog& g, const KnownModel& k, const ModelMatch& m, 
     return skip(row, "settings not modelled", "kv_cache_dtype " + g.kv_cache_dtype);
   }
   ModelSpec spec = k.spec;
-  if (!g.dtype.empty()) spec.shape.dtype = g.dtype;
+  if (g.dtype == "bf16" || g.dtype == "fp16" || g.dtype == "fp32") spec.shape.dtype = g.dtype;
   spec.shape.weight_dtype = m.weight_dtype;
   spec.shape.tp = g.tp;
   const double usable = g.requested_gib / g.gpu_memory_utilization * kGiB;
@@ -67,9 +67,9 @@ void predict(const VllmStartupLog& g, const KnownModel& k, const ModelMatch& m, 
   for (int stage = 0; stage < g.pp; ++stage) {
     s.stage = stage;
     const sim::VllmKvTerms t = sim::vllm_kv_terms(spec.shape, mem, s);
-    const double blocks = t.kv_bytes > 0
-                              ? std::floor(t.kv_bytes / (t.kv_bytes_per_token * kBlockTokens))
-                              : 0;
+    if (!(t.kv_bytes_per_token > 0)) throw InputError("no KV bytes per token on this GPU");
+    const double blocks =
+        t.kv_bytes > 0 ? std::floor(t.kv_bytes / (t.kv_bytes_per_token * kBlockTokens)) : 0;
     const auto tokens = static_cast<int64_t>(blocks) * kBlockTokens;
     if (best >= 0 && tokens >= best) continue;
     best = tokens;
@@ -85,8 +85,8 @@ void predict(const VllmStartupLog& g, const KnownModel& k, const ModelMatch& m, 
     row.peak_log = p->torch_peak_gib;
     row.non_torch_log = p->non_torch_gib;
   }
-  row.error = static_cast<double>(row.tokens_pred - row.tokens_log) /
-              static_cast<double>(row.tokens_log);
+  row.error =
+      static_cast<double>(row.tokens_pred - row.tokens_log) / static_cast<double>(row.tokens_log);
 }
 
 KvLogRow check_one(const std::string& path, const std::vector<KnownModel>& catalog) {
@@ -137,7 +137,9 @@ KvLogRow check_one(const std::string& path, const std::vector<KnownModel>& catal
   return row;
 }
 
-std::string gib(double v) { return v < 0 ? "-" : fmt::format("{:.2f}", v); }
+std::string gib(double v) {
+  return v < 0 ? "-" : fmt::format("{:.2f}", v);
+}
 
 }  // namespace
 

@@ -33,9 +33,9 @@ sim::MemorySpec vllm_memory(const ModelSpec& model, double usable_bytes, int tp,
     // (max(2 expert_ffn / tp, hidden) + expert_ffn / tp) plus the MoE output, in dtype.
     const double ffn_e = static_cast<double>(m.moe.expert_ffn) / tp;
     s.sampler_bytes_per_token +=
-        dtype * (m.moe.experts_per_token * (std::max(2.0 * ffn_e, static_cast<double>(m.hidden)) +
-                                            ffn_e) +
-                 m.hidden);
+        dtype *
+        (m.moe.experts_per_token * (std::max(2.0 * ffn_e, static_cast<double>(m.hidden)) + ffn_e) +
+         m.hidden);
   }
   s.non_torch_gib = tp * pp == 1 ? kNonTorchInProcess
                                  : kNonTorchWorker + (tp > 1 ? kNonTorchTensorParallel : 0.0);

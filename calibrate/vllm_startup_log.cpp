@@ -181,8 +181,9 @@ VllmStartupLog parse_vllm_startup_log(const std::string& text, const std::string
   for (int n = 1; std::getline(in, raw); ++n) {
     const Line l{path, n, raw};
     if (n == 1 && !is_log_line(raw))
-      l.fail("not a vLLM log line (expected '(PROCESS pid=N) LEVEL MM-DD HH:MM:SS [file.py:N] "
-             "...')");
+      l.fail(
+          "not a vLLM log line (expected '(PROCESS pid=N) LEVEL MM-DD HH:MM:SS [file.py:N] "
+          "...')");
     double v = 0;
     if (const size_t at = l.text.find("non-default args: "); at != std::string_view::npos) {
       g.args = python_dict(l, l.text.substr(at + 18));
@@ -242,8 +243,9 @@ VllmStartupLog parse_vllm_startup_log(const std::string& text, const std::string
                        number_after(l, "non-torch forward increase memory: ", p.non_torch_gib) &&
                        number_after(l, "weights memory: ", p.weights_gib);
       if (!all)
-        l.fail("memory profiling line without its four terms (total non KV cache, torch peak, "
-               "non-torch, weights)");
+        l.fail(
+            "memory profiling line without its four terms (total non KV cache, torch peak, "
+            "non-torch, weights)");
       g.profiles.push_back(p);
     } else if (const size_t er = l.text.find("Error: "); er != std::string_view::npos) {
       if (g.error.empty()) {
@@ -254,8 +256,8 @@ VllmStartupLog parse_vllm_startup_log(const std::string& text, const std::string
     }
   }
   if (!have_args)
-    throw InputError(fmt::format(
-        "{}:1: not a vLLM startup log: no 'non-default args: {{...}}' line", path));
+    throw InputError(
+        fmt::format("{}:1: not a vLLM startup log: no 'non-default args: {{...}}' line", path));
   return g;
 }
 

@@ -48,9 +48,9 @@ struct VllmStartupLog {
   double gpu_memory_utilization = 0.9;
   int64_t max_num_batched_tokens = 0;  // 0: not logged
   int64_t max_num_seqs = 0;
-  std::string dtype;                     // bf16, fp16, fp32 (resolved); "" when not logged
-  std::string kv_cache_dtype = "auto";   // auto | fp8 | ...
-  std::string quantization;              // "" : none
+  std::string dtype;                    // bf16, fp16, fp32 (resolved); "" when not logged
+  std::string kv_cache_dtype = "auto";  // auto | fp8 | ...
+  std::string quantization;             // "" : none
   double requested_gib = -1;
   double model_loading_gib = -1;
   double cuda_graph_gib = -1;

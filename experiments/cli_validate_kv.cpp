@@ -37,8 +37,8 @@ int cmd_validate_kv_logs(const Args& args) {
   opts.add_options()("help,h", "show this help")("kv-logs", po::value(&dir),
                                                  "folder of vLLM startup logs")(
       "models", po::value(&models)->composing(), "folder of known models (repeatable)");
-  const po::variables_map vm =
-      parse_visible_hidden(args, opts, po::options_description(), po::positional_options_description());
+  const po::variables_map vm = parse_visible_hidden(args, opts, po::options_description(),
+                                                    po::positional_options_description());
   if (vm.count("help")) return print_help(kKvLogsHelp, opts);
   if (dir.empty()) throw usage_error("--kv-logs needs DIR", kKvLogsHelp);
   if (models.empty()) {

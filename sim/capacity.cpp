@@ -43,8 +43,8 @@ double vllm_kv_bytes(const Profile& p, const EngineConfig& c, std::string& rule)
       "non-torch - "
       "{} GiB CUDA graphs = {:.3f} GiB",
       p.memory.usable_gib, c.gpu_memory_utilization, t.weights / kGiB, t.peak / kGiB,
-      c.max_num_batched_tokens, t.forward / kGiB, t.seqs, t.sampler / kGiB,
-      p.memory.non_torch_gib, p.memory.cuda_graph_gib, t.kv_bytes / kGiB);
+      c.max_num_batched_tokens, t.forward / kGiB, t.seqs, t.sampler / kGiB, p.memory.non_torch_gib,
+      p.memory.cuda_graph_gib, t.kv_bytes / kGiB);
   return t.kv_bytes;
 }
 

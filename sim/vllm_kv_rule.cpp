@@ -18,8 +18,8 @@ double weight_dtype_bytes(const ModelShape& m) {
   if (m.weight_dtype.empty()) return m.dtype_bytes();
   if (m.weight_dtype == "fp8" || m.weight_dtype == "int8") return 1;
   if (m.weight_dtype == "int4") return 0.5 + 2.0 / 128;  // packed int4 + fp16 scale per 128
-  throw InputError(fmt::format("model.weight_dtype: unknown '{}' (valid: fp8, int8, int4)",
-                               m.weight_dtype));
+  throw InputError(
+      fmt::format("model.weight_dtype: unknown '{}' (valid: fp8, int8, int4)", m.weight_dtype));
 }
 
 // Embedding matrices outside the decoder layers: 1 (tied) or 2, from params against the dense
@@ -44,8 +44,8 @@ double linear_params(const ModelShape& m, double outside_embeddings) {
   const double dense = attn + 3.0 * h * m.ffn;
   double all = m.layers * dense;
   if (m.moe.given()) {
-    const double moe = attn + 3.0 * h * (static_cast<double>(m.moe.experts) * m.moe.expert_ffn +
-                                         m.moe.shared_ffn);
+    const double moe =
+        attn + 3.0 * h * (static_cast<double>(m.moe.experts) * m.moe.expert_ffn + m.moe.shared_ffn);
     all = m.moe.dense_layers * dense + m.moe.moe_layers(m.layers) * moe;
   }
   return std::min(all, outside_embeddings);
@@ -73,7 +73,8 @@ double allocator_excess(const ModelShape& m, double layer_bytes, int n, int embe
   const double o = static_cast<double>(m.heads) * m.head_dim / tp * h;
   const double ffn = static_cast<double>(m.ffn) / tp * h;
   const double layer = allocated_excess(qkv * layer_bytes) + allocated_excess(o * layer_bytes) +
-                       allocated_excess(2 * ffn * layer_bytes) + allocated_excess(ffn * layer_bytes);
+                       allocated_excess(2 * ffn * layer_bytes) +
+                       allocated_excess(ffn * layer_bytes);
   const double embed = allocated_excess(static_cast<double>(m.vocab) / tp * h * m.dtype_bytes());
   return layer * n + embed * embeddings;
 }
@@ -84,8 +85,8 @@ int pp_stage_layers(int layers, int pp, int stage) {
   if (pp < 1 || stage < 0 || stage >= pp)
     throw InputError(fmt::format("pipeline stage {} of {}: expected 0 <= stage < pp", stage, pp));
   if (pp > layers)
-    throw InputError(fmt::format("pipeline_parallel_size {} is more than the {} layers", pp,
-                                 layers));
+    throw InputError(
+        fmt::format("pipeline_parallel_size {} is more than the {} layers", pp, layers));
   int n = layers / pp;
   const int extra = layers % pp;
   // get_pp_indices: the remainder goes one each to stages pp-2, pp-3, ... (never the last).
@@ -119,10 +120,9 @@ VllmKvTerms vllm_kv_terms(const ModelShape& m, const MemorySpec& s, const VllmKv
   const int tp = std::max(1, m.tp);
   const double kv_dtype = k.kv_dtype_bytes > 0 ? k.kv_dtype_bytes : m.dtype_bytes();
   t.kv_bytes_per_token =
-      m.mla.given()
-          ? static_cast<double>(t.stage_layers) * (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) *
-                kv_dtype
-          : std::floor(2.0 * t.stage_layers * m.kv_heads * m.head_dim * kv_dtype / tp);
+      m.mla.given() ? static_cast<double>(t.stage_layers) *
+                          (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * kv_dtype
+                    : std::floor(2.0 * t.stage_layers * m.kv_heads * m.head_dim * kv_dtype / tp);
   t.requested = s.usable_gib * kBytesPerGiB * k.gpu_memory_utilization;
   t.weights = vllm_weight_bytes(m, k.pp, k.stage) + s.weights_extra_bytes;
   const auto tokens = static_cast<double>(k.max_num_batched_tokens);

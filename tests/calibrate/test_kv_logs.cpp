@@ -18,8 +18,12 @@
 using namespace isim;
 
 namespace {
-std::string fixtures() { return test::data_dir() + "/kv-logs"; }
-calib::ModelSpec toy() { return calib::load_model(fixtures() + "/models/toy-1b.yaml"); }
+std::string fixtures() {
+  return test::data_dir() + "/kv-logs";
+}
+calib::ModelSpec toy() {
+  return calib::load_model(fixtures() + "/models/toy-1b.yaml");
+}
 const calib::KvLogRow& row(const calib::KvLogReport& r, const std::string& file) {
   for (const calib::KvLogRow& w : r.rows)
     if (w.file == file) return w;
@@ -140,9 +144,9 @@ TEST_CASE("--kv-logs: a model that does not load is skipped with its error") {
   CHECK(calib::check_kv_logs(fixtures(), {}).why.at("unknown model") == 2);  // no models at all
   CHECK(test::error_of_call([] { (void)calib::check_kv_logs(test::data_dir() + "/nope", {}); }) ==
         test::data_dir() + "/nope: not a folder (--kv-logs DIR)");
-  CHECK(test::error_of_call([] {
-          (void)calib::check_kv_logs(test::data_dir() + "/kv-logs-bad", {});
-        }).ends_with("notes.log:1: not a vLLM log line (expected '(PROCESS pid=N) LEVEL MM-DD "
+  CHECK(
+      test::error_of_call([] { (void)calib::check_kv_logs(test::data_dir() + "/kv-logs-bad", {}); })
+          .ends_with("notes.log:1: not a vLLM log line (expected '(PROCESS pid=N) LEVEL MM-DD "
                      "HH:MM:SS [file.py:N] ...')"));
 }
 
@@ -164,8 +168,8 @@ TEST_CASE("--kv-logs: a log's model id to a known model, by the stated rule") {
   CHECK(name("mistralai/Mixtral-8x7B-Instruct-v0.1") == "mixtral-8x7b-v0.1");
   CHECK(name("Qwen/Qwen3-30B-A3B") == "qwen3-30b-a3b-instruct-2507");
   CHECK(name("acme/Model-7B", "awq") == "model-7b ?");
-  CHECK(name("RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8",
-             "compressed-tensors") == "mistral-small-3.1-24b int8");
+  CHECK(name("RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-quantized.w8a8", "compressed-tensors") ==
+        "mistral-small-3.1-24b int8");
   CHECK(calib::unmodelled("google/gemma-3-4b-it").first == "vision tower");
   CHECK(calib::unmodelled("openai/gpt-oss-20b").first == "MXFP4 experts");
   CHECK(calib::unmodelled("google/gemma-2-9b-it").first.empty());  // a uniform KV in vLLM 0.19
@@ -174,8 +178,8 @@ TEST_CASE("--kv-logs: a log's model id to a known model, by the stated rule") {
 }
 
 TEST_CASE("--kv-logs over the shared logs: the summary counts add up" *
-          doctest::skip(test::absent(
-              !std::filesystem::is_directory(test::shared_data() + "/vllm-startup-logs")))) {
+          doctest::skip(test::absent(!std::filesystem::is_directory(test::shared_data() +
+                                                                    "/vllm-startup-logs")))) {
   const std::string dir = test::shared_data() + "/vllm-startup-logs";
   const calib::KvLogReport r = calib::check_kv_logs(
       dir, {test::source_dir() + "/calibrate/models", test::shared_data() + "/llmservingsim/models",
@@ -227,12 +231,14 @@ TEST_CASE("--kv-logs: settings the rule cannot model are skipped, not fatal") {
       "memory: 10.00GiB\n"
       "(EngineCore pid=2) INFO 04-22 00:49:37 [v1/core/kv_cache_utils.py:1319] GPU KV cache "
       "size: 1,000 tokens\n";
-  test::write_file(dir / "pp8.log", head + "{'model': 'acme/Toy-1B', 'pipeline_parallel_size': 8, "
-                                           "'max_num_batched_tokens': 2048, 'max_num_seqs': 8}\n" +
+  test::write_file(dir / "pp8.log", head +
+                                        "{'model': 'acme/Toy-1B', 'pipeline_parallel_size': 8, "
+                                        "'max_num_batched_tokens': 2048, 'max_num_seqs': 8}\n" +
                                         tail);
-  test::write_file(dir / "kvint8.log", head + "{'model': 'acme/Toy-1B', 'kv_cache_dtype': "
-                                              "'int8', 'max_num_batched_tokens': 2048, "
-                                              "'max_num_seqs': 8}\n" +
+  test::write_file(dir / "kvint8.log", head +
+                                           "{'model': 'acme/Toy-1B', 'kv_cache_dtype': "
+                                           "'int8', 'max_num_batched_tokens': 2048, "
+                                           "'max_num_seqs': 8}\n" +
                                            tail);
   const calib::KvLogReport r = calib::check_kv_logs(dir.string(), {fixtures() + "/models"});
   CHECK(row(r, "pp8.log").skip == "settings not modelled");

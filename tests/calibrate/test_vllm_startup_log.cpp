@@ -87,8 +87,8 @@ TEST_CASE("vLLM startup log: errors name the file and line") {
   CHECK(test::error_of_call([] {
           (void)calib::read_vllm_startup_log(test::data_dir() + "/kv-logs-bad/notes.log");
         }) == test::data_dir() +
-                   "/kv-logs-bad/notes.log:1: not a vLLM log line (expected '(PROCESS pid=N) "
-                   "LEVEL MM-DD HH:MM:SS [file.py:N] ...')");
+                  "/kv-logs-bad/notes.log:1: not a vLLM log line (expected '(PROCESS pid=N) "
+                  "LEVEL MM-DD HH:MM:SS [file.py:N] ...')");
   const std::string no_args =
       "(EngineCore pid=2) INFO 04-22 00:49:37 [v1/core/kv_cache_utils.py:1319] GPU KV cache "
       "size: 10 tokens\n";
@@ -105,8 +105,9 @@ TEST_CASE("vLLM startup log: errors name the file and line") {
         }) == "c.log:1: non-default args: expected ':' at column 10");
   CHECK(test::error_of_call([&] {
           (void)calib::parse_vllm_startup_log(kArgs + "{'tensor_parallel_size': 1.5}\n", "d.log");
-        }) == "d.log:1: non-default args: tensor_parallel_size: expected a whole number in [1, "
-              "65536], got 1.5");
+        }) ==
+        "d.log:1: non-default args: tensor_parallel_size: expected a whole number in [1, "
+        "65536], got 1.5");
   CHECK(test::error_of_call([&] {
           (void)calib::parse_vllm_startup_log(kArgs + "{'gpu_memory_utilization': 1.5}\n", "e.log");
         }) == "e.log:1: non-default args: gpu_memory_utilization: expected (0, 1], got 1.5");

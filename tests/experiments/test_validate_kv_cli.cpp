@@ -31,7 +31,8 @@ TEST_CASE("isim validate --kv-logs: bad input exits 2 naming the file and line")
   CHECK(test::run_bin("isim", "validate --kv-logs " + test::data_dir() + "/no-such-dir", &out,
                       &err) == 2);
   CHECK(err.find("no-such-dir: not a folder (--kv-logs DIR)") != std::string::npos);
-  CHECK(test::run_bin("isim", "validate --kv-logs " + test::data_dir() + "/kv-logs --models " +
+  CHECK(test::run_bin("isim",
+                      "validate --kv-logs " + test::data_dir() + "/kv-logs --models " +
                           test::data_dir() + "/no-such-models",
                       &out, &err) == 2);
   CHECK(err.find("no-such-models: not a folder of models") != std::string::npos);
