@@ -177,9 +177,12 @@ TEST_CASE("--kv-logs: a log's model id to a known model, by the stated rule") {
   CHECK(calib::unmodelled("google/gemma-7b").first.empty());
 }
 
+static bool no_startup_logs() {
+  return !std::filesystem::is_directory(test::shared_data() + "/vllm-startup-logs");
+}
+
 TEST_CASE("--kv-logs over the shared logs: the summary counts add up" *
-          doctest::skip(test::absent(!std::filesystem::is_directory(test::shared_data() +
-                                                                    "/vllm-startup-logs")))) {
+          doctest::skip(isim::test::absent(no_startup_logs()))) {
   const std::string dir = test::shared_data() + "/vllm-startup-logs";
   const calib::KvLogReport r = calib::check_kv_logs(
       dir, {test::source_dir() + "/calibrate/models", test::shared_data() + "/llmservingsim/models",
