@@ -17,17 +17,6 @@ namespace isim::calib {
 
 namespace {
 
-// A {value, source} entry: returns the value, checked > 0.
-double sourced_value(const YamlMap& root, const std::string& key) {
-  const YamlMap n = root.map(key, {"value", "source"}, "a map {value, source}");
-  const YAML::Node src = n.value("source");
-  if (!src || !src.IsScalar() || src.Scalar().empty())
-    n.fail("source", "missing (every figure names where it comes from)");
-  const double out = n.require<double>("value", "a number");
-  if (!(out > 0) || !std::isfinite(out)) n.fail("value", fmt::format("must be > 0, got {}", out));
-  return out;
-}
-
 std::string factors_text(const Efficiency& e) {
   return fmt::format(
       "compute {}, memory {}, attention {}, pcie {}, overhead_us {}, attention_per_seq_us {}, "
@@ -54,36 +43,6 @@ size_t count(const std::vector<bool>& v) {
 
 }  // namespace
 
-GpuSpec load_gpu_spec(const std::string& path) {
-  const std::vector<std::string> keys = {"name",       "bf16_dense_tflops", "hbm_gbps",
-                                         "memory_gib", "pcie_gen",          "pcie_gbps",
-                                         "nvlink_gbps"};
-  std::string key_list;
-  for (const auto& k : keys) key_list += (key_list.empty() ? "" : ", ") + k;
-  const YamlMap root(load_yaml_file(path, "GPU spec file"), path, "", keys,
-                     "a map with keys " + key_list);
-  GpuSpec g;
-  g.path = path;
-  const YAML::Node name = root.value("name");
-  if (!name || !name.IsScalar() || name.Scalar().empty())
-    root.fail("name", "missing (expected the GPU's name)");
-  g.name = name.Scalar();
-  g.bf16_dense_tflops = sourced_value(root, "bf16_dense_tflops");
-  g.hbm_gbps = sourced_value(root, "hbm_gbps");
-  g.memory_gib = sourced_value(root, "memory_gib");
-  if (g.memory_gib > 1024.0 * 1024.0)  // a profile's limit (sim/profile.h): a PiB
-    root.map("memory_gib", {"value", "source"})
-        .fail("value", fmt::format("must be at most 1048576 GiB (a PiB), got {}", g.memory_gib));
-  const double gen = sourced_value(root, "pcie_gen");
-  if (gen != std::floor(gen) || gen > 7)
-    root.map("pcie_gen", {"value", "source"})
-        .fail("value", fmt::format("expected a PCIe generation 1..7, got {}", gen));
-  g.pcie_gen = static_cast<int>(gen);
-  g.pcie_gbps = sourced_value(root, "pcie_gbps");
-  if (root.has("nvlink_gbps")) g.nvlink_gbps = sourced_value(root, "nvlink_gbps");
-  return g;
-}
-
 Roofline::Roofline(const GpuSpec& gpu, const sim::ModelShape& model, const Efficiency& eff)
     : gpu_(gpu), model_(model), eff_(eff) {
   if (model_.dtype != "fp16" && model_.dtype != "bf16")
@@ -108,7 +67,16 @@ Roofline::Roofline(const GpuSpec& gpu, const sim::ModelShape& model, const Effic
   if (eff_.overhead_us < 0 || eff_.attention_per_seq_us < 0 || eff_.pcie_latency_us < 0 ||
       eff_.allreduce_latency_us < 0)
     throw InputError(fmt::format("fixed costs must be >= 0, got {}", factors_text(eff_)));
-  layer_params_ = (model_.params - embed) / model_.layers;
+  // A MoE model's routed and shared experts are priced apart (sim/cost_moe.h's roofline).
+  const sim::MoeShape& moe = model_.moe;
+  const double experts = moe.moe_layers(model_.layers) * 3.0 * model_.hidden *
+                         (static_cast<double>(moe.experts) * moe.expert_ffn + moe.shared_ffn);
+  if (moe.given() && !(model_.params > embed + experts))
+    throw InputError(fmt::format(
+        "model {}: params ({}) must exceed embedding + lm_head + the MoE layers' experts ({} + "
+        "{} x 3 x hidden x (experts x expert_ffn + shared_ffn) = {})",
+        model_.name, model_.params, embed, moe.moe_layers(model_.layers), experts));
+  layer_params_ = (model_.params - embed - experts) / model_.layers;
   flops_ = gpu_.bf16_dense_tflops * 1e12;
   bw_ = gpu_.hbm_gbps * 1e9;
 }
@@ -219,6 +187,20 @@ sim::Profile analytic_profile(const GpuSpec& gpu, const ModelSpec& model,
       {"model_config", model.source},
       {"factors", factors_text(eff)},
   };
+  if (m.moe.given()) {
+    p.tables.moe_roofline = {gpu.bf16_dense_tflops, gpu.hbm_gbps, eff.compute, eff.memory};
+    p.provenance.emplace_back(
+        "moe",
+        fmt::format("{} of {} layers MoE ({} experts, {} per token, expert_ffn {}, shared_ffn {}): "
+                    "dense_us covers a layer without its experts (params less embedding, "
+                    "lm_head and every MoE layer's experts, over layers); each MoE layer adds "
+                    "the grouped-GEMM roofline of sim/cost_moe.h (every active expert's weights "
+                    "read once, T x k routed tokens; expected distinct experts under uniform "
+                    "routing, an assumption) at this GPU's peaks and the compute and memory "
+                    "factors; saturation_tokens is the knee of dense_us alone",
+                    m.moe.moe_layers(m.layers), m.layers, m.moe.experts, m.moe.experts_per_token,
+                    m.moe.expert_ffn, m.moe.shared_ffn));
+  }
   if (m.tp > 1)
     p.provenance.emplace_back(
         "tensor_parallel",

@@ -15,8 +15,11 @@
 //
 // Roofline, per decoder layer on one GPU (tp = the model's tp), with P = 10^12 * tflops FLOP/s,
 // B = 10^9 * hbm_gbps bytes/s, d = dtype bytes, and the efficiency factors below:
-//   layer params   W = (params - 2 * vocab * hidden) / layers   (embedding and lm_head excluded,
-//                  so gated and plain MLPs are both covered by the published parameter count)
+//   layer params   W = (params - 2 * vocab * hidden - X) / layers   (embedding and lm_head
+//                  excluded, so gated and plain MLPs are both covered by the published parameter
+//                  count; X = a MoE model's experts, moe_layers x 3 hidden (experts x expert_ffn
+//                  + shared_ffn), priced apart: the profile's moe_roofline holds this GPU's
+//                  peaks with e_compute and e_memory, and sim/cost_moe.h adds each MoE layer)
 //   dense(t)       = max(2 t W / tp / (P e_compute),
 //                        (W d / tp + t a d) / (B e_memory))
 //                  a = activation elements read or written per token: 4 hidden

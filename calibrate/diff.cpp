@@ -189,6 +189,8 @@ DiffReport diff_profiles(const sim::Profile& base, const sim::Profile& next) {
       c.grid4("mixed_attention_us", a.mixed_attention_us, b.mixed_attention_us);
     if (!a.allreduce_us.x.empty() && !b.allreduce_us.x.empty())
       c.curve("allreduce_us", "bytes", a.allreduce_us, b.allreduce_us, false);
+    if (!a.moe_us.empty() && !b.moe_us.empty())
+      c.grid("moe_us", "tokens", "experts", a.moe_us, b.moe_us);
   }
   if (base.step_overhead.given() || next.step_overhead.given()) {
     c.time("step_overhead.fixed_us", "", base.step_overhead.fixed_us, next.step_overhead.fixed_us);

@@ -11,7 +11,8 @@
 //   bandwidth is compared as the cost model prices one copy of that size: bytes /
 //   (per_copy_overhead + bytes / gbps(bytes)), so a per-copy cost moved between the overhead
 //   and the curve is no change. Optional terms where both profiles have them: the shared cells
-//   of mixed_attention_us and points of allreduce_us; step_overhead's three terms and
+//   of mixed_attention_us and points of allreduce_us and moe_us (moe_roofline and decode_skew
+//   are not times, and are not compared); step_overhead's three terms and
 //   swap.compute_slowdown (as 1 + s) where either has them.
 // - `slowdown` is the relative change in time: new/base - 1 for times, base/new - 1 for
 //   bandwidths and the duplex factor (lower bandwidth is a regression). Positive means slower.

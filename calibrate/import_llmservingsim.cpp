@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -10,7 +11,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "calibrate/import_aiconfigurator.h"
 #include "calibrate/import_common.h"
+#include "calibrate/import_llmservingsim_parts.h"
 #include "calibrate/vllm_memory.h"
 #include "sim/profile_check.h"
 #include "traces/input_error.h"
@@ -20,124 +23,6 @@
 namespace isim::calib {
 
 namespace {
-
-struct KnownHardware {
-  const char* id;
-  double memory_gib;
-  double pcie_gbps;
-  const char* pcie;
-  double usable_bytes;  // total memory as CUDA reports it
-  const char* usable;   // where that figure comes from
-};
-
-// Assumptions, stated in provenance: nominal memory, and one-way pinned-memory PCIe bandwidth
-// from ../shared/data/README.md ("Gen4 x16 reaches about 25 GB/s one way; Gen5 x16 about 55 GB/s
-// host-to-device with copy engines").
-constexpr KnownHardware kHardware[] = {
-    {"RTX4090", 24, 25, "PCIe Gen4 x16", 25250627584.0,
-     "torch.cuda total memory of an RTX 4090 (hardware.device_total_memory_bytes in "
-     "../shared/data/llmservingsim/vllm-RTX4090-llama-3.1-8b/meta.json, a device property)"},
-    {"RTXPRO6000", 96, 55, "PCIe Gen5 x16", (96.0 - 0.4835) * 1073741824.0,
-     "assumed: nominal 96 GiB less the 0.4835 GiB that CUDA withholds on the RTX 4090 "
-     "(24 GiB nominal, 25,250,627,584 B reported); no CUDA total of this card was found"},
-};
-
-YAML::Node need(const std::string& file, const YAML::Node& parent, const std::string& key,
-                const std::string& path) {
-  YAML::Node n = parent[key];
-  if (!n) throw InputError(yaml_where(file, parent, path) + ": missing");
-  return n;
-}
-
-// `n` (at `path`) when it is a map of string keys: operator[] on a scalar or a list throws
-// YAML's own error, and a lookup among keys that are not all strings can match one.
-const YAML::Node& map_at(const std::string& file, const YAML::Node& n, const std::string& path) {
-  if (!n.IsMap())
-    throw InputError(yaml_where(file, n, path) + ": expected a map, got " + yaml_describe(n));
-  for (const auto& kv : n) yaml_key(kv.first, file, path == "(document)" ? "" : path);
-  return n;
-}
-
-struct Meta {
-  std::string gpu, hardware, hf_model, vllm, cuda, profiled_at;
-  int block_tokens = 0;
-  std::vector<int> tp_degrees;
-  std::string note;  // about hf_overrides, when it shows another TP degree's shapes
-};
-
-Meta read_meta(const std::string& file, const sim::ModelShape& m) {
-  YAML::Node root = load_yaml_file(file, "");
-  map_at(file, root, "(document)");
-  Meta meta;
-  auto text = [&](const char* key) {
-    return read_as<std::string>(need(file, root, key, key), file, key, "a string");
-  };
-  auto optional_text = [&](const char* key) {
-    return root[key] ? read_as<std::string>(root[key], file, key, "a string") : std::string("?");
-  };
-  meta.gpu = text("gpu");
-  meta.hardware = text("hardware");
-  meta.hf_model = text("model");
-  meta.vllm = optional_text("vllm_version");
-  meta.cuda = optional_text("cuda_version");
-  meta.profiled_at = optional_text("profiled_at");
-  const YAML::Node tps = need(file, root, "tp_degrees", "tp_degrees");
-  if (!tps.IsSequence())
-    throw InputError(yaml_where(file, tps, "tp_degrees") + ": expected a list");
-  for (const auto& t : tps)
-    meta.tp_degrees.push_back(read_as<int32_t>(t, file, "tp_degrees", "an int"));
-  const YAML::Node eng =
-      map_at(file, need(file, root, "engine_effective", "engine_effective"), "engine_effective");
-  const YAML::Node bs = need(file, eng, "block_size", "engine_effective.block_size");
-  meta.block_tokens =
-      read_as<int32_t>(bs, file, "engine_effective.block_size", "a positive integer");
-  if (meta.block_tokens <= 0) {
-    throw InputError(yaml_where(file, bs, "engine_effective.block_size") + ": must be > 0");
-  }
-  // hf_overrides: the shapes the profiler gave its one-layer model. They must be the model's own
-  // shapes, or its per-rank shapes for one of the profiled TP degrees.
-  const YAML::Node hf = eng["hf_overrides"];
-  if (hf) {
-    map_at(file, hf, "engine_effective.hf_overrides");
-    const std::pair<const char*, int> keys[] = {{"num_attention_heads", m.heads},
-                                                {"num_key_value_heads", m.kv_heads},
-                                                {"intermediate_size", m.ffn},
-                                                {"vocab_size", m.vocab}};
-    int shown_tp = 0;
-    for (const int tp : meta.tp_degrees) {
-      bool all = true;
-      for (const auto& [key, full] : keys) {
-        if (!hf[key]) continue;
-        const int v = read_as<int32_t>(hf[key], file, key, "an int");
-        all = all && tp > 0 && full % tp == 0 && v == full / tp;
-      }
-      if (all) {
-        shown_tp = tp;
-        break;
-      }
-    }
-    if (shown_tp == 0) {
-      for (const auto& [key, full] : keys) {
-        if (!hf[key]) continue;
-        const int v = read_as<int32_t>(hf[key], file, key, "an int");
-        if (v != full) {
-          throw InputError(fmt::format(
-              "{}: {} does not match model {} ({}) for any tp in tp_degrees",
-              yaml_where(file, hf[key], std::string("engine_effective.hf_overrides.") + key), v,
-              m.name, full));
-        }
-      }
-    }
-    if (shown_tp > 1) {
-      meta.note = fmt::format(
-          "meta.yaml engine_effective.hf_overrides shows the per-rank shapes of tp={} (the last "
-          "profiled degree); the top-level CSVs are read as the TP1 tables (the data README says "
-          "TP1, and lm_head at 1 sequence moves the full vocab x hidden weights)",
-          shown_tp);
-    }
-  }
-  return meta;
-}
 
 // op -> (tokens -> time) from a CSV with columns layer, <xcol>, time_us.
 std::map<std::string, std::map<int64_t, double>> read_ops(const std::string& file,
@@ -204,40 +89,70 @@ sim::Curve1D weighted_sum(const std::map<std::string, std::map<int64_t, double>>
 sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model,
                                   const LlmServingSimOptions& opt) {
   const sim::ModelShape& m = model.shape;
-  if (opt.tp != 1) {
-    throw InputError(fmt::format(
-        "{}: tp {}: only tp 1 can be imported (the directory's top-level CSVs are the TP1 "
-        "tables)",
-        dir, opt.tp));
-  }
+  const int tp = opt.tp;
   const std::string meta_file = dir + "/meta.yaml";
-  const Meta meta = read_meta(meta_file, m);
-  bool has_tp1 = false;
-  for (const int t : meta.tp_degrees) has_tp1 = has_tp1 || t == 1;
-  if (!has_tp1) throw InputError(meta_file + ": tp_degrees: does not list 1");
+  const lss::Meta meta = lss::read_meta(meta_file, m);
+  std::string degrees;
+  bool listed = false;
+  for (const int t : meta.tp_degrees) {
+    listed = listed || t == tp;
+    degrees += (degrees.empty() ? "" : ", ") + std::to_string(t);
+  }
+  if (!listed)
+    throw InputError(
+        fmt::format("{}: tp {}: only tp {} in {} tp_degrees (the degrees these "
+                    "tables were profiled at)",
+                    dir, tp, degrees, meta_file));
+  for (const auto& [what, v] : {std::pair<const char*, int>{"heads", m.heads},
+                                {"kv_heads", m.kv_heads},
+                                {"ffn", m.ffn},
+                                {"vocab", m.vocab}})
+    if (v % tp != 0)
+      throw InputError(fmt::format("{}: tp {}: model {} {} = {} does not divide by it", dir, tp,
+                                   m.name, what, v));
 
-  // Dense ops, per decoder layer.
+  if (!m.moe.given() && std::filesystem::exists(dir + "/moe.csv"))
+    throw InputError(
+        fmt::format("{}/moe.csv: model {} has no experts (a MoE table for a dense "
+                    "model: is --model the folder's model?)",
+                    dir, m.name));
+
+  // Dense ops, per decoder layer. A MoE model's MoE block replaces the FFN (moe.csv), so its
+  // dense.csv has no FFN ops; the FFN of leading dense layers is spread over all layers.
   const std::string dense_file = dir + "/dense.csv";
   const auto dense_ops =
       read_ops(dense_file, "tokens",
                {"act_fn", "down_proj", "embedding", "final_layernorm", "gate_up_proj", "layernorm",
-                "o_proj", "qkv_proj", "rotary_emb"});
+                "o_proj", "qk_norm", "qkv_proj", "rotary_emb"});
   const double per_layer = 1.0 / m.layers;
+  const double ffn_share = m.moe.given() ? static_cast<double>(m.moe.dense_layers) / m.layers : 1.0;
+  std::vector<std::pair<std::string, double>> dense_terms = {
+      {"qkv_proj", 1}, {"layernorm", 2}, {"rotary_emb", 1}, {"o_proj", 1}};
+  if (dense_ops.count("qk_norm")) dense_terms.emplace_back("qk_norm", 1);
+  if (ffn_share > 0)
+    for (const char* op : {"gate_up_proj", "act_fn", "down_proj"})
+      dense_terms.emplace_back(op, ffn_share);
+  dense_terms.emplace_back("embedding", per_layer);
+  dense_terms.emplace_back("final_layernorm", per_layer);
   sim::Profile p;
   sim::TablesForward& t = p.tables;
-  t.dense_us = weighted_sum(dense_ops, dense_file, "tokens",
-                            {{"qkv_proj", 1},
-                             {"layernorm", 2},
-                             {"rotary_emb", 1},
-                             {"o_proj", 1},
-                             {"gate_up_proj", 1},
-                             {"act_fn", 1},
-                             {"down_proj", 1},
-                             {"embedding", per_layer},
-                             {"final_layernorm", per_layer}});
+  t.dense_us = weighted_sum(dense_ops, dense_file, "tokens", dense_terms);
+  std::string dense_rule = "per decoder layer: 2 x layernorm + qkv_proj + rotary_emb + o_proj";
+  if (dense_ops.count("qk_norm")) dense_rule += " + qk_norm (q and k norms, one op)";
+  if (!m.moe.given())
+    dense_rule += " + gate_up_proj + act_fn + down_proj";
+  else if (ffn_share > 0)
+    dense_rule += fmt::format(
+        " + (gate_up_proj + act_fn + down_proj) x {} / {} (the dense "
+        "layers' FFN spread over all layers)",
+        m.moe.dense_layers, m.layers);
+  else
+    dense_rule += " (every layer's FFN is the MoE block, priced apart)";
+  dense_rule += " from dense.csv, plus (embedding + final_layernorm) / layers; rounded to 1 ns";
 
   const std::string seq_file = dir + "/per_sequence.csv";
   const auto seq_ops = read_ops(seq_file, "sequences", {"lm_head", "sampler"});
+  const sim::Curve1D lm_head_only = weighted_sum(seq_ops, seq_file, "sequences", {{"lm_head", 1}});
   std::vector<std::pair<std::string, double>> head_terms = {{"lm_head", 1}};
   if (seq_ops.count("sampler")) head_terms.emplace_back("sampler", 1);
   t.lm_head_us = weighted_sum(seq_ops, seq_file, "sequences", head_terms);
@@ -314,16 +229,11 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
   // Device.
   double memory = opt.memory_gib, pcie = opt.pcie_gbps;
   std::string pcie_text = "given on the command line";
-  const KnownHardware* known = nullptr;
-  for (const auto& h : kHardware) {
-    if (meta.hardware == h.id) known = &h;
-  }
+  const lss::KnownHardware* known = lss::find_hardware(meta.hardware);
   if ((memory <= 0 || pcie <= 0) && known == nullptr) {
     std::string list;
-    for (const auto& h : kHardware) {
-      if (!list.empty()) list += ", ";
-      list += h.id;
-    }
+    for (const auto& h : lss::known_hardware())
+      list += (list.empty() ? "" : ", ") + std::string(h.id);
     throw InputError(
         fmt::format("{}: hardware: unknown '{}' (known: {}); give --memory-gib and "
                     "--pcie-gbps",
@@ -339,7 +249,7 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
   p.device.name = meta.gpu;
   p.device.memory_gib = memory;
   p.model = m;
-  p.model.tp = 1;
+  p.model.tp = tp;
   p.block_tokens = meta.block_tokens;
   p.saturation_tokens = saturation_from_dense(t.dense_us, dense_file);
   p.form = sim::ForwardForm::kTables;
@@ -358,10 +268,7 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
   pv.emplace_back("measured_with", fmt::format("vLLM {}, CUDA {}, profiled at {}, {}", meta.vllm,
                                                meta.cuda, meta.profiled_at, meta.hf_model));
   pv.emplace_back("model_config", model.source);
-  pv.emplace_back("dense_rule",
-                  "per decoder layer: 2 x layernorm + qkv_proj + rotary_emb + o_proj + "
-                  "gate_up_proj + act_fn + down_proj from dense.csv, plus (embedding + "
-                  "final_layernorm) / layers; rounded to 1 ns");
+  pv.emplace_back("dense_rule", dense_rule);
   pv.emplace_back("lm_head_rule", seq_ops.count("sampler") ? "lm_head + sampler by sequences"
                                                            : "lm_head by sequences");
   pv.emplace_back(
@@ -403,16 +310,24 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
   const double usable =
       known != nullptr && opt.memory_gib <= 0 ? known->usable_bytes : memory * 1073741824.0;
   std::string memory_rule;
-  p.memory = vllm_memory(model, usable, 1, &memory_rule);
+  p.memory = vllm_memory(model, usable, tp, &memory_rule);
   pv.emplace_back("memory_usable", known != nullptr && opt.memory_gib <= 0
                                        ? std::string(known->usable)
                                        : "the --memory-gib given, taken as all usable");
   pv.emplace_back("memory_rule", memory_rule);
   if (!meta.note.empty()) pv.emplace_back("note", meta.note);
+  lss::add_tp_moe_skew(dir, meta, m, opt, known, p);
   if (empty > 0) pv.emplace_back("note_empty_rows", fmt::format("{} rows with no work", empty));
   // Times past an hour (or extrapolated there), a KV block past 2 GiB: refused here, naming the
   // folder, instead of written into a profile that does not load.
   sim::check_profile_loads(p, "the profile imported from " + dir);
+  // After the limits above (a time past an hour is named as that, not as a wrong tp).
+  std::string gpu_from;
+  const GpuSpec gpu = lss::gpu_figures(opt, known, &gpu_from);
+  pv.emplace_back("tp_check", gpu.hbm_gbps > 0
+                                  ? lss::check_tp_by_lm_head(seq_file, lm_head_only, m, tp, gpu)
+                                  : "not checked: no GPU figures for hardware " + meta.hardware +
+                                        " (--gpu-spec)");
   return p;
 }
 

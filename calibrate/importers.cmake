@@ -4,6 +4,9 @@ target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/import_common.cpp
   ${CMAKE_CURRENT_LIST_DIR}/vllm_memory.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_llmservingsim.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/import_llmservingsim_meta.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/import_llmservingsim_moe.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/import_llmservingsim_tp.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_aiconfigurator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_allreduce.cpp
 )

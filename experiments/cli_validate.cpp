@@ -34,11 +34,16 @@ std::string percent(double e) {
 
 const Help kAgainstHelp{
     "usage: isim validate --against vllm RUN_DIR --profile PROFILE.yaml [--out DIR]\n"
-    "                     [-p key=value ...] [--scheduler NAME]\n",
+    "                     [-p key=value ...] [--scheduler NAME] [--usage-context C]\n",
     "Replays RUN_DIR/requests.jsonl on the engine settings of RUN_DIR/meta.json (policy\n"
-    "discard), prints real, sim and the relative error per metric, and writes against.csv,\n"
-    "against.json, against_requests.csv and against.png beside the run's usual outputs.\n"
-    "Exit 0: compared; 2: bad input.\n",
+    "discard; a setting meta.json does not state takes vLLM's default of the run's version,\n"
+    "printed as an assumption), at the predicted KV block count and, when the run states\n"
+    "vLLM's count, again at that count (DIR/at-vllm-blocks). Prints real, sim and the\n"
+    "relative error per metric, the capacity error and a summary line naming the latency and\n"
+    "the capacity error; writes against.json, and against.csv, against_requests.csv and\n"
+    "against.png beside each replay's usual outputs.\n"
+    "Exit 0: compared; 2: bad input, or a layout not simulated yet (data, pipeline or expert\n"
+    "parallel).\n",
     "  isim validate --against vllm ../shared/data/llmservingsim/vllm-RTX4090-llama-3.1-8b \\\n"
     "      --profile calibrate/profiles/rtx4090-llama-3.1-8b.llmservingsim.yaml\n"
     "  isim validate --against vllm RUN_DIR --profile P.yaml -p engine.gpu_blocks=2588\n"};
@@ -73,7 +78,11 @@ int cmd_validate_against(const Args& args) {
       "override a spec key after the run's settings: -p engine.gpu_blocks=2588")(
       "add", override_flag(o.overrides, true), kAddHelp)(
       "scheduler", po::value(&o.scheduler),
-      (std::string("scheduler (default ") + kAgainstVllmScheduler + ")").c_str());
+      (std::string("scheduler (default ") + kAgainstVllmScheduler + ")").c_str())(
+      "usage-context", po::value(&o.usage_context),
+      "how the run's vLLM was started, for the batch defaults of a meta.json that does not "
+      "state them: engine (AsyncLLM, LLMServingSim's runner; default), openai-api-server "
+      "(vllm serve), llm-class (vllm.LLM)");
   hidden.add_options()("run-dir", po::value(&o.run_dir), "the vLLM run folder");
   po::positional_options_description pos;
   pos.add("run-dir", 1);

@@ -13,10 +13,12 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/outputs.h"
-#include "experiments/run.h"
 #include "experiments/plot_context.h"
+#include "experiments/run.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
+#include "experiments/validate_vllm_report.h"
+#include "experiments/vllm_defaults.h"
 #include "sim/scheduler.h"
 #include "traces/atomic_file.h"
 #include "traces/input_error.h"
@@ -25,83 +27,6 @@
 namespace isim::exp {
 
 namespace fs = std::filesystem;
-
-std::vector<Latency> real_latencies(const std::vector<trace::VllmRequest>& requests) {
-  std::vector<Latency> out;
-  for (const auto& r : requests) {
-    Latency l;
-    l.id = r.id;
-    l.start_s = r.queued_s;
-    l.finish_s = r.last_token_s;
-    l.ttft_s = r.first_token_s - r.queued_s;
-    if (r.output > 1)
-      l.tpot_s = (r.last_token_s - r.first_token_s) / static_cast<double>(r.output - 1);
-    l.e2e_s = r.last_token_s - r.queued_s;
-    l.output = r.output;
-    out.push_back(std::move(l));
-  }
-  return out;
-}
-
-std::vector<Latency> sim_latencies(const std::vector<sim::SessionRecord>& sessions) {
-  std::vector<Latency> out;
-  for (const auto& s : sessions) {
-    if (s.status != "finished") continue;
-    // The engine's TPOT is (last - first token) over (output - 1) per segment: with one
-    // segment, the real side's definition.
-    out.push_back({s.id, s.arrival_s, s.finish_s, s.ttft_s, s.tpot_s, s.e2e_s, s.output_tokens});
-  }
-  return out;
-}
-
-double AgainstMetric::error() const {
-  if (real == 0) return sim == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), sim);
-  return (sim - real) / real;
-}
-
-std::vector<std::pair<std::string, double>> latency_metrics(const std::vector<Latency>& l) {
-  std::vector<double> ttft, tpot, e2e;
-  double first = std::numeric_limits<double>::infinity();
-  double last = -first;
-  int64_t tokens = 0;
-  for (const auto& x : l) {
-    ttft.push_back(x.ttft_s);
-    if (x.tpot_s >= 0) tpot.push_back(x.tpot_s);
-    e2e.push_back(x.e2e_s);
-    first = std::min(first, x.start_s);
-    last = std::max(last, x.finish_s);
-    tokens += x.output;
-  }
-  const sim::Stat t = sim::make_stat(ttft), p = sim::make_stat(tpot), e = sim::make_stat(e2e);
-  const double makespan = l.empty() ? 0 : last - first;
-  return {{"ttft_s.mean", t.mean},
-          {"ttft_s.p50", t.p50},
-          {"ttft_s.p90", t.p90},
-          {"ttft_s.p99", t.p99},
-          {"tpot_s.mean", p.mean},
-          {"tpot_s.p50", p.p50},
-          {"tpot_s.p99", p.p99},
-          {"e2e_s.mean", e.mean},
-          {"e2e_s.p50", e.p50},
-          {"e2e_s.p99", e.p99},
-          {"throughput_tokens_per_s", makespan > 0 ? static_cast<double>(tokens) / makespan : 0.0},
-          {"makespan_s", makespan}};
-}
-
-std::vector<AgainstMetric> compare_latencies(const std::vector<Latency>& real,
-                                             const std::vector<Latency>& sim) {
-  const auto r = latency_metrics(real), s = latency_metrics(sim);
-  std::vector<AgainstMetric> out;
-  for (size_t i = 0; i < r.size(); ++i) out.push_back({r[i].first, r[i].second, s[i].second});
-  return out;
-}
-
-std::string against_csv(const std::vector<AgainstMetric>& metrics) {
-  std::string out = "metric,real,sim,error\n";
-  for (const auto& m : metrics)
-    out += fmt::format("{},{},{},{}\n", m.metric, m.real, m.sim, m.error());
-  return out;
-}
 
 Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
                            const std::string& trace_path) {
@@ -129,6 +54,29 @@ Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
   return parse_experiment(y, origin, ".");
 }
 
+void check_vllm_profile(VllmMeta& meta, const sim::Profile& p, const std::string& profile) {
+  if (meta.block_size != p.block_tokens)
+    throw InputError(fmt::format(
+        "{}: {}: the run used {}-token blocks, but the profile {} has kv.block_tokens {}",
+        meta.path, meta.key_of("block_size"), meta.block_size, profile, p.block_tokens));
+  if (meta.tensor_parallel_size != p.model.tp)
+    throw InputError(fmt::format(
+        "{}: engine_kwargs.tensor_parallel_size: the run used tp {}, but the profile {} has "
+        "model.tp {}",
+        meta.path, meta.tensor_parallel_size, profile, p.model.tp));
+  if (meta.enable_expert_parallel && p.model.moe.given())
+    throw InputError(fmt::format(
+        "{}: engine_kwargs.enable_expert_parallel: true: expert parallelism is not simulated "
+        "yet; {}'s {} experts per MoE layer would be spread over {} ranks, which needs the "
+        "all-to-all dispatch and combine of tokens between ranks and per-rank expert loads",
+        meta.path, p.model.name, p.model.moe.experts, meta.tensor_parallel_size));
+  if (meta.enable_expert_parallel)
+    meta.assumptions.push_back(fmt::format(
+        "engine_kwargs.enable_expert_parallel true has no effect: the profile's model {} is "
+        "dense (vLLM applies it to MoE layers only)",
+        p.model.name));
+}
+
 namespace {
 
 void check_scheduler(const std::string& name) {
@@ -139,34 +87,6 @@ void check_scheduler(const std::string& name) {
       name, sim::scheduler_registry().names_joined()));
 }
 
-// The run's KV layout must be the profile's, or the block counts mean different things.
-void check_profile(const VllmMeta& meta, const sim::Profile& p, const std::string& profile) {
-  if (meta.block_size != p.block_tokens)
-    throw InputError(
-        fmt::format("{}: kv_cache.block_size: the run used {}-token blocks, but the profile {} has "
-                    "kv.block_tokens {}",
-                    meta.path, meta.block_size, profile, p.block_tokens));
-  if (meta.tensor_parallel_size != p.model.tp)
-    throw InputError(fmt::format(
-        "{}: engine_kwargs.tensor_parallel_size: the run used tp {}, but the profile {} has "
-        "model.tp {}",
-        meta.path, meta.tensor_parallel_size, profile, p.model.tp));
-}
-
-std::string percent(double e) {
-  if (std::isinf(e)) return e > 0 ? "+inf" : "-inf";
-  return fmt::format("{:+.1f}%", 100.0 * e);
-}
-
-std::string table(const std::vector<AgainstMetric>& metrics) {
-  std::string out = fmt::format("  {:<26} {:>12} {:>12} {:>9}\n", "metric", "real", "sim", "error");
-  for (const auto& m : metrics)
-    out += fmt::format("  {:<26} {:>12.6g} {:>12.6g} {:>9}\n", m.metric, m.real, m.sim,
-                       percent(m.error()));
-  return out;
-}
-
-// One row per real request: its latencies beside the simulated ones ("" when it did not finish).
 std::string requests_csv(const std::vector<Latency>& real, const std::vector<Latency>& sim) {
   std::map<std::string, const Latency*> by_id;
   for (const auto& s : sim) by_id[s.id] = &s;
@@ -183,54 +103,14 @@ std::string requests_csv(const std::vector<Latency>& real, const std::vector<Lat
   return out;
 }
 
-struct Report {
-  const VllmRun& run;
-  const Experiment& e;
-  const cluster::RunResult& result;
-  const RunTrace& trace;
-  std::vector<AgainstMetric> metrics;
-};
-
-nlohmann::ordered_json against_json(const Report& r, const AgainstOptions& o) {
-  nlohmann::ordered_json j;
-  j["against"] = "vllm";
-  j["run_dir"] = o.run_dir;
-  j["vllm_version"] = r.run.meta.vllm_version;
-  j["model"] = r.run.meta.model;
-  j["device"] = r.run.meta.device_name;
-  j["profile"] = r.e.profile;
-  j["scheduler"] = r.e.engine.scheduler;
-  j["policy"] = "discard";
-  j["requests"] = r.run.requests.size();
-  j["sim_finished"] = r.result.summary.finished;
-  j["prefix_hashes"] = r.trace.prefix_hashes;
-  j["note"] = r.trace.note;
-  auto& kv = j["kv_cache"];
-  kv["block_tokens"] = r.run.meta.block_size;
-  if (r.run.meta.num_gpu_blocks) kv["real_gpu_blocks"] = *r.run.meta.num_gpu_blocks;
-  kv["sim_gpu_blocks"] = r.result.summary.gpu_blocks;
-  kv["sim_gpu_blocks_from"] = r.e.engine.gpu_blocks > 0 ? "engine.gpu_blocks" : "derived";
-  if (!r.result.replicas.empty()) kv["sim_gpu_rule"] = r.result.replicas.front().blocks.gpu_rule;
-  auto& m = j["metrics"];
-  m = nlohmann::ordered_json::array();
-  for (const auto& x : r.metrics) {
-    nlohmann::ordered_json row;
-    row["metric"] = x.metric;
-    row["real"] = x.real;
-    row["sim"] = x.sim;
-    if (std::isfinite(x.error())) row["error"] = x.error();  // JSON has no infinity
-    m.push_back(std::move(row));
-  }
-  return j;
-}
-
 std::string plot_script() {
   if (const char* p = std::getenv("ISIM_PLOT_AGAINST_SCRIPT"); p && *p) return p;
   return ISIM_PLOT_AGAINST_SCRIPT_DEFAULT;
 }
 
 // against.png; a note (never a failure) without matplotlib.
-void plot(const std::string& out, const VllmRun& run) {
+// `out`: one replay's folder; `blocks` says at which block count it ran.
+void plot(const std::string& out, const VllmRun& run, const std::string& blocks) {
   const fs::path dir(out);
   std::string tried;
   const std::string py = find_plot_python(&tried);
@@ -242,7 +122,7 @@ void plot(const std::string& out, const VllmRun& run) {
   PlotContext ctx;  // the title: the real run's GPU, model and requests, at their own times
   ctx.gpu = {run.meta.device_name};
   ctx.model = {run.meta.model};
-  ctx.workload = {"vLLM run " + fs::path(run.dir).filename().string()};
+  ctx.workload = {"vLLM run " + fs::path(run.dir).filename().string() + ", sim at " + blocks};
   ctx.rate = {"the run's own arrival times"};
   write_plot_context(out, ctx);
   const std::string real_ts =
@@ -259,33 +139,160 @@ void plot(const std::string& out, const VllmRun& run) {
     fmt::print("plot: {}\n", png);
 }
 
-void print_header(const Report& r, const AgainstOptions& o) {
+struct Replayed {
+  AgainstReplay report;
+  Experiment e;
+  cluster::RunResult result;
+};
+
+// One replay into `dir`: the simulated run's outputs, against.csv and against_requests.csv.
+Replayed replay(const Experiment& e, const Inputs& in, const VllmRun& run, const std::string& from,
+                const std::string& dir, const std::string& rel) {
+  const PolicySpec& p = e.policies.front();
+  Replayed r{{}, e, run_policy(e, in, p)};
+  write_run(dir, e, in, p, r.result);
+  const auto real = real_latencies(run.requests);
+  const auto sim = sim_latencies(r.result.sessions);
+  r.report = {from, r.result.summary.gpu_blocks, rel, compare_latencies(real, sim)};
+  std::vector<AgainstMetric> rows = r.report.metrics;
+  if (run.meta.num_gpu_blocks)
+    rows.push_back({"gpu_blocks", static_cast<double>(*run.meta.num_gpu_blocks),
+                    static_cast<double>(r.report.gpu_blocks)});
+  write_file_atomic((fs::path(dir) / "against.csv").string(), against_csv(rows));
+  write_file_atomic((fs::path(dir) / "against_requests.csv").string(), requests_csv(real, sim));
+  return r;
+}
+
+nlohmann::ordered_json metrics_json(const std::vector<AgainstMetric>& metrics) {
+  auto m = nlohmann::ordered_json::array();
+  for (const auto& x : metrics) {
+    nlohmann::ordered_json row;
+    row["metric"] = x.metric;
+    row["real"] = x.real;
+    row["sim"] = x.sim;
+    if (std::isfinite(x.error())) row["error"] = x.error();  // JSON has no infinity
+    m.push_back(std::move(row));
+  }
+  return m;
+}
+
+struct Report {
+  const VllmRun& run;
+  const RunTrace& trace;
+  const AgainstOptions& o;
+  std::vector<Replayed> replays;
+  std::vector<AgainstReplay> reports() const {
+    std::vector<AgainstReplay> out;
+    for (const auto& r : replays) out.push_back(r.report);
+    return out;
+  }
+  bool predicted() const { return replays.front().report.blocks_from == "predicted"; }
+};
+
+nlohmann::ordered_json against_json(const Report& r) {
+  const VllmMeta& meta = r.run.meta;
+  const Replayed& first = r.replays.front();
+  nlohmann::ordered_json j;
+  j["against"] = "vllm";
+  j["run_dir"] = r.o.run_dir;
+  if (meta.vllm_version.empty())
+    j["vllm_version"] = nullptr;
+  else
+    j["vllm_version"] = meta.vllm_version;
+  j["model"] = meta.model;
+  j["device"] = meta.device_name;
+  j["older_schema"] = meta.older_schema;
+  j["assumptions"] = meta.assumptions;
+  j["profile"] = first.e.profile;
+  j["scheduler"] = first.e.engine.scheduler;
+  j["policy"] = "discard";
+  j["requests"] = r.run.requests.size();
+  j["sim_finished"] = first.result.summary.finished;
+  j["prefix_hashes"] = r.trace.prefix_hashes;
+  j["note"] = r.trace.note;
+  auto& kv = j["kv_cache"];
+  kv["block_tokens"] = meta.block_size;
+  if (meta.num_gpu_blocks) kv["real_gpu_blocks"] = *meta.num_gpu_blocks;
+  kv["sim_gpu_blocks"] = first.result.summary.gpu_blocks;
+  kv["sim_gpu_blocks_from"] = r.predicted() ? "derived" : "engine.gpu_blocks";
+  if (!first.result.replicas.empty())
+    kv["sim_gpu_rule"] = first.result.replicas.front().blocks.gpu_rule;
+  // The first replay's metrics, then gpu_blocks (vLLM's against the first replay's).
+  std::vector<AgainstMetric> rows = first.report.metrics;
+  if (meta.num_gpu_blocks)
+    rows.push_back({"gpu_blocks", static_cast<double>(*meta.num_gpu_blocks),
+                    static_cast<double>(first.report.gpu_blocks)});
+  j["metrics"] = metrics_json(rows);
+  auto& reps = j["replays"];
+  reps = nlohmann::ordered_json::array();
+  for (const auto& x : r.replays) {
+    nlohmann::ordered_json one;
+    one["gpu_blocks_from"] = x.report.blocks_from;
+    one["gpu_blocks"] = x.report.gpu_blocks;
+    one["dir"] = x.report.dir;
+    one["sim_finished"] = x.result.summary.finished;
+    one["error_kind"] = meta.num_gpu_blocks && x.report.gpu_blocks == *meta.num_gpu_blocks
+                            ? "latency"
+                            : "latency and capacity";
+    one["metrics"] = metrics_json(x.report.metrics);
+    reps.push_back(std::move(one));
+  }
+  if (meta.num_gpu_blocks && r.predicted()) {
+    auto& c = j["capacity"];
+    c["predicted_gpu_blocks"] = first.report.gpu_blocks;
+    c["vllm_gpu_blocks"] = *meta.num_gpu_blocks;
+    c["error"] = capacity_error(first.report.gpu_blocks, *meta.num_gpu_blocks);
+  }
+  j["summary"] = against_summary(r.reports(), meta.num_gpu_blocks);
+  return j;
+}
+
+void print_header(const Report& r) {
   const auto& m = r.run.meta;
-  fmt::print("vLLM {} run {}: {} requests, {} on {}\n", m.vllm_version, o.run_dir,
-             r.run.requests.size(), m.model, m.device_name);
+  const Experiment& e = r.replays.front().e;
+  const cluster::RunResult& first = r.replays.front().result;
+  std::string schema;
+  if (m.older_schema)
+    schema = " (the older meta.json schema: no kv_cache, hardware, resolved_config)";
+  else
+    for (const auto& section : m.missing_sections)
+      schema += (schema.empty() ? " (meta.json has no " : ", ") + section;
+  if (!m.older_schema && !schema.empty()) schema += ")";
+  fmt::print("vLLM {} run {}: {} requests, {} on {}{}\n",
+             m.vllm_version.empty() ? "(version not stated)" : m.vllm_version, r.o.run_dir,
+             r.run.requests.size(), m.model, m.device_name, schema);
+  for (const auto& a : m.assumptions) fmt::print("assumed: {}\n", a);
   fmt::print(
       "simulated: profile {}, scheduler {}, policy discard, max_num_seqs {}, "
       "max_num_batched_tokens {}, prefix caching {}\n",
-      r.e.profile, r.e.engine.scheduler, r.e.engine.max_num_seqs, r.e.engine.max_num_batched_tokens,
-      r.e.engine.prefix_caching ? "on" : "off");
+      e.profile, e.engine.scheduler, e.engine.max_num_seqs, e.engine.max_num_batched_tokens,
+      e.engine.prefix_caching ? "on" : "off");
   fmt::print("note: {}\n", r.trace.note);
   const std::string real =
       m.num_gpu_blocks ? fmt::format("{}", *m.num_gpu_blocks) : std::string("(not reported)");
   fmt::print("KV cache: vLLM sized {} GPU blocks of {} tokens; the simulator {} {}\n", real,
-             m.block_size, r.e.engine.gpu_blocks > 0 ? "was given" : "derived",
-             r.result.summary.gpu_blocks);
-  if (!r.result.replicas.empty())
-    fmt::print("  ({})\n", r.result.replicas.front().blocks.gpu_rule);
-  if (r.result.summary.finished < static_cast<int64_t>(r.run.requests.size()))
-    fmt::print("warning: the simulation finished {} of {} requests; sim metrics cover those\n",
-               r.result.summary.finished, r.run.requests.size());
+             m.block_size, r.predicted() ? "derived" : "was given", first.summary.gpu_blocks);
+  if (!first.replicas.empty()) fmt::print("  ({})\n", first.replicas.front().blocks.gpu_rule);
+  if (r.replays.size() > 1)
+    fmt::print("replayed twice: at the simulator's {} blocks (in {}) and at vLLM's {} (in {})\n",
+               first.summary.gpu_blocks, r.o.out, *m.num_gpu_blocks,
+               (fs::path(r.o.out) / r.replays.back().report.dir).string());
+  for (const auto& x : r.replays)
+    if (x.result.summary.finished < static_cast<int64_t>(r.run.requests.size()))
+      fmt::print(
+          "warning: at {} blocks the simulation finished {} of {} requests; sim metrics "
+          "cover those\n",
+          x.report.gpu_blocks, x.result.summary.finished, r.run.requests.size());
 }
 
 }  // namespace
 
 int run_against_vllm(const AgainstOptions& o) {
   check_scheduler(o.scheduler);
-  const VllmRun run = load_vllm_run(o.run_dir);
+  const VllmUsageContext context = parse_usage_context(o.usage_context, "--usage-context");
+  VllmRun run = load_vllm_run(o.run_dir);
+  if (run.meta.device_name.empty() || !run.meta.unstated.empty())
+    apply_vllm_defaults(run.meta, sim::load_profile(o.profile), context);
   const RunTrace rt = vllm_run_trace(run);
   fs::create_directories(o.out);
   const std::string trace_path = (fs::path(o.out) / "trace.jsonl").string();
@@ -295,30 +302,45 @@ int run_against_vllm(const AgainstOptions& o) {
 
   const Experiment e = vllm_experiment(run.meta, o, trace_path);
   const Inputs in = prepare(e);
-  check_profile(run.meta, in.profile, e.profile);
-  const PolicySpec& p = e.policies.front();
-  const cluster::RunResult result = run_policy(e, in, p);
-  write_run(o.out, e, in, p, result);
-
-  const auto real = real_latencies(run.requests);
-  const auto sim = sim_latencies(result.sessions);
-  Report r{run, e, result, rt, compare_latencies(real, sim)};
-  if (run.meta.num_gpu_blocks)
-    r.metrics.push_back({"gpu_blocks", static_cast<double>(*run.meta.num_gpu_blocks),
-                         static_cast<double>(result.summary.gpu_blocks)});
+  check_vllm_profile(run.meta, in.profile, e.profile);
+  Report r{run, rt, o, {}};
+  r.replays.push_back(
+      replay(e, in, run, e.engine.gpu_blocks > 0 ? "given" : "predicted", o.out, "."));
+  // The latency error needs the replay at vLLM's own count; the first replay is at it only
+  // when the rule (or the user) gave that count.
+  const std::optional<int64_t> vllm_blocks = run.meta.num_gpu_blocks;
+  if (vllm_blocks && *vllm_blocks != r.replays.front().report.gpu_blocks) {
+    AgainstOptions at = o;
+    at.overrides.push_back(fmt::format("engine.gpu_blocks={}", *vllm_blocks));
+    const std::string rel = "at-vllm-blocks";
+    r.replays.push_back(replay(vllm_experiment(run.meta, at, trace_path), in, run, "vllm",
+                               (fs::path(o.out) / rel).string(), rel));
+  }
   const fs::path dir(o.out);
-  write_file_atomic((dir / "against.csv").string(), against_csv(r.metrics));
-  write_file_atomic((dir / "against.json").string(), against_json(r, o).dump(2) + "\n");
-  write_file_atomic((dir / "against_requests.csv").string(), requests_csv(real, sim));
+  write_file_atomic((dir / "against.json").string(), against_json(r).dump(2) + "\n");
 
-  print_header(r, o);
-  fmt::print("{}", table(r.metrics));
+  print_header(r);
+  fmt::print("{}", against_table(r.reports()));
+  if (vllm_blocks && r.predicted())
+    fmt::print("{}\n", capacity_line(r.replays.front().report.gpu_blocks, *vllm_blocks));
+  else if (!vllm_blocks)
+    fmt::print(
+        "capacity error: none ({}: no vLLM block count to compare with; one replay, at "
+        "the {} count)\n",
+        run.meta.no_gpu_blocks, r.predicted() ? "predicted" : "given");
+  fmt::print("summary: {}\n", against_summary(r.reports(), vllm_blocks));
   fmt::print(
-      "wrote {}, {}, {} and the simulated run's sessions.csv, summary.json, "
-      "timeseries.csv\n",
-      (dir / "against.csv").string(), (dir / "against.json").string(),
-      (dir / "against_requests.csv").string());
-  plot(o.out, run);
+      "wrote {}, {}, {} and the simulated run's sessions.csv, summary.json, timeseries.csv{}\n",
+      (dir / "against.json").string(), (dir / "against.csv").string(),
+      (dir / "against_requests.csv").string(),
+      r.replays.size() > 1 ? fmt::format("; the same for the replay at vLLM's blocks in {}",
+                                         (dir / r.replays.back().report.dir).string())
+                           : std::string());
+  for (const auto& x : r.replays)
+    plot((dir / x.report.dir).lexically_normal().string(), run,
+         fmt::format("{} {} GPU blocks",
+                     x.report.blocks_from == "vllm" ? "vLLM's" : "the " + x.report.blocks_from,
+                     grouped(x.report.gpu_blocks)));
   return 0;
 }
 

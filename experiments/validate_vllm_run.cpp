@@ -1,5 +1,6 @@
-// Reading a vLLM run folder for isim validate --against vllm: meta.json, timeseries.csv, and the
-// trace of its requests (with the dataset's prefix hashes when the dataset is the one it ran).
+// Reading a vLLM run folder for isim validate --against vllm: timeseries.csv, the folder
+// (meta.json in validate_vllm_meta.cpp), and the trace of its requests (with the dataset's
+// prefix hashes when the dataset is the one it ran).
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -10,136 +11,15 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "experiments/validate_vllm.h"
 #include "traces/input_error.h"
-#include "traces/json_shown.h"
 #include "traces/llmservingsim.h"
 #include "traces/sha256.h"
 
 namespace isim::exp {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
-
-namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A strict reader of dotted key paths in meta.json.
-class MetaReader {
- public:
-  MetaReader(const json& root, std::string origin) : root_(root), origin_(std::move(origin)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& reason) const {
-    throw InputError(origin_ + ": " + key + ": " + reason);
-  }
-  const json& at(const std::string& key) const {
-    const json* node = &root_;
-    std::string done;
-    for (size_t start = 0; start <= key.size();) {
-      const size_t dot = std::min(key.find('.', start), key.size());
-      const std::string part = key.substr(start, dot - start);
-      if (!node->is_object())
-        fail(done, "expected an object (holding " + part + "), got " + trace::shown(*node));
-      auto it = node->find(part);
-      if (it == node->end()) fail(key, "missing");
-      node = &*it;
-      done = key.substr(0, dot);
-      start = dot + 1;
-    }
-    return *node;
-  }
-  int64_t integer(const std::string& key, int64_t min) const {
-    const json& v = at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < min)
-      fail(key, fmt::format("expected an integer >= {}, got {}", min, trace::shown(v)));
-    return v.get<int64_t>();
-  }
-  std::optional<int64_t> integer_or_null(const std::string& key, int64_t min) const {
-    if (at(key).is_null()) return std::nullopt;
-    return integer(key, min);
-  }
-  double fraction(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
-      fail(key, "expected a fraction in (0, 1], got " + trace::shown(v));
-    return v.get<double>();
-  }
-  bool boolean(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_boolean()) fail(key, "expected true or false, got " + trace::shown(v));
-    return v.get<bool>();
-  }
-  std::string text(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_string() || v.get<std::string>().empty())
-      fail(key, "expected a non-empty string, got " + trace::shown(v));
-    return v.get<std::string>();
-  }
-
- private:
-  const json& root_;
-  std::string origin_;
-};
-
-void read_engine(const MetaReader& m, VllmMeta& meta) {
-  meta.tensor_parallel_size = m.integer("engine_kwargs.tensor_parallel_size", 1);
-  meta.max_num_seqs = m.integer("engine_kwargs.max_num_seqs", 1);
-  meta.max_num_batched_tokens = m.integer("engine_kwargs.max_num_batched_tokens", 1);
-  meta.gpu_memory_utilization = m.fraction("kv_cache.gpu_memory_utilization");
-  meta.enable_prefix_caching = m.boolean("kv_cache.enable_prefix_caching");
-  meta.block_size = m.integer("kv_cache.block_size", 1);
-  meta.num_gpu_blocks = m.integer_or_null("kv_cache.num_gpu_blocks", 1);
-  const std::string s = "resolved_config.scheduler_config.";
-  meta.long_prefill_token_threshold = m.integer(s + "long_prefill_token_threshold", 0);
-  meta.max_num_partial_prefills = m.integer(s + "max_num_partial_prefills", 1);
-  meta.max_long_partial_prefills = m.integer(s + "max_long_partial_prefills", 1);
-  if (meta.max_long_partial_prefills > meta.max_num_partial_prefills)
-    m.fail(s + "max_long_partial_prefills",
-           fmt::format("{} is more than max_num_partial_prefills {}",
-                       meta.max_long_partial_prefills, meta.max_num_partial_prefills));
-  meta.async_scheduling = m.boolean(s + "async_scheduling");
-}
-
-}  // namespace
-
-VllmMeta parse_vllm_meta(const std::string& text, const std::string& origin) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(origin + ": <json>: " + e.what());
-  }
-  if (!root.is_object()) throw InputError(origin + ": <json>: expected an object");
-  const MetaReader m(root, origin);
-  if (m.integer("schema_version", 0) != 1)
-    m.fail("schema_version", "expected 1, got " + trace::shown(root["schema_version"]));
-  VllmMeta meta;
-  meta.path = origin;
-  meta.vllm_version = m.text("vllm_version");
-  meta.model = m.text("model");
-  meta.device_name = m.text("hardware.device_name");
-  read_engine(m, meta);
-  meta.dataset_path = m.text("dataset_path");
-  meta.dataset_hash = m.text("dataset_hash");
-  if (meta.dataset_hash.size() != 64 ||
-      meta.dataset_hash.find_first_not_of("0123456789abcdef") != std::string::npos)
-    m.fail("dataset_hash",
-           "expected a sha256 (64 lowercase hex digits), got \"" + meta.dataset_hash + "\"");
-  return meta;
-}
-
-VllmMeta read_vllm_meta(const std::string& path) {
-  return parse_vllm_meta(slurp(path), path);
-}
 
 namespace {
 
@@ -165,10 +45,9 @@ double csv_number(const std::string& s, const std::string& where, const std::str
   const bool ok = used == s.size() && !s.empty() && std::isfinite(v) &&
                   (!count || (v >= 0 && v <= kMaxCount && v == std::floor(v)));
   if (!ok)
-    throw InputError(fmt::format("{}: {}: expected {}, got '{}'", where, column,
-                                 count ? "a count, an integer from 0 to 1000000000"
-                                       : "a finite number",
-                                 s));
+    throw InputError(
+        fmt::format("{}: {}: expected {}, got '{}'", where, column,
+                    count ? "a count, an integer from 0 to 1000000000" : "a finite number", s));
   return v;
 }
 
@@ -270,6 +149,5 @@ RunTrace vllm_run_trace(const VllmRun& run) {
   out.note = fmt::format("prefix hashes from {} (sha256 matches meta.json dataset_hash)", data);
   return out;
 }
-
 
 }  // namespace isim::exp

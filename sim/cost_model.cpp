@@ -17,7 +17,7 @@ double pairs(double chunk, double kv_before) {
 }
 }  // namespace
 
-CostModel::CostModel(const Profile& p) : profile_(p) {
+CostModel::CostModel(const Profile& p) : profile_(p), skew_(p.tables.decode_skew) {
   const TablesForward& t = profile_.tables;
   if (profile_.form != ForwardForm::kTables || t.prefill_interpolation != "per_pair") return;
   prefill_per_pair_ = t.prefill_attention_us;
@@ -43,35 +43,53 @@ Nanos CostModel::forward(const BatchShape& b) const {
     per_layer_us += t.dense_us.eval(static_cast<double>(b.total_tokens), &outside);
     count();
   }
-  // With a mixed table, the chunk with the most attended pairs runs with the decodes.
-  const BatchShape::Chunk* joint = nullptr;
-  if (!t.mixed_attention_us.empty() && b.num_decode > 0) {
-    for (const BatchShape::Chunk& c : b.prefills) {
-      if (c.tokens <= 0) continue;
-      const auto cp = pairs(static_cast<double>(c.tokens), static_cast<double>(c.kv_before));
-      if (joint == nullptr ||
-          cp > pairs(static_cast<double>(joint->tokens), static_cast<double>(joint->kv_before)))
-        joint = &c;
+  // The chunk with the most attended pairs (the first on a tie): with a mixed table it runs with
+  // the decodes; it is also the prefill the ragged-decode correction is bucketed by.
+  const BatchShape::Chunk* big = nullptr;
+  for (const BatchShape::Chunk& c : b.prefills) {
+    if (c.tokens <= 0) continue;
+    const auto cp = pairs(static_cast<double>(c.tokens), static_cast<double>(c.kv_before));
+    if (big == nullptr ||
+        cp > pairs(static_cast<double>(big->tokens), static_cast<double>(big->kv_before)))
+      big = &c;
+  }
+  const BatchShape::Chunk* joint =
+      !t.mixed_attention_us.empty() && b.num_decode > 0 ? big : nullptr;
+  double decode = 0;  // decode attention, with the joint chunk when there is one
+  if (b.num_decode > 0) {
+    const auto n = static_cast<double>(b.num_decode);
+    // Decode attention (with the joint chunk when there is one) at `kv_total` KV tokens in all.
+    const auto decode_us = [&](double kv_total) {
+      const double us =
+          joint == nullptr
+              ? t.decode_attention_us.eval(n, kv_total, &outside)
+              : t.mixed_attention_us.eval({static_cast<double>(joint->tokens),
+                                           static_cast<double>(joint->kv_before), n, kv_total / n},
+                                          &outside);
+      count();
+      return us;
+    };
+    const auto kv = static_cast<double>(b.decode_kv_tokens);
+    double us = decode_us(kv);
+    const auto kv_max = static_cast<double>(b.decode_kv_max);
+    if (skew_.given() && kv_max * n > kv) {
+      const double mean = kv / n, kv_min = static_cast<double>(b.decode_kv_min);
+      const double rate = kv_max > kv_min ? (mean - kv_min) / (kv_max - kv_min) : 0;
+      const double alpha =
+          skew_.alpha(big == nullptr ? 0 : static_cast<double>(big->tokens), n, rate, kv_max,
+                      big == nullptr ? 0 : static_cast<double>(big->kv_before));
+      us = std::max(0.0, us + alpha * (decode_us(kv_max * n) - us));
     }
+    decode = us;
   }
-  if (b.num_decode > 0 && joint == nullptr) {
-    per_layer_us += t.decode_attention_us.eval(static_cast<double>(b.num_decode),
-                                               static_cast<double>(b.decode_kv_tokens), &outside);
-    count();
-  }
+  // Summed in the order that keeps every existing profile's times to the last bit.
+  if (b.num_decode > 0 && joint == nullptr) per_layer_us += decode;
   for (const BatchShape::Chunk& c : b.prefills) {
     if (c.tokens <= 0 || &c == joint) continue;
     per_layer_us += prefill_attention_us(c.tokens, c.kv_before, &outside);
     count();
   }
-  if (joint != nullptr) {
-    const auto n = static_cast<double>(b.num_decode);
-    per_layer_us += t.mixed_attention_us.eval(
-        {static_cast<double>(joint->tokens), static_cast<double>(joint->kv_before), n,
-         static_cast<double>(b.decode_kv_tokens) / n},
-        &outside);
-    count();
-  }
+  if (joint != nullptr) per_layer_us += decode;
   if (!t.allreduce_us.empty() && b.total_tokens > 0) {
     const double bytes =
         static_cast<double>(b.total_tokens) * profile_.model.hidden * profile_.model.dtype_bytes();
@@ -79,6 +97,12 @@ Nanos CostModel::forward(const BatchShape& b) const {
     count();
   }
   double us = static_cast<double>(profile_.model.layers) * per_layer_us;
+  const ModelShape& m = profile_.model;
+  if (m.moe.given() && b.total_tokens > 0) {
+    us += m.moe.moe_layers(m.layers) *
+          moe_layer_us(m, t, static_cast<double>(b.total_tokens), &outside);
+    count();
+  }
   if (b.num_logits > 0) {
     us += t.lm_head_us.eval(static_cast<double>(b.num_logits), &outside);
     count();

@@ -16,6 +16,16 @@
 //   would add cross pairs c1 x kv2 + c2 x kv1 + c1 x c2 that no kernel computes).
 //   With an allreduce_us curve (tp > 1), each layer adds 2 x allreduce(total_tokens x hidden x
 //   dtype_bytes).
+//   A MoE model (model.moe given) adds moe.moe_layers(layers) x moe_layer(total_tokens)
+//   (sim/cost_moe.h: measured moe_us at the expected distinct experts, else the grouped-GEMM
+//   roofline); dense_us already holds what every layer runs outside attention and the MoE block.
+//   With a decode_skew table and decodes of unequal KV (decode_kv_max above the mean), the decode
+//   attention term t_mean (at the mean KV, as above; the mixed term when the decodes run with a
+//   chunk) becomes max(0, t_mean + alpha x (t_max - t_mean)), t_max the same term with every
+//   decode at decode_kv_max, alpha from sim/cost_moe.h's SkewLookup at pc and kp = the tokens
+//   and cached KV of the chunk with the most attended pairs (0, 0 without a chunk), n =
+//   num_decode, kv_big = decode_kv_max. Without the table (or with decode_kv_max unset), the
+//   batch is priced at its mean KV.
 // - `transfer(bytes, copies, dir, duplex)`: copies * per_copy_overhead + bytes / bw(bytes per
 //   copy), with bw from the direction's curve, times duplex_factor when `duplex`.
 //   copy_bandwidth(bytes per copy, dir) is that bw: the curve's value, but never below the
@@ -29,6 +39,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/cost_moe.h"
 #include "sim/profile.h"
 #include "sim/time.h"
 
@@ -39,7 +50,11 @@ struct BatchShape {
   int64_t total_tokens = 0;      // decode tokens + prefill chunk tokens
   int32_t num_decode = 0;        // sequences decoding one token
   int64_t decode_kv_tokens = 0;  // sum of KV tokens those decodes attend to
-  int32_t num_logits = 0;        // sequences that produce a token this iteration
+  // The largest and smallest KV of one decode (the ragged-decode correction reads them; left 0,
+  // a batch is priced at its mean KV as before).
+  int64_t decode_kv_max = 0;
+  int64_t decode_kv_min = 0;
+  int32_t num_logits = 0;  // sequences that produce a token this iteration
   struct Chunk {
     int64_t tokens = 0;     // new tokens prefilled
     int64_t kv_before = 0;  // KV tokens of the same sequence already cached
@@ -50,6 +65,8 @@ struct BatchShape {
     total_tokens = 0;
     num_decode = 0;
     decode_kv_tokens = 0;
+    decode_kv_max = 0;
+    decode_kv_min = 0;
     num_logits = 0;
     prefills.clear();
   }
@@ -86,6 +103,7 @@ class CostModel {
 
   Profile profile_;
   Grid2D prefill_per_pair_;  // prefill_attention_us / pairs, when per_pair
+  SkewLookup skew_;
   mutable int64_t extrapolations_ = 0;
 };
 

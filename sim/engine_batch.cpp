@@ -58,6 +58,8 @@ bool Engine::push_decode(SessionState& s, int32_t h) {
   if (!grow_gpu(s, s.kv + 1)) return false;
   batch_.push_back({h, 1, true, false, 0});
   ++batch_tokens_;
+  if (shape_.num_decode == 0 || s.kv < shape_.decode_kv_min) shape_.decode_kv_min = s.kv;
+  shape_.decode_kv_max = std::max(shape_.decode_kv_max, s.kv);
   ++shape_.num_decode;
   shape_.decode_kv_tokens += s.kv;
   ++shape_.num_logits;

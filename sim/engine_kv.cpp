@@ -83,6 +83,8 @@ Nanos Engine::swap_window() const {
   for (int32_t h : running_) {
     const SessionState& s = session(h);
     if (!decoding(s)) continue;
+    if (decodes.num_decode == 0 || s.kv < decodes.decode_kv_min) decodes.decode_kv_min = s.kv;
+    decodes.decode_kv_max = std::max(decodes.decode_kv_max, s.kv);
     ++decodes.num_decode;
     ++decodes.num_logits;
     decodes.decode_kv_tokens += s.kv;

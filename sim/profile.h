@@ -89,7 +89,37 @@ struct LinearForward {
   bool operator==(const LinearForward&) const = default;
 };
 
+// The analytic MoE layer (sim/cost_moe.h): spec-sheet peaks and the fractions of them reached.
+struct MoeRoofline {
+  double peak_tflops = 0;  // dense bf16/fp16 tensor-core peak, 10^12 FLOP/s
+  double hbm_gbps = 0;     // memory bandwidth, GB/s
+  double compute_efficiency = 0;
+  double memory_efficiency = 0;
+  bool given() const { return peak_tflops > 0; }
+  bool operator==(const MoeRoofline&) const = default;
+};
+
+// Decode attention over a ragged batch (LLMServingSim's skew fit): t = t_mean + alpha (t_max -
+// t_mean), alpha by bucket of (prefill chunk pc, decodes n, skew rate, largest decode KV, the
+// chunk's cached KV kp). Bins are (edge[i], edge[i+1]]; a value past the last edge falls in the
+// last bin. A cell names each binned axis by its bin's upper edge; pc is a raw chunk size.
+struct DecodeSkew {
+  double alpha_default = 0;  // when no cell matches
+  std::vector<double> n_bins, skew_rate_bins, kv_big_bins, kp_bins;
+  struct Cell {
+    double pc = 0, n = 0, skew_rate = 0, kv_big = 0, kp = 0;  // upper edges (pc: raw)
+    double alpha = 0;
+    bool operator==(const Cell&) const = default;
+  };
+  std::vector<Cell> cells;
+  bool given() const { return !n_bins.empty(); }
+  bool operator==(const DecodeSkew&) const = default;
+};
+
 // Every attention/dense time is for ONE decoder layer; the cost model multiplies by layers.
+// For a MoE model, dense_us is a layer's time outside attention and the MoE block (the leading
+// dense layers' FFN spread over all layers, as importers spread the embedding); its MoE layers
+// add moe_us or moe_roofline.
 struct TablesForward {
   Curve1D dense_us;             // x: batched tokens
   Grid2D decode_attention_us;   // x: decode sequences, y: their total KV tokens
@@ -108,6 +138,14 @@ struct TablesForward {
   // Optional, only when model.tp > 1: one all-reduce of the activations (x: bytes per call,
   // tokens x hidden x dtype bytes); a decoder layer runs two (after o_proj and down_proj).
   Curve1D allreduce_us;
+  // Optional, MoE models only (sim/cost_moe.h prices their MoE layers from one of the two):
+  // measured time of ONE MoE layer (router and routed experts), x: batched tokens, y: distinct
+  // experts the batch activates;
+  Grid2D moe_us;
+  // or, when moe_us is empty, the grouped-GEMM roofline over the device's peaks.
+  MoeRoofline moe_roofline;
+  // Optional: decode attention over a ragged batch (sim/cost_moe.h); absent: priced at the mean.
+  DecodeSkew decode_skew;
   bool operator==(const TablesForward&) const = default;
 };
 

@@ -12,7 +12,8 @@ const Names kForwardKeys = {"linear", "tables"};
 const Names kLinearKeys = {"base_ms", "slope_ms_per_token"};
 const Names kTablesKeys = {"dense_us",           "decode_attention_us", "prefill_attention_us",
                            "lm_head_us",         "overhead_us",         "prefill_interpolation",
-                           "mixed_attention_us", "allreduce_us"};
+                           "mixed_attention_us", "allreduce_us",        "moe_us",
+                           "moe_roofline",       "decode_skew"};
 const Names kMixedKeys = {"chunk", "kv_prefill", "decodes", "kv_per_decode", "us"};
 
 // {chunk, kv_prefill, decodes, kv_per_decode: axes; us: one row per (chunk, kv_prefill,
@@ -81,6 +82,13 @@ void read_tables(const Reader& r, const MapNode& f, Profile& p) {
     t.allreduce_us =
         r.curve(m, "allreduce_us", "bytes", Bound::kPositive, "us", Bound::kNonNegative, "a time");
   }
+  read_moe_skew(r, m, t);
+  if (p.model.moe.given() && t.moe_us.empty() && !t.moe_roofline.given())
+    r.fail(
+        m.node, m.path,
+        fmt::format("model has {} experts: expected moe_us (measured) or moe_roofline (analytic) "
+                    "to price its MoE layers",
+                    p.model.moe.experts));
 }
 
 }  // namespace

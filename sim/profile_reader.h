@@ -63,7 +63,7 @@ struct MapNode {
 };
 
 // How the values of a table or an axis are constrained.
-enum class Bound { kPositive, kNonNegative };
+enum class Bound { kPositive, kNonNegative, kAny };  // kAny: any finite number
 
 // Reads one profile document; every error names the origin, the line and the key path.
 class Reader {
@@ -197,8 +197,8 @@ class Reader {
       const bool ms = path.find("_ms") != std::string::npos;
       const double hour = ms ? 3.6e6 : 3.6e9;
       if (v > hour)
-        fail(n, path, fmt::format("must be at most {:.0f} {} (an hour), got {}", hour,
-                                  ms ? "ms" : "us", v));
+        fail(n, path,
+             fmt::format("must be at most {:.0f} {} (an hour), got {}", hour, ms ? "ms" : "us", v));
     }
     if (what == "a size in GiB" && v > kMaxGiB) {
       fail(n, path, fmt::format("must be at most {:.0f} GiB (a PiB), got {}", kMaxGiB, v));
@@ -318,6 +318,11 @@ class Reader {
 };
 // The optional serving sections `step_overhead:` and `memory:` (profile_serving.cpp).
 void read_serving(const Reader& r, const MapNode& top, Profile& p);
+
+// The optional MoE and ragged-decode tables of `forward.tables` (sim/profile_moe_skew.cpp).
+void read_moe_skew(const Reader& r, const MapNode& tables, TablesForward& t);
+// Their YAML at `indent` (empty when the profile has none), in the order read_moe_skew reads.
+std::string write_moe_skew(const TablesForward& t, std::string_view indent);
 
 // The `forward:` section (sim/profile_forward.cpp); reads after the model (allreduce_us needs tp).
 void read_forward(const Reader& r, const MapNode& top, Profile& p);

@@ -10,6 +10,7 @@
 #include "sim/cost_model.h"
 #include "sim/profile.h"
 #include "sim/profile_check.h"
+#include "sim/profile_reader.h"
 #include "traces/atomic_file.h"
 #include "traces/input_error.h"
 
@@ -173,6 +174,7 @@ std::string to_yaml(const Profile& p) {
     if (!t.mixed_attention_us.empty()) write_mixed(out, "    ", t.mixed_attention_us);
     if (!t.allreduce_us.empty())
       write_curve(out, "    ", "allreduce_us", "bytes", "us", t.allreduce_us);
+    out += profile_io::write_moe_skew(t, "    ");
   }
   out += "swap:\n";
   write_curve(out, "  ", "h2d", "bytes", "gbps", p.swap.h2d_gbps);
@@ -205,9 +207,10 @@ std::string bytes_text(double bytes) {
 std::string bandwidth_at(const CostModel& cm, Direction dir, int64_t bytes) {
   const CopyBandwidth b = cm.copy_bandwidth(static_cast<double>(bytes), dir);
   if (b.clamped)
-    return fmt::format("{:.4g} GB/s (clamped to the slowest measured; the curve extrapolates to "
-                       "{:.4g})",
-                       b.gbps, b.curve_gbps);
+    return fmt::format(
+        "{:.4g} GB/s (clamped to the slowest measured; the curve extrapolates to "
+        "{:.4g})",
+        b.gbps, b.curve_gbps);
   return fmt::format("{:.4g} GB/s{}", b.gbps, b.extrapolated ? " (extrapolated)" : "");
 }
 
@@ -283,6 +286,19 @@ std::string describe_profile(const Profile& p) {
                      2.0 * m.layers * t.allreduce_us.eval(row),
                      2.0 * m.layers * t.allreduce_us.eval(row * big) / big, big);
     }
+    if (!t.moe_us.empty())
+      fmt::format_to(w,
+                     "         MoE layer (measured) {}x{}: tokens {}..{}, active experts {}..{}\n",
+                     t.moe_us.x.size(), t.moe_us.y.size(), t.moe_us.x.front(), t.moe_us.x.back(),
+                     t.moe_us.y.front(), t.moe_us.y.back());
+    if (t.moe_roofline.given())
+      fmt::format_to(w,
+                     "         MoE layer (grouped-GEMM roofline): {} TFLOPS x {}, {} GB/s x {}\n",
+                     num(t.moe_roofline.peak_tflops), num(t.moe_roofline.compute_efficiency),
+                     num(t.moe_roofline.hbm_gbps), num(t.moe_roofline.memory_efficiency));
+    if (t.decode_skew.given())
+      fmt::format_to(w, "         ragged decode: {} alpha cells, alpha_default {}\n",
+                     t.decode_skew.cells.size(), num(t.decode_skew.alpha_default));
   }
   const int64_t s = p.saturation_tokens;
   fmt::format_to(w, "T(1) = {} ms, T({}) = {} ms (saturation), marginal a = {:.6g} ns/token\n",

@@ -2,6 +2,7 @@
 isim_test(test_calibrate_import LIBS isim_calibrate SOURCES
   calibrate/test_import_knee.cpp
   calibrate/test_import_llmservingsim.cpp
+  calibrate/test_import_llmservingsim_tp.cpp
   calibrate/test_import_aiconfigurator.cpp
   calibrate/test_import_cli.cpp
   calibrate/test_vllm_memory.cpp

@@ -297,7 +297,7 @@ TEST_CASE("GPU spec files: every shipped one loads; bad ones name FILE:LINE: key
     CHECK(g.pcie_gbps == (g.pcie_gen == 4 ? 32 : 64));
     ++n;
   }
-  CHECK(n == 7);
+  CHECK(n == 8);
   const calib::GpuSpec h200 = calib::load_gpu_spec((dir / "H200.yaml").string());
   CHECK(h200.bf16_dense_tflops == 989);
   CHECK(h200.hbm_gbps == 4800);

@@ -82,7 +82,8 @@ TEST_CASE("unknown and duplicate keys") {
   expect_error(tables, at(tables, "    x: 1") +
                            "forward.tables.x: unknown key (valid keys: dense_us, "
                            "decode_attention_us, prefill_attention_us, lm_head_us, overhead_us, "
-                           "prefill_interpolation, mixed_attention_us, allreduce_us)");
+                           "prefill_interpolation, mixed_attention_us, allreduce_us, moe_us, "
+                           "moe_roofline, decode_skew)");
   const std::string table =
       edit(t, "      us: [10, 16, 64]\n", "      us: [10, 16, 64]\n      unit: us\n");
   expect_error(table, at(table, "unit:") +
