@@ -13,7 +13,7 @@ namespace {
 
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Bytes per quantized layer weight; 0 for an unknown name (load_model checks the names).
+// Bytes per quantized layer weight (int4 with its scales); InputError for an unknown name.
 double weight_dtype_bytes(const ModelShape& m) {
   if (m.weight_dtype.empty()) return m.dtype_bytes();
   if (m.weight_dtype == "fp8" || m.weight_dtype == "int8") return 1;
