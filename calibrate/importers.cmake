@@ -10,6 +10,12 @@ target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/import_aiconfigurator.cpp
   ${CMAKE_CURRENT_LIST_DIR}/import_allreduce.cpp
 )
+# isim validate --kv-logs: vLLM startup logs against the KV capacity rule.
+target_sources(isim_calibrate PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/vllm_startup_log.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kv_logs.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kv_logs_models.cpp
+)
 # Hugging Face config.json -> model YAML (isim model import).
 target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/hf_config.cpp

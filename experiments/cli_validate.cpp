@@ -50,7 +50,8 @@ const Help kAgainstHelp{
 
 const Help kValidateHelp{
     "usage: isim validate EXPERIMENT.yaml [--calibrate-first] [-p key=value ...] [--out DIR]\n"
-    "       isim validate --against vllm RUN_DIR --profile P (see --against vllm --help)\n",
+    "       isim validate --against vllm RUN_DIR --profile P (see --against vllm --help)\n"
+    "       isim validate --kv-logs DIR (vLLM startup logs; see --kv-logs DIR --help)\n",
     "Runs every policy of the spec with `sim` (on its profile) and with its live executor,\n"
     "prints sim, live and the relative error per metric, and writes validation.csv.\n"
     "Exit 0: integrity checks passed; 1: a check failed, token streams differ, or the\n"
@@ -98,8 +99,14 @@ int cmd_validate_against(const Args& args) {
 
 }  // namespace
 
+int cmd_validate_kv_logs(const Args& args);  // experiments/cli_validate_kv.cpp
+
 int cmd_validate(const Args& args) {
   if (wants_against(args)) return cmd_validate_against(args);
+  if (std::any_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "--kv-logs" || a.starts_with("--kv-logs=");
+      }))
+    return cmd_validate_kv_logs(args);
   po::options_description opts, hidden;
   std::vector<std::string> overrides;
   std::string out;

@@ -7,6 +7,7 @@
 
 #include "sim/engine.h"
 #include "sim/pool_limits.h"
+#include "sim/vllm_kv_rule.h"
 #include "traces/hash.h"
 #include "traces/input_error.h"
 
@@ -28,27 +29,23 @@ bool vllm_rule(const Profile& p, const EngineConfig& c) {
   return c.kv_capacity == "auto" && p.memory.given && !c.activation_reserve_given;
 }
 
-// vLLM's rule (sim/profile.h MemorySpec): returns the KV bytes and says how they came about.
+// vLLM's rule (sim/vllm_kv_rule.h, the rule `isim validate --kv-logs` checks against real
+// servers): returns the KV bytes and says how they came about.
 double vllm_kv_bytes(const Profile& p, const EngineConfig& c, std::string& rule) {
-  const MemorySpec& m = p.memory;
-  const double weights = p.model.weight_bytes_per_gpu() + m.weights_extra_bytes;
-  const auto tokens = static_cast<double>(c.max_num_batched_tokens);
-  const auto seqs =
-      static_cast<double>(std::min<int64_t>(c.max_num_seqs, c.max_num_batched_tokens));
-  const double forward = m.activation_bytes_per_token * tokens;
-  const double sampler = m.sampler_bytes_per_sequence * seqs;
-  const double peak = std::max(forward, sampler);
-  const double requested = m.usable_gib * kGiB * c.gpu_memory_utilization;
-  const double kv = requested - weights - peak - (m.non_torch_gib + m.cuda_graph_gib) * kGiB;
+  VllmKvSettings k;
+  k.max_num_batched_tokens = c.max_num_batched_tokens;
+  k.max_num_seqs = c.max_num_seqs;
+  k.gpu_memory_utilization = c.gpu_memory_utilization;
+  const VllmKvTerms t = vllm_kv_terms(p.model, p.memory, k);
   rule = fmt::format(
       "vLLM rule: {:.3f} GiB usable x {} - {:.3f} GiB weights - {:.3f} GiB activation peak "
       "(the larger of forward at {} tokens {:.3f}, sampler at {} sequences {:.3f}) - {} GiB "
       "non-torch - "
       "{} GiB CUDA graphs = {:.3f} GiB",
-      m.usable_gib, c.gpu_memory_utilization, weights / kGiB, peak / kGiB, c.max_num_batched_tokens,
-      forward / kGiB, static_cast<int64_t>(seqs), sampler / kGiB, m.non_torch_gib, m.cuda_graph_gib,
-      kv / kGiB);
-  return kv;
+      p.memory.usable_gib, c.gpu_memory_utilization, t.weights / kGiB, t.peak / kGiB,
+      c.max_num_batched_tokens, t.forward / kGiB, t.seqs, t.sampler / kGiB, p.memory.non_torch_gib,
+      p.memory.cuda_graph_gib, t.kv_bytes / kGiB);
+  return t.kv_bytes;
 }
 
 }  // namespace

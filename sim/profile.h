@@ -195,6 +195,9 @@ struct MemorySpec {
   double weights_extra_bytes = 0;  // buffers loaded with the weights (e.g. rotary cache)
   double activation_bytes_per_token = 0;
   double sampler_bytes_per_sequence = 0;
+  // Held through the dummy sampler per batched token (the dummy forward's output hidden states);
+  // optional in YAML (absent: 0, as profiles written before it).
+  double sampler_bytes_per_token = 0;
   double non_torch_gib = 0;   // CUDA memory outside torch's allocator (cuBLAS, ...)
   double cuda_graph_gib = 0;  // CUDA-graph pool, where the server subtracts it
   bool operator==(const MemorySpec&) const = default;

@@ -15,6 +15,7 @@ const Names kMemoryKeys = {"usable_gib",
                            "weights_extra_bytes",
                            "activation_bytes_per_token",
                            "sampler_bytes_per_sequence",
+                           "sampler_bytes_per_token",
                            "non_torch_gib",
                            "cuda_graph_gib"};
 
@@ -38,6 +39,9 @@ void read_serving(const Reader& r, const MapNode& top, Profile& p) {
         r.number(m, "activation_bytes_per_token", Bound::kNonNegative, "a size");
     s.sampler_bytes_per_sequence =
         r.number(m, "sampler_bytes_per_sequence", Bound::kNonNegative, "a size");
+    if (Reader::find(m, "sampler_bytes_per_token"))
+      s.sampler_bytes_per_token =
+          r.number(m, "sampler_bytes_per_token", Bound::kNonNegative, "a size");
     s.non_torch_gib = r.number(m, "non_torch_gib", Bound::kNonNegative, "a size in GiB");
     s.cuda_graph_gib = r.number(m, "cuda_graph_gib", Bound::kNonNegative, "a size in GiB");
   }

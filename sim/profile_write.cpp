@@ -131,6 +131,8 @@ void write_serving(std::string& out, const Profile& p) {
                    "  non_torch_gib: {}\n  cuda_graph_gib: {}\n",
                    num(s.usable_gib), num(s.weights_extra_bytes), num(s.activation_bytes_per_token),
                    num(s.sampler_bytes_per_sequence), num(s.non_torch_gib), num(s.cuda_graph_gib));
+    if (s.sampler_bytes_per_token > 0)  // optional: profiles written before it keep their bytes
+      fmt::format_to(w, "  sampler_bytes_per_token: {}\n", num(s.sampler_bytes_per_token));
   }
 }
 
@@ -352,10 +354,12 @@ std::string describe_profile(const Profile& p) {
     const MemorySpec& mem = p.memory;
     fmt::format_to(w,
                    "memory (vLLM rule): usable {} GiB; weights extra {}; activations {} per "
-                   "token, sampler {} per sequence; non-torch {} GiB; CUDA graphs {} GiB\n",
+                   "token, sampler {} per sequence + {} per token; non-torch {} GiB; CUDA "
+                   "graphs {} GiB\n",
                    num(mem.usable_gib), bytes_text(mem.weights_extra_bytes),
                    bytes_text(mem.activation_bytes_per_token),
-                   bytes_text(mem.sampler_bytes_per_sequence), num(mem.non_torch_gib),
+                   bytes_text(mem.sampler_bytes_per_sequence),
+                   bytes_text(mem.sampler_bytes_per_token), num(mem.non_torch_gib),
                    num(mem.cuda_graph_gib));
   }
   if (!p.validation.empty()) {

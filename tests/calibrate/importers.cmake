@@ -6,6 +6,8 @@ isim_test(test_calibrate_import LIBS isim_calibrate SOURCES
   calibrate/test_import_aiconfigurator.cpp
   calibrate/test_import_cli.cpp
   calibrate/test_vllm_memory.cpp
+  calibrate/test_vllm_startup_log.cpp
+  calibrate/test_kv_logs.cpp
   calibrate/test_hf_config.cpp
   calibrate/test_hf_config_shared.cpp
   calibrate/test_hf_config_moe.cpp
