@@ -27,7 +27,7 @@ bool strip_suffix(std::string& s, const std::string& suffix) {
 }
 
 // Same shapes under another name: the checkpoint a log serves -> the config the project has.
-const std::pair<const char*, const char*> kAliases[] = {
+const std::pair<const char*, const char*> kModelIdAliases[] = {
     // Instruct fine-tune of the base model: Mixtral-8x7B-v0.1's config.json shapes.
     {"mixtral-8x7b-instruct-v0.1", "mixtral-8x7b-v0.1"},
     // The 2507 Instruct update keeps Qwen3-30B-A3B's layer shapes (its context is longer).
@@ -44,7 +44,7 @@ struct Unmodelled {
   const char* category;
   const char* detail;
 };
-const Unmodelled kUnmodelled[] = {
+const Unmodelled kUnmodelledIds[] = {
     {"gemma-3-", "vision tower", "Gemma 3 loads a SigLIP vision tower not counted here"},
     {"gemma-4-", "vision tower", "Gemma 4 loads vision and audio towers not counted here"},
     {"gpt-oss", "MXFP4 experts",
@@ -112,7 +112,7 @@ ModelMatch match_model_id(const std::string& id, const std::string& quantization
   while (strip_suffix(s, "-instruct") || strip_suffix(s, "-hf") || strip_suffix(s, "-chat") ||
          strip_suffix(s, "-it")) {
   }
-  for (const auto& [from, to] : kAliases)
+  for (const auto& [from, to] : kModelIdAliases)
     if (s == from) s = to;
   m.name = s;
   return m;
@@ -120,7 +120,7 @@ ModelMatch match_model_id(const std::string& id, const std::string& quantization
 
 std::pair<std::string, std::string> unmodelled(const std::string& id) {
   const std::string s = lower(id);
-  for (const Unmodelled& u : kUnmodelled)
+  for (const Unmodelled& u : kUnmodelledIds)
     if (s.find(u.needle) != std::string::npos) return {u.category, u.detail};
   return {"", ""};
 }

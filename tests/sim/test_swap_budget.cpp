@@ -14,7 +14,16 @@ constexpr int64_t kGptjBlock = 16 * 458'752;  // 16 tokens x 2 x 28 layers x 409
 // 0.0463 ms x tokens, S = 384, PCIe 25 GB/s flat each way, duplex 0.8.
 Profile gptj(double overhead_us = 0) {
   Profile p;
-  p.model = {"gpt-j-6b", 28, 4096, 16, 16, 256, 16384, 50400, "fp16", 6053381344, 1};
+  p.model.name = "gpt-j-6b";
+  p.model.layers = 28;
+  p.model.hidden = 4096;
+  p.model.heads = 16;
+  p.model.kv_heads = 16;
+  p.model.head_dim = 256;
+  p.model.ffn = 16384;
+  p.model.vocab = 50400;
+  p.model.dtype = "fp16";
+  p.model.params = 6053381344;
   p.block_tokens = 16;
   p.saturation_tokens = 384;
   p.form = ForwardForm::kLinear;
