@@ -13,12 +13,6 @@ double expected_active_experts(int experts, int per_token, double tokens) {
   return e * (1 - std::pow(1 - k / e, tokens));
 }
 
-double moe_weight_bytes(const ModelShape& m) {
-  if (m.weight_dtype == "fp8" || m.weight_dtype == "int8") return 1;
-  if (m.weight_dtype == "int4") return 0.5;
-  return m.dtype_bytes();
-}
-
 namespace {
 // One GEMM group's roofline in us: `weights` parameters read once, `flops` FLOPs.
 double roofline_us(const MoeRoofline& f, double weight_bytes, double flops) {
@@ -30,7 +24,7 @@ double roofline_us(const MoeRoofline& f, double weight_bytes, double flops) {
 
 double moe_roofline_us(const ModelShape& m, const MoeRoofline& f, double tokens) {
   const MoeShape& e = m.moe;
-  const double tp = m.tp, wb = moe_weight_bytes(m);
+  const double tp = m.tp, wb = m.weight_dtype_bytes();
   const double expert = 3.0 * m.hidden * static_cast<double>(e.expert_ffn);  // parameters
   const double active = expected_active_experts(e.experts, e.experts_per_token, tokens);
   double us =

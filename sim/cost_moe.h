@@ -31,7 +31,6 @@
 namespace isim::sim {
 
 double expected_active_experts(int experts, int per_token, double tokens);
-double moe_weight_bytes(const ModelShape& m);  // bytes per parameter of an expert's weights
 double moe_roofline_us(const ModelShape& m, const MoeRoofline& f, double tokens);
 double moe_layer_us(const ModelShape& m, const TablesForward& t, double tokens, bool* outside);
 

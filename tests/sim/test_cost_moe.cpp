@@ -117,7 +117,7 @@ TEST_CASE("MoE layer from the grouped-GEMM roofline") {
   CHECK(isim::sim::moe_roofline_us(p.model, p.tables.moe_roofline, 3) == doctest::Approx(73.728));
   // int4 weights: half a byte a parameter.
   p.model.weight_dtype = "int4";
-  CHECK(isim::sim::moe_weight_bytes(p.model) == 0.5);
+  CHECK(p.model.weight_dtype_bytes() == 0.5);
 }
 
 TEST_CASE("ragged decode: t_mean + alpha (t_max - t_mean), alpha by bucket") {
