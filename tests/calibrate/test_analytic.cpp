@@ -2,6 +2,7 @@
 // factors back from a profile generated with known ones, and the shipped GPU and model files.
 #include <doctest/doctest.h>
 
+#include "tests/calibrate/analytic_fixtures.h"
 #include "tests/input_error_text.h"
 
 #include <cmath>
@@ -20,19 +21,6 @@ using namespace isim;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A made-up GPU: 100 TFLOPS (1e14 FLOP/s), 1000 GB/s HBM (1e12 B/s), PCIe 10 GB/s each way.
-calib::GpuSpec tiny_gpu() {
-  calib::GpuSpec g;
-  g.name = "toy-gpu";
-  g.bf16_dense_tflops = 100;
-  g.hbm_gbps = 1000;
-  g.memory_gib = 16;
-  g.pcie_gen = 4;
-  g.pcie_gbps = 10;
-  g.path = "toy-gpu.yaml";
-  return g;
-}
 
 // A made-up bf16 model whose decoder layer holds W = (22,048,000 - 2 x 1000 x 1024) / 2 = 10^7
 // parameters. Activations a = 4x1024 + (2x8 + 2x2)x128 + 2x4096 = 14,848 elements per token
@@ -89,7 +77,7 @@ std::string error_of(const std::function<void()>& f) {
 }  // namespace
 
 TEST_CASE("roofline terms match hand-computed microseconds") {
-  const calib::Roofline r(tiny_gpu(), tiny_model().shape, round_eff());
+  const calib::Roofline r(isim::test::toy_gpu(), tiny_model().shape, round_eff());
   CHECK(r.layer_params() == doctest::Approx(1e7));
   // dense compute: 2 t 1e7 / 1e14 s = 0.2 t us, / 0.5 = 0.4 t us.
   // dense memory: (2e7 + 29,696 t) B / 1e12 = 20 + 0.029696 t us, / 0.8 = 25 + 0.03712 t us.
@@ -116,13 +104,14 @@ TEST_CASE("roofline terms match hand-computed microseconds") {
 }
 
 TEST_CASE("the knee is where dense turns compute-bound") {
-  const calib::Roofline r(tiny_gpu(), tiny_model().shape, round_eff());
+  const calib::Roofline r(isim::test::toy_gpu(), tiny_model().shape, round_eff());
   // 0.4 t = 25 + 0.03712 t  =>  t = 25 / 0.36288 = 68.89...
   CHECK(r.knee_tokens() == doctest::Approx(25.0 / 0.36288));
   CHECK(r.dense_compute_us(68) / 0.5 < r.dense_memory_us(68) / 0.8);
   CHECK(r.dense_compute_us(69) / 0.5 > r.dense_memory_us(69) / 0.8);
 
-  const sim::Profile p = calib::analytic_profile(tiny_gpu(), tiny_model(), "toy.yaml", round_eff());
+  const sim::Profile p =
+      calib::analytic_profile(isim::test::toy_gpu(), tiny_model(), "toy.yaml", round_eff());
   CHECK(p.saturation_tokens == 69);
   // The knee is a grid point, so T(69) is exact: dense(69) = max(27.6, 27.56128) = 27.6 us.
   const sim::CostModel cm(p);
@@ -132,7 +121,7 @@ TEST_CASE("the knee is where dense turns compute-bound") {
   CHECK(cm.T(1) == 82642);
 
   // A model that never turns compute-bound (activations outweigh FLOPs): the grid's last point.
-  calib::GpuSpec slow = tiny_gpu();
+  calib::GpuSpec slow = isim::test::toy_gpu();
   slow.hbm_gbps = 1;  // 1 GB/s: bytes per token dominate at any size
   const calib::Roofline never(slow, tiny_model().shape, round_eff());
   CHECK(std::isinf(never.knee_tokens()));
@@ -141,7 +130,8 @@ TEST_CASE("the knee is where dense turns compute-bound") {
 }
 
 TEST_CASE("the analytic profile is a valid tables profile that round-trips") {
-  const sim::Profile p = calib::analytic_profile(tiny_gpu(), tiny_model(), "toy.yaml", round_eff());
+  const sim::Profile p =
+      calib::analytic_profile(isim::test::toy_gpu(), tiny_model(), "toy.yaml", round_eff());
   CHECK(p.form == sim::ForwardForm::kTables);
   CHECK(p.provenance_value("source") == "analytic");
   CHECK(p.provenance_value("gpu_spec") == "toy-gpu.yaml");
@@ -160,8 +150,8 @@ TEST_CASE("the analytic profile is a valid tables profile that round-trips") {
 TEST_CASE("tensor parallelism divides FLOPs and bytes") {
   calib::ModelSpec m2 = tiny_model();
   m2.shape.tp = 2;
-  const calib::Roofline one(tiny_gpu(), tiny_model().shape, round_eff());
-  const calib::Roofline two(tiny_gpu(), m2.shape, round_eff());
+  const calib::Roofline one(isim::test::toy_gpu(), tiny_model().shape, round_eff());
+  const calib::Roofline two(isim::test::toy_gpu(), m2.shape, round_eff());
   CHECK(two.dense_compute_us(100) == doctest::Approx(one.dense_compute_us(100) / 2));
   CHECK(two.decode_attention_us(1, 1000) ==
         doctest::Approx(one.decode_kv_us(1000) / 2 / 0.8 + 0.1));
@@ -171,14 +161,15 @@ TEST_CASE("tensor parallelism adds a ring all-reduce over the GPU link") {
   calib::Efficiency e = round_eff();
   e.link = 0.5;
   e.allreduce_latency_us = 5;
-  calib::GpuSpec g = tiny_gpu();
+  calib::GpuSpec g = isim::test::toy_gpu();
   g.nvlink_gbps = 100;
   calib::ModelSpec m4 = tiny_model();
   m4.shape.tp = 4;
   // 1 MB at tp 4: 2 x 3/4 x 10^6 B / (100 GB/s x 0.5) = 30 us, + 5 us.
   CHECK(calib::Roofline(g, m4.shape, e).allreduce_us(1e6) == doctest::Approx(35));
   // Without NVLink in the spec, over PCIe (10 GB/s): 300 us + 5 us.
-  CHECK(calib::Roofline(tiny_gpu(), m4.shape, e).allreduce_us(1e6) == doctest::Approx(305));
+  CHECK(calib::Roofline(isim::test::toy_gpu(), m4.shape, e).allreduce_us(1e6) ==
+        doctest::Approx(305));
   CHECK(calib::Roofline(g, tiny_model().shape, e).allreduce_us(1e6) == 0);
 
   calib::ModelSpec m2 = tiny_model();
@@ -211,8 +202,9 @@ TEST_CASE("fitting recovers the factors a profile was generated with") {
   truth.pcie_latency_us = 6;
   truth.duplex = 0.7;
   const sim::Profile measured =
-      calib::analytic_profile(tiny_gpu(), tiny_model(), "toy.yaml", truth);
-  const calib::FitResult fit = calib::fit_efficiency(measured, tiny_gpu());  // from the defaults
+      calib::analytic_profile(isim::test::toy_gpu(), tiny_model(), "toy.yaml", truth);
+  const calib::FitResult fit =
+      calib::fit_efficiency(measured, isim::test::toy_gpu());  // from the defaults
   CHECK(fit.kept.empty());
   CHECK(fit.eff.compute == doctest::Approx(0.55).epsilon(1e-9));
   CHECK(fit.eff.memory == doctest::Approx(0.65).epsilon(1e-9));
@@ -224,7 +216,7 @@ TEST_CASE("fitting recovers the factors a profile was generated with") {
   CHECK(fit.eff.duplex == 0.7);
 
   // Applied to another GPU, the fitted factors give that GPU's roofline with them.
-  calib::GpuSpec other = tiny_gpu();
+  calib::GpuSpec other = isim::test::toy_gpu();
   other.bf16_dense_tflops = 200;
   other.hbm_gbps = 3000;
   const sim::Profile target = calib::analytic_profile(other, tiny_model(), "toy.yaml", fit.eff);
@@ -236,9 +228,9 @@ TEST_CASE("fitting recovers the factors a profile was generated with") {
   sim::Profile small = measured;
   small.tables.dense_us.x = {1, 2, 4};
   small.tables.dense_us.y.clear();
-  const calib::Roofline truth_r(tiny_gpu(), tiny_model().shape, truth);
+  const calib::Roofline truth_r(isim::test::toy_gpu(), tiny_model().shape, truth);
   for (double x : small.tables.dense_us.x) small.tables.dense_us.y.push_back(truth_r.dense_us(x));
-  const calib::FitResult partial = calib::fit_efficiency(small, tiny_gpu());
+  const calib::FitResult partial = calib::fit_efficiency(small, isim::test::toy_gpu());
   CHECK(partial.eff.compute == calib::Efficiency{}.compute);
   CHECK(partial.eff.memory == doctest::Approx(0.65).epsilon(1e-9));
   REQUIRE(!partial.kept.empty());
@@ -247,41 +239,45 @@ TEST_CASE("fitting recovers the factors a profile was generated with") {
   // A linear profile has nothing to fit.
   sim::Profile lin = measured;
   lin.form = sim::ForwardForm::kLinear;
-  CHECK(error_of([&] { calib::fit_efficiency(lin, tiny_gpu()); }).find("tables profile") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          calib::fit_efficiency(lin, isim::test::toy_gpu());
+        }).find("tables profile") != std::string::npos);
 }
 
 TEST_CASE("analytic profiles reject what a roofline cannot price") {
   calib::ModelSpec fp32 = tiny_model();
   fp32.shape.dtype = "fp32";
   CHECK(error_of([&] {
-          calib::Roofline(tiny_gpu(), fp32.shape, round_eff());
+          calib::Roofline(isim::test::toy_gpu(), fp32.shape, round_eff());
         }).find("dtype fp32") != std::string::npos);
   calib::ModelSpec huge = tiny_model();
   huge.shape.params = 20e9;  // 37 GiB of bf16 weights on a 16 GiB GPU
   CHECK(error_of([&] {
-          calib::analytic_profile(tiny_gpu(), huge, "m", round_eff());
+          calib::analytic_profile(isim::test::toy_gpu(), huge, "m", round_eff());
         }).find("raise --tp") != std::string::npos);
   // 1e-300 GB/s of HBM passed load_gpu_spec and made dense times of 1e305 us, a profile that
   // isim profile analytic wrote and load_profile refused (found by tests/fuzz).
-  calib::GpuSpec slow = tiny_gpu();
+  calib::GpuSpec slow = isim::test::toy_gpu();
   slow.hbm_gbps = 1e-300;
-  CHECK(error_of([&] { calib::analytic_profile(slow, tiny_model(), "m.yaml", round_eff()); })
-            .starts_with("the analytic profile of toy (m.yaml) on toy-gpu (toy-gpu.yaml):"));
-  CHECK(error_of([&] { calib::analytic_profile(slow, tiny_model(), "m.yaml", round_eff()); })
-            .find(": forward.tables.dense_us.us[0]: must be at most 3600000000 us (an hour)") !=
+  CHECK(error_of([&] {
+          calib::analytic_profile(slow, tiny_model(), "m.yaml", round_eff());
+        }).starts_with("the analytic profile of toy (m.yaml) on toy-gpu (toy-gpu.yaml):"));
+  CHECK(error_of([&] {
+          calib::analytic_profile(slow, tiny_model(), "m.yaml", round_eff());
+        }).find(": forward.tables.dense_us.us[0]: must be at most 3600000000 us (an hour)") !=
         std::string::npos);
   calib::ModelSpec deep = tiny_model();
   deep.shape.layers = 100000000;  // KV blocks of 16 x 2 x 1e8 x 2 x 128 x 2 bytes: past 2 GiB
   deep.shape.params = 1e12;
-  slow = tiny_gpu();
+  slow = isim::test::toy_gpu();
   slow.memory_gib = 1e6;
-  CHECK(error_of([&] { calib::analytic_profile(slow, deep, "m.yaml", round_eff()); })
-            .find(": model: KV bytes per token") != std::string::npos);
+  CHECK(error_of([&] {
+          calib::analytic_profile(slow, deep, "m.yaml", round_eff());
+        }).find(": model: KV bytes per token") != std::string::npos);
   calib::Efficiency bad = round_eff();
   bad.memory = 1.5;
   CHECK(error_of([&] {
-          calib::Roofline(tiny_gpu(), tiny_model().shape, bad);
+          calib::Roofline(isim::test::toy_gpu(), tiny_model().shape, bad);
         }).find("efficiency factors must be in (0, 1]") != std::string::npos);
 }
 
@@ -353,11 +349,13 @@ TEST_CASE("a model whose KV bytes per token would overflow is refused, naming th
   CHECK(error_of([&] { calib::load_model(at); }) == "(no error)");
   const std::string over = with("heads: 32\nkv_heads: 8", "heads: 16384\nkv_heads: 16384");
   CHECK(error_of([&] { calib::load_model(over); }) ==
-        over + ":3: layers: KV bytes per token 2 x layers 32 x kv_heads 16384 x head_dim 128 x 2 "
-               "bytes = 2.68435e+08; expected at most 134217728 (128 MiB)");
+        over +
+            ":3: layers: KV bytes per token 2 x layers 32 x kv_heads 16384 x head_dim 128 x 2 "
+            "bytes = 2.68435e+08; expected at most 134217728 (128 MiB)");
   const std::string huge = with("layers: 32", "layers: 2147483647");
-  CHECK(error_of([&] { calib::load_model(huge); }).find(":3: layers: KV bytes per token 2 x layers "
-                                                        "2147483647 x ") != std::string::npos);
+  CHECK(error_of([&] { calib::load_model(huge); })
+            .find(":3: layers: KV bytes per token 2 x layers "
+                  "2147483647 x ") != std::string::npos);
 }
 
 TEST_CASE("model files: every shipped one loads; GPT-J agrees with InferCept's profile") {

@@ -3,23 +3,11 @@
 #include <doctest/doctest.h>
 
 #include "calibrate/analytic.h"
+#include "tests/calibrate/analytic_fixtures.h"
 
 using namespace isim;
 
 namespace {
-
-// 1000 GB/s HBM (1e12 B/s), 100 TFLOPS.
-calib::GpuSpec hbm_1000() {
-  calib::GpuSpec g;
-  g.name = "toy-gpu";
-  g.bf16_dense_tflops = 100;
-  g.hbm_gbps = 1000;
-  g.memory_gib = 16;
-  g.pcie_gen = 4;
-  g.pcie_gbps = 10;
-  g.path = "toy-gpu.yaml";
-  return g;
-}
 
 // 2 layers, hidden 1024, W = (22,048,000 - 2 x 1000 x 1024) / 2 = 10^7 params per layer, bf16.
 sim::ModelShape toy(int tp) {
@@ -44,22 +32,23 @@ TEST_CASE("analytic: an MLA model reads its latent KV, the same at every tp") {
   sim::ModelShape m = toy(1);
   m.mla = {512, 64};
   // One layer's KV per token: (512 + 64) x 2 bytes = 1,152; 10^6 tokens at 1e12 B/s: 1,152 us.
-  CHECK(calib::Roofline(hbm_1000(), m, {}).decode_kv_us(1e6) == doctest::Approx(1152));
+  CHECK(calib::Roofline(isim::test::toy_gpu(), m, {}).decode_kv_us(1e6) == doctest::Approx(1152));
   m.tp = 4;
-  CHECK(calib::Roofline(hbm_1000(), m, {}).decode_kv_us(1e6) == doctest::Approx(1152));
+  CHECK(calib::Roofline(isim::test::toy_gpu(), m, {}).decode_kv_us(1e6) == doctest::Approx(1152));
   // Standard attention: 2 x 8 x 128 x 2 = 4,096 B per layer, split by tp 4: 1,024 us.
-  CHECK(calib::Roofline(hbm_1000(), toy(4), {}).decode_kv_us(1e6) == doctest::Approx(1024));
+  CHECK(calib::Roofline(isim::test::toy_gpu(), toy(4), {}).decode_kv_us(1e6) ==
+        doctest::Approx(1024));
 }
 
 TEST_CASE("analytic: quantized weights stream at their own bytes") {
   // dense_memory(0) = W x weight bytes / tp / B: bf16 10^7 x 2 / 1e12 = 20 us; fp8 10 us; int4
   // 5 us; the activations stay in bf16.
   sim::ModelShape m = toy(1);
-  CHECK(calib::Roofline(hbm_1000(), m, {}).dense_memory_us(0) == doctest::Approx(20));
+  CHECK(calib::Roofline(isim::test::toy_gpu(), m, {}).dense_memory_us(0) == doctest::Approx(20));
   m.weight_dtype = "fp8";
-  CHECK(calib::Roofline(hbm_1000(), m, {}).dense_memory_us(0) == doctest::Approx(10));
+  CHECK(calib::Roofline(isim::test::toy_gpu(), m, {}).dense_memory_us(0) == doctest::Approx(10));
   m.weight_dtype = "int4";
-  CHECK(calib::Roofline(hbm_1000(), m, {}).dense_memory_us(0) == doctest::Approx(5));
+  CHECK(calib::Roofline(isim::test::toy_gpu(), m, {}).dense_memory_us(0) == doctest::Approx(5));
   // The weights the profile checks against the GPU's memory: embedding and lm_head 2,048,000 at
   // 2 bytes + 2 x 10^7 at 0.5 = 14,096,000 bytes.
   CHECK(m.weight_bytes_per_gpu() == 14096000.0);

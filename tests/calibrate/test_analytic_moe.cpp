@@ -8,24 +8,12 @@
 #include "calibrate/diff.h"
 #include "calibrate/model.h"
 #include "sim/cost_model.h"
+#include "tests/calibrate/analytic_fixtures.h"
 #include "tests/input_error_text.h"
 
 using namespace isim;
 
 namespace {
-
-// 100 TFLOPS, 1000 GB/s, PCIe 10 GB/s.
-calib::GpuSpec moe_gpu() {
-  calib::GpuSpec g;
-  g.name = "toy-gpu";
-  g.bf16_dense_tflops = 100;
-  g.hbm_gbps = 1000;
-  g.memory_gib = 16;
-  g.pcie_gen = 4;
-  g.pcie_gbps = 10;
-  g.path = "toy-gpu.yaml";
-  return g;
-}
 
 // 2 bf16 layers of W = 10^7 parameters outside the experts (22,048,000 - 2 x 1000 x 1024 over
 // 2 layers), the second layer MoE: 8 experts of 512, 2 per token, 3 x 1024 x 8 x 512 =
@@ -55,8 +43,10 @@ calib::ModelSpec moe_model(bool moe) {
 
 TEST_CASE("analytic profile of a MoE model: dense without the experts, a roofline MoE layer") {
   const calib::Efficiency e;  // compute 0.7, memory 0.8
-  const sim::Profile dense = calib::analytic_profile(moe_gpu(), moe_model(false), "t.yaml", e);
-  const sim::Profile moe = calib::analytic_profile(moe_gpu(), moe_model(true), "t.yaml", e);
+  const sim::Profile dense =
+      calib::analytic_profile(isim::test::toy_gpu(), moe_model(false), "t.yaml", e);
+  const sim::Profile moe =
+      calib::analytic_profile(isim::test::toy_gpu(), moe_model(true), "t.yaml", e);
   CHECK(moe.tables.dense_us == dense.tables.dense_us);
   CHECK(moe.tables.moe_roofline == sim::MoeRoofline{100, 1000, 0.7, 0.8});
   CHECK(moe.provenance_value("moe").find("1 of 2 layers MoE") != std::string::npos);
@@ -68,12 +58,12 @@ TEST_CASE("analytic profile of a MoE model: dense without the experts, a rooflin
   calib::ModelSpec bad = moe_model(true);
   bad.shape.params = 1e7;  // less than 2,048,000 + 12,582,912
   CHECK(test::error_of_call([&] {
-          (void)calib::analytic_profile(moe_gpu(), bad, "t.yaml", e);
+          (void)calib::analytic_profile(isim::test::toy_gpu(), bad, "t.yaml", e);
         }).find("must exceed embedding + lm_head + the MoE layers' experts") != std::string::npos);
 }
 
 TEST_CASE("profile diff compares the moe_us points both profiles have") {
-  sim::Profile a = calib::analytic_profile(moe_gpu(), moe_model(true), "t.yaml", {});
+  sim::Profile a = calib::analytic_profile(isim::test::toy_gpu(), moe_model(true), "t.yaml", {});
   sim::Profile b = a;
   a.tables.moe_us = {{1, 4}, {2, 8}, {10, 40, 12, 44}};
   b.tables.moe_us = {{1}, {2, 8}, {11, 40}};

@@ -2,8 +2,8 @@
 // (issue 32): `isim model import` of the model's Hugging Face config, `isim profile import
 // --from llmservingsim DIR --tp N`, then `isim run` of the shared ShareGPT trace on the profile
 // (policy discard, scheduler vllm-v1: the tables were measured under vLLM 0.19, and vllm-v0 could
-// never prefill whole the two requests longer than its 4,096-token budget). Every shared table folder, MoE and tp-2 included, must take it; the real
-// binary runs each step, as a user would.
+// never prefill whole the two requests longer than its 4,096-token budget). Every shared table
+// folder, MoE and tp-2 included, must take it; the real binary runs each step, as a user would.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -35,7 +35,9 @@ constexpr Folder kFolders[] = {
     {"RTXPRO6000-qwen3-30b-a3b-tp2", "Qwen3-30B-A3B-Instruct-2507.json", 2},
 };
 
-std::string lss() { return shared_data() + "/llmservingsim"; }
+std::string lss() {
+  return shared_data() + "/llmservingsim";
+}
 
 void user_path(const Folder& f) {
   CAPTURE(f.tables);
@@ -43,21 +45,25 @@ void user_path(const Folder& f) {
   const std::string model = (dir / "m.yaml").string();
   const std::string profile = (dir / "p.yaml").string();
   std::string out, err;
-  REQUIRE_MESSAGE(run_bin("isim", "model import " + lss() + "/models/" + f.config + " --out " +
-                                      model, &out, &err) == 0,
-                  err);
-  REQUIRE_MESSAGE(run_bin("isim", "profile import --from llmservingsim " + lss() + "/" +
-                                      f.tables + " --model " + model + " --tp " +
-                                      std::to_string(f.tp) + " --out " + profile,
-                          &out, &err) == 0,
-                  err);
-  REQUIRE_MESSAGE(run_bin("isim", "run --trace " + lss() +
-                                      "/sharegpt-llama-3.1-8b-300-sps10.jsonl --from "
-                                      "llmservingsim --profile " + profile +
-                                      " --policy discard --scheduler vllm-v1 --no-progress --out " +
-                                      (dir / "run").string(),
-                          &out, &err) == 0,
-                  err);
+  REQUIRE_MESSAGE(
+      run_bin("isim", "model import " + lss() + "/models/" + f.config + " --out " + model, &out,
+              &err) == 0,
+      err);
+  REQUIRE_MESSAGE(
+      run_bin("isim",
+              "profile import --from llmservingsim " + lss() + "/" + f.tables + " --model " +
+                  model + " --tp " + std::to_string(f.tp) + " --out " + profile,
+              &out, &err) == 0,
+      err);
+  REQUIRE_MESSAGE(
+      run_bin("isim",
+              "run --trace " + lss() +
+                  "/sharegpt-llama-3.1-8b-300-sps10.jsonl --from "
+                  "llmservingsim --profile " +
+                  profile + " --policy discard --scheduler vllm-v1 --no-progress --out " +
+                  (dir / "run").string(),
+              &out, &err) == 0,
+      err);
   const auto summary = nlohmann::json::parse(slurp(dir / "run" / "discard" / "summary.json"));
   // All 300 requests of the trace finish, each with a first token after its arrival.
   CHECK(summary.at("sessions").get<int>() == 300);
