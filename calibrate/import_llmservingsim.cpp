@@ -15,6 +15,7 @@
 #include "calibrate/import_common.h"
 #include "calibrate/import_llmservingsim_parts.h"
 #include "calibrate/vllm_memory.h"
+#include "sim/cost_moe.h"
 #include "sim/profile_check.h"
 #include "traces/input_error.h"
 #include "traces/limits.h"
@@ -82,6 +83,31 @@ sim::Curve1D weighted_sum(const std::map<std::string, std::map<int64_t, double>>
     c.y.push_back(round_us(sum));
   }
   return c;
+}
+
+}  // namespace
+
+namespace {
+
+// A MoE model's layer is dense_us plus, in its MoE layers, the MoE block (moe_us at the
+// expected distinct experts, or the roofline): the knee is read on that sum, per layer, at
+// dense_us's points, so that saturation_tokens reflects the experts a batch activates.
+void moe_saturation(sim::Profile& p, const std::string& dense_file) {
+  const sim::ModelShape& m = p.model;
+  const double share = static_cast<double>(m.moe.moe_layers(m.layers)) / m.layers;
+  sim::Curve1D layer = p.tables.dense_us;
+  for (std::size_t i = 0; i < layer.x.size(); ++i) {
+    bool outside = false;
+    layer.y[i] += share * sim::moe_layer_us(m, p.tables, layer.x[i], &outside);
+  }
+  p.saturation_tokens = saturation_from_dense(layer, dense_file + " with the MoE layers");
+  for (auto& [key, value] : p.provenance)
+    if (key == "saturation_rule")
+      value = fmt::format(
+          "knee of dense_us + {}/{} of the MoE layer (its layers' share) at dense_us's points: on "
+          "the octave ladder x_max/2, x_max/4, ..., the smallest x from which the doubling "
+          "marginal cost (T(2x) - T(x)) / x stays within 15% of its value at x_max/2",
+          m.moe.moe_layers(m.layers), m.layers);
 }
 
 }  // namespace
@@ -317,6 +343,7 @@ sim::Profile import_llmservingsim(const std::string& dir, const ModelSpec& model
   pv.emplace_back("memory_rule", memory_rule);
   if (!meta.note.empty()) pv.emplace_back("note", meta.note);
   lss::add_tp_moe_skew(dir, meta, m, opt, known, p);
+  if (p.model.moe.given()) moe_saturation(p, dense_file);
   if (empty > 0) pv.emplace_back("note_empty_rows", fmt::format("{} rows with no work", empty));
   // Times past an hour (or extrapolated there), a KV block past 2 GiB: refused here, naming the
   // folder, instead of written into a profile that does not load.

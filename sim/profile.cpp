@@ -31,8 +31,7 @@ const Names kMoeKeys = {"experts", "experts_per_token", "expert_ffn", "shared_ff
 const Names kMlaKeys = {"kv_lora_rank", "qk_rope_head_dim"};
 const Names kWeightDtypes = {"fp8", "int8", "int4"};
 const Names kKvKeys = {"block_tokens"};
-const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us",
-                         "compute_slowdown"};
+const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us", "compute_slowdown"};
 
 void read_provenance(const Reader& r, const MapNode& top, Profile& p) {
   const std::string expected = "a map of strings with at least source";
@@ -250,7 +249,7 @@ double ModelShape::kv_bytes_per_token_unsplit() const {
 int64_t ModelShape::kv_bytes_per_token() const {
   if (mla.given())
     return int64_t{layers} * (int64_t{mla.kv_lora_rank} + mla.qk_rope_head_dim) * dtype_bytes();
-  return int64_t{2} * layers * kv_heads * head_dim * dtype_bytes() / tp;
+  return int64_t{2} * layers * kv_heads_per_gpu() * head_dim * dtype_bytes();
 }
 
 double ModelShape::weight_dtype_bytes() const {

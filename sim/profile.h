@@ -12,6 +12,7 @@
 // - Units are in the key names: *_ms, *_us, *_gib, *_gbps (GB/s = 1e9 bytes/s), bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -66,9 +67,12 @@ struct ModelShape {
   std::string weight_dtype;
 
   int dtype_bytes() const;
-  // KV bytes per token on one GPU: 2 (K and V) x layers x kv_heads x head_dim x dtype / tp;
+  // KV bytes per token on one GPU: 2 (K and V) x layers x kv_heads_per_gpu x head_dim x dtype;
   // with MLA, layers x (kv_lora_rank + qk_rope_head_dim) x dtype, not split by tp.
   int64_t kv_bytes_per_token() const;
+  // KV heads one GPU holds: kv_heads / tp, at least 1 (vLLM replicates a KV head over the ranks
+  // when tp exceeds kv_heads: get_num_kv_heads in vllm/config/model.py).
+  int kv_heads_per_gpu() const { return std::max(1, kv_heads / std::max(1, tp)); }
   // The same in double before the division by tp, so that no product can overflow: what the
   // readers range-check (calibrate/model.cpp, sim/profile.cpp) before kv_bytes_per_token is used.
   double kv_bytes_per_token_unsplit() const;

@@ -117,12 +117,11 @@ double vllm_weight_bytes(const ModelShape& m, int pp, int stage) {
 VllmKvTerms vllm_kv_terms(const ModelShape& m, const MemorySpec& s, const VllmKvSettings& k) {
   VllmKvTerms t;
   t.stage_layers = pp_stage_layers(m.layers, k.pp, k.stage);
-  const int tp = std::max(1, m.tp);
   const double kv_dtype = k.kv_dtype_bytes > 0 ? k.kv_dtype_bytes : m.dtype_bytes();
-  t.kv_bytes_per_token =
-      m.mla.given() ? static_cast<double>(t.stage_layers) *
-                          (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * kv_dtype
-                    : std::floor(2.0 * t.stage_layers * m.kv_heads * m.head_dim * kv_dtype / tp);
+  t.kv_bytes_per_token = m.mla.given()
+                             ? static_cast<double>(t.stage_layers) *
+                                   (m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * kv_dtype
+                             : 2.0 * t.stage_layers * m.kv_heads_per_gpu() * m.head_dim * kv_dtype;
   t.requested = s.usable_gib * kBytesPerGiB * k.gpu_memory_utilization;
   t.weights = vllm_weight_bytes(m, k.pp, k.stage) + s.weights_extra_bytes;
   const auto tokens = static_cast<double>(k.max_num_batched_tokens);

@@ -352,3 +352,20 @@ TEST_CASE("llmservingsim import clips a skew cell's alpha to [-0.2, 1]") {
   CHECK(cells[5] == isim::sim::DecodeSkew::Cell{0, 16, 0.05, 1024, 0, 1.0});
   CHECK(tp_has(p.provenance_value("decode_skew_rule"), "2 cells outside [-0.2, 1] clipped to it"));
 }
+
+TEST_CASE("llmservingsim import of a MoE model: the knee is read on dense_us plus the MoE layer") {
+  // The excerpt's dense_us per layer (2 layernorm + qkv_proj + rotary_emb + o_proj + qk_norm +
+  // (embedding + final_layernorm) / 48): 25.5419 us at 1 token, 30.28168 at 2, 30.71859 at 4.
+  // Alone, (T(2) - T(1)) / 1 = 4.74 is not within 15% of (T(4) - T(2)) / 2 = 0.2185: knee 2.
+  const auto base = import_llmservingsim(kMoe, qwen3_moe(), tp_opts(1));
+  CHECK(base.saturation_tokens == 2);
+  // A MoE layer of 1000 us a token whatever the experts (every layer is MoE, 48/48): the sums
+  // are 1025.5419, 2030.28168, 4030.71859; (T(4) - T(2)) / 2 = 1000.2185 and T(2) - T(1) =
+  // 1004.7398 lie within 15%: knee 1.
+  const fs::path d = tp_copy(kMoe, "moe-knee");
+  std::ofstream(d / "moe.csv") << "tokens,activated_experts,time_us\n1,8,1000\n2,8,2000\n"
+                                  "2,16,2000\n4,8,4000\n4,16,4000\n4,32,4000\n";
+  const auto p = import_llmservingsim(d.string(), qwen3_moe(), tp_opts(1));
+  CHECK(p.saturation_tokens == 1);
+  CHECK(tp_has(p.provenance_value("saturation_rule"), "knee of dense_us + 48/48 of the MoE layer"));
+}

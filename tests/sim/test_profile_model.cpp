@@ -147,3 +147,21 @@ TEST_CASE("profile model: an MLA block too large names the latent's terms") {
         "mla.qk_rope_head_dim 8) x 2 bytes = 1.07374e+09, times kv.block_tokens 4 = 4.29497e+09 "
         "bytes a block; expected at most 2147483648 (2 GiB)");
 }
+
+TEST_CASE("KV heads are replicated when tp exceeds them, as vLLM does") {
+  // Qwen3-30B-A3B's attention: 48 layers, 4 KV heads of 128, bf16. At tp 2 each GPU holds 2
+  // heads: 2 x 48 x 2 x 128 x 2 = 49,152 B a token. At tp 8 each holds one head (four ranks
+  // share each): 2 x 48 x 1 x 128 x 2 = 24,576, not 4 / 8 of a head's 12,288.
+  sim::ModelShape m;
+  m.layers = 48;
+  m.kv_heads = 4;
+  m.heads = 32;
+  m.head_dim = 128;
+  m.dtype = "bf16";
+  m.tp = 2;
+  CHECK(m.kv_heads_per_gpu() == 2);
+  CHECK(m.kv_bytes_per_token() == 49152);
+  m.tp = 8;
+  CHECK(m.kv_heads_per_gpu() == 1);
+  CHECK(m.kv_bytes_per_token() == 24576);
+}
