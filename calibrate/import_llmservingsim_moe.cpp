@@ -110,7 +110,8 @@ sim::DecodeSkew read_skew_fit(const std::string& csv, const YAML::Node& meta,
   if (!axes || !axes.IsMap())
     throw InputError(yaml_where(meta_file, axes ? axes : fit, "skew_fit.bucket_axes") +
                      ": expected a map of *_bins and *_labels");
-  const YAML::Node entry = fit["per_tp"] ? fit["per_tp"][std::to_string(tp)] : YAML::Node();
+  const YAML::Node per_tp = fit["per_tp"];
+  const YAML::Node entry = per_tp && per_tp.IsMap() ? per_tp[std::to_string(tp)] : YAML::Node();
   const std::string epath = fmt::format("skew_fit.per_tp.{}.alpha_default", tp);
   if (!entry || !entry.IsMap() || !entry["alpha_default"])
     throw InputError(yaml_where(meta_file, fit, epath) +

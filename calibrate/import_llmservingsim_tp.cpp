@@ -177,7 +177,11 @@ void add_tp_moe_skew(const std::string& dir, const Meta& meta, const sim::ModelS
 
   const std::string skew_file = dir + "/skew_fit.csv";
   const YAML::Node root = load_yaml_file(meta_file, "");
-  const YAML::Node enabled = root["skew_fit"] ? root["skew_fit"]["enabled"] : YAML::Node();
+  const YAML::Node fit = root["skew_fit"];
+  if (fit && !fit.IsMap())
+    throw InputError(yaml_where(meta_file, fit, "skew_fit") +
+                     ": expected a map (enabled, bucket_axes, per_tp)");
+  const YAML::Node enabled = fit ? fit["enabled"] : YAML::Node();
   const bool fitted =
       !enabled || read_as<bool>(enabled, meta_file, "skew_fit.enabled", "true or false");
   if (std::filesystem::exists(skew_file) && fitted) {

@@ -369,3 +369,23 @@ TEST_CASE("llmservingsim import of a MoE model: the knee is read on dense_us plu
   CHECK(p.saturation_tokens == 1);
   CHECK(tp_has(p.provenance_value("saturation_rule"), "knee of dense_us + 48/48 of the MoE layer"));
 }
+
+TEST_CASE("llmservingsim import: a skew_fit or per_tp that is not a map is named, not a crash") {
+  // The meta.yaml of the tp-2 excerpt cut before its skew_fit section, then a scalar in its
+  // place (a fuzzer found that yaml-cpp's subscript of a scalar threw past the importer).
+  const auto cut = [](const std::string& name, const std::string& tail) {
+    const fs::path d = tp_copy(kTp2, name);
+    const std::string meta = isim::test::slurp(d / "meta.yaml");
+    std::ofstream(d / "meta.yaml") << meta.substr(0, meta.find("skew_fit:")) << tail;
+    return d.string();
+  };
+  const auto llama = tp_model("llama-3.1-8b");
+  const std::string scalar = cut("skew-scalar", "skew_fit: 3\n");
+  CHECK(tp_error(scalar, llama, tp_opts(2)) ==
+        scalar + "/meta.yaml:53: skew_fit: expected a map (enabled, bucket_axes, per_tp)");
+  const std::string per_tp = cut("skew-per-tp",
+                                 "skew_fit:\n  enabled: true\n  bucket_axes: {}\n"
+                                 "  per_tp: 2\n");
+  CHECK(tp_has(tp_error(per_tp, llama, tp_opts(2)),
+               "skew_fit.per_tp.2.alpha_default: missing (no fitted alpha for tp 2)"));
+}
