@@ -13,13 +13,10 @@ namespace {
 
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
-// Bytes per quantized layer weight (int4 with its scales); InputError for an unknown name.
-double weight_dtype_bytes(const ModelShape& m) {
-  if (m.weight_dtype.empty()) return m.dtype_bytes();
-  if (m.weight_dtype == "fp8" || m.weight_dtype == "int8") return 1;
-  if (m.weight_dtype == "int4") return 0.5 + 2.0 / 128;  // packed int4 + fp16 scale per 128
-  throw InputError(
-      fmt::format("model.weight_dtype: unknown '{}' (valid: fp8, int8, int4)", m.weight_dtype));
+// Bytes per quantized layer weight as a checkpoint stores it: ModelShape's packed bytes, and for
+// int4 an fp16 scale per group of 128 weights besides.
+double stored_weight_bytes(const ModelShape& m) {
+  return m.weight_dtype_bytes() + (m.weight_dtype == "int4" ? 2.0 / 128 : 0.0);
 }
 
 // Embedding matrices outside the decoder layers: 1 (tied) or 2, from params against the dense
@@ -100,7 +97,7 @@ double vllm_weight_bytes(const ModelShape& m, int pp, int stage) {
   const int k = embedding_matrices(m);
   const int n = pp_stage_layers(m.layers, pp, stage);
   const int embeddings = pp == 1 ? k : (stage == 0) + (stage == pp - 1);
-  const double packed = m.weight_dtype == "int4" ? 0.5 : weight_dtype_bytes(m);  // no scales
+  const double packed = m.weight_dtype_bytes();  // no scales
   const double excess = allocator_excess(m, packed, n, embeddings);
   if (m.weight_dtype.empty() && pp == 1) return m.params * m.dtype_bytes() / tp + excess;
   // Linear layer weights in weight_dtype; the rest (norms, biases, a vision tower) in dtype,
@@ -108,7 +105,7 @@ double vllm_weight_bytes(const ModelShape& m, int pp, int stage) {
   const double outside = std::max(0.0, m.params - k * matrix);
   const double linear = linear_params(m, outside);
   const double share = static_cast<double>(n) / m.layers;
-  return ((linear * weight_dtype_bytes(m) + (outside - linear) * m.dtype_bytes()) * share +
+  return ((linear * stored_weight_bytes(m) + (outside - linear) * m.dtype_bytes()) * share +
           embeddings * matrix * m.dtype_bytes()) /
              tp +
          excess;
