@@ -1,39 +1,32 @@
-// Cluster::View: the fleet as a router sees it while placing one session. Private to cluster/.
+// RouteView: the fleet as a router sees it while placing one session. Private to cluster/.
+//
+// Contract:
+// - `eligible(r)`: r is in the fleet's current mask (Fleet::set_mask) and the session fits it.
+// - `prefix_chain(r)`: the session's prefix hashes at r's block size; a fork being placed sees
+//   its parent's chain over the shared prefix (Arrivals::fork_chain).
+// - `reachable_kv_tokens(r)`: for a resume, the KV it would start with on r: what the tiers
+//   would fetch or keep (Tiers::plan_fetch), or without tiers the holder's KV on the holder.
 #pragma once
 
 #include <utility>
 #include <vector>
 
-#include "cluster/cluster.h"
+#include "cluster/fleet.h"
 
 namespace isim::cluster {
 
-// The fleet as a router sees it while placing one session.
-class Cluster::View final : public ClusterView {
+class RouteView final : public ClusterView {
  public:
-  View(const Cluster& c, const RouteRequest& req)
-      : c_(c), req_(req), q_(req.session), src_(c.trace_[static_cast<size_t>(q_)]) {}
-  int32_t replicas() const override { return c_.size(); }
-  const sim::ReplicaView& replica(int32_t r) const override {
-    return *c_.engines_[static_cast<size_t>(r)];
-  }
-  bool eligible(int32_t r) const override {
-    if (!c_.mask_.empty() && !c_.mask_[static_cast<size_t>(r)]) return false;
-    return c_.fits_all_[static_cast<size_t>(q_)] ||
-           c_.engines_[static_cast<size_t>(r)]->never_fits(src_).empty();
-  }
-  const std::vector<uint64_t>& prefix_chain(int32_t r) const override {
-    const int64_t bt = replica(r).block_tokens();
-    if (c_.fork_session_ == q_ && c_.fork_block_tokens_ == bt) return c_.fork_chain_;
-    for (const auto& [b, chain] : chains_)
-      if (b == bt) return chain;
-    chains_.emplace_back(bt, sim::prefix_chain(src_, bt));
-    return chains_.back().second;
-  }
-  int64_t reachable_kv_tokens(int32_t r) const override { return c_.reachable_kv(req_, r); }
+  RouteView(const Fleet& f, const RouteRequest& req)
+      : f_(f), req_(req), q_(req.session), src_(f.source(q_)) {}
+  int32_t replicas() const override { return f_.size(); }
+  const sim::ReplicaView& replica(int32_t r) const override { return f_.engine(r); }
+  bool eligible(int32_t r) const override;
+  const std::vector<uint64_t>& prefix_chain(int32_t r) const override;
+  int64_t reachable_kv_tokens(int32_t r) const override;
 
  private:
-  const Cluster& c_;
+  const Fleet& f_;
   const RouteRequest& req_;
   int32_t q_;
   const trace::Session& src_;

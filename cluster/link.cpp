@@ -92,11 +92,11 @@ sim::Nanos Link::next_event() const {
   return static_cast<sim::Nanos>(std::ceil(next_change() - kSlack));
 }
 
-void LinkSet::schedule(sim::EventQueue& q, int32_t type, int32_t li) {
+void LinkSet::schedule(sim::EventQueue& q, int32_t target, int32_t type, int32_t li) {
   const sim::Nanos t = (*this)[li].next_event();
   sim::Nanos& at = at_[static_cast<size_t>(li)];
   if (t == sim::kForever || at == t) return;
-  q.schedule(t, sim::kPrioTransfer, sim::kClusterTarget, type, li);
+  q.schedule(t, sim::kPrioTransfer, target, type, li);
   at = t;
 }
 

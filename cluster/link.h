@@ -57,8 +57,8 @@ class Link {
   std::vector<int64_t> finished_;  // completed inside a start, reported by the next advance
 };
 
-// Links that put their next change on the event queue, each at most once per instant: the
-// disaggregated transfers' links and the KV tiers' links (kClusterTarget events, arg: index).
+// Links that put their next change on the event queue, each at most once per instant (events
+// of cluster/transfers.h, arg: the link's index).
 class LinkSet {
  public:
   void add(const LinkSpec& spec) {
@@ -67,8 +67,9 @@ class LinkSet {
   }
   Link& operator[](int32_t li) { return links_[static_cast<size_t>(li)]; }
   const Link& operator[](int32_t li) const { return links_[static_cast<size_t>(li)]; }
-  // Puts link li's next change on `q` as event `type`, unless it is there already.
-  void schedule(sim::EventQueue& q, int32_t type, int32_t li);
+  // Puts link li's next change on `q` as event `type` for `target`, unless it is there already.
+  void schedule(sim::EventQueue& q, int32_t target, int32_t type, int32_t li);
+  int32_t size() const { return static_cast<int32_t>(links_.size()); }
   // Link li's event at `now`: the transfers it has completed by then, in completion order.
   std::vector<int64_t> fire(int32_t li, sim::Nanos now);
 

@@ -1,8 +1,10 @@
 // Cluster::result: the fleet's records, summary, per-replica results and imbalance.
 #include <algorithm>
 
+#include "cluster/arrivals.h"
 #include "cluster/cluster.h"
-#include "cluster/disagg_state.h"
+#include "cluster/roles.h"
+#include "cluster/tiers.h"
 
 namespace isim::cluster {
 
@@ -22,60 +24,63 @@ double imbalance(const std::vector<double>& v) {
 }  // namespace
 
 RunResult Cluster::result() {
-  if (dt_ > 0 && next_sample_ <= end_) sample(end_);
-  for (auto& e : engines_) e->close(end_);
+  sampler_.close(end_);
+  for (int32_t i = 0; i < size(); ++i) fleet_.replica(i).close(end_);
   RunResult r;
-  r.sessions = ledger_.records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
-    return engine(rep).session(h).m;
-  });
+  r.sessions = fleet_.ledger().records(
+      [this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
+        return engine(rep).session(h).m;
+      });
   sim::Counters c;
   sim::WasteBreakdown w;
   int64_t gpu = 0, cpu = 0, extrapolations = 0;
   std::vector<double> busy, queued;
   std::vector<sim::Span> busy_spans;  // every replica's, for the fleet's busy window
-  std::vector<double> queued_sum(engines_.size(), 0);
-  std::vector<int64_t> samples(engines_.size(), 0);
-  for (const auto& s : replica_ts_) {
+  const auto n = static_cast<size_t>(size());
+  std::vector<double> queued_sum(n, 0);
+  std::vector<int64_t> samples(n, 0);
+  for (const auto& s : sampler_.replicas()) {
     queued_sum[static_cast<size_t>(s.replica)] += static_cast<double>(s.s.queued_tokens);
     ++samples[static_cast<size_t>(s.replica)];
   }
-  for (size_t i = 0; i < engines_.size(); ++i) {
-    const sim::Engine& e = *engines_[i];
+  for (size_t i = 0; i < n; ++i) {
+    const sim::Engine& e = engine(static_cast<int32_t>(i));
+    const ReplicaSpec& spec = fleet_.spec(static_cast<int32_t>(i));
     c.merge(e.counters());
     w.merge(e.waste());
     gpu += e.blocks().gpu;
     cpu += e.blocks().cpu;
-    extrapolations += specs_[i].executor->cost_model().extrapolations();
+    extrapolations += spec.executor->cost_model().extrapolations();
     busy_spans.insert(busy_spans.end(), e.busy_spans().begin(), e.busy_spans().end());
     ReplicaResult rr;
     rr.replica = e.replica();
-    rr.group = specs_[i].group;
+    rr.group = spec.group;
     rr.role = role_name(role(static_cast<int32_t>(i)));
     rr.counters = e.counters();
     rr.waste = e.waste();
     rr.blocks = e.blocks();
-    rr.admitted = admitted_[i];
-    rr.resumed_here = resumed_[i];
+    rr.admitted = fleet_.counts().admitted[i];
+    rr.resumed_here = fleet_.counts().resumed[i];
     rr.mean_queued_tokens = samples[i] > 0 ? queued_sum[i] / static_cast<double>(samples[i]) : 0;
     busy.push_back(sim::to_seconds(e.counters().busy_time));
     queued.push_back(rr.mean_queued_tokens);
     r.replicas.push_back(std::move(rr));
   }
   r.summary = sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations,
-                             sim::union_seconds(std::move(busy_spans)), ledger_.turn_ttfts());
-  r.fleet.router = router_.name();
+                             sim::union_seconds(std::move(busy_spans)), fleet_.ledger().turn_ttfts());
+  r.fleet.router = fleet_.router().name();
   r.fleet.replicas = size();
   r.fleet.busy_imbalance = imbalance(busy);
   r.fleet.queued_imbalance = imbalance(queued);
-  r.fleet.migrations = migrations_;
-  r.timeseries = fleet_ts_;
-  r.replica_timeseries = replica_ts_;
-  r.skipped = skipped_;
-  r.policy_facts = specs_.front().policy->describe();
-  r.router_facts = router_.describe();
-  r.executor = specs_.front().executor->report();
-  if (d_) fill_disagg(r);
-  fill_tiers(r);
+  r.fleet.migrations = fleet_.counts().migrations;
+  r.timeseries = sampler_.fleet();
+  r.replica_timeseries = sampler_.replicas();
+  r.skipped = arrivals_->skipped();
+  r.policy_facts = fleet_.spec(0).policy->describe();
+  r.router_facts = fleet_.router().describe();
+  r.executor = fleet_.spec(0).executor->report();
+  if (roles_) roles_->fill(r);
+  if (tiers_) tiers_->fill(r);
   return r;
 }
 

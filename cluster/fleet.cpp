@@ -1,0 +1,98 @@
+// The fleet's shared parts (cluster/fleet.h) and the router's view (cluster/fleet_view.h).
+#include "cluster/fleet.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cluster/arrivals.h"
+#include "cluster/fleet_view.h"
+#include "cluster/tiers.h"
+#include "traces/input_error.h"
+
+namespace isim::cluster {
+
+Component::Component(Fleet& f) : f_(f), target_(f.enlist(*this)) {}
+
+void Component::schedule(sim::Nanos t, int32_t priority, int32_t type, int64_t arg) {
+  f_.queue().schedule(t, priority, target_, type, arg);
+}
+
+void Component::unknown(const sim::Event& ev) const {
+  throw std::logic_error(fmt::format("Cluster: unknown event type {} for target {}", ev.type,
+                                     ev.target));
+}
+
+Fleet::Fleet(const trace::Trace& trace, std::vector<ReplicaSpec> specs, Router& router,
+             bool engine_checks, sim::EngineListener* listener)
+    : trace_(trace), specs_(std::move(specs)), router_(router), ledger_(trace) {
+  if (specs_.empty()) throw InputError("cluster.replicas: must be >= 1");
+  for (size_t r = 0; r < specs_.size(); ++r) {
+    auto& sp = specs_[r];
+    if (!sp.executor || !sp.policy) throw std::logic_error("Cluster: a replica lacks its parts");
+    sp.config.check_invariants = sp.config.check_invariants || engine_checks;
+    engines_.push_back(std::make_unique<sim::Engine>(static_cast<int32_t>(r), queue_, sp.config,
+                                                     *sp.executor, *sp.policy));
+    engines_.back()->set_listener(listener);
+    engines_.back()->set_kv_manager(sp.kv_manager);
+    engines_.back()->set_run_observer(sp.observer);
+  }
+  counts_.admitted.assign(specs_.size(), 0);
+  counts_.resumed.assign(specs_.size(), 0);
+  is_touched_.assign(specs_.size(), 0);
+  changed_.assign(specs_.size(), 0);
+}
+
+void Fleet::touch(int32_t r) {
+  if (is_touched_[static_cast<size_t>(r)]) return;
+  is_touched_[static_cast<size_t>(r)] = 1;
+  touched_.push_back(r);
+}
+
+std::vector<int32_t> Fleet::take_touched() {
+  std::vector<int32_t> out;
+  out.swap(touched_);
+  std::sort(out.begin(), out.end());
+  for (int32_t r : out) is_touched_[static_cast<size_t>(r)] = 0;
+  return out;
+}
+
+int32_t Fleet::route(const RouteRequest& q) {
+  RouteView v(*this, q);
+  const int32_t r = router_.route(q, v);
+  if (r < 0 || r >= size() || !v.eligible(r))
+    throw std::logic_error(
+        fmt::format("router {} placed session {} on replica {}, which cannot "
+                    "take it",
+                    router_.name(), q.session, r));
+  return r;
+}
+
+int32_t Fleet::enlist(Component& c) {
+  components_.push_back(&c);
+  return -static_cast<int32_t>(components_.size());
+}
+
+bool RouteView::eligible(int32_t r) const {
+  const std::vector<char>& mask = f_.mask();
+  if (!mask.empty() && !mask[static_cast<size_t>(r)]) return false;
+  return f_.parts().arrivals->fits_all(q_) || f_.engine(r).never_fits(src_).empty();
+}
+
+const std::vector<uint64_t>& RouteView::prefix_chain(int32_t r) const {
+  const int64_t bt = replica(r).block_tokens();
+  if (const std::vector<uint64_t>* fork = f_.parts().arrivals->fork_chain(q_, bt)) return *fork;
+  for (const auto& [b, chain] : chains_)
+    if (b == bt) return chain;
+  chains_.emplace_back(bt, sim::prefix_chain(src_, bt));
+  return chains_.back().second;
+}
+
+int64_t RouteView::reachable_kv_tokens(int32_t r) const {
+  if (!req_.resume) return 0;
+  if (!f_.parts().tiers) return r == req_.holder ? req_.holder_kv_tokens : 0;
+  return f_.parts().tiers->plan_fetch(req_, r).tokens;
+}
+
+}  // namespace isim::cluster

@@ -1,0 +1,148 @@
+// Fleet: what the cluster's components share: the replica engines on one event queue, the
+// trace, the ledger, the router, the replicas an instant touched, and the components
+// themselves, so that one can ask another (a resume may need the roles and the tiers).
+//
+// Contract:
+// - Events dispatch by target: a replica's index (>= 0) or a component's own target id (< 0),
+//   which `enlist` hands out in the order components are built. A component declares its own
+//   event types; they mean nothing outside it. The queue orders events by (time, priority,
+//   insertion sequence) only, so neither targets nor types change any run.
+// - `replica(r)` (non-const) marks the replica as possibly changed, for Checks::each_event;
+//   `engine(r)` reads only. `touch(r)` says r had an event at this instant: after the
+//   instant's events it may start an iteration (`take_touched`, in replica order).
+// - `route(q)` asks the router with the view of cluster/fleet_view.h, on the replicas of the
+//   current mask (`set_mask`; empty: every replica), and throws std::logic_error when the
+//   router picks a replica that cannot take the session.
+// - `parts()` names the components of this run; a null one is absent (a fleet without roles
+//   has no Roles nor Planning; one whose KV managers use no tiers has no Tiers; with neither,
+//   no Transfers).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/ledger.h"
+#include "cluster/router.h"
+#include "sim/engine.h"
+
+namespace isim::cluster {
+
+// One replica's parts. The executor and policy are not owned and serve this replica only.
+struct ReplicaSpec {
+  sim::EngineConfig config;
+  sim::Executor* executor = nullptr;
+  sim::Policy* policy = nullptr;
+  std::string group;  // the fleet group it belongs to ("" for a cluster of one)
+  sim::KvManager* kv_manager = nullptr;  // not owned; null: sim::LocalKvManager
+  sim::RunObserver* observer = nullptr;  // not owned, shared by the fleet; null: no event trace
+};
+
+class Fleet;
+
+// A part of the cluster that owns its events: the cluster hands it every event whose target is
+// its own (`target()`), and it schedules them with `schedule`.
+class Component {
+ public:
+  virtual ~Component() = default;
+  Component(const Component&) = delete;
+  Component& operator=(const Component&) = delete;
+  virtual void handle(const sim::Event& ev) = 0;
+  // Whether its events count as the run's activity (the run ends at the last such event). The
+  // planner's own do not: they follow the sessions' end.
+  virtual bool keeps_run() const { return true; }
+  int32_t target() const { return target_; }
+
+ protected:
+  explicit Component(Fleet& f);
+  void schedule(sim::Nanos t, int32_t priority, int32_t type, int64_t arg);
+  [[noreturn]] void unknown(const sim::Event& ev) const;
+
+  Fleet& f_;
+  int32_t target_;
+};
+
+class Arrivals;
+class Intercepts;
+class Roles;
+class Planning;
+class Transfers;
+class Tiers;
+
+// The components of a run; null where absent.
+struct Parts {
+  Arrivals* arrivals = nullptr;
+  Intercepts* intercepts = nullptr;
+  Roles* roles = nullptr;
+  Planning* planning = nullptr;
+  Transfers* transfers = nullptr;
+  Tiers* tiers = nullptr;
+};
+
+// The fleet's counts for its results.
+struct FleetCounts {
+  std::vector<int64_t> admitted, resumed;  // by replica: arrivals and resumes routed to it
+  int64_t migrations = 0;                  // resumes that moved a session to another replica
+  int64_t done = 0;                        // sessions finished or skipped
+};
+
+class Fleet {
+ public:
+  // Builds the engines; `listener` hears every engine. `engine_checks`: every replica checks
+  // itself after each iteration.
+  Fleet(const trace::Trace& trace, std::vector<ReplicaSpec> specs, Router& router,
+        bool engine_checks, sim::EngineListener* listener);
+  Fleet(const Fleet&) = delete;
+  Fleet& operator=(const Fleet&) = delete;
+
+  int32_t size() const { return static_cast<int32_t>(engines_.size()); }
+  const trace::Trace& trace() const { return trace_; }
+  const trace::Session& source(int32_t i) const { return trace_[static_cast<size_t>(i)]; }
+  const ReplicaSpec& spec(int32_t r) const { return specs_[static_cast<size_t>(r)]; }
+  const sim::Engine& engine(int32_t r) const { return *engines_[static_cast<size_t>(r)]; }
+  sim::Engine& replica(int32_t r) {
+    changed_[static_cast<size_t>(r)] = 1;
+    return *engines_[static_cast<size_t>(r)];
+  }
+  sim::EventQueue& queue() { return queue_; }
+  sim::Nanos now() const { return queue_.now(); }
+  Ledger& ledger() { return ledger_; }
+  const Ledger& ledger() const { return ledger_; }
+  const Router& router() const { return router_; }
+  FleetCounts& counts() { return counts_; }
+  const FleetCounts& counts() const { return counts_; }
+  bool all_done() const { return counts_.done == static_cast<int64_t>(trace_.size()); }
+  Parts& parts() { return parts_; }
+  const Parts& parts() const { return parts_; }
+
+  void touch(int32_t r);
+  std::vector<int32_t> take_touched();
+  // Replicas reached through replica(r) since their last each_event check; clear_changed(r)
+  // after checking it.
+  bool changed(int32_t r) const { return changed_[static_cast<size_t>(r)] != 0; }
+  void clear_changed(int32_t r) { changed_[static_cast<size_t>(r)] = 0; }
+
+  int32_t route(const RouteRequest& q);
+  void set_mask(std::vector<char> mask) { mask_ = std::move(mask); }
+  const std::vector<char>& mask() const { return mask_; }
+
+  int32_t enlist(Component& c);
+  Component& part(int32_t target) { return *components_[static_cast<size_t>(-1 - target)]; }
+
+ private:
+  const trace::Trace& trace_;
+  std::vector<ReplicaSpec> specs_;
+  Router& router_;
+  sim::EventQueue queue_;
+  std::vector<std::unique_ptr<sim::Engine>> engines_;
+  Ledger ledger_;
+  FleetCounts counts_;
+  Parts parts_;
+  std::vector<Component*> components_;  // by -1 - target
+  std::vector<int32_t> touched_;        // replicas with an event at the current instant
+  std::vector<char> is_touched_;
+  std::vector<char> changed_;
+  std::vector<char> mask_;  // the pool a route may use (empty: every replica)
+};
+
+}  // namespace isim::cluster

@@ -1,0 +1,122 @@
+// The planner loop (cluster/planning.h) and the observations a planner may use.
+#include "cluster/planning.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cluster/roles.h"
+
+namespace isim::cluster {
+
+Planning::Planning(Fleet& f, Planner* planner)
+    : Component(f), planner_(planner), marks_(static_cast<size_t>(f.size())) {}
+
+void Planning::handle(const sim::Event& ev) {
+  switch (ev.type) {
+    case kPull:
+      pull();
+      return;
+    case kDecide:
+      decide();
+      return;
+    default:
+      unknown(ev);
+  }
+}
+
+void Planning::start() {
+  if (!planner_) return;
+  last_pull_ = f_.now();
+  for (int32_t r = 0; r < f_.size(); ++r) {
+    const sim::Counters& c = f_.engine(r).counters();
+    marks_[static_cast<size_t>(r)] = {c.prefill_tokens, c.decode_tokens, c.iterations,
+                                      c.busy_time};
+  }
+  const sim::Nanos pull = sim::from_seconds(planner_->pull_interval_s());
+  const sim::Nanos every = sim::from_seconds(planner_->interval_s());
+  if (pull <= 0 || every <= 0) throw std::logic_error("planner: intervals must be > 0");
+  schedule(f_.now() + pull, sim::kPrioPlanner, kPull, 0);
+  schedule(f_.now() + every, sim::kPrioPlanner + 1, kDecide, 0);
+}
+
+void Planning::first_token(sim::Nanos ttft) {
+  ++window_.ttft_count;
+  ttft_sum_ += sim::to_seconds(ttft);
+}
+
+void Planning::segment_done(const sim::SessionState& s, int64_t outputs, double decode_s) {
+  if (outputs > 1) {
+    window_.itl_count += outputs - 1;
+    itl_sum_ += decode_s;
+  }
+  ++window_.turns_finished;
+  // The turn's input as a stateless API sees it: the whole context before its outputs.
+  isl_sum_ += static_cast<double>(s.context - outputs);
+  osl_sum_ += static_cast<double>(outputs);
+}
+
+void Planning::prefill_request(int64_t uncached_tokens) {
+  ++window_.prefill_requests;
+  window_.prefill_tokens += uncached_tokens;
+}
+
+void Planning::pull() {
+  if (f_.all_done()) return;
+  const Roles& roles = *f_.parts().roles;
+  FleetSnapshot snap = window_;
+  snap.t = f_.now();
+  snap.dt_s = sim::to_seconds(f_.now() - last_pull_);
+  auto mean = [](double sum, int64_t n) { return n > 0 ? sum / static_cast<double>(n) : 0.0; };
+  snap.ttft_mean_s = mean(ttft_sum_, snap.ttft_count);
+  snap.itl_mean_s = mean(itl_sum_, snap.itl_count);
+  snap.isl_mean = mean(isl_sum_, snap.turns_finished);
+  snap.osl_mean = mean(osl_sum_, snap.turns_finished);
+  for (int32_t r = 0; r < f_.size(); ++r) {
+    const sim::Engine& e = f_.engine(r);
+    const sim::Counters& c = e.counters();
+    PullMark& mk = marks_[static_cast<size_t>(r)];
+    const sim::TimeSample ts = e.sample(f_.now());
+    ReplicaMetrics m;
+    m.role = roles.role(r);
+    m.switching = roles.switching(r);
+    m.queued_prefill_tokens = e.load().queued_prefill_tokens;
+    m.waiting_sessions = static_cast<int32_t>(ts.waiting + ts.swapped);
+    m.running_sessions = static_cast<int32_t>(ts.running);
+    m.decoding_sessions = e.decoding_sessions();
+    m.kv_utilization = static_cast<double>(e.gpu().used()) / static_cast<double>(e.gpu().total());
+    const double busy = sim::to_seconds(c.busy_time - mk.busy);
+    const int64_t iters = c.iterations - mk.iterations;
+    m.busy_fraction = snap.dt_s > 0 ? std::min(1.0, busy / snap.dt_s) : 0;
+    m.mean_iteration_s = iters > 0 ? busy / static_cast<double>(iters) : 0;
+    m.prefill_tokens_done = c.prefill_tokens - mk.prefill_tokens;
+    m.decode_tokens_done = c.decode_tokens - mk.decode_tokens;
+    snap.decode_tokens += m.decode_tokens_done;
+    mk = {c.prefill_tokens, c.decode_tokens, c.iterations, c.busy_time};
+    snap.replicas.push_back(m);
+  }
+  planner_->observe(snap);
+  window_ = FleetSnapshot{};
+  ttft_sum_ = itl_sum_ = isl_sum_ = osl_sum_ = 0;
+  last_pull_ = f_.now();
+  schedule(f_.now() + sim::from_seconds(planner_->pull_interval_s()), sim::kPrioPlanner, kPull,
+           0);
+}
+
+void Planning::decide() {
+  if (f_.all_done()) return;
+  Roles& roles = *f_.parts().roles;
+  PlannerContext ctx;
+  ctx.now = f_.now();
+  ctx.roles = roles.roles();
+  ctx.switching = roles.switching();
+  for (int32_t r = 0; r < f_.size(); ++r) {
+    ctx.cost_models.push_back(&f_.engine(r).cost_model());
+    ctx.max_num_seqs.push_back(f_.spec(r).config.max_num_seqs);
+    ctx.max_num_batched_tokens.push_back(f_.spec(r).config.max_num_batched_tokens);
+  }
+  roles.apply(planner_->decide(ctx));
+  schedule(f_.now() + sim::from_seconds(planner_->interval_s()), sim::kPrioPlanner + 1, kDecide,
+           0);
+}
+
+}  // namespace isim::cluster

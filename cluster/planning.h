@@ -1,0 +1,49 @@
+// Planning: a disaggregated fleet's planner loop (cluster/planner.h): the observations of each
+// pull interval, the pulls and the decisions, whose role changes Roles applies.
+//
+// Contract:
+// - The planner is pulled and asked at its intervals (> 0, else std::logic_error) from the
+//   first arrival (`start`) until the last session ends; a pull sees what happened since the
+//   last one (TTFTs, ITLs, turns, prefill requests, each replica's counters since then).
+// - Its events do not count as the run's activity: the run ends at the last other event.
+// Events: kPull and kDecide (arg unused).
+#pragma once
+
+#include <vector>
+
+#include "cluster/fleet.h"
+#include "cluster/planner.h"
+
+namespace isim::cluster {
+
+class Planning final : public Component {
+ public:
+  enum Event : int32_t { kPull = 0, kDecide = 1 };
+
+  // `planner` may be null (static roles): nothing is pulled nor asked.
+  Planning(Fleet& f, Planner* planner);
+  void handle(const sim::Event& ev) override;
+  bool keeps_run() const override { return false; }
+  void start();
+  // Observations of the current interval.
+  void first_token(sim::Nanos ttft);
+  void segment_done(const sim::SessionState& s, int64_t outputs, double decode_s);
+  void prefill_request(int64_t uncached_tokens);
+
+ private:
+  // Per-replica counters at the last pull, to report what each replica did since.
+  struct PullMark {
+    int64_t prefill_tokens = 0, decode_tokens = 0, iterations = 0;
+    sim::Nanos busy = 0;
+  };
+  void pull();
+  void decide();
+
+  Planner* planner_;
+  FleetSnapshot window_;
+  double ttft_sum_ = 0, itl_sum_ = 0, isl_sum_ = 0, osl_sum_ = 0;
+  std::vector<PullMark> marks_;
+  sim::Nanos last_pull_ = 0;
+};
+
+}  // namespace isim::cluster

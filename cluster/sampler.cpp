@@ -1,0 +1,48 @@
+// The fleet's time series (cluster/sampler.h).
+#include "cluster/sampler.h"
+
+#include <fmt/format.h>
+
+#include "cluster/roles.h"
+#include "traces/input_error.h"
+
+namespace isim::cluster {
+
+Sampler::Sampler(Fleet& f) : f_(f) {
+  const double dt = f.spec(0).config.timeseries_interval_s;
+  dt_ = dt > 0 ? sim::from_seconds(dt) : 0;
+}
+
+void Sampler::before(sim::Nanos t) {
+  while (dt_ > 0 && next_ < t && !f_.all_done()) {
+    sample(next_);
+    next_ += dt_;
+  }
+}
+
+void Sampler::close(sim::Nanos end) {
+  if (dt_ > 0 && next_ <= end) sample(end);
+}
+
+void Sampler::sample(sim::Nanos t) {
+  const int64_t cap = f_.spec(0).config.max_time_samples;
+  if (static_cast<int64_t>(fleet_.size()) >= cap) {
+    const double dt = f_.spec(0).config.timeseries_interval_s;
+    throw InputError(fmt::format(
+        "metrics.timeseries_interval_s: {} s reached the cap of {} time-series samples at "
+        "t = {:.3f} s, with sessions still running (the run outlasts its trace); raise it, "
+        "e.g. -p metrics.timeseries_interval_s={}",
+        dt, cap, sim::to_seconds(t), dt * 10));
+  }
+  sim::TimeSample fleet;
+  fleet.t_s = sim::to_seconds(t);
+  for (int32_t r = 0; r < f_.size(); ++r) {
+    sim::TimeSample s = f_.engine(r).sample(t);
+    replicas_.push_back({f_.engine(r).replica(), s});
+    fleet.merge(s);
+  }
+  fleet_.push_back(fleet);
+  if (Roles* roles = f_.parts().roles) roles->sample(t, replicas_);  // reads the samples just taken
+}
+
+}  // namespace isim::cluster
