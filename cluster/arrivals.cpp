@@ -34,9 +34,10 @@ void Arrivals::load() {
     const trace::Session& src = trace[i];
     for (size_t k = 0; k < src.segments.size(); ++k)
       if (live && src.segments[k].event.kind != trace::ContextEventKind::kNone)
-        throw InputError(fmt::format("session {}: segments[{}].context_event: live executors "
-                                     "replay no context events (run it with executor: sim)",
-                                     src.id, k));
+        throw InputError(
+            fmt::format("session {}: segments[{}].context_event: live executors "
+                        "replay no context events (run it with executor: sim)",
+                        src.id, k));
     for (size_t k = 0; k < src.segments.size(); ++k)
       if (src.segments[k].output < 1)
         throw InputError(
@@ -139,9 +140,10 @@ void Arrivals::resolve_forks() {
     if (ev.kind != trace::ContextEventKind::kFork) continue;
     auto it = by_id.find(ev.parent);
     if (it == by_id.end() || it->second == static_cast<int32_t>(i))
-      throw InputError(fmt::format("session {}: segments[0].context_event.parent: no other "
-                                   "session '{}' in the trace",
-                                   trace[i].id, ev.parent));
+      throw InputError(
+          fmt::format("session {}: segments[0].context_event.parent: no other "
+                      "session '{}' in the trace",
+                      trace[i].id, ev.parent));
     fork_parent_[i] = it->second;
   }
 }
@@ -156,8 +158,8 @@ sim::SessionState Arrivals::arriving(int32_t i) {
   const sim::SessionState& ps = f_.engine(at.replica).session(at.handle);
   if (ps.chain_block_tokens <= 0) return s;
   const int64_t tokens = src.segments.front().event.tokens;
-  const auto blocks = std::min<size_t>(static_cast<size_t>(tokens / ps.chain_block_tokens),
-                                       ps.chain.size());
+  const auto blocks =
+      std::min<size_t>(static_cast<size_t>(tokens / ps.chain_block_tokens), ps.chain.size());
   if (blocks == 0) return s;
   s.fork_chain.assign(ps.chain.begin(), ps.chain.begin() + static_cast<std::ptrdiff_t>(blocks));
   s.fork_block_tokens = ps.chain_block_tokens;

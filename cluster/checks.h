@@ -44,8 +44,10 @@ class Checker {
   }
   // After an instant's iterations started.
   void after_instant() {
-    if (each_) check_changed();
-    else if (global_) check_global();
+    if (each_)
+      check_changed();
+    else if (global_)
+      check_global();
   }
   void check_global() const;
   void check_now() const;

@@ -52,11 +52,17 @@ void Cluster::set_progress(ProgressFn f, int64_t every) {
   progress_every_ = every;
 }
 
-void Cluster::load() { arrivals_->load(); }
+void Cluster::load() {
+  arrivals_->load();
+}
 
-Role Cluster::role(int32_t r) const { return roles_ ? roles_->role(r) : Role::kMixed; }
+Role Cluster::role(int32_t r) const {
+  return roles_ ? roles_->role(r) : Role::kMixed;
+}
 
-bool Cluster::switching(int32_t r) const { return roles_ && roles_->switching(r); }
+bool Cluster::switching(int32_t r) const {
+  return roles_ && roles_->switching(r);
+}
 
 void Cluster::apply_roles(const std::vector<RoleChange>& changes) {
   if (!roles_) throw std::logic_error("apply_roles: a fleet without roles");
@@ -82,8 +88,7 @@ void Cluster::first_token(int32_t, const sim::SessionState&, sim::Nanos ttft) {
   if (planning_) planning_->first_token(ttft);
 }
 
-void Cluster::segment_done(int32_t, const sim::SessionState& s, int64_t outputs,
-                           double decode_s) {
+void Cluster::segment_done(int32_t, const sim::SessionState& s, int64_t outputs, double decode_s) {
   if (planning_) planning_->segment_done(s, outputs, decode_s);
 }
 

@@ -20,8 +20,8 @@ void Component::schedule(sim::Nanos t, int32_t priority, int32_t type, int64_t a
 }
 
 void Component::unknown(const sim::Event& ev) const {
-  throw std::logic_error(fmt::format("Cluster: unknown event type {} for target {}", ev.type,
-                                     ev.target));
+  throw std::logic_error(
+      fmt::format("Cluster: unknown event type {} for target {}", ev.type, ev.target));
 }
 
 Fleet::Fleet(const trace::Trace& trace, std::vector<ReplicaSpec> specs, Router& router,

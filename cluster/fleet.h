@@ -33,7 +33,7 @@ struct ReplicaSpec {
   sim::EngineConfig config;
   sim::Executor* executor = nullptr;
   sim::Policy* policy = nullptr;
-  std::string group;  // the fleet group it belongs to ("" for a cluster of one)
+  std::string group;                     // the fleet group it belongs to ("" for a cluster of one)
   sim::KvManager* kv_manager = nullptr;  // not owned; null: sim::LocalKvManager
   sim::RunObserver* observer = nullptr;  // not owned, shared by the fleet; null: no event trace
 };

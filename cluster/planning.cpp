@@ -29,8 +29,7 @@ void Planning::start() {
   last_pull_ = f_.now();
   for (int32_t r = 0; r < f_.size(); ++r) {
     const sim::Counters& c = f_.engine(r).counters();
-    marks_[static_cast<size_t>(r)] = {c.prefill_tokens, c.decode_tokens, c.iterations,
-                                      c.busy_time};
+    marks_[static_cast<size_t>(r)] = {c.prefill_tokens, c.decode_tokens, c.iterations, c.busy_time};
   }
   const sim::Nanos pull = sim::from_seconds(planner_->pull_interval_s());
   const sim::Nanos every = sim::from_seconds(planner_->interval_s());
@@ -98,8 +97,7 @@ void Planning::pull() {
   window_ = FleetSnapshot{};
   ttft_sum_ = itl_sum_ = isl_sum_ = osl_sum_ = 0;
   last_pull_ = f_.now();
-  schedule(f_.now() + sim::from_seconds(planner_->pull_interval_s()), sim::kPrioPlanner, kPull,
-           0);
+  schedule(f_.now() + sim::from_seconds(planner_->pull_interval_s()), sim::kPrioPlanner, kPull, 0);
 }
 
 void Planning::decide() {
@@ -115,8 +113,7 @@ void Planning::decide() {
     ctx.max_num_batched_tokens.push_back(f_.spec(r).config.max_num_batched_tokens);
   }
   roles.apply(planner_->decide(ctx));
-  schedule(f_.now() + sim::from_seconds(planner_->interval_s()), sim::kPrioPlanner + 1, kDecide,
-           0);
+  schedule(f_.now() + sim::from_seconds(planner_->interval_s()), sim::kPrioPlanner + 1, kDecide, 0);
 }
 
 }  // namespace isim::cluster

@@ -27,8 +27,8 @@ RunResult Cluster::result() {
   sampler_.close(end_);
   for (int32_t i = 0; i < size(); ++i) fleet_.replica(i).close(end_);
   RunResult r;
-  r.sessions = fleet_.ledger().records(
-      [this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
+  r.sessions =
+      fleet_.ledger().records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
         return engine(rep).session(h).m;
       });
   sim::Counters c;
@@ -66,8 +66,9 @@ RunResult Cluster::result() {
     queued.push_back(rr.mean_queued_tokens);
     r.replicas.push_back(std::move(rr));
   }
-  r.summary = sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations,
-                             sim::union_seconds(std::move(busy_spans)), fleet_.ledger().turn_ttfts());
+  r.summary =
+      sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations,
+                     sim::union_seconds(std::move(busy_spans)), fleet_.ledger().turn_ttfts());
   r.fleet.router = fleet_.router().name();
   r.fleet.replicas = size();
   r.fleet.busy_imbalance = imbalance(busy);

@@ -183,8 +183,8 @@ void Roles::start_transfer(int32_t dst, const PendingImport& p) {
     // Streamed layer by layer during the last prefill iteration: what the link could carry
     // meanwhile has gone, but never the last layer, which exists only at the iteration's end.
     const int layers = std::max(1, src.cost_model().profile().model.layers);
-    const double carried = static_cast<double>(p.prefilled_at - p.iteration_start) *
-                           link.spec().gbps;
+    const double carried =
+        static_cast<double>(p.prefilled_at - p.iteration_start) * link.spec().gbps;
     send = std::max(bytes / layers, bytes - carried);
   }
   KvMove m;

@@ -42,7 +42,8 @@ void Roles::apply(const std::vector<RoleChange>& changes) {
   }
   const auto np = std::count(after.begin(), after.end(), Role::kPrefill);
   const auto nd = std::count(after.begin(), after.end(), Role::kDecode);
-  if (np < 1 || nd < 1) bad("a disaggregated fleet keeps at least one prefill and one decode replica");
+  if (np < 1 || nd < 1)
+    bad("a disaggregated fleet keeps at least one prefill and one decode replica");
   for (const RoleChange& c : changes)
     if (roles_[static_cast<size_t>(c.replica)] != c.to) begin_switch(c.replica, c.to);
 }

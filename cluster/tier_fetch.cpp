@@ -105,14 +105,13 @@ bool Tiers::resume_with_tiers(const RouteRequest& q, int32_t r, double intercept
   return false;
 }
 
-bool Tiers::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p,
-                       double intercept_s, sim::Nanos ended_at) {
+bool Tiers::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p, double intercept_s,
+                       sim::Nanos ended_at) {
   const Location at = f_.ledger().where(q.session);
   sim::Engine& holder = f_.replica(at.replica);
   sim::Engine& dst = f_.replica(r);
   const int64_t kv = holder.session(at.handle).kv;
-  if (!dst.can_import(kv) && !dst.make_room(sim::blocks_for(kv, dst.block_tokens())))
-    return false;
+  if (!dst.can_import(kv) && !dst.make_room(sim::blocks_for(kv, dst.block_tokens()))) return false;
   holder.start_move(at.handle);
   sim::SessionState copy = holder.session(at.handle);
   copy.gpu_blocks.clear();

@@ -90,8 +90,7 @@ void Tiers::store_entry(TierStore& store, const TierEntry& e, const sim::KvManag
   const bool cascade = store.kind() == TierKind::kNodeCpu && pool_.present();
   for (TierEntry g : gone) {
     if (!cascade || g.bytes > pool_.capacity()) {
-      stats_.lost_tokens[store.kind() == TierKind::kNodeCpu ? kLostNodeCpu : kLostPool] +=
-          g.tokens;
+      stats_.lost_tokens[store.kind() == TierKind::kNodeCpu ? kLostNodeCpu : kLostPool] += g.tokens;
       continue;
     }
     // Host to pool: not on a GPU's link; it lands a lone transfer's time after both ends have
@@ -132,7 +131,8 @@ void Tiers::check() const {
   auto check_store = [&](const TierStore& st) {
     for (const auto& [idx, e] : st.entries()) {
       if (f_.ledger().status(idx) != Status::kOnReplica)
-        fail(fmt::format("session {} has KV in {} but is on no replica", idx, tier_name(st.kind())));
+        fail(
+            fmt::format("session {} has KV in {} but is on no replica", idx, tier_name(st.kind())));
       const Location at = f_.ledger().where(idx);
       const sim::SessionState& s = f_.engine(at.replica).session(at.handle);
       if (s.phase != sim::Phase::kPaused || s.kv != 0)
@@ -149,7 +149,8 @@ void Tiers::check() const {
 void Tiers::fill(RunResult& out) const {
   out.tiers = stats_;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  for (const TierStore& n : nodes_) out.tiers.peak_gib[0] = std::max(out.tiers.peak_gib[0], n.peak() / kGiB);
+  for (const TierStore& n : nodes_)
+    out.tiers.peak_gib[0] = std::max(out.tiers.peak_gib[0], n.peak() / kGiB);
   out.tiers.peak_gib[1] = pool_.peak() / kGiB;
   const int64_t fetches = stats_.fetches[0] + stats_.fetches[1] + stats_.fetches[2];
   out.tiers.fetch_s_mean = fetches > 0 ? fetch_s_sum_ / static_cast<double>(fetches) : 0;

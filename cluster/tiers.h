@@ -53,8 +53,7 @@ class Tiers final : public TransferClient {
   FetchPlan plan_fetch(const RouteRequest& q, int32_t r) const;
   // After routing a resume to r: fetches its KV (true: the turn starts when it lands, or it
   // resumed on its holder) or accounts for what is lost (false: resume as without tiers).
-  bool resume_with_tiers(const RouteRequest& q, int32_t r, double intercept_s,
-                         sim::Nanos ended_at);
+  bool resume_with_tiers(const RouteRequest& q, int32_t r, double intercept_s, sim::Nanos ended_at);
   void pump_fetches();
   void landed(const KvMove& m) override;
   void check() const;
@@ -88,7 +87,8 @@ class Tiers final : public TransferClient {
   LinkSpec nvlink_, network_;
   std::vector<TierStore> nodes_;  // one CPU tier per node
   TierStore pool_{TierKind::kPool, 0};
-  int32_t link0_ = 0;  // three links per replica from here: [3r] PCIe, [3r + 1] NVLink, [3r + 2] NIC
+  int32_t link0_ =
+      0;  // three links per replica from here: [3r] PCIe, [3r + 1] NVLink, [3r + 2] NIC
   std::deque<PendingFetch> pending_;
   TierStats stats_;
   double fetch_s_sum_ = 0;

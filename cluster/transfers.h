@@ -30,17 +30,17 @@ namespace isim::cluster {
 // One copy of a session's KV in flight.
 struct KvMove {
   enum Kind : uint8_t {
-    kPrefilled,  // disaggregation: a prefilled session to its decode replica
-    kPausedMove, // disaggregation: a paused session off a replica that stopped decoding
-    kDemote,     // tiers: to a node's CPU tier or the pool (no replica end)
-    kFetchTier,  // tiers: from a tier to the replica that resumes the session
-    kFetchPeer,  // tiers: from the holder's GPU to the replica that resumes the session
+    kPrefilled,   // disaggregation: a prefilled session to its decode replica
+    kPausedMove,  // disaggregation: a paused session off a replica that stopped decoding
+    kDemote,      // tiers: to a node's CPU tier or the pool (no replica end)
+    kFetchTier,   // tiers: from a tier to the replica that resumes the session
+    kFetchPeer,   // tiers: from the holder's GPU to the replica that resumes the session
   } kind = kPrefilled;
   int32_t session = 0;
   int32_t src = -1, src_h = -1;  // the exporting end, or -1
   int32_t dst = -1, dst_h = -1;  // the importing end, or -1
-  sim::Nanos since = 0;       // disaggregation: prefilled at; fetches: when the intercept ended
-  sim::Nanos started_at = 0;  // disaggregation: when the copy started
+  sim::Nanos since = 0;          // disaggregation: prefilled at; fetches: when the intercept ended
+  sim::Nanos started_at = 0;     // disaggregation: when the copy started
   TierKind tier = TierKind::kNodeCpu;  // kDemote: where it goes; kFetchTier: where it comes from
   int32_t node = 0;                    // kDemote to a node's CPU tier: the node
   sim::Nanos written = 0;              // kDemote: the entry's `written`
