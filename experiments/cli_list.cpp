@@ -32,6 +32,13 @@ const Help kListHelp{"usage: isim list\n",
                      "  isim list\n"
                      "  isim list | grep -A12 '^policies'\n"};
 
+// A knob table as rows: key, default, bound, help.
+void knob_section(const char* title, const std::vector<KnobRow>& rows) {
+  fmt::print("{}:\n", title);
+  for (const auto& r : rows)
+    fmt::print("  {:<30} {:<9} {:<18} {}\n", r.key, r.def, r.bound.empty() ? "-" : r.bound, r.help);
+}
+
 }  // namespace
 
 int cmd_list(const Args& args) {
@@ -46,6 +53,13 @@ int cmd_list(const Args& args) {
   section("planners (cluster.planner: NAME)", policy::planner_registry());
   section("kv managers (engine.kv_manager: NAME)", policy::kv_manager_registry());
   section("executors", live::executor_registry());
+  KnobRows engine;
+  sim::EngineConfig{}.knobs(engine);
+  sim::EngineConfig{}.feature_knobs(engine);
+  knob_section("engine knobs (engine: KEY: VALUE; key, default, bound, help)", engine.rows);
+  KnobRows budget;
+  sim::EngineConfig{}.scheduler_knobs(budget);
+  knob_section("token-budget scheduler knobs (vllm-v1; engine: KEY: VALUE)", budget.rows);
   section("trace sources", trace::trace_source_registry());
   section("arrival processes", trace::arrival_registry());
   std::string stats;

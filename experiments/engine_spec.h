@@ -1,11 +1,12 @@
 // The `engine:` section of an experiment (and of a cluster group's overrides): its keys, their
 // checks, and its resolved form.
 //
-// Contract: `parse_engine(parent, key, c)` applies the map at `key` (when present) onto `c`;
-// every key is checked (unknown keys list the valid ones, values name the key and what was
-// expected) and a scheduler or kv manager name must be registered. `resolved_engine(c)` writes
-// the settings as config.resolved.yaml shows them (vLLM v1 knobs only for the vllm-v1 scheduler,
-// defaults of optional features left out). `engine.kv_manager` is a name or {name, PARAM:
+// Contract: `parse_engine(parent, key, c)` applies the map at `key` (when present) onto `c`
+// through EngineConfig's knob tables (sim/engine_config.h): every key is checked (unknown keys
+// list the valid ones, values name the key and what was expected, numbers their bound) and a
+// scheduler or kv manager name must be registered. `resolved_engine(c)` writes the settings as
+// config.resolved.yaml shows them (the token-budget knobs only for a scheduler whose traits read
+// them, optional features only when set away from their defaults). `engine.kv_manager` is a name or {name, PARAM:
 // VALUE, ...}; the manager checks its parameters when the spec is read.
 #pragma once
 

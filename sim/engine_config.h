@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/knobs.h"
 #include "sim/profile.h"
 #include "sim/replica_view.h"
 #include "traces/session.h"
@@ -18,6 +19,14 @@ namespace isim::sim {
 // The most time-series samples a run may take (EngineConfig::max_time_samples' default).
 inline constexpr int64_t kMaxTimeSamples = 1000000;
 
+// The largest batch limits a spec may set (the knob tables' bounds).
+inline constexpr int64_t kMaxSeqsPerStep = int64_t{1} << 20;
+inline constexpr int64_t kMaxTokensPerStep = int64_t{1} << 24;
+inline constexpr double kMaxGib = 1 << 20;  // a PiB: more than any host or device holds
+
+// The settings, their keys, bounds and help are the knob tables below (core/knobs.h): parsing,
+// the valid keys in errors, config.resolved.yaml and `isim list` all come from them. A member's
+// initialiser is its default.
 struct EngineConfig {
   std::string scheduler = "vllm-v0";
   int32_t max_num_seqs = 256;
@@ -42,12 +51,62 @@ struct EngineConfig {
   int64_t long_prefill_token_threshold = 0;  // a prefill chunk's cap per step; 0: none
   int32_t max_num_partial_prefills = 1;      // concurrent partial prefills
   int32_t max_long_partial_prefills = 1;     // of them, prompts above the threshold
-  double watermark = 0.0;         // fraction of GPU blocks a new admission must leave free
-  bool reserve_full_isl = true;   // admit only if the whole context fits (vLLM reserve_full_isl)
-  bool async_scheduling = false;  // per-step CPU overhead overlaps the previous forward
+  double watermark = 0.0;            // fraction of GPU blocks a new admission must leave free
+  bool reserve_full_isl = true;      // admit only if the whole context fits (vLLM reserve_full_isl)
+  bool async_scheduling = false;     // per-step CPU overhead overlaps the previous forward
   std::string kv_manager = "local";  // policies/kv_managers.h; the owner builds one per replica
   std::map<std::string, std::string> kv_manager_params;  // as given (checked by the manager)
   bool check_invariants = false;
+
+  // The `engine:` keys every scheduler reads: (key, member, bound, what a value must be, help).
+  template <class Visit>
+  void knobs(Visit&& k) {
+    k("scheduler", scheduler, none(), "a scheduler name", "iteration scheduler (see schedulers)");
+    k("max_num_seqs", max_num_seqs, above_upto(0, kMaxSeqsPerStep), "an integer",
+      "sequences per step");
+    k("max_num_batched_tokens", max_num_batched_tokens, above_upto(0, kMaxTokensPerStep),
+      "an integer", "tokens per step");
+    k("gpu_memory_utilization", gpu_memory_utilization, above_upto(0, 1), "a fraction in (0, 1]",
+      "device share for weights and KV");
+    k("activation_reserve_gib", activation_reserve_gib, in(0, kMaxGib), "GiB",
+      "reserve rule: activations, CUDA graphs, workspace");
+    k("swap_space_gib", swap_space_gib, in(0, kMaxGib), "GiB", "CPU swap pool");
+    k("gpu_blocks", gpu_blocks, at_least(0), "an integer (0 = derive from memory)",
+      "GPU KV blocks; 0: from memory");
+    k("cpu_blocks", cpu_blocks, at_least(-1), "an integer (-1 = derive from swap_space_gib)",
+      "CPU KV blocks; -1: from swap_space_gib");
+    k("prefix_caching", prefix_caching, none(), "true or false",
+      "share cached prompt blocks across sessions");
+    k("kv_capacity", kv_capacity, none(), "auto, vllm or reserve",
+      "KV capacity rule: auto, vllm or reserve");
+  }
+  // The keys of the token-budget schedulers (vLLM v1), read by those whose
+  // SchedulerTraits::budget_knobs says so; config.resolved.yaml shows them only for those.
+  template <class Visit>
+  void scheduler_knobs(Visit&& k) {
+    k("long_prefill_token_threshold", long_prefill_token_threshold, in(0, kMaxTokensPerStep),
+      "an integer (0 = no cap)", "a prefill chunk's cap per step; 0: none");
+    k("max_num_partial_prefills", max_num_partial_prefills, above_upto(0, kMaxSeqsPerStep),
+      "an integer", "concurrent partial prefills");
+    k("max_long_partial_prefills", max_long_partial_prefills, above_upto(0, kMaxSeqsPerStep),
+      "an integer", "of them, prompts above the threshold");
+    k("watermark", watermark, from_below(0, 1), "a fraction in [0, 1)",
+      "share of GPU blocks a new admission must leave free");
+    k("reserve_full_isl", reserve_full_isl, none(), "true or false",
+      "admit only if the whole context fits");
+  }
+  // Optional features: config.resolved.yaml shows them only when set away from the default.
+  template <class Visit>
+  void feature_knobs(Visit&& k) {
+    k("async_scheduling", async_scheduling, none(), "true or false",
+      "per-step CPU overhead overlaps the previous forward");
+  }
+  template <class Visit>
+  void all_knobs(Visit&& k) {
+    knobs(k);
+    scheduler_knobs(k);
+    feature_knobs(k);
+  }
 };
 
 // GPU blocks = (memory x utilisation - weights - activation reserve) / block bytes;

@@ -41,7 +41,7 @@ class Chunked final : public Scheduler {
 class VllmV1 final : public Scheduler {
  public:
   std::string name() const override { return "vllm-v1"; }
-  SchedulerTraits traits() const override { return {true, true, true, true}; }
+  SchedulerTraits traits() const override { return {true, true, true, true, true}; }
   void schedule(BatchSteps& e) override {
     const bool preempted = e.schedule_running_in_order();
     e.schedule_recompute_chunks();  // policies that rebuild KV in chunks keep their lane

@@ -54,6 +54,7 @@ struct SchedulerTraits {
   bool preempt_to_front = false;      // a preempted session goes to the front of waiting
   bool hash_every_block = false;      // every full KV block is cached, not only prompt blocks
   bool logits_every_request = false;  // lm_head runs for every scheduled sequence
+  bool budget_knobs = false;  // reads EngineConfig::scheduler_knobs (the vLLM v1 budget knobs)
 };
 
 class Scheduler {
