@@ -37,7 +37,7 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
                                                      *sp.executor, *sp.policy));
     engines_.back()->set_listener(this);
     engines_.back()->set_kv_manager(sp.kv_manager);
-    engines_.back()->set_run_observer(sp.observer);
+    engines_.back()->notes().set_run_observer(sp.observer);
   }
   const double dt = specs_.front().config.timeseries_interval_s;
   dt_ = dt > 0 ? sim::from_seconds(dt) : 0;
@@ -65,7 +65,7 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
 }
 
 void Cluster::set_observer(std::function<void(const sim::IterationRecord&)> f) {
-  for (auto& e : engines_) e->set_observer(f);
+  for (auto& e : engines_) e->notes().set_observer(f);
 }
 
 void Cluster::set_progress(ProgressFn f, int64_t every) {
@@ -77,9 +77,9 @@ void Cluster::set_progress(ProgressFn f, int64_t every) {
 void Cluster::load() {
   for (size_t r = 0; r < specs_.size(); ++r)
     if (specs_[r].executor->live())
-      specs_[r].executor->begin(trace_, engines_[r]->blocks().gpu, engines_[r]->blocks().cpu);
+      specs_[r].executor->begin(trace_, engines_[r]->view().blocks().gpu, engines_[r]->view().blocks().cpu);
   std::set<int64_t> block_sizes;
-  for (const auto& e : engines_) block_sizes.insert(e->block_tokens());
+  for (const auto& e : engines_) block_sizes.insert(e->view().block_tokens());
   const bool live = std::any_of(specs_.begin(), specs_.end(),
                                 [](const ReplicaSpec& s) { return s.executor->live(); });
   load_start_after();
@@ -156,7 +156,7 @@ void Cluster::arrive(int32_t i) {
   if (!starting(i)) return;
   if (!opened_) {
     // Waste accounting starts for the whole fleet at the first arrival.
-    for (auto& e : engines_) e->open(now());
+    for (auto& e : engines_) e->meter().open(now());
     opened_ = true;
     if (d_) start_planner();
   }
@@ -180,7 +180,7 @@ void Cluster::arrive(int32_t i) {
 
 void Cluster::on_intercept_end(int32_t i) {
   const Location at = ledger_.where(i);
-  if (engine(at.replica).session(at.handle).moving_paused) {
+  if (engine(at.replica).view().session(at.handle).moving_paused) {
     d_->resume_on_landing[i] = now();  // resumes when its KV lands
     return;
   }
@@ -190,7 +190,7 @@ void Cluster::on_intercept_end(int32_t i) {
 void Cluster::resume_session(int32_t i, sim::Nanos ended_at) {
   const Location at = ledger_.where(i);
   sim::Engine& holder = replica(at.replica);
-  const sim::SessionState& s = holder.session(at.handle);
+  const sim::SessionState& s = holder.view().session(at.handle);
   const trace::Session& src = trace_[static_cast<size_t>(i)];
   const auto seg = static_cast<size_t>(s.segments_done());
   const double duration_s = src.segments[seg].intercept->duration_s;
@@ -206,7 +206,7 @@ void Cluster::resume_session(int32_t i, sim::Nanos ended_at) {
     // The summary replaces the context; of the KV held, only the surviving tokens still count.
     q.context_tokens = next.event.tokens;
     q.holder_kv_tokens = next.kv_surviving(s.kv);
-    q.holder_gpu_blocks = std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.block_tokens());
+    q.holder_gpu_blocks = std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.view().block_tokens());
   }
   q.context_tokens += next.input;
   if (d_ && place_resume(i, q, duration_s, ended_at)) return;
@@ -218,7 +218,7 @@ void Cluster::resume_session(int32_t i, sim::Nanos ended_at) {
     holder.resume(at.handle, duration_s, ended_at);
     return;
   }
-  sim::SessionState moved = holder.export_paused(at.handle, sim::LostCause::kMigration);
+  sim::SessionState moved = holder.handoff().export_paused(at.handle, sim::LostCause::kMigration);
   touch(at.replica);  // its freed blocks may let a waiting session in
   ++moved.m.migrations;
   ++migrations_;
@@ -258,7 +258,7 @@ void Cluster::dispatch(const sim::Event& ev) {
     touch(ev.target);
     // An engine that checks itself did so as the iteration ended, after everything its
     // listener did to it.
-    if (engines_[static_cast<size_t>(ev.target)]->config().check_invariants)
+    if (engines_[static_cast<size_t>(ev.target)]->view().config().check_invariants)
       changed_[static_cast<size_t>(ev.target)] = 0;
     return;
   }
@@ -314,7 +314,7 @@ void Cluster::sample(sim::Nanos t) {
   fleet.t_s = sim::to_seconds(t);
   for (const auto& e : engines_) {
     sim::TimeSample s = e->sample(t);
-    replica_ts_.push_back({e->replica(), s});
+    replica_ts_.push_back({e->view().replica(), s});
     fleet.merge(s);
   }
   fleet_ts_.push_back(fleet);

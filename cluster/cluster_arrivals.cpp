@@ -40,7 +40,7 @@ sim::SessionState Cluster::arriving(int32_t i) {
   const int32_t p = fork_parent_.empty() ? -1 : fork_parent_[static_cast<size_t>(i)];
   if (p < 0 || ledger_.status(p) != Status::kOnReplica) return s;
   const Location at = ledger_.where(p);
-  const sim::SessionState& ps = engine(at.replica).session(at.handle);
+  const sim::SessionState& ps = engine(at.replica).view().session(at.handle);
   if (ps.chain_block_tokens <= 0) return s;
   const int64_t tokens = src.segments.front().event.tokens;
   const auto blocks = std::min<size_t>(static_cast<size_t>(tokens / ps.chain_block_tokens),
@@ -48,7 +48,7 @@ sim::SessionState Cluster::arriving(int32_t i) {
   if (blocks == 0) return s;
   s.fork_chain.assign(ps.chain.begin(), ps.chain.begin() + static_cast<std::ptrdiff_t>(blocks));
   s.fork_block_tokens = ps.chain_block_tokens;
-  replica(at.replica).share_chain(at.handle);
+  replica(at.replica).handoff().share_chain(at.handle);
   fork_session_ = i;
   fork_block_tokens_ = s.fork_block_tokens;
   fork_chain_ = s.fork_chain;

@@ -31,9 +31,9 @@ void Cluster::check_global() const {
   auto fail = [](const std::string& m) { throw std::logic_error("global invariant: " + m); };
   std::vector<int32_t> seen(trace_.size(), 0);
   for (const auto& e : engines_) {
-    const int32_t r = e->replica();
-    for (int32_t h = 0; h < static_cast<int32_t>(e->slot_count()); ++h) {
-      const sim::SessionState& s = e->session(h);
+    const int32_t r = e->view().replica();
+    for (int32_t h = 0; h < static_cast<int32_t>(e->view().sessions().size()); ++h) {
+      const sim::SessionState& s = e->view().session(h);
       if (s.idx < 0) continue;
       if (++seen[static_cast<size_t>(s.idx)] > 1 && !d_ && !t_)
         fail(fmt::format("session {} is on two replicas", s.idx));

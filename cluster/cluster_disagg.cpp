@@ -54,8 +54,8 @@ void Cluster::place_arrival(int32_t i, sim::SessionState s, RouteRequest& q) {
     int64_t best = 0;
     for (int32_t r = 0; r < size(); ++r)
       if (!in_pool(d_->roles[static_cast<size_t>(r)], kPrefillPool))
-        best = std::max(best, engine(r).cached_prefix_blocks(v.prefix_chain(r)) *
-                                  engine(r).block_tokens());
+        best = std::max(best, engine(r).view().cached_prefix_blocks(v.prefix_chain(r)) *
+                                  engine(r).view().block_tokens());
     uncached = std::max<int64_t>(q.context_tokens - best, 0);
     to_prefill = uncached > sp.threshold_tokens;
   }
@@ -91,11 +91,11 @@ bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s, sim::N
   // KV the tiers hold comes back (or is given up) as in a fleet without roles.
   if (t_ && resume_with_tiers(q, r, duration_s, ended_at)) return true;
   if (r == at.replica) {
-    holder.set_export(at.handle, exports);
+    holder.handoff().set_export(at.handle, exports);
     holder.resume(at.handle, duration_s, ended_at);
     return true;
   }
-  sim::SessionState moved = holder.export_paused(at.handle, sim::LostCause::kMigration);
+  sim::SessionState moved = holder.handoff().export_paused(at.handle, sim::LostCause::kMigration);
   touch(at.replica);
   ++moved.m.migrations;
   ++migrations_;
@@ -105,7 +105,7 @@ bool Cluster::place_resume(int32_t i, RouteRequest& q, double duration_s, sim::N
 }
 
 void Cluster::resume_on(int32_t r, int32_t h, double intercept_s, sim::Nanos ended_at) {
-  if (d_) replica(r).set_export(h, d_->roles[static_cast<size_t>(r)] == Role::kPrefill);
+  if (d_) replica(r).handoff().set_export(h, d_->roles[static_cast<size_t>(r)] == Role::kPrefill);
   replica(r).resume(h, intercept_s, ended_at);
 }
 
@@ -135,7 +135,7 @@ void Cluster::pump_imports() {
         for (const PendingImport& p : moved) {
           RouteRequest rq;
           rq.session = p.session;
-          rq.context_tokens = engine(p.src).session(p.src_h).context;
+          rq.context_tokens = engine(p.src).view().session(p.src_h).context;
           rq.kv_arrives = true;
           const int32_t to = route_in(rq, kLocalPool);
           (to == r ? stay : d_->imports[static_cast<size_t>(to)]).push_back(p);
@@ -148,14 +148,14 @@ void Cluster::pump_imports() {
         const PendingImport p = q.front();
         const sim::Engine& e = engine(r);
         if (p.src == r) {
-          replica(r).keep_exported(p.src_h);
+          replica(r).handoff().keep_exported(p.src_h);
           touch(r);
         } else {
-          const int64_t kv = engine(p.src).session(p.src_h).kv;
-          if (!e.can_import(kv)) {
+          const int64_t kv = engine(p.src).view().session(p.src_h).kv;
+          if (!e.handoff().can_import(kv)) {
             // Nothing here will free blocks by itself: give up idle KV for it.
-            if (e.busy() || !e.running().empty() || !e.importing().empty() ||
-                !replica(r).make_room(sim::blocks_for(kv, e.block_tokens())))
+            if (e.busy() || !e.view().running().empty() || !e.view().queues().importing().empty() ||
+                !replica(r).handoff().make_room(sim::blocks_for(kv, e.view().block_tokens())))
               break;
           }
           start_transfer(r, p);
@@ -174,14 +174,14 @@ int32_t Cluster::link_index(int32_t src, int32_t dst) const {
 
 void Cluster::start_transfer(int32_t dst, const PendingImport& p) {
   sim::Engine& src = replica(p.src);
-  const double bytes = kv_bytes(src, src.session(p.src_h).kv);
+  const double bytes = kv_bytes(src, src.view().session(p.src_h).kv);
   const LinksConfig& lc = d_->cfg.links;
   const Link& link = d_->links[link_index(p.src, dst)];
   double send = bytes;
   if (lc.transfer == "layer" && now() == p.prefilled_at) {
     // Streamed layer by layer during the last prefill iteration: what the link could carry
     // meanwhile has gone, but never the last layer, which exists only at the iteration's end.
-    const int layers = std::max(1, src.cost_model().profile().model.layers);
+    const int layers = std::max(1, src.view().cost_model().profile().model.layers);
     const double carried = static_cast<double>(p.prefilled_at - p.iteration_start) *
                            link.spec().gbps;
     send = std::max(bytes / layers, bytes - carried);
@@ -193,11 +193,11 @@ void Cluster::start_transfer(int32_t dst, const PendingImport& p) {
 
 // Reserves the destination's blocks for t's session and starts sending `send_bytes` of it.
 void Cluster::launch(int32_t dst, double send_bytes, Transfer t) {
-  sim::SessionState copy = engine(t.src).session(t.src_h);
+  sim::SessionState copy = engine(t.src).view().session(t.src_h);
   copy.gpu_blocks.clear();
   copy.cpu_blocks.clear();
   copy.h = -1;
-  t.dst_h = replica(dst).reserve_import(std::move(copy));
+  t.dst_h = replica(dst).handoff().reserve_import(std::move(copy));
   const int32_t li = link_index(t.src, dst);
   const int64_t id = d_->links[li].start(now(), send_bytes);
   d_->transfers[{li, id}] = t;
@@ -213,10 +213,10 @@ int32_t Cluster::move_target(int32_t src, int64_t kv) {
   for (int32_t r = 0; r < size(); ++r) {
     const auto i = static_cast<size_t>(r);
     if (r == src || d_->draining[i] || !in_pool(d_->roles[i], kLocalPool) ||
-        !in_pool(d_->switch_to[i], kLocalPool) || !engine(r).can_import(kv))
+        !in_pool(d_->switch_to[i], kLocalPool) || !engine(r).handoff().can_import(kv))
       continue;
-    if (engine(r).gpu().free() > most) {
-      most = engine(r).gpu().free();
+    if (engine(r).view().gpu().free() > most) {
+      most = engine(r).view().gpu().free();
       best = r;
     }
   }
@@ -225,22 +225,22 @@ int32_t Cluster::move_target(int32_t src, int64_t kv) {
 
 void Cluster::relocate_paused(int32_t r, int32_t h) {
   sim::Engine& e = replica(r);
-  const sim::SessionState& s = e.session(h);
+  const sim::SessionState& s = e.view().session(h);
   if (s.kv == 0) return;
   if (d_->cfg.switching.paused_kv == "drop") {
     d_->stats.switch_dropped_tokens += s.kv;
-    e.drop_paused(h, sim::LostCause::kRoleSwitch);
+    e.handoff().drop_paused(h, sim::LostCause::kRoleSwitch);
     touch(r);
     return;
   }
-  const int32_t dst = e.can_move_paused(h) ? move_target(r, s.kv) : -1;
+  const int32_t dst = e.handoff().can_move_paused(h) ? move_target(r, s.kv) : -1;
   if (dst < 0) {
     // No decode replica has room (or the KV is on the CPU): it stays, and the engine evicts it
     // if it needs the blocks.
     d_->stats.switch_kept_tokens += s.kv;
     return;
   }
-  e.start_move(h);
+  e.handoff().start_move(h);
   const double bytes = kv_bytes(e, s.kv);
   launch(dst, bytes, Transfer{s.idx, r, h, dst, -1, now(), now(), bytes, true});
 }
@@ -250,7 +250,7 @@ void Cluster::settle_strays() {
   std::vector<std::array<int32_t, 3>> strays;
   strays.swap(d_->stray_paused);
   for (const auto& [r, h, idx] : strays) {
-    const sim::SessionState& s = engine(r).session(h);
+    const sim::SessionState& s = engine(r).view().session(h);
     // Still paused here, and here still not decoding.
     if (s.idx == idx && s.phase == sim::Phase::kPaused &&
         d_->roles[static_cast<size_t>(r)] == Role::kPrefill)
@@ -266,8 +266,8 @@ void Cluster::on_link(int32_t li) {
   for (int64_t id : d_->links.fire(li, now())) {
     auto node = d_->transfers.extract({li, id});
     const Transfer& t = node.mapped();
-    const int64_t kv = replica(t.src).finish_export(t.src_h).kv;
-    replica(t.dst).finish_import(t.dst_h, now() - t.prefilled_at);
+    const int64_t kv = replica(t.src).handoff().finish_export(t.src_h).kv;
+    replica(t.dst).handoff().finish_import(t.dst_h, now() - t.prefilled_at);
     ledger_.placed(t.session, t.dst, t.dst_h);
     touch(t.src);
     touch(t.dst);
@@ -291,14 +291,14 @@ void Cluster::on_link(int32_t li) {
 void Cluster::check_transfers(std::vector<int32_t>& seen, size_t tier_importing) const {
   auto fail = [](const std::string& m) { throw std::logic_error("global invariant: " + m); };
   size_t importing = 0;
-  for (const auto& e : engines_) importing += e->importing().size();
+  for (const auto& e : engines_) importing += e->view().queues().importing().size();
   importing -= std::min(importing, tier_importing);  // KV fetches (cluster_fetch.cpp)
   if (importing != d_->transfers.size())
     fail(fmt::format("{} sessions import KV but {} transfers are in flight", importing,
                      d_->transfers.size()));
   for (const auto& [key, t] : d_->transfers) {
-    const sim::SessionState& a = engines_[static_cast<size_t>(t.src)]->session(t.src_h);
-    const sim::SessionState& b = engines_[static_cast<size_t>(t.dst)]->session(t.dst_h);
+    const sim::SessionState& a = engines_[static_cast<size_t>(t.src)]->view().session(t.src_h);
+    const sim::SessionState& b = engines_[static_cast<size_t>(t.dst)]->view().session(t.dst_h);
     if (a.idx != t.session || a.phase != sim::Phase::kExporting || b.idx != t.session ||
         b.phase != sim::Phase::kImporting || a.kv != b.kv)
       fail(fmt::format("session {}: its transfer from replica {} to {} lost an end", t.session,

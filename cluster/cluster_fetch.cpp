@@ -16,28 +16,28 @@ namespace isim::cluster {
 FetchPlan Cluster::plan_fetch(const RouteRequest& q, int32_t r) const {
   const Location at = ledger_.where(q.session);
   const sim::Engine& holder = *engines_[static_cast<size_t>(at.replica)];
-  const sim::SessionState& s = holder.session(at.handle);
+  const sim::SessionState& s = holder.view().session(at.handle);
   const trace::Session& src = trace_[static_cast<size_t>(q.session)];
   const trace::Segment& next = src.segments[static_cast<size_t>(s.segments_done()) + 1];
   const bool reset = next.event.kind == trace::ContextEventKind::kReset;
   auto usable = [&](int64_t kv) { return next.kv_surviving(kv); };
   const sim::Engine& dst = *engines_[static_cast<size_t>(r)];
   const int64_t total = q.context_tokens, need = total - next.input;
-  const int64_t chunk = dst.config().max_num_batched_tokens;
+  const int64_t chunk = dst.view().config().max_num_batched_tokens;
   FetchPlan p;
   if (r == at.replica) {
     p.tokens = usable(s.kv);
-  } else if (s.chain_block_tokens == dst.block_tokens() && !reset) {
-    p.tokens = std::min(dst.cached_prefix_blocks(s.chain) * dst.block_tokens(), need);
+  } else if (s.chain_block_tokens == dst.view().block_tokens() && !reset) {
+    p.tokens = std::min(dst.view().cached_prefix_blocks(s.chain) * dst.view().block_tokens(), need);
   }
   auto prefill = [&](int64_t kv) {
     auto& memo = t_->prefill_memo;
     if (memo.size() > 100000) memo.clear();
-    const auto key = std::make_tuple(&dst.cost_model(), kv, total - kv, chunk);
+    const auto key = std::make_tuple(&dst.view().cost_model(), kv, total - kv, chunk);
     auto it = memo.find(key);
     if (it == memo.end()) {
-      auto& est = t_->estimators[&dst.cost_model()];
-      if (!est) est = std::make_unique<sim::CostModel>(dst.cost_model().profile());
+      auto& est = t_->estimators[&dst.view().cost_model()];
+      if (!est) est = std::make_unique<sim::CostModel>(dst.view().cost_model().profile());
       it = memo.emplace(key, prefill_estimate(*est, kv, total - kv, chunk)).first;
     }
     return it->second;
@@ -52,7 +52,7 @@ FetchPlan Cluster::plan_fetch(const RouteRequest& q, int32_t r) const {
     const sim::Nanos cost = c.transfer + c.prefill_remote;
     if (fetch_pays(c, t_->cfg.fetch_threshold_tokens) && cost < p.cost) p = {from, remote, cost};
   };
-  if (r != at.replica && s.kv > 0 && holder.can_move_paused(at.handle)) {
+  if (r != at.replica && s.kv > 0 && holder.handoff().can_move_paused(at.handle)) {
     const bool same_node = r / t_->per_node == at.replica / t_->per_node;
     consider(FetchPlan::kPeer, usable(s.kv), same_node ? t_->nvlink : t_->network);
   }
@@ -78,7 +78,7 @@ int64_t Cluster::reachable_kv(const RouteRequest& q, int32_t r) const {
 bool Cluster::resume_with_tiers(const RouteRequest& q, int32_t r, double intercept_s,
                                 sim::Nanos ended_at) {
   const Location at = ledger_.where(q.session);
-  const sim::SessionState& s = engine(at.replica).session(at.handle);
+  const sim::SessionState& s = engine(at.replica).view().session(at.handle);
   TierStats& st = t_->stats;
   ++st.lookups;
   if (r == at.replica && s.kv > 0) {
@@ -119,17 +119,17 @@ bool Cluster::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p,
   const Location at = ledger_.where(q.session);
   sim::Engine& holder = replica(at.replica);
   sim::Engine& dst = replica(r);
-  const int64_t kv = holder.session(at.handle).kv;
-  if (!dst.can_import(kv) && !dst.make_room(sim::blocks_for(kv, dst.block_tokens())))
+  const int64_t kv = holder.view().session(at.handle).kv;
+  if (!dst.handoff().can_import(kv) && !dst.handoff().make_room(sim::blocks_for(kv, dst.view().block_tokens())))
     return false;
-  holder.start_move(at.handle);
-  sim::SessionState copy = holder.session(at.handle);
+  holder.handoff().start_move(at.handle);
+  sim::SessionState copy = holder.view().session(at.handle);
   copy.gpu_blocks.clear();
   copy.cpu_blocks.clear();
   copy.h = -1;
   ++copy.m.migrations;
   ++migrations_;
-  TierCopy c = fetch_copy(TierCopy::kFetchPeer, q.session, r, dst.reserve_import(std::move(copy)),
+  TierCopy c = fetch_copy(TierCopy::kFetchPeer, q.session, r, dst.handoff().reserve_import(std::move(copy)),
                           ended_at, intercept_s, kv);
   c.src = at.replica;
   c.src_h = at.handle;
@@ -161,10 +161,10 @@ void Cluster::fetch_tier(const RouteRequest& q, int32_t r, const FetchPlan& p,
 // Starts a tier fetch when its destination has room (evicting idle KV if needed).
 bool Cluster::start_fetch(const PendingFetch& f) {
   sim::Engine& dst = replica(f.dst);
-  if (!dst.can_import(f.tokens) && !dst.make_room(sim::blocks_for(f.tokens, dst.block_tokens())))
+  if (!dst.handoff().can_import(f.tokens) && !dst.handoff().make_room(sim::blocks_for(f.tokens, dst.view().block_tokens())))
     return false;
   const Location at = ledger_.where(f.session);
-  sim::SessionState moved = replica(at.replica).export_paused(at.handle, sim::LostCause::kMigration);
+  sim::SessionState moved = replica(at.replica).handoff().export_paused(at.handle, sim::LostCause::kMigration);
   touch(at.replica);
   touch(f.dst);
   if (f.dst != at.replica) {
@@ -172,7 +172,7 @@ bool Cluster::start_fetch(const PendingFetch& f) {
     ++migrations_;
   }
   TierCopy c = fetch_copy(TierCopy::kFetchTier, f.session, f.dst,
-                          dst.reserve_fetch(std::move(moved), f.tokens), f.ended_at,
+                          dst.handoff().reserve_fetch(std::move(moved), f.tokens), f.ended_at,
                           f.intercept_s, f.tokens);
   c.tier = f.tier;
   ledger_.placed(f.session, f.dst, c.dst_h);
@@ -198,12 +198,12 @@ void Cluster::check_tier_copies(std::vector<int32_t>& seen, size_t& importing) c
   for (const auto& [key, c] : t_->copies) {
     if (c.kind == TierCopy::kDemote) continue;
     ++importing;
-    const sim::SessionState& b = engines_[static_cast<size_t>(c.dst)]->session(c.dst_h);
+    const sim::SessionState& b = engines_[static_cast<size_t>(c.dst)]->view().session(c.dst_h);
     if (b.idx != c.session || b.phase != sim::Phase::kImporting || b.kv != c.tokens)
       fail(fmt::format("session {}: its KV fetch to replica {} lost its end", c.session, c.dst));
     const int32_t want = c.kind == TierCopy::kFetchPeer ? 2 : 1;
     if (c.kind == TierCopy::kFetchPeer) {
-      const sim::SessionState& a = engines_[static_cast<size_t>(c.src)]->session(c.src_h);
+      const sim::SessionState& a = engines_[static_cast<size_t>(c.src)]->view().session(c.src_h);
       if (a.idx != c.session || a.phase != sim::Phase::kExporting || a.kv != c.tokens)
         fail(fmt::format("session {}: its KV fetch from replica {} lost its source", c.session,
                          c.src));
@@ -222,7 +222,7 @@ void Cluster::check_tier_copies(std::vector<int32_t>& seen, size_t& importing) c
       if (ledger_.status(idx) != Status::kOnReplica)
         fail(fmt::format("session {} has KV in {} but is on no replica", idx, tier_name(st.kind())));
       const Location at = ledger_.where(idx);
-      const sim::SessionState& s = engines_[static_cast<size_t>(at.replica)]->session(at.handle);
+      const sim::SessionState& s = engines_[static_cast<size_t>(at.replica)]->view().session(at.handle);
       if (s.phase != sim::Phase::kPaused || s.kv != 0)
         fail(fmt::format("session {} has KV in {} and also holds {} tokens", idx,
                          tier_name(st.kind()), s.kv));

@@ -62,11 +62,11 @@ void Cluster::on_pull() {
     ReplicaMetrics m;
     m.role = d_->roles[r];
     m.switching = d_->switching[r];
-    m.queued_prefill_tokens = e.load().queued_prefill_tokens;
+    m.queued_prefill_tokens = e.view().load().queued_prefill_tokens;
     m.waiting_sessions = static_cast<int32_t>(ts.waiting + ts.swapped);
     m.running_sessions = static_cast<int32_t>(ts.running);
-    m.decoding_sessions = e.decoding_sessions();
-    m.kv_utilization = static_cast<double>(e.gpu().used()) / static_cast<double>(e.gpu().total());
+    m.decoding_sessions = e.view().decoding_sessions();
+    m.kv_utilization = static_cast<double>(e.view().gpu().used()) / static_cast<double>(e.view().gpu().total());
     const double busy = sim::to_seconds(c.busy_time - mk.busy);
     const int64_t iters = c.iterations - mk.iterations;
     m.busy_fraction = snap.dt_s > 0 ? std::min(1.0, busy / snap.dt_s) : 0;
@@ -92,7 +92,7 @@ void Cluster::on_decide() {
   ctx.roles = d_->roles;
   ctx.switching = d_->switching;
   for (size_t r = 0; r < engines_.size(); ++r) {
-    ctx.cost_models.push_back(&engines_[r]->cost_model());
+    ctx.cost_models.push_back(&engines_[r]->view().cost_model());
     ctx.max_num_seqs.push_back(specs_[r].config.max_num_seqs);
     ctx.max_num_batched_tokens.push_back(specs_[r].config.max_num_batched_tokens);
   }
@@ -142,10 +142,10 @@ void Cluster::begin_switch(int32_t r, Role to) {
 void Cluster::progress_switches() {
   for (int32_t r = 0; r < size(); ++r) {
     const auto i = static_cast<size_t>(r);
-    if (!d_->switching[i] || engine(r).held_until() > now()) continue;
+    if (!d_->switching[i] || engine(r).handoff().held_until() > now()) continue;
     sim::Engine& e = replica(r);
     if (d_->draining[i]) {
-      if (e.has_active_work() || !e.exporting().empty() || !e.importing().empty() ||
+      if (e.has_work() || !e.view().queues().exporting().empty() || !e.view().queues().importing().empty() ||
           !d_->imports[i].empty())
         continue;
       d_->draining[i] = 0;
@@ -154,11 +154,11 @@ void Cluster::progress_switches() {
     }
     if (d_->cfg.switching.paused_kv != "keep" && d_->switch_to[i] == Role::kPrefill) {
       // It stops decoding: the KV of its paused sessions is dropped or moved.
-      const std::vector<int32_t> paused = e.paused();
+      const std::vector<int32_t> paused = e.view().paused();
       for (int32_t h : paused) relocate_paused(r, h);
     }
     const sim::Nanos until = now() + sim::from_seconds(d_->cfg.switching.cost_s);
-    e.hold_until(until + 1);  // released by the switch-done event
+    e.handoff().hold_until(until + 1);  // released by the switch-done event
     d_->roles[i] = d_->switch_to[i];
     d_->draining[i] = 2;  // paying the cost
     queue_.schedule(until, sim::kPrioSwitch, sim::kClusterTarget, kEvSwitchDone, r);
@@ -169,7 +169,7 @@ void Cluster::finish_switch(int32_t r) {
   const auto i = static_cast<size_t>(r);
   d_->switching[i] = 0;
   d_->draining[i] = 0;
-  replica(r).hold_until(0);
+  replica(r).handoff().hold_until(0);
   touch(r);
 }
 
@@ -188,7 +188,7 @@ void Cluster::sample_roles(sim::Nanos t) {
         break;
       case Role::kPrefill:
         ++s.prefill;
-        s.prefill_queued_tokens += e.load().queued_prefill_tokens;
+        s.prefill_queued_tokens += e.view().load().queued_prefill_tokens;
         break;
       case Role::kDecode:
         ++s.decode;

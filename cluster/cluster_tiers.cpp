@@ -80,8 +80,8 @@ void Cluster::demote(int32_t r, const sim::SessionState& s, sim::Demote to) {
 void Cluster::store_entry(TierStore& store, const TierEntry& e, const sim::KvManager& m) {
   auto first_to_go = [this, &m](const TierEntry& a, const TierEntry& b) {
     const Location la = ledger_.where(a.session), lb = ledger_.where(b.session);
-    const sim::SessionState& sa = engine(la.replica).session(la.handle);
-    const sim::SessionState& sb = engine(lb.replica).session(lb.handle);
+    const sim::SessionState& sa = engine(la.replica).view().session(la.handle);
+    const sim::SessionState& sb = engine(lb.replica).view().session(lb.handle);
     if (m.evict_before(sa, sb, now())) return true;
     return !m.evict_before(sb, sa, now()) && a.session > b.session;
   };
@@ -130,11 +130,11 @@ void Cluster::land_copy(const TierCopy& c) {
     return;
   }
   if (c.kind == TierCopy::kFetchPeer) {
-    replica(c.src).finish_export(c.src_h);
+    replica(c.src).handoff().finish_export(c.src_h);
     touch(c.src);
   }
   sim::Engine& dst = replica(c.dst);
-  dst.finish_import(c.dst_h, 0);
+  dst.handoff().finish_import(c.dst_h, 0);
   ledger_.placed(c.session, c.dst, c.dst_h);
   t_->fetch_s_sum += sim::to_seconds(now() - c.ended_at);
   resume_on(c.dst, c.dst_h, c.intercept_s, c.ended_at);

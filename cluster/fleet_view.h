@@ -15,7 +15,7 @@ class Cluster::View final : public ClusterView {
       : c_(c), req_(req), q_(req.session), src_(c.trace_[static_cast<size_t>(q_)]) {}
   int32_t replicas() const override { return c_.size(); }
   const sim::ReplicaView& replica(int32_t r) const override {
-    return *c_.engines_[static_cast<size_t>(r)];
+    return c_.engines_[static_cast<size_t>(r)]->view();
   }
   bool eligible(int32_t r) const override {
     if (!c_.mask_.empty() && !c_.mask_[static_cast<size_t>(r)]) return false;

@@ -23,10 +23,10 @@ double imbalance(const std::vector<double>& v) {
 
 RunResult Cluster::result() {
   if (dt_ > 0 && next_sample_ <= end_) sample(end_);
-  for (auto& e : engines_) e->close(end_);
+  for (auto& e : engines_) e->meter().close(end_);
   RunResult r;
   r.sessions = ledger_.records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
-    return engine(rep).session(h).m;
+    return engine(rep).view().session(h).m;
   });
   sim::Counters c;
   sim::WasteBreakdown w;
@@ -42,18 +42,18 @@ RunResult Cluster::result() {
   for (size_t i = 0; i < engines_.size(); ++i) {
     const sim::Engine& e = *engines_[i];
     c.merge(e.counters());
-    w.merge(e.waste());
-    gpu += e.blocks().gpu;
-    cpu += e.blocks().cpu;
+    w.merge(e.meter().waste());
+    gpu += e.view().blocks().gpu;
+    cpu += e.view().blocks().cpu;
     extrapolations += specs_[i].executor->cost_model().extrapolations();
-    busy_spans.insert(busy_spans.end(), e.busy_spans().begin(), e.busy_spans().end());
+    busy_spans.insert(busy_spans.end(), e.meter().busy_spans().begin(), e.meter().busy_spans().end());
     ReplicaResult rr;
-    rr.replica = e.replica();
+    rr.replica = e.view().replica();
     rr.group = specs_[i].group;
     rr.role = role_name(role(static_cast<int32_t>(i)));
     rr.counters = e.counters();
-    rr.waste = e.waste();
-    rr.blocks = e.blocks();
+    rr.waste = e.meter().waste();
+    rr.blocks = e.view().blocks();
     rr.admitted = admitted_[i];
     rr.resumed_here = resumed_[i];
     rr.mean_queued_tokens = samples[i] > 0 ? queued_sum[i] / static_cast<double>(samples[i]) : 0;

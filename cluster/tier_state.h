@@ -47,8 +47,8 @@ inline TierCopy fetch_copy(TierCopy::Kind kind, int32_t session, int32_t dst, in
 
 // Bytes of `kv` tokens of KV on replica e.
 inline double kv_bytes(const sim::Engine& e, int64_t kv) {
-  return static_cast<double>(kv) * static_cast<double>(e.blocks().block_bytes) /
-         static_cast<double>(e.block_tokens());
+  return static_cast<double>(kv) * static_cast<double>(e.view().blocks().block_bytes) /
+         static_cast<double>(e.view().block_tokens());
 }
 
 // Where a resumed session's KV would come from if it ran on a replica.

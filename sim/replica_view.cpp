@@ -1,0 +1,30 @@
+// ReplicaView's answers, read from the replica's parts.
+#include "sim/replica_view.h"
+
+#include "sim/batch.h"
+#include "sim/event_queue.h"
+#include "sim/prefix_cache.h"
+#include "sim/swap_planner.h"
+
+namespace isim::sim {
+
+Nanos ReplicaView::now() const { return queue_.now(); }
+const SessionState& ReplicaView::session(int32_t h) const { return sessions_[h]; }
+const std::vector<int32_t>& ReplicaView::running() const { return queues_.running(); }
+const std::vector<int32_t>& ReplicaView::paused() const { return queues_.paused(); }
+const BlockPool& ReplicaView::gpu() const { return kv_.gpu(); }
+const BlockPool& ReplicaView::cpu() const { return kv_.cpu(); }
+const BlockCounts& ReplicaView::blocks() const { return kv_.blocks(); }
+int64_t ReplicaView::block_tokens() const { return kv_.block_tokens(); }
+int64_t ReplicaView::running_kv_tokens() const { return queues_.running_kv_tokens(); }
+int32_t ReplicaView::decoding_sessions() const { return queues_.decoding_sessions(); }
+int64_t ReplicaView::waiting_head_need() const { return queues_.waiting_head_need(); }
+int64_t ReplicaView::prefill_reserve() const { return kv_.prefill_reserve(); }
+Nanos ReplicaView::last_forward() const { return batch_.last_forward(); }
+const SwapBudget& ReplicaView::swap_budget() const { return swaps_.budget(); }
+ReplicaLoad ReplicaView::load() const { return queues_.load(); }
+int64_t ReplicaView::cached_prefix_blocks(const std::vector<uint64_t>& chain) const {
+  return prefix_.cached_prefix_blocks(chain);
+}
+
+}  // namespace isim::sim
