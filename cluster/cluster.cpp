@@ -77,7 +77,8 @@ void Cluster::set_progress(ProgressFn f, int64_t every) {
 void Cluster::load() {
   for (size_t r = 0; r < specs_.size(); ++r)
     if (specs_[r].executor->live())
-      specs_[r].executor->begin(trace_, engines_[r]->view().blocks().gpu, engines_[r]->view().blocks().cpu);
+      specs_[r].executor->begin(trace_, engines_[r]->view().blocks().gpu,
+                                engines_[r]->view().blocks().cpu);
   std::set<int64_t> block_sizes;
   for (const auto& e : engines_) block_sizes.insert(e->view().block_tokens());
   const bool live = std::any_of(specs_.begin(), specs_.end(),
@@ -206,7 +207,8 @@ void Cluster::resume_session(int32_t i, sim::Nanos ended_at) {
     // The summary replaces the context; of the KV held, only the surviving tokens still count.
     q.context_tokens = next.event.tokens;
     q.holder_kv_tokens = next.kv_surviving(s.kv);
-    q.holder_gpu_blocks = std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.view().block_tokens());
+    q.holder_gpu_blocks =
+        std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.view().block_tokens());
   }
   q.context_tokens += next.input;
   if (d_ && place_resume(i, q, duration_s, ended_at)) return;
@@ -313,7 +315,7 @@ void Cluster::sample(sim::Nanos t) {
   sim::TimeSample fleet;
   fleet.t_s = sim::to_seconds(t);
   for (const auto& e : engines_) {
-    sim::TimeSample s = e->sample(t);
+    sim::TimeSample s = e->view().sample(t);
     replica_ts_.push_back({e->view().replica(), s});
     fleet.merge(s);
   }

@@ -120,7 +120,8 @@ bool Cluster::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p,
   sim::Engine& holder = replica(at.replica);
   sim::Engine& dst = replica(r);
   const int64_t kv = holder.view().session(at.handle).kv;
-  if (!dst.handoff().can_import(kv) && !dst.handoff().make_room(sim::blocks_for(kv, dst.view().block_tokens())))
+  if (!dst.handoff().can_import(kv) &&
+      !dst.handoff().make_room(sim::blocks_for(kv, dst.view().block_tokens())))
     return false;
   holder.handoff().start_move(at.handle);
   sim::SessionState copy = holder.view().session(at.handle);
@@ -129,8 +130,8 @@ bool Cluster::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p,
   copy.h = -1;
   ++copy.m.migrations;
   ++migrations_;
-  TierCopy c = fetch_copy(TierCopy::kFetchPeer, q.session, r, dst.handoff().reserve_import(std::move(copy)),
-                          ended_at, intercept_s, kv);
+  TierCopy c = fetch_copy(TierCopy::kFetchPeer, q.session, r,
+                          dst.handoff().reserve_import(std::move(copy)), ended_at, intercept_s, kv);
   c.src = at.replica;
   c.src_h = at.handle;
   const bool same_node = r / t_->per_node == at.replica / t_->per_node;
@@ -161,10 +162,12 @@ void Cluster::fetch_tier(const RouteRequest& q, int32_t r, const FetchPlan& p,
 // Starts a tier fetch when its destination has room (evicting idle KV if needed).
 bool Cluster::start_fetch(const PendingFetch& f) {
   sim::Engine& dst = replica(f.dst);
-  if (!dst.handoff().can_import(f.tokens) && !dst.handoff().make_room(sim::blocks_for(f.tokens, dst.view().block_tokens())))
+  if (!dst.handoff().can_import(f.tokens) &&
+      !dst.handoff().make_room(sim::blocks_for(f.tokens, dst.view().block_tokens())))
     return false;
   const Location at = ledger_.where(f.session);
-  sim::SessionState moved = replica(at.replica).handoff().export_paused(at.handle, sim::LostCause::kMigration);
+  sim::SessionState moved =
+      replica(at.replica).handoff().export_paused(at.handle, sim::LostCause::kMigration);
   touch(at.replica);
   touch(f.dst);
   if (f.dst != at.replica) {
@@ -222,7 +225,8 @@ void Cluster::check_tier_copies(std::vector<int32_t>& seen, size_t& importing) c
       if (ledger_.status(idx) != Status::kOnReplica)
         fail(fmt::format("session {} has KV in {} but is on no replica", idx, tier_name(st.kind())));
       const Location at = ledger_.where(idx);
-      const sim::SessionState& s = engines_[static_cast<size_t>(at.replica)]->view().session(at.handle);
+      const sim::SessionState& s =
+          engines_[static_cast<size_t>(at.replica)]->view().session(at.handle);
       if (s.phase != sim::Phase::kPaused || s.kv != 0)
         fail(fmt::format("session {} has KV in {} and also holds {} tokens", idx,
                          tier_name(st.kind()), s.kv));

@@ -58,7 +58,7 @@ void Cluster::on_pull() {
     const sim::Engine& e = *engines_[r];
     const sim::Counters& c = e.counters();
     PullMark& mk = d_->marks[r];
-    const sim::TimeSample ts = e.sample(now());
+    const sim::TimeSample ts = e.view().sample(now());
     ReplicaMetrics m;
     m.role = d_->roles[r];
     m.switching = d_->switching[r];
@@ -66,7 +66,8 @@ void Cluster::on_pull() {
     m.waiting_sessions = static_cast<int32_t>(ts.waiting + ts.swapped);
     m.running_sessions = static_cast<int32_t>(ts.running);
     m.decoding_sessions = e.view().decoding_sessions();
-    m.kv_utilization = static_cast<double>(e.view().gpu().used()) / static_cast<double>(e.view().gpu().total());
+    m.kv_utilization =
+        static_cast<double>(e.view().gpu().used()) / static_cast<double>(e.view().gpu().total());
     const double busy = sim::to_seconds(c.busy_time - mk.busy);
     const int64_t iters = c.iterations - mk.iterations;
     m.busy_fraction = snap.dt_s > 0 ? std::min(1.0, busy / snap.dt_s) : 0;
@@ -145,8 +146,8 @@ void Cluster::progress_switches() {
     if (!d_->switching[i] || engine(r).handoff().held_until() > now()) continue;
     sim::Engine& e = replica(r);
     if (d_->draining[i]) {
-      if (e.has_work() || !e.view().queues().exporting().empty() || !e.view().queues().importing().empty() ||
-          !d_->imports[i].empty())
+      if (e.has_work() || !e.view().queues().exporting().empty() ||
+          !e.view().queues().importing().empty() || !d_->imports[i].empty())
         continue;
       d_->draining[i] = 0;
     } else if (d_->roles[i] != d_->switch_to[i]) {

@@ -46,7 +46,8 @@ RunResult Cluster::result() {
     gpu += e.view().blocks().gpu;
     cpu += e.view().blocks().cpu;
     extrapolations += specs_[i].executor->cost_model().extrapolations();
-    busy_spans.insert(busy_spans.end(), e.meter().busy_spans().begin(), e.meter().busy_spans().end());
+    busy_spans.insert(busy_spans.end(), e.meter().busy_spans().begin(),
+                      e.meter().busy_spans().end());
     ReplicaResult rr;
     rr.replica = e.view().replica();
     rr.group = specs_[i].group;

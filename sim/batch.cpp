@@ -59,6 +59,21 @@ std::vector<BatchEntry> BatchInFlight::end() {
   return out;
 }
 
+const IterationRecord& BatchInFlight::fill_record(int32_t replica, Nanos t, Nanos forward,
+                                                  Nanos busy) {
+  record_.replica = replica;
+  record_.start = t;
+  record_.stall = stall_;
+  record_.forward = forward;
+  record_.duration = stall_ + busy;
+  record_.batch_tokens = tokens_;
+  record_.decodes = shape_.num_decode;
+  record_.prefills = prefills_;
+  for (const BatchEntry& e : entries_)
+    if (e.recompute) record_.recompute_tokens += e.tokens;
+  return record_;
+}
+
 std::vector<int64_t> BatchInFlight::in_flight(size_t handles) const {
   std::vector<int64_t> n(handles, 0);
   if (busy_)

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "sim/cost_model.h"
+#include "sim/engine_listener.h"
 #include "sim/live_log.h"
 #include "sim/metrics.h"
-#include "sim/engine_listener.h"
 
 namespace isim::sim {
 
@@ -52,6 +52,8 @@ class BatchInFlight {
   Nanos started() const { return start_; }
   Nanos last_forward() const { return last_forward_; }
   IterationRecord& record() { return record_; }
+  // Completes the record of the iteration launched at t on `replica`.
+  const IterationRecord& fill_record(int32_t replica, Nanos t, Nanos forward, Nanos busy);
   const IterationRecord& record() const { return record_; }
   // Tokens the batch in flight computes per handle (0 when none is in flight).
   std::vector<int64_t> in_flight(size_t handles) const;

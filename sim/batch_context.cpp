@@ -60,8 +60,7 @@ bool BatchContext::start_prefill(int32_t h, int64_t room, bool whole) {
     const int64_t pending = s.pending_prefill(bt) - hit.first * bt;
     const int64_t chunk = whole ? pending : std::min(pending, room);
     const int64_t need = blocks_for(hit.first * bt + chunk, bt) - hit.first;
-    if (chunk <= 0 || chunk > room ||
-        need > kv_.gpu().free() - hit.second - kv_.prefill_reserve())
+    if (chunk <= 0 || chunk > room || need > kv_.gpu().free() - hit.second - kv_.prefill_reserve())
       return false;
   }
   prefix_.match(s);

@@ -44,7 +44,7 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
            policy.pipelined_swap(), policy.chunked_recompute()),
       handoff_(replica, queue, table_, queues_, kv_, prefix_, meter_, notes_),
       view_(replica, queue, config_, executor.cost_model(), table_, queues_, kv_, prefix_, swaps_,
-            batch_) {
+            batch_, counters_) {
   if (config_.max_num_seqs < 1) throw InputError("engine.max_num_seqs: must be >= 1");
   if (config_.max_num_batched_tokens < 1)
     throw InputError("engine.max_num_batched_tokens: must be >= 1");
@@ -192,24 +192,9 @@ void Engine::maybe_start() {
   counters_.busy_time += stall + busy;
   ++counters_.iterations;
   batch_.launch(forward);
-  record_iteration(t, forward, busy);
+  notes_.iteration(batch_.fill_record(replica_, t, forward, busy));
   queue_.schedule(t + stall + busy, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
   notes_.note_all();  // the batch formed, swaps and evictions: all at t
-}
-
-void Engine::record_iteration(Nanos t, Nanos forward, Nanos busy) {
-  IterationRecord& r = batch_.record();
-  r.replica = replica_;
-  r.start = t;
-  r.stall = batch_.stall();
-  r.forward = forward;
-  r.duration = batch_.stall() + busy;
-  r.batch_tokens = batch_.tokens();
-  r.decodes = batch_.shape().num_decode;
-  r.prefills = batch_.prefills();
-  for (const BatchEntry& e : batch_.entries())
-    if (e.recompute) r.recompute_tokens += e.tokens;
-  notes_.iteration(r);
 }
 
 void Engine::emit_token(SessionState& s) {
@@ -315,25 +300,6 @@ void Engine::on_iteration_end() {
   }
   queues_.mark_stale();  // load() recounts the running set when next asked
   if (config_.check_invariants) check_invariants();
-}
-
-TimeSample Engine::sample(Nanos t) const {
-  TimeSample ts;
-  ts.t_s = to_seconds(t);
-  ts.running = static_cast<int64_t>(queues_.running().size());
-  ts.waiting = static_cast<int64_t>(queues_.waiting().size());
-  ts.paused = static_cast<int64_t>(queues_.paused().size());
-  ts.swapped = static_cast<int64_t>(queues_.swapped().size());
-  ts.gpu_blocks_used = kv_.gpu().used();
-  ts.cpu_blocks_used = kv_.cpu().used();
-  ts.queued_tokens = queues_.load().queued_prefill_tokens;
-  const IterationRecord& r = batch_.record();
-  ts.batch_tokens = batch_.busy() ? r.batch_tokens : 0;
-  // Busy time up to t: an iteration in flight counts only its part before t.
-  Nanos busy = counters_.busy_time;
-  if (batch_.busy()) busy -= std::max<Nanos>(r.start + r.duration - t, 0);
-  ts.busy_s = to_seconds(busy);
-  return ts;
 }
 
 void Engine::check_invariants() const {

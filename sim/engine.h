@@ -1,15 +1,9 @@
 // Engine: one replica's iteration-level scheduler (continuous batching over paged KV), built
-// from parts that each own their state, their verbs and their invariant check:
-//   SessionTable (slots by handle)          ReplicaQueues (running, waiting, swapped, paused,
-//   KvResidency (pools, block lists, drops,   exporting, importing; load)
-//     copies, evictions, context signals)   PrefixCache (content-hash chains, hits)
-//   SwapPlanner (per-iteration swaps; the   WasteMeter (waste, busy spans)
-//     policy's KvDecisions)                 BatchInFlight (the iteration's batch and record)
-//   BatchContext (what a Scheduler forms    Handoff (disaggregation, migration, fetches)
-//     the batch with)                       ReplicaNotes (listener and observers)
-//   ReplicaView (what policies and routers read)
-// The engine keeps the life cycle (admit, resume, pause, finish) and the iteration (start,
-// end, handle), and delegates the rest.
+// from parts that own their state, verbs and invariant check: SessionTable, ReplicaQueues,
+// KvResidency, PrefixCache, SwapPlanner (and the policy's KvDecisions), WasteMeter,
+// BatchInFlight, BatchContext (what a Scheduler forms the batch with), Handoff (disaggregation,
+// migration, fetches), ReplicaNotes (listener, observers) and ReplicaView (what policies and
+// routers read). The engine keeps the life cycle and the iteration, and delegates the rest.
 //
 // Contract:
 // - The engine knows only the sessions admitted to it. It never reads a trace, never schedules
@@ -18,8 +12,7 @@
 //   when it pauses, finishes or leaves.
 // - Sessions come in through `admit` (a new arrival), `resume` (an intercept of a session it
 //   holds ended) and `admit_resumed` (an intercept ended and the session continues here, its
-//   KV left on the replica that exported it); they leave through the Handoff part
-//   (sim/handoff.h) or by finishing.
+//   KV left on the replica that exported it); they leave by finishing or through Handoff.
 // - Its own events (iteration end) go on the shared EventQueue with the replica's index as
 //   target; the owner dispatches them to `handle`. `maybe_start` starts an iteration when the
 //   replica is idle and has work. Each iteration forms a batch within `max_num_seqs` and
@@ -30,18 +23,15 @@
 // - Out of GPU blocks while decoding, the most recently arrived running session is preempted
 //   by recompute. If nothing can run because idle KV (paused or waiting sessions) fills the
 //   GPU, the most recently arrived idle holder's KV is dropped (counted as idle_evictions), or
-//   with none left the last running (prefilling) session is preempted. A waiting session takes
-//   cached prefix blocks only with a chunk that fits, so each eviction frees room for someone.
+//   with none left the last running (prefilling) session is preempted.
 // - `never_fits(session)` says why a session could never run here ("" if it can); the owner
 //   skips such sessions instead of admitting them.
-// - `check_invariants()` (run after every iteration when EngineConfig::check_invariants; the
-//   cluster can also run it after every event, cluster::Checks::each_event) only reads state
-//   and throws std::logic_error naming the replica and the first fault, running the parts'
-//   checks in turn: pools (KvResidency), the clock (WasteMeter), sessions (SessionTable),
-//   lists and queue keys (ReplicaQueues), block owners and counts (KvResidency, sim/kv_check.cpp
-//   lists the exceptions), the queued-token total (ReplicaQueues).
+// - `check_invariants()` (after every iteration when EngineConfig::check_invariants; the
+//   cluster can also run it after every event) only reads state and throws std::logic_error
+//   naming the replica and the first fault, running the parts' checks in turn: pools, clock,
+//   sessions, lists and queue keys, block owners and counts, the queued-token total.
 // - With a live executor (Executor::live()), every swap and KV drop is also told to the
-//   KvObserver (sim/live_log.h) in decision order, and each iteration is handed to
+//   LiveLog (sim/live_log.h) in decision order, and each iteration is handed to
 //   Executor::execute with its real steps; the clock then advances by the measured times.
 //   Swap budgets are sized from the profile's predicted forward time.
 // - The engine has no globals: a cluster holds N engines on one queue.
@@ -102,8 +92,6 @@ class Engine final {
   // Waste accounting and busy spans (open, close, waste, busy_spans: sim/waste_meter.h).
   WasteMeter& meter() { return meter_; }
   const WasteMeter& meter() const { return meter_; }
-  // The current state, as one time-series sample at time t.
-  TimeSample sample(Nanos t) const;
   const Counters& counters() const { return counters_; }
   // What policies, routers and the owner read (sim/replica_view.h).
   const ReplicaView& view() const { return view_; }
@@ -123,7 +111,6 @@ class Engine final {
   void emit_token(SessionState& s);
   void start_export(SessionState& s);
   void complete_segment(SessionState& s);
-  void record_iteration(Nanos t, Nanos forward, Nanos busy);
 
   int32_t replica_;
   EventQueue& queue_;

@@ -28,8 +28,9 @@ int32_t Handoff::reserve_import(SessionState s) {
 
 int32_t Handoff::reserve_fetch(SessionState s, int64_t tokens) {
   if (s.phase != Phase::kPaused || s.kv != 0 || tokens <= 0 || tokens > s.context)
-    throw std::logic_error("Engine::reserve_fetch: only a paused session without KV fetches "
-                           "at most its context");
+    throw std::logic_error(
+        "Engine::reserve_fetch: only a paused session without KV fetches "
+        "at most its context");
   s.kv = tokens;
   kv_.take_recompute(s, tokens, /*recomputed=*/false);
   s.discarded = false;
@@ -78,7 +79,9 @@ void Handoff::keep_exported(int32_t h) {
   notes_.note(h);
 }
 
-bool Handoff::can_move_paused(int32_t h) const { return kv_.can_move_paused(table_[h]); }
+bool Handoff::can_move_paused(int32_t h) const {
+  return kv_.can_move_paused(table_[h]);
+}
 
 void Handoff::start_move(int32_t h) {
   if (!can_move_paused(h)) throw std::logic_error("Engine::start_move: KV not movable");

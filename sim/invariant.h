@@ -20,9 +20,8 @@ namespace isim::sim {
 }
 
 inline const char* phase_name(Phase p) {
-  static const char* names[kPhases] = {"pending",   "waiting",   "running",
-                                       "paused",    "swapped",   "exporting",
-                                       "importing", "finished",  "skipped"};
+  static const char* names[kPhases] = {"pending",   "waiting",   "running",  "paused", "swapped",
+                                       "exporting", "importing", "finished", "skipped"};
   return names[static_cast<size_t>(p)];
 }
 

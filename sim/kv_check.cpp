@@ -37,7 +37,8 @@ std::string listers(const std::vector<SessionState>& slots, BlockId b, bool gpu)
     if (s.idx < 0) continue;
     const auto& l = gpu ? s.gpu_blocks : s.cpu_blocks;
     const auto k = std::count(l.begin(), l.end(), b);
-    if (k > 0) out += fmt::format("{}{}{}", out.empty() ? "" : ", ", s.idx, k > 1 ? " (twice)" : "");
+    if (k > 0)
+      out += fmt::format("{}{}{}", out.empty() ? "" : ", ", s.idx, k > 1 ? " (twice)" : "");
   }
   return out.empty() ? "no session" : "session(s) " + out;
 }
@@ -81,10 +82,10 @@ void KvResidency::check_blocks(int32_t r, const std::vector<int64_t>& in_flight)
       if (s.idx < 0) continue;
       for (BlockId b : gpu ? s.gpu_blocks : s.cpu_blocks) {
         if (b < 0 || b >= pool.touched())
-          invariant_fail(r, fmt::format("session {} lists {} block {}, {}", s.idx, pool.name(), b,
-                                        b < 0 || b >= pool.total()
-                                            ? "outside the pool"
-                                            : "which the pool never handed out"));
+          invariant_fail(
+              r, fmt::format("session {} lists {} block {}, {}", s.idx, pool.name(), b,
+                             b < 0 || b >= pool.total() ? "outside the pool"
+                                                        : "which the pool never handed out"));
         ++n[static_cast<size_t>(b)];
         ++listings;
       }
@@ -108,8 +109,9 @@ void KvResidency::check_blocks(int32_t r, const std::vector<int64_t>& in_flight)
     if (s.idx < 0) continue;
     for (size_t k = shareable_gpu_blocks(s); k < s.gpu_blocks.size(); ++k)
       if (gpu_.refcount(s.gpu_blocks[k]) != 1)
-        invariant_fail(r, fmt::format("session {}: block {} past its prompt hashes is held {} times",
-                                      s.idx, s.gpu_blocks[k], gpu_.refcount(s.gpu_blocks[k])));
+        invariant_fail(
+            r, fmt::format("session {}: block {} past its prompt hashes is held {} times", s.idx,
+                           s.gpu_blocks[k], gpu_.refcount(s.gpu_blocks[k])));
   }
   for (size_t h = 0; h < slots.size(); ++h) {
     const SessionState& s = slots[h];
@@ -123,8 +125,8 @@ void KvResidency::check_blocks(int32_t r, const std::vector<int64_t>& in_flight)
           r, fmt::format("session {} ({}) has {} KV tokens{} needing {} blocks but holds {} ({} "
                          "dropped, {} on CPU, {} on GPU)",
                          s.idx, phase_name(s.phase), s.kv,
-                         in_flight[h] > 0 ? fmt::format(" + {} in flight", in_flight[h]) : "",
-                         need, held, s.dropped_blocks, cpu, gpu));
+                         in_flight[h] > 0 ? fmt::format(" + {} in flight", in_flight[h]) : "", need,
+                         held, s.dropped_blocks, cpu, gpu));
   }
 }
 

@@ -20,8 +20,8 @@ KvResidency::KvResidency(SessionTable& table, ReplicaQueues& queues, Counters& c
       gpu_("gpu", block_counts_.gpu),
       cpu_("cpu", block_counts_.cpu),
       live_(executor.live()) {
-  prefill_reserve_ = static_cast<int64_t>(
-      std::floor(reserved_gpu_fraction * static_cast<double>(gpu_.total())));
+  prefill_reserve_ =
+      static_cast<int64_t>(std::floor(reserved_gpu_fraction * static_cast<double>(gpu_.total())));
 }
 
 bool KvResidency::grow_gpu(SessionState& s, int64_t tokens) {

@@ -19,8 +19,8 @@ size_t gpu_blocks_within(const SessionState& s, int64_t chain_blocks) {
 
 size_t shareable_gpu_blocks(const SessionState& s) {
   // A fork's family shares blocks past the prompt (the parent's context): all of its chain.
-  return gpu_blocks_within(s, s.chain_shared ? static_cast<int64_t>(s.chain.size())
-                                             : s.prompt_chain_blocks);
+  return gpu_blocks_within(
+      s, s.chain_shared ? static_cast<int64_t>(s.chain.size()) : s.prompt_chain_blocks);
 }
 
 void KvResidency::release_worthless(std::vector<BlockId>& blocks) {
@@ -40,8 +40,8 @@ void KvResidency::release_worthless(std::vector<BlockId>& blocks) {
 void KvResidency::apply_reset(SessionState& s) {
   const trace::ContextEvent& ev = s.context_event();
   if (ev.shared > s.context || ev.shared > ev.tokens)
-    throw std::logic_error(fmt::format("session {}: a reset keeps {} of {} tokens", s.id(),
-                                       ev.shared, s.context));
+    throw std::logic_error(
+        fmt::format("session {}: a reset keeps {} of {} tokens", s.id(), ev.shared, s.context));
   ++counters_.resets;
   const int64_t bt = block_tokens_;
   const int64_t dropped = s.dropped_blocks;

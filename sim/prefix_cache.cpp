@@ -49,8 +49,7 @@ void PrefixCache::adopt(SessionState& t) {
 }
 
 bool PrefixCache::can_match(const SessionState& s) const {
-  return caching_ && !s.chain.empty() && s.kv == 0 && s.gpu_blocks.empty() &&
-         s.cpu_blocks.empty();
+  return caching_ && !s.chain.empty() && s.kv == 0 && s.gpu_blocks.empty() && s.cpu_blocks.empty();
 }
 
 int64_t PrefixCache::matchable_blocks(const SessionState& s) const {
@@ -122,8 +121,7 @@ void PrefixCache::publish(SessionState& s) {
 int64_t PrefixCache::cached_prefix_blocks(const std::vector<uint64_t>& chain) const {
   const BlockPool& gpu = kv_.gpu();
   int64_t j = 0;
-  while (j < static_cast<int64_t>(chain.size()) && gpu.has_hash(chain[static_cast<size_t>(j)]))
-    ++j;
+  while (j < static_cast<int64_t>(chain.size()) && gpu.has_hash(chain[static_cast<size_t>(j)])) ++j;
   return j;
 }
 

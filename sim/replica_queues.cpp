@@ -16,20 +16,27 @@ namespace {
 // The lists a session can be in; kNoList: none (yet).
 enum List : uint8_t { kNoList, kRunning, kWaiting, kSwapped, kPaused, kExporting, kImporting };
 const char* list_name(uint8_t l) {
-  static const char* names[] = {"no list", "running", "waiting", "swapped",
+  static const char* names[] = {"no list", "running",   "waiting",  "swapped",
                                 "paused",  "exporting", "importing"};
   return names[l];
 }
 // The list a session in phase p must be in (kNoList: it must not be on the replica at all).
 uint8_t list_of(Phase p) {
   switch (p) {
-    case Phase::kRunning: return kRunning;
-    case Phase::kWaiting: return kWaiting;
-    case Phase::kSwapped: return kSwapped;
-    case Phase::kPaused: return kPaused;
-    case Phase::kExporting: return kExporting;
-    case Phase::kImporting: return kImporting;
-    default: return kNoList;
+    case Phase::kRunning:
+      return kRunning;
+    case Phase::kWaiting:
+      return kWaiting;
+    case Phase::kSwapped:
+      return kSwapped;
+    case Phase::kPaused:
+      return kPaused;
+    case Phase::kExporting:
+      return kExporting;
+    case Phase::kImporting:
+      return kImporting;
+    default:
+      return kNoList;
   }
 }
 
@@ -86,11 +93,16 @@ void ReplicaQueues::requeue_tokens(SessionState& s) {
 
 std::vector<int32_t>& ReplicaQueues::list(Phase p) {
   switch (p) {
-    case Phase::kRunning: return running_;
-    case Phase::kPaused: return paused_;
-    case Phase::kExporting: return exporting_;
-    case Phase::kImporting: return importing_;
-    default: throw std::logic_error("ReplicaQueues: no list for that phase");
+    case Phase::kRunning:
+      return running_;
+    case Phase::kPaused:
+      return paused_;
+    case Phase::kExporting:
+      return exporting_;
+    case Phase::kImporting:
+      return importing_;
+    default:
+      throw std::logic_error("ReplicaQueues: no list for that phase");
   }
 }
 
@@ -178,8 +190,8 @@ void ReplicaQueues::check_lists(int32_t r) const {
   std::vector<uint8_t> in(slots.size(), kNoList);
   auto mark = [&](int32_t h, uint8_t l) {
     if (h < 0 || static_cast<size_t>(h) >= slots.size() || slots[static_cast<size_t>(h)].idx < 0)
-      invariant_fail(r, fmt::format("the {} list holds handle {}, which holds no session",
-                                    list_name(l), h));
+      invariant_fail(
+          r, fmt::format("the {} list holds handle {}, which holds no session", list_name(l), h));
     uint8_t& at = in[static_cast<size_t>(h)];
     if (at != kNoList)
       invariant_fail(r, at == l ? fmt::format("session {} is twice in the {} list", table_[h].idx,
@@ -213,10 +225,10 @@ void ReplicaQueues::check_lists(int32_t r) const {
       invariant_fail(r, fmt::format("a slot holds session {}, {}: not on the replica", s.idx,
                                     phase_name(s.phase)));
     if (in[h] != want)
-      invariant_fail(r, fmt::format("session {} is {} but in {}", s.idx, phase_name(s.phase),
-                                    in[h] == kNoList
-                                        ? std::string("no list")
-                                        : fmt::format("the {} list", list_name(in[h]))));
+      invariant_fail(r,
+                     fmt::format("session {} is {} but in {}", s.idx, phase_name(s.phase),
+                                 in[h] == kNoList ? std::string("no list")
+                                                  : fmt::format("the {} list", list_name(in[h]))));
     pending += s.swap_out_pending;
   }
   for (int32_t h : swap_out_pending_)

@@ -92,16 +92,16 @@ class ReplicaQueues {
   SessionTable& table_;
   int64_t block_tokens_;
   SchedulerTraits traits_;
-  int64_t admit_seq_ = 0;            // admission counter (admission_order)
-  int64_t front_seq_ = 0;            // preemption counter (preempt_to_front)
-  std::vector<int32_t> running_;     // handles, sorted by (run_key, trace index)
+  int64_t admit_seq_ = 0;         // admission counter (admission_order)
+  int64_t front_seq_ = 0;         // preemption counter (preempt_to_front)
+  std::vector<int32_t> running_;  // handles, sorted by (run_key, trace index)
   Queue waiting_;
   Queue swapped_;
-  std::vector<int32_t> paused_;      // paused handles, in pause order
-  std::vector<int32_t> exporting_;   // prefilled, KV waiting to leave (pause order)
-  std::vector<int32_t> importing_;   // KV arriving into reserved blocks
+  std::vector<int32_t> paused_;            // paused handles, in pause order
+  std::vector<int32_t> exporting_;         // prefilled, KV waiting to leave (pause order)
+  std::vector<int32_t> importing_;         // KV arriving into reserved blocks
   std::vector<int32_t> swap_out_pending_;  // synchronous (policy `swap`)
-  int64_t queued_tokens_ = 0;  // sum of queued_tokens over the waiting and swapped queues
+  int64_t queued_tokens_ = 0;            // sum of queued_tokens over the waiting and swapped queues
   mutable int64_t running_pending_ = 0;  // prefill pending in the running set, last recount
   mutable int64_t running_decodes_ = 0;  // decoding sessions at the last recount
   mutable bool running_load_stale_ = false;

@@ -20,6 +20,7 @@
 
 #include "sim/block_manager.h"
 #include "sim/cost_model.h"
+#include "sim/metrics.h"
 #include "sim/session_state.h"
 #include "sim/swap_budget.h"
 #include "sim/time.h"
@@ -55,7 +56,7 @@ class ReplicaView {
   ReplicaView(int32_t replica, const EventQueue& queue, const EngineConfig& config,
               const CostModel& cost, const SessionTable& sessions, const ReplicaQueues& queues,
               const KvResidency& kv, const PrefixCache& prefix, const SwapPlanner& swaps,
-              const BatchInFlight& batch)
+              const BatchInFlight& batch, const Counters& counters)
       : replica_(replica),
         queue_(queue),
         config_(config),
@@ -65,7 +66,8 @@ class ReplicaView {
         kv_(kv),
         prefix_(prefix),
         swaps_(swaps),
-        batch_(batch) {}
+        batch_(batch),
+        counters_(counters) {}
 
   int32_t replica() const { return replica_; }
   Nanos now() const;
@@ -95,6 +97,9 @@ class ReplicaView {
   // Leading blocks of `chain` (content hashes in this replica's block size) that the replica's
   // GPU prefix cache holds now.
   int64_t cached_prefix_blocks(const std::vector<uint64_t>& chain) const;
+  // The current state, as one time-series sample at time t.
+  TimeSample sample(Nanos t) const;
+  const Counters& counters() const { return counters_; }
   // The parts themselves, for readers that need more than the figures above.
   const SessionTable& sessions() const { return sessions_; }
   const ReplicaQueues& queues() const { return queues_; }
@@ -112,6 +117,7 @@ class ReplicaView {
   const PrefixCache& prefix_;
   const SwapPlanner& swaps_;
   const BatchInFlight& batch_;
+  const Counters& counters_;
 };
 
 class KvDecisions {

@@ -46,8 +46,8 @@ void SessionTable::check(int32_t r) const {
     int64_t causes = 0;
     for (int64_t c : s.recompute_cause) causes += c;
     if (causes != s.recompute_left)
-      invariant_fail(r, fmt::format("session {}: recompute causes sum to {}, not {}", s.idx,
-                                    causes, s.recompute_left));
+      invariant_fail(r, fmt::format("session {}: recompute causes sum to {}, not {}", s.idx, causes,
+                                    s.recompute_left));
   }
 }
 

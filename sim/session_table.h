@@ -29,7 +29,7 @@ class SessionTable {
   void check(int32_t replica) const;
 
  private:
-  friend struct EngineTestAccess;  // tests/cluster/test_invariant_faults.cpp plants faults
+  friend struct EngineTestAccess;    // tests/cluster/test_invariant_faults.cpp plants faults
   std::vector<SessionState> slots_;  // by handle
   std::vector<int32_t> free_slots_;  // handles to reuse, most recently freed last
 };

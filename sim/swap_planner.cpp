@@ -55,9 +55,8 @@ void SwapPlanner::plan() {
   int64_t free = kv_.gpu().free();
   for (const QueueKey& q : queues_.swapped()) {
     const SessionState& s = table_[q.h];
-    const int64_t n =
-        swap_budget_.blocks_that_fit(bytes, Direction::kHostToDevice,
-                                     std::min(free, static_cast<int64_t>(s.cpu_blocks.size())));
+    const int64_t n = swap_budget_.blocks_that_fit(
+        bytes, Direction::kHostToDevice, std::min(free, static_cast<int64_t>(s.cpu_blocks.size())));
     if (n <= 0) break;
     swap_budget_.take(n * bytes, Direction::kHostToDevice);
     swap_in_plan_.emplace_back(q.h, n);
@@ -74,7 +73,7 @@ void SwapPlanner::plan() {
 Nanos SwapPlanner::progress() {
   if (!pipelined_) return 0;
   const int64_t bytes = kv_.block_bytes(), bt = kv_.block_tokens();
-  SwapBudget left = swap_budget_;                   // what the policy planned against
+  SwapBudget left = swap_budget_;                  // what the policy planned against
   SwapBudget moved(cost_, swap_budget_.window());  // what actually crosses PCIe
   int64_t moved_out = 0, moved_in = 0;
   for (const auto& [h, limit] : swap_out_requests_) {

@@ -62,8 +62,8 @@ class SwapPlanner final : public KvDecisions {
   Counters& counters_;
   const CostModel& cost_;
   bool pipelined_;
-  SwapBudget swap_budget_;  // this iteration's, swap-ins planned
-  std::vector<std::pair<int32_t, int64_t>> swap_in_plan_;       // (handle, blocks), FCFS
+  SwapBudget swap_budget_;                                 // this iteration's, swap-ins planned
+  std::vector<std::pair<int32_t, int64_t>> swap_in_plan_;  // (handle, blocks), FCFS
   std::vector<std::pair<int32_t, int64_t>> swap_out_requests_;  // (handle, max blocks), in order
 };
 

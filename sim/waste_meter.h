@@ -46,7 +46,7 @@ class WasteMeter {
   const KvResidency& kv_;
   const PrefixCache& prefix_;
   WasteBreakdown waste_;
-  Nanos accounted_until_ = -1;  // -1: nothing arrived yet
+  Nanos accounted_until_ = -1;         // -1: nothing arrived yet
   std::vector<uint64_t> block_stamp_;  // account(): which blocks were already counted
   uint64_t account_stamp_ = 0;
   std::vector<Span> busy_spans_;

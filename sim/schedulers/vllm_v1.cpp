@@ -160,6 +160,8 @@ void VllmV1::admit_waiting_in_order(BatchContext& c) {
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_vllm_v1() { return std::make_unique<VllmV1>(); }
+std::unique_ptr<Scheduler> make_vllm_v1() {
+  return std::make_unique<VllmV1>();
+}
 
 }  // namespace isim::sim

@@ -1,4 +1,4 @@
-// The invariant checks catch each planted fault (sim/engine_invariants.cpp, Cluster::check_global).
+// The invariant checks catch each planted fault (the engine parts' checks, Cluster::check_global).
 // A two-replica fleet on the round profile (tests/sim_fixtures.h: T(x) = 10 ms + 1 ms per
 // batched token, 4-token blocks), 20 GPU blocks a replica, vllm-v0, preserve, round-robin (a
 // and c on replica 0, b and d on replica 1), stopped at 100 ms:
