@@ -6,7 +6,9 @@
 
 namespace isim::sim {
 
+namespace schedulers {
 std::unique_ptr<Scheduler> make_vllm_v1();  // sim/schedulers/vllm_v1.cpp
+}  // namespace schedulers
 
 namespace {
 
@@ -52,7 +54,7 @@ const SchedulerRegistry& scheduler_registry() {
     reg.add("vllm-v1",
             "vLLM v1: running requests first in one token-budget pass, preempt the last "
             "admitted, admit nothing in a step that preempted",
-            make_vllm_v1);
+            schedulers::make_vllm_v1);
     return reg;
   }();
   return r;

@@ -16,7 +16,7 @@
 
 #include "sim/batch_steps.h"
 
-namespace isim::sim {
+namespace isim::sim::schedulers {
 
 namespace {
 
@@ -164,4 +164,4 @@ std::unique_ptr<Scheduler> make_vllm_v1() {
   return std::make_unique<VllmV1>();
 }
 
-}  // namespace isim::sim
+}  // namespace isim::sim::schedulers
