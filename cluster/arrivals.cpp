@@ -21,11 +21,11 @@ void Arrivals::load() {
   const trace::Trace& trace = f_.trace();
   for (int32_t r = 0; r < f_.size(); ++r)
     if (f_.spec(r).executor->live())
-      f_.spec(r).executor->begin(trace, f_.engine(r).blocks().gpu, f_.engine(r).blocks().cpu);
+      f_.spec(r).executor->begin(trace, f_.engine(r).view().blocks().gpu, f_.engine(r).view().blocks().cpu);
   std::set<int64_t> block_sizes;
   bool live = false;
   for (int32_t r = 0; r < f_.size(); ++r) {
-    block_sizes.insert(f_.engine(r).block_tokens());
+    block_sizes.insert(f_.engine(r).view().block_tokens());
     live = live || f_.spec(r).executor->live();
   }
   load_start_after();
@@ -97,7 +97,7 @@ void Arrivals::handle(const sim::Event& ev) {
 
 void Arrivals::open() {
   // Waste accounting starts for the whole fleet at the first arrival.
-  for (int32_t r = 0; r < f_.size(); ++r) f_.replica(r).open(f_.now());
+  for (int32_t r = 0; r < f_.size(); ++r) f_.replica(r).meter().open(f_.now());
   opened_ = true;
   if (f_.parts().planning) f_.parts().planning->start();
 }
@@ -155,7 +155,7 @@ sim::SessionState Arrivals::arriving(int32_t i) {
   const int32_t p = fork_parent_.empty() ? -1 : fork_parent_[static_cast<size_t>(i)];
   if (p < 0 || f_.ledger().status(p) != Status::kOnReplica) return s;
   const Location at = f_.ledger().where(p);
-  const sim::SessionState& ps = f_.engine(at.replica).session(at.handle);
+  const sim::SessionState& ps = f_.engine(at.replica).view().session(at.handle);
   if (ps.chain_block_tokens <= 0) return s;
   const int64_t tokens = src.segments.front().event.tokens;
   const auto blocks =
@@ -163,7 +163,7 @@ sim::SessionState Arrivals::arriving(int32_t i) {
   if (blocks == 0) return s;
   s.fork_chain.assign(ps.chain.begin(), ps.chain.begin() + static_cast<std::ptrdiff_t>(blocks));
   s.fork_block_tokens = ps.chain_block_tokens;
-  f_.replica(at.replica).share_chain(at.handle);
+  f_.replica(at.replica).handoff().share_chain(at.handle);
   fork_session_ = i;
   fork_block_tokens_ = s.fork_block_tokens;
   fork_chain_ = s.fork_chain;

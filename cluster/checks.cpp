@@ -35,8 +35,8 @@ void Checker::check_global() const {
   std::vector<int32_t> seen(f_.trace().size(), 0);
   for (int32_t r = 0; r < f_.size(); ++r) {
     const sim::Engine& e = f_.engine(r);
-    for (int32_t h = 0; h < static_cast<int32_t>(e.slot_count()); ++h) {
-      const sim::SessionState& s = e.session(h);
+    for (int32_t h = 0; h < static_cast<int32_t>(e.view().sessions().size()); ++h) {
+      const sim::SessionState& s = e.view().session(h);
       if (s.idx < 0) continue;
       if (++seen[static_cast<size_t>(s.idx)] > 1 && !transfers)
         fail(fmt::format("session {} is on two replicas", s.idx));

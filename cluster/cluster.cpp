@@ -43,7 +43,7 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
 }
 
 void Cluster::set_observer(std::function<void(const sim::IterationRecord&)> f) {
-  for (int32_t r = 0; r < size(); ++r) fleet_.replica(r).set_observer(f);
+  for (int32_t r = 0; r < size(); ++r) fleet_.replica(r).notes().set_observer(f);
 }
 
 void Cluster::set_progress(ProgressFn f, int64_t every) {
@@ -109,7 +109,7 @@ void Cluster::dispatch(const sim::Event& ev) {
     fleet_.touch(ev.target);
     // An engine that checks itself did so as the iteration ended, after everything its
     // listener did to it.
-    if (fleet_.engine(ev.target).config().check_invariants) fleet_.clear_changed(ev.target);
+    if (fleet_.engine(ev.target).view().config().check_invariants) fleet_.clear_changed(ev.target);
     return;
   }
   Component& c = fleet_.part(ev.target);

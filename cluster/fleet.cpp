@@ -36,7 +36,7 @@ Fleet::Fleet(const trace::Trace& trace, std::vector<ReplicaSpec> specs, Router& 
                                                      *sp.executor, *sp.policy));
     engines_.back()->set_listener(listener);
     engines_.back()->set_kv_manager(sp.kv_manager);
-    engines_.back()->set_run_observer(sp.observer);
+    engines_.back()->notes().set_run_observer(sp.observer);
   }
   counts_.admitted.assign(specs_.size(), 0);
   counts_.resumed.assign(specs_.size(), 0);
@@ -81,7 +81,7 @@ bool RouteView::eligible(int32_t r) const {
 }
 
 const std::vector<uint64_t>& RouteView::prefix_chain(int32_t r) const {
-  const int64_t bt = replica(r).block_tokens();
+  const int64_t bt = replica(r).view().block_tokens();
   if (const std::vector<uint64_t>* fork = f_.parts().arrivals->fork_chain(q_, bt)) return *fork;
   for (const auto& [b, chain] : chains_)
     if (b == bt) return chain;

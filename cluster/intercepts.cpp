@@ -12,7 +12,7 @@ void Intercepts::handle(const sim::Event& ev) {
   if (ev.type != kEnd) unknown(ev);
   const auto i = static_cast<int32_t>(ev.arg);
   const Location at = f_.ledger().where(i);
-  if (f_.engine(at.replica).session(at.handle).moving_paused) {
+  if (f_.engine(at.replica).view().session(at.handle).moving_paused) {
     f_.parts().roles->resume_on_landing(i, f_.now());  // resumes when its KV lands
     return;
   }
@@ -27,7 +27,7 @@ void Intercepts::paused(int32_t r, int32_t h, const sim::SessionState& s, sim::N
 void Intercepts::resume(int32_t i, sim::Nanos ended_at) {
   const Location at = f_.ledger().where(i);
   sim::Engine& holder = f_.replica(at.replica);
-  const sim::SessionState& s = holder.session(at.handle);
+  const sim::SessionState& s = holder.view().session(at.handle);
   const trace::Session& src = f_.source(i);
   const auto seg = static_cast<size_t>(s.segments_done());
   const double duration_s = src.segments[seg].intercept->duration_s;
@@ -43,7 +43,7 @@ void Intercepts::resume(int32_t i, sim::Nanos ended_at) {
     // The summary replaces the context; of the KV held, only the surviving tokens still count.
     q.context_tokens = next.event.tokens;
     q.holder_kv_tokens = next.kv_surviving(s.kv);
-    q.holder_gpu_blocks = std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.block_tokens());
+    q.holder_gpu_blocks = std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.view().block_tokens());
   }
   q.context_tokens += next.input;
   Tiers* tiers = f_.parts().tiers;
@@ -59,7 +59,7 @@ void Intercepts::resume(int32_t i, sim::Nanos ended_at) {
     holder.resume(at.handle, duration_s, ended_at);
     return;
   }
-  sim::SessionState moved = holder.export_paused(at.handle, sim::LostCause::kMigration);
+  sim::SessionState moved = holder.handoff().export_paused(at.handle, sim::LostCause::kMigration);
   f_.touch(at.replica);  // its freed blocks may let a waiting session in
   ++moved.m.migrations;
   ++f_.counts().migrations;
@@ -68,7 +68,7 @@ void Intercepts::resume(int32_t i, sim::Nanos ended_at) {
 
 void Intercepts::resume_on(int32_t r, int32_t h, double intercept_s, sim::Nanos ended_at) {
   if (const Roles* roles = f_.parts().roles)
-    f_.replica(r).set_export(h, roles->role(r) == Role::kPrefill);
+    f_.replica(r).handoff().set_export(h, roles->role(r) == Role::kPrefill);
   f_.replica(r).resume(h, intercept_s, ended_at);
 }
 

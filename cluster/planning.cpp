@@ -74,15 +74,15 @@ void Planning::pull() {
     const sim::Engine& e = f_.engine(r);
     const sim::Counters& c = e.counters();
     PullMark& mk = marks_[static_cast<size_t>(r)];
-    const sim::TimeSample ts = e.sample(f_.now());
+    const sim::TimeSample ts = e.view().sample(f_.now());
     ReplicaMetrics m;
     m.role = roles.role(r);
     m.switching = roles.switching(r);
-    m.queued_prefill_tokens = e.load().queued_prefill_tokens;
+    m.queued_prefill_tokens = e.view().load().queued_prefill_tokens;
     m.waiting_sessions = static_cast<int32_t>(ts.waiting + ts.swapped);
     m.running_sessions = static_cast<int32_t>(ts.running);
-    m.decoding_sessions = e.decoding_sessions();
-    m.kv_utilization = static_cast<double>(e.gpu().used()) / static_cast<double>(e.gpu().total());
+    m.decoding_sessions = e.view().decoding_sessions();
+    m.kv_utilization = static_cast<double>(e.view().gpu().used()) / static_cast<double>(e.view().gpu().total());
     const double busy = sim::to_seconds(c.busy_time - mk.busy);
     const int64_t iters = c.iterations - mk.iterations;
     m.busy_fraction = snap.dt_s > 0 ? std::min(1.0, busy / snap.dt_s) : 0;
@@ -108,7 +108,7 @@ void Planning::decide() {
   ctx.roles = roles.roles();
   ctx.switching = roles.switching();
   for (int32_t r = 0; r < f_.size(); ++r) {
-    ctx.cost_models.push_back(&f_.engine(r).cost_model());
+    ctx.cost_models.push_back(&f_.engine(r).view().cost_model());
     ctx.max_num_seqs.push_back(f_.spec(r).config.max_num_seqs);
     ctx.max_num_batched_tokens.push_back(f_.spec(r).config.max_num_batched_tokens);
   }

@@ -25,11 +25,11 @@ double imbalance(const std::vector<double>& v) {
 
 RunResult Cluster::result() {
   sampler_.close(end_);
-  for (int32_t i = 0; i < size(); ++i) fleet_.replica(i).close(end_);
+  for (int32_t i = 0; i < size(); ++i) fleet_.replica(i).meter().close(end_);
   RunResult r;
   r.sessions =
       fleet_.ledger().records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
-        return engine(rep).session(h).m;
+        return engine(rep).view().session(h).m;
       });
   sim::Counters c;
   sim::WasteBreakdown w;
@@ -47,18 +47,18 @@ RunResult Cluster::result() {
     const sim::Engine& e = engine(static_cast<int32_t>(i));
     const ReplicaSpec& spec = fleet_.spec(static_cast<int32_t>(i));
     c.merge(e.counters());
-    w.merge(e.waste());
-    gpu += e.blocks().gpu;
-    cpu += e.blocks().cpu;
+    w.merge(e.meter().waste());
+    gpu += e.view().blocks().gpu;
+    cpu += e.view().blocks().cpu;
     extrapolations += spec.executor->cost_model().extrapolations();
-    busy_spans.insert(busy_spans.end(), e.busy_spans().begin(), e.busy_spans().end());
+    busy_spans.insert(busy_spans.end(), e.meter().busy_spans().begin(), e.meter().busy_spans().end());
     ReplicaResult rr;
-    rr.replica = e.replica();
+    rr.replica = e.view().replica();
     rr.group = spec.group;
     rr.role = role_name(role(static_cast<int32_t>(i)));
     rr.counters = e.counters();
-    rr.waste = e.waste();
-    rr.blocks = e.blocks();
+    rr.waste = e.meter().waste();
+    rr.blocks = e.view().blocks();
     rr.admitted = fleet_.counts().admitted[i];
     rr.resumed_here = fleet_.counts().resumed[i];
     rr.mean_queued_tokens = samples[i] > 0 ? queued_sum[i] / static_cast<double>(samples[i]) : 0;

@@ -63,8 +63,8 @@ void Roles::place_arrival(int32_t i, sim::SessionState s, RouteRequest& q) {
     int64_t best = 0;
     for (int32_t r = 0; r < f_.size(); ++r)
       if (!in_pool(roles_[static_cast<size_t>(r)], kPrefillPool))
-        best = std::max(best, f_.engine(r).cached_prefix_blocks(v.prefix_chain(r)) *
-                                  f_.engine(r).block_tokens());
+        best = std::max(best, f_.engine(r).view().cached_prefix_blocks(v.prefix_chain(r)) *
+                                  f_.engine(r).view().block_tokens());
     uncached = std::max<int64_t>(q.context_tokens - best, 0);
     to_prefill = uncached > sp.threshold_tokens;
   }
@@ -95,11 +95,11 @@ void Roles::place_resume(int32_t i, RouteRequest& q, double duration_s, sim::Nan
   Tiers* tiers = f_.parts().tiers;
   if (tiers && tiers->resume_with_tiers(q, r, duration_s, ended_at)) return;
   if (r == at.replica) {
-    holder.set_export(at.handle, exports);
+    holder.handoff().set_export(at.handle, exports);
     holder.resume(at.handle, duration_s, ended_at);
     return;
   }
-  sim::SessionState moved = holder.export_paused(at.handle, sim::LostCause::kMigration);
+  sim::SessionState moved = holder.handoff().export_paused(at.handle, sim::LostCause::kMigration);
   f_.touch(at.replica);
   ++moved.m.migrations;
   ++f_.counts().migrations;
@@ -137,7 +137,7 @@ void Roles::pump_imports() {
         for (const PendingImport& p : moved) {
           RouteRequest rq;
           rq.session = p.session;
-          rq.context_tokens = f_.engine(p.src).session(p.src_h).context;
+          rq.context_tokens = f_.engine(p.src).view().session(p.src_h).context;
           rq.kv_arrives = true;
           const int32_t to = route_in(rq, kLocalPool);
           (to == r ? stay : imports_[static_cast<size_t>(to)]).push_back(p);
@@ -150,14 +150,14 @@ void Roles::pump_imports() {
         const PendingImport p = q.front();
         const sim::Engine& e = f_.engine(r);
         if (p.src == r) {
-          f_.replica(r).keep_exported(p.src_h);
+          f_.replica(r).handoff().keep_exported(p.src_h);
           f_.touch(r);
         } else {
-          const int64_t kv = f_.engine(p.src).session(p.src_h).kv;
-          if (!e.can_import(kv)) {
+          const int64_t kv = f_.engine(p.src).view().session(p.src_h).kv;
+          if (!e.handoff().can_import(kv)) {
             // Nothing here will free blocks by itself: give up idle KV for it.
-            if (e.busy() || !e.running().empty() || !e.importing().empty() ||
-                !f_.replica(r).make_room(sim::blocks_for(kv, e.block_tokens())))
+            if (e.busy() || !e.view().running().empty() || !e.view().queues().importing().empty() ||
+                !f_.replica(r).handoff().make_room(sim::blocks_for(kv, e.view().block_tokens())))
               break;
           }
           start_transfer(r, p);
@@ -176,13 +176,13 @@ int32_t Roles::link_index(int32_t src, int32_t dst) const {
 
 void Roles::start_transfer(int32_t dst, const PendingImport& p) {
   sim::Engine& src = f_.replica(p.src);
-  const double bytes = kv_bytes(src, src.session(p.src_h).kv);
+  const double bytes = kv_bytes(src, src.view().session(p.src_h).kv);
   const Link& link = f_.parts().transfers->link(link_index(p.src, dst));
   double send = bytes;
   if (cfg_.links.transfer == "layer" && f_.now() == p.prefilled_at) {
     // Streamed layer by layer during the last prefill iteration: what the link could carry
     // meanwhile has gone, but never the last layer, which exists only at the iteration's end.
-    const int layers = std::max(1, src.cost_model().profile().model.layers);
+    const int layers = std::max(1, src.view().cost_model().profile().model.layers);
     const double carried =
         static_cast<double>(p.prefilled_at - p.iteration_start) * link.spec().gbps;
     send = std::max(bytes / layers, bytes - carried);
@@ -200,20 +200,20 @@ void Roles::start_transfer(int32_t dst, const PendingImport& p) {
 
 // Reserves the destination's blocks for m's session and starts sending `send_bytes` of it.
 void Roles::launch(int32_t dst, double send_bytes, KvMove m) {
-  sim::SessionState copy = f_.engine(m.src).session(m.src_h);
+  sim::SessionState copy = f_.engine(m.src).view().session(m.src_h);
   copy.gpu_blocks.clear();
   copy.cpu_blocks.clear();
   copy.h = -1;
   m.dst = dst;
-  m.dst_h = f_.replica(dst).reserve_import(std::move(copy));
+  m.dst_h = f_.replica(dst).handoff().reserve_import(std::move(copy));
   m.started_at = f_.now();
   f_.parts().transfers->start(link_index(m.src, dst), send_bytes, m, *this);
   f_.touch(dst);
 }
 
 void Roles::landed(const KvMove& t) {
-  const int64_t kv = f_.replica(t.src).finish_export(t.src_h).kv;
-  f_.replica(t.dst).finish_import(t.dst_h, f_.now() - t.since);
+  const int64_t kv = f_.replica(t.src).handoff().finish_export(t.src_h).kv;
+  f_.replica(t.dst).handoff().finish_import(t.dst_h, f_.now() - t.since);
   f_.ledger().placed(t.session, t.dst, t.dst_h);
   f_.touch(t.src);
   f_.touch(t.dst);

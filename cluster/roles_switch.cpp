@@ -64,10 +64,10 @@ void Roles::begin_switch(int32_t r, Role to) {
 void Roles::progress_switches() {
   for (int32_t r = 0; r < f_.size(); ++r) {
     const auto i = static_cast<size_t>(r);
-    if (!switching_[i] || f_.engine(r).held_until() > f_.now()) continue;
+    if (!switching_[i] || f_.engine(r).handoff().held_until() > f_.now()) continue;
     sim::Engine& e = f_.replica(r);
     if (draining_[i]) {
-      if (e.has_active_work() || !e.exporting().empty() || !e.importing().empty() ||
+      if (e.has_work() || !e.view().queues().exporting().empty() || !e.view().queues().importing().empty() ||
           !imports_[i].empty())
         continue;
       draining_[i] = 0;
@@ -76,11 +76,11 @@ void Roles::progress_switches() {
     }
     if (cfg_.switching.paused_kv != "keep" && switch_to_[i] == Role::kPrefill) {
       // It stops decoding: the KV of its paused sessions is dropped or moved.
-      const std::vector<int32_t> paused = e.paused();
+      const std::vector<int32_t> paused = e.view().paused();
       for (int32_t h : paused) relocate_paused(r, h);
     }
     const sim::Nanos until = f_.now() + sim::from_seconds(cfg_.switching.cost_s);
-    e.hold_until(until + 1);  // released by the switch-done event
+    e.handoff().hold_until(until + 1);  // released by the switch-done event
     roles_[i] = switch_to_[i];
     draining_[i] = 2;  // paying the cost
     schedule(until, sim::kPrioSwitch, kSwitchDone, r);
@@ -91,7 +91,7 @@ void Roles::finish_switch(int32_t r) {
   const auto i = static_cast<size_t>(r);
   switching_[i] = 0;
   draining_[i] = 0;
-  f_.replica(r).hold_until(0);
+  f_.replica(r).handoff().hold_until(0);
   f_.touch(r);
 }
 
@@ -103,10 +103,10 @@ int32_t Roles::move_target(int32_t src, int64_t kv) {
   for (int32_t r = 0; r < f_.size(); ++r) {
     const auto i = static_cast<size_t>(r);
     if (r == src || draining_[i] || !in_pool(roles_[i], kLocalPool) ||
-        !in_pool(switch_to_[i], kLocalPool) || !f_.engine(r).can_import(kv))
+        !in_pool(switch_to_[i], kLocalPool) || !f_.engine(r).handoff().can_import(kv))
       continue;
-    if (f_.engine(r).gpu().free() > most) {
-      most = f_.engine(r).gpu().free();
+    if (f_.engine(r).view().gpu().free() > most) {
+      most = f_.engine(r).view().gpu().free();
       best = r;
     }
   }
@@ -115,22 +115,22 @@ int32_t Roles::move_target(int32_t src, int64_t kv) {
 
 void Roles::relocate_paused(int32_t r, int32_t h) {
   sim::Engine& e = f_.replica(r);
-  const sim::SessionState& s = e.session(h);
+  const sim::SessionState& s = e.view().session(h);
   if (s.kv == 0) return;
   if (cfg_.switching.paused_kv == "drop") {
     stats_.switch_dropped_tokens += s.kv;
-    e.drop_paused(h, sim::LostCause::kRoleSwitch);
+    e.handoff().drop_paused(h, sim::LostCause::kRoleSwitch);
     f_.touch(r);
     return;
   }
-  const int32_t dst = e.can_move_paused(h) ? move_target(r, s.kv) : -1;
+  const int32_t dst = e.handoff().can_move_paused(h) ? move_target(r, s.kv) : -1;
   if (dst < 0) {
     // No decode replica has room (or the KV is on the CPU): it stays, and the engine evicts it
     // if it needs the blocks.
     stats_.switch_kept_tokens += s.kv;
     return;
   }
-  e.start_move(h);
+  e.handoff().start_move(h);
   KvMove m;
   m.kind = KvMove::kPausedMove;
   m.session = s.idx;
@@ -145,7 +145,7 @@ void Roles::settle_strays() {
   std::vector<std::array<int32_t, 3>> strays;
   strays.swap(stray_paused_);
   for (const auto& [r, h, idx] : strays) {
-    const sim::SessionState& s = f_.engine(r).session(h);
+    const sim::SessionState& s = f_.engine(r).view().session(h);
     // Still paused here, and here still not decoding.
     if (s.idx == idx && s.phase == sim::Phase::kPaused &&
         roles_[static_cast<size_t>(r)] == Role::kPrefill)
@@ -168,7 +168,7 @@ void Roles::sample(sim::Nanos t, const std::vector<ReplicaSample>& replica_ts) {
         break;
       case Role::kPrefill:
         ++s.prefill;
-        s.prefill_queued_tokens += e.load().queued_prefill_tokens;
+        s.prefill_queued_tokens += e.view().load().queued_prefill_tokens;
         break;
       case Role::kDecode:
         ++s.decode;

@@ -37,8 +37,8 @@ void Sampler::sample(sim::Nanos t) {
   sim::TimeSample fleet;
   fleet.t_s = sim::to_seconds(t);
   for (int32_t r = 0; r < f_.size(); ++r) {
-    sim::TimeSample s = f_.engine(r).sample(t);
-    replicas_.push_back({f_.engine(r).replica(), s});
+    sim::TimeSample s = f_.engine(r).view().sample(t);
+    replicas_.push_back({f_.engine(r).view().replica(), s});
     fleet.merge(s);
   }
   fleet_.push_back(fleet);

@@ -11,13 +11,13 @@
 namespace isim::cluster {
 
 sim::Nanos Tiers::prefill_cost(const sim::Engine& dst, int64_t kv, int64_t total) const {
-  const int64_t chunk = dst.config().max_num_batched_tokens;
+  const int64_t chunk = dst.view().config().max_num_batched_tokens;
   if (prefill_memo_.size() > 100000) prefill_memo_.clear();
-  const auto key = std::make_tuple(&dst.cost_model(), kv, total - kv, chunk);
+  const auto key = std::make_tuple(&dst.view().cost_model(), kv, total - kv, chunk);
   auto it = prefill_memo_.find(key);
   if (it == prefill_memo_.end()) {
-    auto& est = estimators_[&dst.cost_model()];
-    if (!est) est = std::make_unique<sim::CostModel>(dst.cost_model().profile());
+    auto& est = estimators_[&dst.view().cost_model()];
+    if (!est) est = std::make_unique<sim::CostModel>(dst.view().cost_model().profile());
     it = prefill_memo_.emplace(key, prefill_estimate(*est, kv, total - kv, chunk)).first;
   }
   return it->second;
@@ -26,7 +26,7 @@ sim::Nanos Tiers::prefill_cost(const sim::Engine& dst, int64_t kv, int64_t total
 FetchPlan Tiers::plan_fetch(const RouteRequest& q, int32_t r) const {
   const Location at = f_.ledger().where(q.session);
   const sim::Engine& holder = f_.engine(at.replica);
-  const sim::SessionState& s = holder.session(at.handle);
+  const sim::SessionState& s = holder.view().session(at.handle);
   const trace::Session& src = f_.source(q.session);
   const trace::Segment& next = src.segments[static_cast<size_t>(s.segments_done()) + 1];
   const bool reset = next.event.kind == trace::ContextEventKind::kReset;
@@ -36,8 +36,8 @@ FetchPlan Tiers::plan_fetch(const RouteRequest& q, int32_t r) const {
   FetchPlan p;
   if (r == at.replica) {
     p.tokens = usable(s.kv);
-  } else if (s.chain_block_tokens == dst.block_tokens() && !reset) {
-    p.tokens = std::min(dst.cached_prefix_blocks(s.chain) * dst.block_tokens(), need);
+  } else if (s.chain_block_tokens == dst.view().block_tokens() && !reset) {
+    p.tokens = std::min(dst.view().cached_prefix_blocks(s.chain) * dst.view().block_tokens(), need);
   }
   const int64_t local = p.tokens;
   sim::Nanos local_cost = -1;  // computed when a source is worth pricing
@@ -49,7 +49,7 @@ FetchPlan Tiers::plan_fetch(const RouteRequest& q, int32_t r) const {
     const sim::Nanos cost = c.transfer + c.prefill_remote;
     if (fetch_pays(c, cfg_.fetch_threshold_tokens) && cost < p.cost) p = {from, remote, cost};
   };
-  if (r != at.replica && s.kv > 0 && holder.can_move_paused(at.handle)) {
+  if (r != at.replica && s.kv > 0 && holder.handoff().can_move_paused(at.handle)) {
     const bool same_node = r / per_node_ == at.replica / per_node_;
     consider(FetchPlan::kPeer, usable(s.kv), same_node ? nvlink_ : network_);
   }
@@ -69,7 +69,7 @@ FetchPlan Tiers::plan_fetch(const RouteRequest& q, int32_t r) const {
 bool Tiers::resume_with_tiers(const RouteRequest& q, int32_t r, double intercept_s,
                               sim::Nanos ended_at) {
   const Location at = f_.ledger().where(q.session);
-  const sim::SessionState& s = f_.engine(at.replica).session(at.handle);
+  const sim::SessionState& s = f_.engine(at.replica).view().session(at.handle);
   TierStats& st = stats_;
   ++st.lookups;
   if (r == at.replica && s.kv > 0) {
@@ -110,10 +110,10 @@ bool Tiers::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p, dou
   const Location at = f_.ledger().where(q.session);
   sim::Engine& holder = f_.replica(at.replica);
   sim::Engine& dst = f_.replica(r);
-  const int64_t kv = holder.session(at.handle).kv;
-  if (!dst.can_import(kv) && !dst.make_room(sim::blocks_for(kv, dst.block_tokens()))) return false;
-  holder.start_move(at.handle);
-  sim::SessionState copy = holder.session(at.handle);
+  const int64_t kv = holder.view().session(at.handle).kv;
+  if (!dst.handoff().can_import(kv) && !dst.handoff().make_room(sim::blocks_for(kv, dst.view().block_tokens()))) return false;
+  holder.handoff().start_move(at.handle);
+  sim::SessionState copy = holder.view().session(at.handle);
   copy.gpu_blocks.clear();
   copy.cpu_blocks.clear();
   copy.h = -1;
@@ -123,7 +123,7 @@ bool Tiers::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p, dou
   c.kind = KvMove::kFetchPeer;
   c.session = q.session;
   c.dst = r;
-  c.dst_h = dst.reserve_import(std::move(copy));
+  c.dst_h = dst.handoff().reserve_import(std::move(copy));
   c.since = ended_at;
   c.intercept_s = intercept_s;
   c.tokens = kv;
@@ -157,11 +157,11 @@ void Tiers::fetch_tier(const RouteRequest& q, int32_t r, const FetchPlan& p, dou
 // Starts a tier fetch when its destination has room (evicting idle KV if needed).
 bool Tiers::start_fetch(const PendingFetch& f) {
   sim::Engine& dst = f_.replica(f.dst);
-  if (!dst.can_import(f.tokens) && !dst.make_room(sim::blocks_for(f.tokens, dst.block_tokens())))
+  if (!dst.handoff().can_import(f.tokens) && !dst.handoff().make_room(sim::blocks_for(f.tokens, dst.view().block_tokens())))
     return false;
   const Location at = f_.ledger().where(f.session);
   sim::SessionState moved =
-      f_.replica(at.replica).export_paused(at.handle, sim::LostCause::kMigration);
+      f_.replica(at.replica).handoff().export_paused(at.handle, sim::LostCause::kMigration);
   f_.touch(at.replica);
   f_.touch(f.dst);
   if (f.dst != at.replica) {
@@ -172,7 +172,7 @@ bool Tiers::start_fetch(const PendingFetch& f) {
   c.kind = KvMove::kFetchTier;
   c.session = f.session;
   c.dst = f.dst;
-  c.dst_h = dst.reserve_fetch(std::move(moved), f.tokens);
+  c.dst_h = dst.handoff().reserve_fetch(std::move(moved), f.tokens);
   c.since = f.ended_at;
   c.intercept_s = f.intercept_s;
   c.tokens = f.tokens;

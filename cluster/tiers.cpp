@@ -79,8 +79,8 @@ void Tiers::demote(int32_t r, const sim::SessionState& s, sim::Demote to) {
 void Tiers::store_entry(TierStore& store, const TierEntry& e, const sim::KvManager& m) {
   auto first_to_go = [this, &m](const TierEntry& a, const TierEntry& b) {
     const Location la = f_.ledger().where(a.session), lb = f_.ledger().where(b.session);
-    const sim::SessionState& sa = f_.engine(la.replica).session(la.handle);
-    const sim::SessionState& sb = f_.engine(lb.replica).session(lb.handle);
+    const sim::SessionState& sa = f_.engine(la.replica).view().session(la.handle);
+    const sim::SessionState& sb = f_.engine(lb.replica).view().session(lb.handle);
     if (m.evict_before(sa, sb, f_.now())) return true;
     return !m.evict_before(sb, sa, f_.now()) && a.session > b.session;
   };
@@ -114,11 +114,11 @@ void Tiers::landed(const KvMove& c) {
     return;
   }
   if (c.kind == KvMove::kFetchPeer) {
-    f_.replica(c.src).finish_export(c.src_h);
+    f_.replica(c.src).handoff().finish_export(c.src_h);
     f_.touch(c.src);
   }
   sim::Engine& dst = f_.replica(c.dst);
-  dst.finish_import(c.dst_h, 0);
+  dst.handoff().finish_import(c.dst_h, 0);
   f_.ledger().placed(c.session, c.dst, c.dst_h);
   fetch_s_sum_ += sim::to_seconds(f_.now() - c.since);
   f_.parts().intercepts->resume_on(c.dst, c.dst_h, c.intercept_s, c.since);
@@ -134,7 +134,7 @@ void Tiers::check() const {
         fail(
             fmt::format("session {} has KV in {} but is on no replica", idx, tier_name(st.kind())));
       const Location at = f_.ledger().where(idx);
-      const sim::SessionState& s = f_.engine(at.replica).session(at.handle);
+      const sim::SessionState& s = f_.engine(at.replica).view().session(at.handle);
       if (s.phase != sim::Phase::kPaused || s.kv != 0)
         fail(fmt::format("session {} has KV in {} and also holds {} tokens", idx,
                          tier_name(st.kind()), s.kv));

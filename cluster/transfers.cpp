@@ -33,18 +33,18 @@ void Transfers::handle(const sim::Event& ev) {
 void Transfers::check(std::vector<int32_t>& seen) const {
   auto fail = [](const std::string& m) { throw std::logic_error("global invariant: " + m); };
   size_t importing = 0, fetching = 0;
-  for (int32_t r = 0; r < f_.size(); ++r) importing += f_.engine(r).importing().size();
+  for (int32_t r = 0; r < f_.size(); ++r) importing += f_.engine(r).view().queues().importing().size();
   for (const auto& [key, in] : moving_) {
     const KvMove& m = in.move;
     if (m.kind == KvMove::kDemote) continue;
     ++fetching;
-    const sim::SessionState& b = f_.engine(m.dst).session(m.dst_h);
+    const sim::SessionState& b = f_.engine(m.dst).view().session(m.dst_h);
     const bool fetch = m.kind == KvMove::kFetchTier || m.kind == KvMove::kFetchPeer;
     if (fetch) {
       if (b.idx != m.session || b.phase != sim::Phase::kImporting || b.kv != m.tokens)
         fail(fmt::format("session {}: its KV fetch to replica {} lost its end", m.session, m.dst));
       if (m.kind == KvMove::kFetchPeer) {
-        const sim::SessionState& a = f_.engine(m.src).session(m.src_h);
+        const sim::SessionState& a = f_.engine(m.src).view().session(m.src_h);
         if (a.idx != m.session || a.phase != sim::Phase::kExporting || a.kv != m.tokens)
           fail(fmt::format("session {}: its KV fetch from replica {} lost its source", m.session,
                            m.src));
@@ -53,7 +53,7 @@ void Transfers::check(std::vector<int32_t>& seen) const {
                          m.dst, f_.ledger().where(m.session).replica));
       }
     } else {
-      const sim::SessionState& a = f_.engine(m.src).session(m.src_h);
+      const sim::SessionState& a = f_.engine(m.src).view().session(m.src_h);
       if (a.idx != m.session || a.phase != sim::Phase::kExporting || b.idx != m.session ||
           b.phase != sim::Phase::kImporting || a.kv != b.kv)
         fail(fmt::format("session {}: its transfer from replica {} to {} lost an end", m.session,

@@ -50,8 +50,8 @@ struct KvMove {
 
 // Bytes of `kv` tokens of KV on replica e.
 inline double kv_bytes(const sim::Engine& e, int64_t kv) {
-  return static_cast<double>(kv) * static_cast<double>(e.blocks().block_bytes) /
-         static_cast<double>(e.block_tokens());
+  return static_cast<double>(kv) * static_cast<double>(e.view().blocks().block_bytes) /
+         static_cast<double>(e.view().block_tokens());
 }
 
 class TransferClient {

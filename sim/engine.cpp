@@ -1,16 +1,29 @@
-// The engine's life cycle: sessions in and out, events, and one iteration from start to end.
-// Batch forming is in engine_batch.cpp, KV mechanics in engine_kv.cpp, accounting and the
-// invariant check in engine_check.cpp.
+// The engine's life cycle: sessions in, turns, pauses and finishes, and one iteration from
+// start to end. Everything else is in its parts (sim/engine.h lists them).
+#include "sim/engine.h"
+
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "sim/engine.h"
 #include "traces/input_error.h"
 
 namespace isim::sim {
+
+namespace {
+
+// Where a turn finds its KV as it starts: kept on GPU, kept on CPU, or to be recomputed.
+void count_turn(Counters& c, const SessionState& s, int64_t bt) {
+  const int64_t lead = (s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size())) * bt;
+  ++c.turns;
+  c.turn_gpu_hit_tokens += std::max<int64_t>(s.kv - lead, 0);
+  c.turn_cpu_hit_tokens += std::min<int64_t>(static_cast<int64_t>(s.cpu_blocks.size()) * bt,
+                                             std::max<int64_t>(s.kv - s.dropped_blocks * bt, 0));
+  c.turn_recompute_tokens += s.recompute_left;
+}
+
+}  // namespace
 
 Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, Executor& executor,
                Policy& policy)
@@ -20,16 +33,18 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
       executor_(executor),
       policy_(policy),
       scheduler_(scheduler_registry().create(config.scheduler, "engine.scheduler")),
-      block_counts_(derive_block_counts(executor.cost_model().profile(), config)),
-      block_tokens_(executor.cost_model().profile().block_tokens),
-      gpu_("gpu", block_counts_.gpu),
-      cpu_("cpu", block_counts_.cpu),
-      pipelined_(policy.pipelined_swap()),
-      chunked_recompute_(policy.chunked_recompute()),
-      live_(executor.live()) {
-  traits_ = scheduler_->traits();
-  prefill_reserve_ = static_cast<int64_t>(
-      std::floor(policy.reserved_gpu_fraction() * static_cast<double>(gpu_.total())));
+      queues_(table_, executor.cost_model().profile().block_tokens, scheduler_->traits()),
+      kv_(table_, queues_, counters_, executor, config_, policy.reserved_gpu_fraction()),
+      prefix_(kv_, counters_, config_.prefix_caching, scheduler_->traits().hash_every_block),
+      notes_(replica, queue, table_, kv_),
+      meter_(table_, queues_, kv_, prefix_),
+      swaps_(table_, queues_, kv_, batch_, notes_, counters_, executor.cost_model(),
+             policy.pipelined_swap()),
+      ctx_(config_, table_, queues_, kv_, prefix_, batch_, counters_, executor.cost_model(),
+           policy.pipelined_swap(), policy.chunked_recompute()),
+      handoff_(replica, queue, table_, queues_, kv_, prefix_, meter_, notes_),
+      view_(replica, queue, config_, executor.cost_model(), table_, queues_, kv_, prefix_, swaps_,
+            batch_, counters_) {
   if (config_.max_num_seqs < 1) throw InputError("engine.max_num_seqs: must be >= 1");
   if (config_.max_num_batched_tokens < 1)
     throw InputError("engine.max_num_batched_tokens: must be >= 1");
@@ -38,13 +53,13 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
 std::string Engine::never_fits(const trace::Session& src) const {
   // Prefills may not use the blocks a policy reserves for decodes, and a resumed session may
   // have to prefill its whole context.
-  const int64_t gpu_tokens = (gpu_.total() - prefill_reserve_) * block_tokens_;
+  const int64_t gpu_tokens = (kv_.gpu().total() - kv_.prefill_reserve()) * kv_.block_tokens();
   const int64_t need = src.max_context();
   if (need > gpu_tokens)
     return fmt::format(
         "its context reaches {} tokens but the GPU holds {} ({} blocks of {}, {} reserved for "
         "decodes)",
-        need, gpu_tokens, gpu_.total(), block_tokens_, prefill_reserve_);
+        need, gpu_tokens, kv_.gpu().total(), kv_.block_tokens(), kv_.prefill_reserve());
   if (scheduler_->whole_prefills() && need > config_.max_num_batched_tokens)
     return fmt::format(
         "its context reaches {} tokens, more than max_num_batched_tokens={}, so {} "
@@ -53,246 +68,138 @@ std::string Engine::never_fits(const trace::Session& src) const {
   return "";
 }
 
-void Engine::open(Nanos t) {
-  if (accounted_until_ < 0) accounted_until_ = t;
-}
-
-int32_t Engine::take_slot(SessionState&& s) {
-  int32_t h;
-  if (!free_slots_.empty()) {
-    h = free_slots_.back();
-    free_slots_.pop_back();
-    slots_[static_cast<size_t>(h)] = std::move(s);
-  } else {
-    h = static_cast<int32_t>(slots_.size());
-    slots_.push_back(std::move(s));
-  }
-  SessionState& t = S(h);
-  t.h = h;
-  t.m.replica_last = replica_;
-  if (t.m.replica_first < 0) t.m.replica_first = replica_;
-  // Content is append-only: a chain computed in this block size elsewhere still names the
-  // session's leading blocks here, past the prompt too.
-  if (t.chain_block_tokens != block_tokens_) {
-    if (!t.fork_chain.empty() && t.fork_block_tokens == block_tokens_) {
-      // A fork: its prompt starts with the parent's context, named by the parent's chain.
-      t.chain = t.fork_chain;
-      t.chain_shared = true;
-      ++counters_.forks;
-    } else {
-      t.chain = prefix_chain(t.id(), t.prefix(), t.prompt_tokens(), block_tokens_);
-    }
-    t.prompt_chain_blocks = static_cast<int64_t>(t.chain.size());
-    t.chain_block_tokens = block_tokens_;
-  }
-  t.published = 0;
-  shared_blocks_ =
-      shared_blocks_ || (config_.prefix_caching && (!t.chain.empty() || traits_.hash_every_block));
-  return h;
-}
-
-void Engine::free_slot(int32_t h) {
-  slots_[static_cast<size_t>(h)] = SessionState{};
-  slots_[static_cast<size_t>(h)].idx = -1;
-  free_slots_.push_back(h);
-}
-
 int32_t Engine::admit(SessionState s) {
-  open(now());
+  meter_.open(now());
   s.phase = Phase::kWaiting;
   s.context = s.segment().input;
   s.seg_output = s.segment().output;
   s.queue_key = s.arrival;
-  const int32_t h = take_slot(std::move(s));
-  enqueue(waiting_, h, S(h).queue_key);
-  note(h);
+  const int32_t h = table_.take(std::move(s), replica_);
+  prefix_.adopt(table_[h]);
+  queues_.wait(h, table_[h].queue_key);
+  notes_.note(h);
   return h;
 }
 
-void Engine::count_turn(const SessionState& s) {
-  // Where this turn finds its KV: kept on GPU, kept on CPU, or to be recomputed.
-  const int64_t lead =
-      (s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size())) * block_tokens_;
-  ++counters_.turns;
-  counters_.turn_gpu_hit_tokens += std::max<int64_t>(s.kv - lead, 0);
-  counters_.turn_cpu_hit_tokens +=
-      std::min<int64_t>(static_cast<int64_t>(s.cpu_blocks.size()) * block_tokens_,
-                        std::max<int64_t>(s.kv - s.dropped_blocks * block_tokens_, 0));
-  counters_.turn_recompute_tokens += s.recompute_left;
-}
-
 void Engine::begin_turn(int32_t h, double intercept_s, Nanos ended_at) {
-  SessionState& s = S(h);
-  policy_.on_resume(s, intercept_s, *this);
-  kv_->observe_intercept(s, intercept_s);
+  SessionState& s = table_[h];
+  policy_.on_resume(s, intercept_s, view_);
+  kv_.manager().observe_intercept(s, intercept_s);
   s.seg += 1;
-  if (s.segment().event.kind == trace::ContextEventKind::kReset) apply_reset(s);
+  if (s.segment().event.kind == trace::ContextEventKind::kReset) {
+    queues_.cancel_swap_out(s);
+    kv_.apply_reset(s);
+  }
   s.context += s.segment().input;
   s.seg_output = s.segment().output;
   s.decoded_in_seg = 0;
   s.intercept_end = ended_at >= 0 ? ended_at : now();
-  count_turn(s);
-  if (s.swap_out_pending) {
-    // The intercept ended before the copy started: the KV never left the GPU.
-    s.swap_out_pending = false;
-    swap_out_pending_.erase(std::find(swap_out_pending_.begin(), swap_out_pending_.end(), h));
-  }
-  if (!s.cpu_blocks.empty()) {
-    // Fully or partly on CPU: it may run only once all of its KV is back.
-    s.phase = Phase::kSwapped;
-    enqueue(swapped_, h, s.arrival);
-    return;
-  }
-  s.phase = Phase::kWaiting;
-  s.queue_key = (s.discarded && policy_.resume_at_back()) ? now() : s.arrival;
+  count_turn(counters_, s, kv_.block_tokens());
+  // The intercept ended before a synchronous copy started: the KV never left the GPU.
+  queues_.cancel_swap_out(s);
+  // Fully or partly on CPU: it may run only once all of its KV is back.
+  if (!s.cpu_blocks.empty()) return queues_.wait_swapped(h);
+  const Nanos key = (s.discarded && policy_.resume_at_back()) ? now() : s.arrival;
   s.discarded = false;
-  enqueue(waiting_, h, s.queue_key);
+  queues_.wait(h, key);
 }
 
 void Engine::resume(int32_t h, double intercept_s, Nanos ended_at) {
-  if (S(h).phase != Phase::kPaused) throw std::logic_error("Engine::resume: session not paused");
-  paused_.erase(std::find(paused_.begin(), paused_.end(), h));
+  if (table_[h].phase != Phase::kPaused)
+    throw std::logic_error("Engine::resume: session not paused");
+  queues_.remove(Phase::kPaused, h);
   begin_turn(h, intercept_s, ended_at);
-  note(h);
+  notes_.note(h);
 }
 
 int32_t Engine::admit_resumed(SessionState s, double intercept_s, Nanos ended_at) {
   if (!s.gpu_blocks.empty() || !s.cpu_blocks.empty() || s.kv != 0)
     throw std::logic_error("Engine::admit_resumed: the session still holds KV elsewhere");
-  open(now());
-  const int32_t h = take_slot(std::move(s));
+  meter_.open(now());
+  const int32_t h = table_.take(std::move(s), replica_);
+  prefix_.adopt(table_[h]);
   begin_turn(h, intercept_s, ended_at);
-  note(h);
+  notes_.note(h);
   return h;
-}
-
-SessionState Engine::export_paused(int32_t h, LostCause why) {
-  SessionState& s = S(h);
-  if (s.phase != Phase::kPaused) throw std::logic_error("Engine::export_paused: not paused");
-  paused_.erase(std::find(paused_.begin(), paused_.end(), h));
-  if (s.swap_out_pending) {
-    s.swap_out_pending = false;
-    swap_out_pending_.erase(std::find(swap_out_pending_.begin(), swap_out_pending_.end(), h));
-  }
-  if (s.kv > 0 || !s.gpu_blocks.empty() || !s.cpu_blocks.empty()) drop_kv(s, why);
-  SessionState out = std::move(s);
-  out.h = -1;
-  free_slot(h);
-  note_gone(out);
-  return out;
 }
 
 void Engine::handle(const Event& ev) {
   if (ev.type != kEvIterationEnd || ev.target != replica_)
     throw std::logic_error("Engine: an event that is not this replica's iteration end");
   on_iteration_end();
-  note_all();
-}
-
-bool Engine::has_work() const {
-  return !running_.empty() || !waiting_.empty() || !swapped_.empty() || !swap_out_pending_.empty();
+  notes_.note_all();
 }
 
 void Engine::form_batch() {
-  batch_.clear();
-  shape_.clear();
-  batch_tokens_ = 0;
-  batch_prefills_ = 0;
-  stall_ = 0;
-  swap_out_requests_.clear();
-  record_ = IterationRecord{};
-  do_swap_outs();
-  plan_swaps();
-  policy_.before_iteration(*this, *this);
-  partial_prefills_ = 0;
-  long_partial_prefills_ = 0;
-  scheduler_->schedule(*this);
-  if (traits_.logits_every_request) shape_.num_logits = static_cast<int32_t>(batch_.size());
+  batch_.begin();
+  swaps_.prepare();
+  policy_.before_iteration(view_, swaps_);
+  scheduler_->form_batch(ctx_);
+  batch_.seal(scheduler_->traits().logits_every_request);
 }
 
 void Engine::maybe_start() {
-  if (busy_ || !has_work() || now() < hold_until_) return;
+  if (batch_.busy() || !has_work() || now() < handoff_.held_until()) return;
   const Nanos t = now();
-  iteration_start_ = t;
-  account(accounted_until_, t, false, false);
-  accounted_until_ = t;
+  batch_.start(t);
+  meter_.catch_up(t);
+  const CostModel& cost = executor_.cost_model();
+  const bool live = kv_.live();
   Nanos forward = 0, link = 0;
-  hold_admissions_ = false;
+  ctx_.new_instant();
   while (true) {
     form_batch();
-    shape_.total_tokens = batch_tokens_;
     // Live: the profile predicts the forward time; the measured time replaces it below.
-    forward = batch_.empty() ? 0 : live_ ? cost_model().forward(shape_) : executor_.run(shape_);
-    link = progress_swaps();
-    const bool moved = record_.swap_out_tokens > 0 || record_.swap_in_tokens > 0;
-    if (!batch_.empty() || stall_ > 0 || moved) break;
+    const bool empty = batch_.entries().empty();
+    forward = empty ? 0 : live ? cost.forward(batch_.shape()) : executor_.run(batch_.shape());
+    link = swaps_.progress();
+    const IterationRecord& r = batch_.record();
+    const bool moved = r.swap_out_tokens > 0 || r.swap_in_tokens > 0;
+    if (!empty || batch_.stall() > 0 || moved) break;
     // Swap-outs that all fell back to discards leave nothing to do.
-    if (!has_work()) return note_all();
+    if (!has_work()) return notes_.note_all();
     // KV in flight (exports not yet sent, imports not yet landed) frees up without an
     // iteration: wait for it before evicting anything.
-    if (!exporting_.empty() || !importing_.empty()) return note_all();
-    if (!evict_idle_kv() && !preempt_stuck_prefill())
+    if (!queues_.exporting().empty() || !queues_.importing().empty()) return notes_.note_all();
+    if (!kv_.evict_idle(notes_.listener(), replica_, t) && !ctx_.preempt_stuck_prefill())
       throw std::logic_error(fmt::format(
           "Engine: no progress possible at t={} ns with {} waiting, {} swapped and no idle KV "
           "to evict (a session larger than the pool should have been skipped at load)",
-          t, waiting_.size(), swapped_.size()));
+          t, queues_.waiting().size(), queues_.swapped().size()));
   }
   // Pipelined copies run beside the forward pass, which they slow (sim/swap_budget.h).
-  forward = forward_beside_copies(forward, link, cost_model().profile().swap.compute_slowdown);
+  forward = forward_beside_copies(forward, link, cost.profile().swap.compute_slowdown);
   Nanos busy = std::max(forward, link);
-  if (!batch_.empty() && !live_) {
+  if (!batch_.entries().empty() && !live) {
     // The step's CPU work: hidden behind the previous forward under async scheduling.
-    const Nanos cpu = step_overhead();
+    const Nanos cpu = batch_.step_overhead(cost.profile().step_overhead);
     busy = config_.async_scheduling ? std::max(busy, cpu) : busy + cpu;
   }
-  if (live_) {
-    log_.build_steps(
-        batch_, [this](int32_t h) -> const SessionState& { return session(h); }, block_tokens_,
-        forward, batch_prefills_ > 0);
-    const LiveTimes m = executor_.execute(log_.work());
-    log_.clear();
-    stall_ = m.stall;
+  if (live) {
+    LiveLog& log = kv_.log();
+    log.build_steps(
+        batch_.entries(), [this](int32_t h) -> const SessionState& { return table_[h]; },
+        kv_.block_tokens(), forward, batch_.prefills() > 0);
+    const LiveTimes m = executor_.execute(log.work());
+    log.clear();
+    batch_.set_stall(m.stall);
     forward = m.forward;
     busy = m.busy;
   }
-  account(t, t + stall_, false, true);
-  account(t + stall_, t + stall_ + busy, true, false);
-  accounted_until_ = t + stall_ + busy;
-  counters_.stall_time += stall_;
-  counters_.busy_time += stall_ + busy;
-  note_busy(t, t + stall_ + busy);
+  const Nanos stall = batch_.stall();
+  meter_.iteration(t, stall, busy);
+  counters_.stall_time += stall;
+  counters_.busy_time += stall + busy;
   ++counters_.iterations;
-  if (forward > 0) last_forward_ = forward;
-  busy_ = true;
-  record_iteration(t, forward, busy);
-  queue_.schedule(t + stall_ + busy, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
-  note_all();  // the batch formed, swaps and evictions: all at t
-}
-
-void Engine::note_busy(Nanos start, Nanos end) {
-  if (!busy_spans_.empty() && busy_spans_.back().end >= start)
-    busy_spans_.back().end = std::max(busy_spans_.back().end, end);
-  else
-    busy_spans_.push_back({start, end});
-}
-
-void Engine::record_iteration(Nanos t, Nanos forward, Nanos busy) {
-  record_.replica = replica_;
-  record_.start = t;
-  record_.stall = stall_;
-  record_.forward = forward;
-  record_.duration = stall_ + busy;
-  record_.batch_tokens = batch_tokens_;
-  record_.decodes = shape_.num_decode;
-  record_.prefills = batch_prefills_;
-  for (const BatchEntry& e : batch_)
-    if (e.recompute) record_.recompute_tokens += e.tokens;
-  if (observer_) observer_(record_);
-  if (observing()) obs_->iteration(record_);
+  batch_.launch(forward);
+  notes_.iteration(batch_.fill_record(replica_, t, forward, busy));
+  queue_.schedule(t + stall + busy, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
+  notes_.note_all();  // the batch formed, swaps and evictions: all at t
 }
 
 void Engine::emit_token(SessionState& s) {
   const Nanos t = now();
+  EngineListener* listener = notes_.listener();
   s.decoded_in_seg += 1;
   s.context += 1;
   s.chunked = false;
@@ -300,69 +207,80 @@ void Engine::emit_token(SessionState& s) {
     s.seg_first_token = t;
     if (s.seg == 0) {
       s.m.first_token = t;
-      if (listener_) listener_->first_token(replica_, s, t - s.arrival);
+      if (listener) listener->first_token(replica_, s, t - s.arrival);
     } else {
       s.m.resume_ttft_sum += t - s.intercept_end;
       ++s.m.resumes_with_token;
-      if (listener_) listener_->turn_first_token(replica_, s, t - s.intercept_end);
+      if (listener) listener->turn_first_token(replica_, s, t - s.intercept_end);
     }
   }
   if (s.decoded_in_seg == s.seg_output) {
     s.m.decode_time += t - s.seg_first_token;
     s.m.decode_steps += s.seg_output - 1;
-    if (listener_) listener_->segment_done(replica_, s, s.seg_output, to_seconds(t - s.seg_first_token));
+    if (listener)
+      listener->segment_done(replica_, s, s.seg_output, to_seconds(t - s.seg_first_token));
     complete_segment(s);
     return;
   }
   if (s.decoded_in_seg == 1 && s.export_after_prefill) start_export(s);
 }
 
+// Called by emit_token for a session whose prefill here has just emitted its first token: its
+// KV leaves for a decode replica (sim/handoff.h).
+void Engine::start_export(SessionState& s) {
+  const int32_t h = s.h;
+  queues_.remove(Phase::kRunning, h);
+  s.export_after_prefill = false;
+  queues_.add(Phase::kExporting, h);
+  if (!notes_.listener()) throw std::logic_error("Engine: no listener for exported sessions");
+  notes_.listener()->prefilled(replica_, h, s, batch_.started());
+}
+
 void Engine::complete_segment(SessionState& s) {
   const int32_t h = s.h;
   s.export_after_prefill = false;
-  remove_from_running(h);
+  queues_.remove(Phase::kRunning, h);
   const Nanos t = now();
-  if (!listener_) throw std::logic_error("Engine: no listener for finished and paused sessions");
+  EngineListener* listener = notes_.listener();
+  if (!listener) throw std::logic_error("Engine: no listener for finished and paused sessions");
   if (s.last_segment()) {
-    if (s.segment().event.kind == trace::ContextEventKind::kEnd) finish_ended(s);
-    gpu_.release(s.gpu_blocks);
-    cpu_.release(s.cpu_blocks);
+    if (s.segment().event.kind == trace::ContextEventKind::kEnd) kv_.finish_ended(s);
+    kv_.release(s);
     s.phase = Phase::kFinished;
     s.m.finish = t;
-    listener_->finished(replica_, s);
-    note_gone(s);
-    free_slot(h);
+    listener->finished(replica_, s);
+    notes_.note_gone(s);
+    table_.free(h);
     return;
   }
   const auto& ic = *s.segment().intercept;
   const Nanos dur = from_seconds(ic.duration_s);
-  s.phase = Phase::kPaused;
-  paused_.push_back(h);
+  queues_.add(Phase::kPaused, h);
   s.pause_start = t;
   s.m.intercept_time += dur;
   ++counters_.pauses;
-  listener_->paused(replica_, h, s, dur);
-  switch (policy_.on_pause(s, *this)) {
+  listener->paused(replica_, h, s, dur);
+  switch (policy_.on_pause(s, view_)) {
     case PauseAction::kPreserve:
       ++counters_.preserves;
       break;
     case PauseAction::kDiscard:
       ++counters_.discards;
-      drop_kv(s, LostCause::kIntercept);
+      kv_.drop_kv(s, LostCause::kIntercept);
       s.discarded = true;
       break;
     case PauseAction::kSwap:
       ++counters_.swaps;
-      s.swap_out_pending = true;
-      swap_out_pending_.push_back(h);
+      queues_.mark_swap_out(s);
       break;
   }
 }
 
 void Engine::on_iteration_end() {
-  busy_ = false;
-  for (const BatchEntry& e : batch_) {
-    SessionState& s = S(e.h);
+  const int64_t bt = kv_.block_tokens();
+  const bool every_block = prefix_.hashes_every_block();
+  for (const BatchEntry& e : batch_.end()) {
+    SessionState& s = table_[e.h];
     if (e.decode) {
       if (s.context != s.kv + 1)
         throw std::logic_error(
@@ -370,20 +288,27 @@ void Engine::on_iteration_end() {
                         s.kv, s.context));
       s.kv += 1;
       ++counters_.decode_tokens;
-      if (traits_.hash_every_block && s.kv % block_tokens_ == 0) publish_prefix(s);
+      if (every_block && s.kv % bt == 0) prefix_.publish(s);
       emit_token(s);
       continue;
     }
-    int64_t rc = std::min(e.tokens, s.recompute_left);
-    take_recompute(s, rc, /*recomputed=*/true);
+    kv_.take_recompute(s, std::min(e.tokens, s.recompute_left), /*recomputed=*/true);
     counters_.prefill_tokens += e.tokens;
     s.kv += e.tokens - e.restore;
-    if (!s.chain.empty() || traits_.hash_every_block) publish_prefix(s);
-    if (s.pending_prefill(block_tokens_) == 0) emit_token(s);
+    if (!s.chain.empty() || every_block) prefix_.publish(s);
+    if (s.pending_prefill(bt) == 0) emit_token(s);
   }
-  batch_.clear();
-  running_load_stale_ = true;  // load() recounts the running set when next asked
+  queues_.mark_stale();  // load() recounts the running set when next asked
   if (config_.check_invariants) check_invariants();
+}
+
+void Engine::check_invariants() const {
+  kv_.check_pools();
+  meter_.check_clock(replica_, now());
+  table_.check(replica_);
+  queues_.check_lists(replica_);
+  kv_.check_blocks(replica_, batch_.in_flight(table_.size()));
+  queues_.check_queued(replica_);
 }
 
 }  // namespace isim::sim

@@ -1,7 +1,8 @@
 // What components outside the engine may see of a replica, and the KV decisions they may make.
 //
 // Contract:
-// - ReplicaView is read-only: policies, routers and estimators observe a replica through it.
+// - ReplicaView is read-only: policies, routers and estimators observe a replica through it
+//   (sim/replica_view.cpp answers from the engine's parts).
 //   Sessions are named by the replica's handles (the ints in `paused()`, `running()`), which stay
 //   valid while the session is on the replica; `session(h).idx` is its stable trace index, the
 //   key every tie-break uses. A SessionState shows only the past (sim/session_state.h).
@@ -19,6 +20,7 @@
 
 #include "sim/block_manager.h"
 #include "sim/cost_model.h"
+#include "sim/metrics.h"
 #include "sim/session_state.h"
 #include "sim/swap_budget.h"
 #include "sim/time.h"
@@ -39,37 +41,83 @@ struct ReplicaLoad {
   int64_t outstanding_tokens() const { return queued_prefill_tokens + decode_sequences; }
 };
 
+class SessionTable;
+class ReplicaQueues;
+class KvResidency;
+class PrefixCache;
+class SwapPlanner;
+class BatchInFlight;
+class EventQueue;
+
+// A read-only window onto one replica's parts (the engine builds one over its own); the
+// accessors below answer from them.
 class ReplicaView {
  public:
-  virtual ~ReplicaView() = default;
-  virtual int32_t replica() const = 0;
-  virtual Nanos now() const = 0;
-  virtual const SessionState& session(int32_t handle) const = 0;
-  virtual const std::vector<int32_t>& running() const = 0;
-  virtual const std::vector<int32_t>& paused() const = 0;
-  virtual const BlockPool& gpu() const = 0;
-  virtual const BlockPool& cpu() const = 0;
-  virtual const CostModel& cost_model() const = 0;
-  virtual const EngineConfig& config() const = 0;
-  virtual const BlockCounts& blocks() const = 0;
-  virtual int64_t block_tokens() const = 0;
-  virtual int64_t running_kv_tokens() const = 0;  // M: KV tokens held by running sessions
-  virtual int32_t decoding_sessions() const = 0;  // R estimate: running sessions past prefill
+  ReplicaView(int32_t replica, const EventQueue& queue, const EngineConfig& config,
+              const CostModel& cost, const SessionTable& sessions, const ReplicaQueues& queues,
+              const KvResidency& kv, const PrefixCache& prefix, const SwapPlanner& swaps,
+              const BatchInFlight& batch, const Counters& counters)
+      : replica_(replica),
+        queue_(queue),
+        config_(config),
+        cost_(cost),
+        sessions_(sessions),
+        queues_(queues),
+        kv_(kv),
+        prefix_(prefix),
+        swaps_(swaps),
+        batch_(batch),
+        counters_(counters) {}
+
+  int32_t replica() const { return replica_; }
+  Nanos now() const;
+  const SessionState& session(int32_t handle) const;
+  const std::vector<int32_t>& running() const;
+  const std::vector<int32_t>& paused() const;
+  const BlockPool& gpu() const;
+  const BlockPool& cpu() const;
+  const CostModel& cost_model() const { return cost_; }
+  const EngineConfig& config() const { return config_; }
+  const BlockCounts& blocks() const;
+  int64_t block_tokens() const;
+  int64_t running_kv_tokens() const;  // M: KV tokens held by running sessions
+  int32_t decoding_sessions() const;  // R estimate: running sessions past prefill
   // GPU blocks the first waiting session needs for its whole pending prefill (0 if none), and
   // the blocks prefills may not take.
-  virtual int64_t waiting_head_need() const = 0;
-  virtual int64_t prefill_reserve() const = 0;
-  virtual Nanos last_forward() const = 0;
+  int64_t waiting_head_need() const;
+  int64_t prefill_reserve() const;
+  Nanos last_forward() const;
   // This iteration's pipelined swap budget exactly as the engine will apply it
   // (sim/swap_budget.h): its window is the iteration's forward estimate, and the swap-ins the
   // engine planned are already taken. Swap-outs asked for with request_swap_out are moved in
   // request order, each as one copy of at most `blocks_that_fit` blocks of what is left, so a
   // policy that takes its requests from a copy of this budget gets exactly what it planned.
-  virtual const SwapBudget& swap_budget() const = 0;
-  virtual ReplicaLoad load() const = 0;
+  const SwapBudget& swap_budget() const;
+  ReplicaLoad load() const;
   // Leading blocks of `chain` (content hashes in this replica's block size) that the replica's
   // GPU prefix cache holds now.
-  virtual int64_t cached_prefix_blocks(const std::vector<uint64_t>& chain) const = 0;
+  int64_t cached_prefix_blocks(const std::vector<uint64_t>& chain) const;
+  // The current state, as one time-series sample at time t.
+  TimeSample sample(Nanos t) const;
+  const Counters& counters() const { return counters_; }
+  // The parts themselves, for readers that need more than the figures above.
+  const SessionTable& sessions() const { return sessions_; }
+  const ReplicaQueues& queues() const { return queues_; }
+  const KvResidency& kv() const { return kv_; }
+  const BatchInFlight& batch() const { return batch_; }
+
+ private:
+  int32_t replica_;
+  const EventQueue& queue_;
+  const EngineConfig& config_;
+  const CostModel& cost_;
+  const SessionTable& sessions_;
+  const ReplicaQueues& queues_;
+  const KvResidency& kv_;
+  const PrefixCache& prefix_;
+  const SwapPlanner& swaps_;
+  const BatchInFlight& batch_;
+  const Counters& counters_;
 };
 
 class KvDecisions {

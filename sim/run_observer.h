@@ -2,10 +2,11 @@
 // Chrome trace) is told by the engines of a run, in simulated time.
 //
 // Contract:
-// - An engine with an observer (Engine::set_run_observer; cluster::ReplicaSpec::observer) calls
+// - An engine with an observer (ReplicaNotes::set_run_observer; cluster::ReplicaSpec::observer)
+// calls
 //   it only while `recording()` is true; without one it pays one null-pointer test per hook.
 // - `iteration`: every iteration as it starts (its duration is known then), as
-//   Engine::set_observer's records.
+//   ReplicaNotes::set_observer's records.
 // - `session`: a session's activity may have changed at time t. The engine calls it at every
 //   point where one can change (admission, resume, iteration start after the batch is formed,
 //   iteration end, pause, finish, leaving or joining the replica) and at some where it did not:

@@ -1,7 +1,14 @@
-// The two iteration schedulers. Each is a few lines over the engine's batch-forming steps.
+// The registry of iteration schedulers, and the two that are a few lines over the shared steps
+// (sim/batch_steps.h). vLLM v1 has its own file (sim/schedulers/vllm_v1.cpp).
 #include "sim/scheduler.h"
 
+#include "sim/batch_steps.h"
+
 namespace isim::sim {
+
+namespace schedulers {
+std::unique_ptr<Scheduler> make_vllm_v1();  // sim/schedulers/vllm_v1.cpp
+}  // namespace schedulers
 
 namespace {
 
@@ -12,12 +19,12 @@ class VllmV0 final : public Scheduler {
  public:
   std::string name() const override { return "vllm-v0"; }
   bool whole_prefills() const override { return true; }
-  void schedule(BatchSteps& e) override {
-    if (!e.has_swapped()) e.admit_waiting(/*whole=*/true);
-    if (e.batch_has_prefill()) return;
-    bool clean = e.schedule_decodes();
-    e.schedule_recompute_chunks();  // policies that rebuild KV in chunks mix them with decodes
-    if (clean) e.swap_in();
+  void form_batch(BatchContext& c) override {
+    if (!has_swapped(c)) admit_waiting(c, /*whole=*/true);
+    if (c.batch().prefills() > 0) return;
+    const bool clean = schedule_decodes(c);
+    schedule_recompute_chunks(c);  // policies that rebuild KV in chunks mix them with decodes
+    if (clean) swap_in(c);
   }
 };
 
@@ -26,28 +33,12 @@ class VllmV0 final : public Scheduler {
 class Chunked final : public Scheduler {
  public:
   std::string name() const override { return "chunked"; }
-  void schedule(BatchSteps& e) override {
-    e.schedule_decodes();
-    e.schedule_recompute_chunks();
-    e.continue_prefills();
-    e.swap_in();
-    e.admit_waiting(/*whole=*/false);
-  }
-};
-
-// vLLM v1 (Scheduler.schedule in vllm/v1/core/sched/scheduler.py, read at 0.19-0.30): one
-// token-budget pass over the running requests in admission order, preempting the last one
-// when blocks run out; then, only in a step that preempted nobody, the waiting queue in order.
-class VllmV1 final : public Scheduler {
- public:
-  std::string name() const override { return "vllm-v1"; }
-  SchedulerTraits traits() const override { return {true, true, true, true, true}; }
-  void schedule(BatchSteps& e) override {
-    const bool preempted = e.schedule_running_in_order();
-    e.schedule_recompute_chunks();  // policies that rebuild KV in chunks keep their lane
-    if (preempted) return;
-    e.swap_in();
-    e.admit_waiting_in_order();
+  void form_batch(BatchContext& c) override {
+    schedule_decodes(c);
+    schedule_recompute_chunks(c);
+    continue_prefills(c);
+    swap_in(c);
+    admit_waiting(c, /*whole=*/false);
   }
 };
 
@@ -63,7 +54,7 @@ const SchedulerRegistry& scheduler_registry() {
     reg.add("vllm-v1",
             "vLLM v1: running requests first in one token-budget pass, preempt the last "
             "admitted, admit nothing in a step that preempted",
-            [] { return std::make_unique<VllmV1>(); });
+            schedulers::make_vllm_v1);
     return reg;
   }();
   return r;

@@ -332,7 +332,7 @@ TEST_CASE("Checks: a bool turns on every check, after every event; global_only l
   for (const cluster::Checks& c : {none, all, global, iter}) {
     cluster::Cluster fleet(t, f.specs("vllm-v0"), *router, c, f.cfg);
     for (int32_t r = 0; r < fleet.size(); ++r)
-      CHECK(fleet.replica(r).config().check_invariants == c.engines);
+      CHECK(fleet.replica(r).view().config().check_invariants == c.engines);
     fleet.load();
     fleet.run_until(sim::kForever);
     CHECK(rec(fleet.result(), "a").finish_s == doctest::Approx(0.050));  // as in the first case

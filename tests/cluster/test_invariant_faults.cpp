@@ -1,4 +1,4 @@
-// The invariant checks catch each planted fault (sim/engine_invariants.cpp, Cluster::check_global).
+// The invariant checks catch each planted fault (the engine parts' checks, Cluster::check_global).
 // A two-replica fleet on the round profile (tests/sim_fixtures.h: T(x) = 10 ms + 1 ms per
 // batched token, 4-token blocks), 20 GPU blocks a replica, vllm-v0, preserve, round-robin (a
 // and c on replica 0, b and d on replica 1), stopped at 100 ms:
@@ -7,8 +7,9 @@
 //              iterations from 50 ms, the one of [94,105) in flight, with kv 14.
 //   replica 1: [0,18) prefill b; then 11 ms decodes, the one of [95,106) in flight.
 //   d arrives at 102 ms (the first event after the stop, before either iteration ends).
-// Each fault is planted through EngineTestAccess (a friend of Engine that only this test
-// defines) and must be caught with its own message; the state before planting passes.
+// Each fault is planted in the engine's parts through EngineTestAccess (a friend of Engine and
+// of its parts that only this test defines) and must be caught with its own message; the state
+// before planting passes.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -26,12 +27,16 @@
 
 namespace isim::sim {
 struct EngineTestAccess {
-  static SessionState& slot(Engine& e, int32_t h) { return e.S(h); }
-  static BlockPool& gpu(Engine& e) { return e.gpu_; }
-  static std::vector<int32_t>& running(Engine& e) { return e.running_; }
-  static std::vector<int32_t>& paused(Engine& e) { return e.paused_; }
-  static int32_t take_slot(Engine& e, SessionState s) { return e.take_slot(std::move(s)); }
-  static void free_slot(Engine& e, int32_t h) { e.free_slot(h); }
+  static SessionState& slot(Engine& e, int32_t h) { return e.table_[h]; }
+  static BlockPool& gpu(Engine& e) { return e.kv_.gpu_; }
+  static std::vector<int32_t>& running(Engine& e) { return e.queues_.running_; }
+  static std::vector<int32_t>& paused(Engine& e) { return e.queues_.paused_; }
+  static int32_t take_slot(Engine& e, SessionState s) {
+    const int32_t h = e.table_.take(std::move(s), e.replica_);
+    e.prefix_.adopt(e.table_[h]);
+    return h;
+  }
+  static void free_slot(Engine& e, int32_t h) { e.table_.free(h); }
 };
 }  // namespace isim::sim
 

@@ -76,8 +76,8 @@ TEST_CASE("a reset frees the old context's blocks at once under agent-aware; glo
     c->run_until(sim::from_seconds(1.140));  // a's second prefill is running
     const bool aware = std::string(m) == "agent-aware";
     // global-lru: cached {p0, a's old block}, p1 evicted; agent-aware: cached {p1, p0}.
-    CHECK(c->replica(0).gpu().cached() == 2);
-    CHECK(c->replica(0).gpu().evictions() == (aware ? 0 : 1));
+    CHECK(c->replica(0).view().gpu().cached() == 2);
+    CHECK(c->replica(0).view().gpu().evictions() == (aware ? 0 : 1));
     c->run_until(sim::kForever);
     const auto res = c->result();
     CHECK(rec(res, "a").resume_ttft_s == doctest::Approx(0.016));
@@ -106,20 +106,20 @@ TEST_CASE("a forked subagent shares its parent's prefix blocks, refcounts exact"
     c->run_until(sim::from_seconds(1.005));
     const auto& e = c->replica(0);
     const cluster::Location pl = c->ledger().where(0), cl = c->ledger().where(1);
-    const auto& ps = e.session(pl.handle);
-    const auto& cs = e.session(cl.handle);
+    const auto& ps = e.view().session(pl.handle);
+    const auto& cs = e.view().session(cl.handle);
     REQUIRE(ps.gpu_blocks.size() == 3);
     REQUIRE(cs.gpu_blocks.size() == 3);
     CHECK(cs.gpu_blocks[0] == ps.gpu_blocks[0]);
     CHECK(cs.gpu_blocks[1] == ps.gpu_blocks[1]);
-    CHECK(e.gpu().refcount(ps.gpu_blocks[0]) == 2);
-    CHECK(e.gpu().refcount(ps.gpu_blocks[1]) == 2);
-    CHECK(e.gpu().refcount(ps.gpu_blocks[2]) == 1);
-    CHECK(e.gpu().refcount(cs.gpu_blocks[2]) == 1);
-    CHECK(e.gpu().used() == 4);
+    CHECK(e.view().gpu().refcount(ps.gpu_blocks[0]) == 2);
+    CHECK(e.view().gpu().refcount(ps.gpu_blocks[1]) == 2);
+    CHECK(e.view().gpu().refcount(ps.gpu_blocks[2]) == 1);
+    CHECK(e.view().gpu().refcount(cs.gpu_blocks[2]) == 1);
+    CHECK(e.view().gpu().used() == 4);
     c->run_until(sim::from_seconds(1.020));  // C finished
-    CHECK(e.gpu().refcount(ps.gpu_blocks[0]) == 1);
-    CHECK(e.gpu().refcount(ps.gpu_blocks[1]) == 1);
+    CHECK(e.view().gpu().refcount(ps.gpu_blocks[0]) == 1);
+    CHECK(e.view().gpu().refcount(ps.gpu_blocks[1]) == 1);
     const auto res = [&] {
       c->run_until(sim::kForever);
       return c->result();
@@ -144,8 +144,8 @@ TEST_CASE("a forked subagent shares its parent's prefix blocks, refcounts exact"
       c->run_until(sim::from_seconds(1.5));
       const bool aware = std::string(m) == "agent-aware";
       // P still holds its 3 blocks; C's own full block is cached (local) or free (aware).
-      CHECK(c->replica(0).gpu().used() == 3);
-      CHECK(c->replica(0).gpu().cached() == (aware ? 0 : 1));
+      CHECK(c->replica(0).view().gpu().used() == 3);
+      CHECK(c->replica(0).view().gpu().cached() == (aware ? 0 : 1));
       c->run_until(sim::kForever);
       const auto res = c->result();
       CHECK(rec(res, "C").finish_s == doctest::Approx(1.126));

@@ -29,7 +29,7 @@ trace::Session forked(std::string id, double at, trace::Segment first, std::stri
 }
 
 const sim::SessionState& state(cluster::Cluster& c, int32_t i) {
-  return c.replica(0).session(c.ledger().where(i).handle);
+  return c.replica(0).view().session(c.ledger().where(i).handle);
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ TEST_CASE("block position: a shared prompt's cached blocks outlive newer private
     Replica r(m, 5);
     auto c = r.start(t);
     c->run_until(sim::from_seconds(0.5));
-    CHECK(c->replica(0).gpu().evictions() == 2);
+    CHECK(c->replica(0).view().gpu().evictions() == 2);
     c->run_until(sim::kForever);
     const auto res = c->result();
     CHECK(rec(res, "x").finish_s == doctest::Approx(0.222));
@@ -75,7 +75,7 @@ TEST_CASE("block position: a block two sessions hold at once is valued under age
     Replica r(m);
     auto c = r.start(t);
     c->run_until(sim::from_seconds(1.005));
-    const auto& gpu = c->replica(0).gpu();
+    const auto& gpu = c->replica(0).view().gpu();
     const auto& ps = state(*c, 0);
     const auto& cs = state(*c, 1);
     REQUIRE(ps.gpu_blocks.size() == 3);

@@ -61,7 +61,7 @@ TEST_CASE("eviction order: LRU empties the most idle conversation first, leading
   sim::SimExecutor ex(p);
   One one(t, ex, *pol);
   one.c.run_until(sim::from_seconds(1.0));
-  const sim::Engine& e = one.c.replica(0);
+  const sim::ReplicaView& e = one.c.replica(0).view();
   REQUIRE(e.session(0).phase == sim::Phase::kPaused);
   REQUIRE(e.session(1).phase == sim::Phase::kPaused);
   CHECK(e.session(0).gpu_blocks.size() == 5);
@@ -89,7 +89,7 @@ TEST_CASE("Pensieve's value: idle conversations and leading chunks are cheapest 
   sim::SimExecutor ex(prof);
   One one(t, ex, *pol);
   one.c.run_until(0);  // x has arrived
-  const sim::Engine& e = one.c.replica(0);
+  const sim::ReplicaView& e = one.c.replica(0).view();
   const auto& x = e.session(0);
   // With this profile, recomputing an 8-token chunk costs 8 x 10 us of dense work plus
   // 2 layers x prefill_attention(8, pos) = 2 x (8 + 2.4 pos / 64) us: 96 us + 75 ns per

@@ -7,11 +7,23 @@
 
 #include <fmt/format.h>
 
-#include "sim/engine.h"
+#include "sim/kv_residency.h"
 
 namespace isim::sim {
 
-void Engine::release_worthless(std::vector<BlockId>& blocks) {
+size_t gpu_blocks_within(const SessionState& s, int64_t chain_blocks) {
+  const int64_t before = s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size());
+  const int64_t lead = std::max<int64_t>(chain_blocks - before, 0);
+  return std::min(s.gpu_blocks.size(), static_cast<size_t>(lead));
+}
+
+size_t shareable_gpu_blocks(const SessionState& s) {
+  // A fork's family shares blocks past the prompt (the parent's context): all of its chain.
+  return gpu_blocks_within(
+      s, s.chain_shared ? static_cast<int64_t>(s.chain.size()) : s.prompt_chain_blocks);
+}
+
+void KvResidency::release_worthless(std::vector<BlockId>& blocks) {
   if (!kv_->frees_worthless()) {
     gpu_.release(blocks);
     return;
@@ -22,18 +34,15 @@ void Engine::release_worthless(std::vector<BlockId>& blocks) {
     if (gpu_.forget(b)) ++counters_.worthless_freed_blocks;
 }
 
-// Called as segment k (k >= 1) starts, before its input is appended. Layout of the KV, in token
-// order: dropped blocks, CPU blocks, GPU blocks (sim/session_state.h).
-void Engine::apply_reset(SessionState& s) {
-  const trace::ContextEvent& ev = s.segment().event;
+// Called as segment k (k >= 1) starts, before its input is appended (the caller has cancelled
+// any synchronous swap-out). Layout of the KV, in token order: dropped blocks, CPU blocks, GPU
+// blocks (sim/session_state.h).
+void KvResidency::apply_reset(SessionState& s) {
+  const trace::ContextEvent& ev = s.context_event();
   if (ev.shared > s.context || ev.shared > ev.tokens)
-    throw std::logic_error(fmt::format("session {}: a reset keeps {} of {} tokens", s.id(),
-                                       ev.shared, s.context));
+    throw std::logic_error(
+        fmt::format("session {}: a reset keeps {} of {} tokens", s.id(), ev.shared, s.context));
   ++counters_.resets;
-  if (s.swap_out_pending) {
-    s.swap_out_pending = false;
-    swap_out_pending_.erase(std::find(swap_out_pending_.begin(), swap_out_pending_.end(), s.h));
-  }
   const int64_t bt = block_tokens_;
   const int64_t dropped = s.dropped_blocks;
   const auto cpu = static_cast<int64_t>(s.cpu_blocks.size());
@@ -46,7 +55,8 @@ void Engine::apply_reset(SessionState& s) {
     // has not published it: its tail is then simply rewritten. Otherwise its surviving tokens
     // (fewer than a block) are prefilled again as new ones.
     const int64_t g = blocks - dropped - cpu;
-    if (g >= 0 && g < gpu && g >= s.published && gpu_.refcount(s.gpu_blocks[static_cast<size_t>(g)]) == 1)
+    if (g >= 0 && g < gpu && g >= s.published &&
+        gpu_.refcount(s.gpu_blocks[static_cast<size_t>(g)]) == 1)
       ++blocks;
     else
       keep = blocks * bt;
@@ -77,7 +87,7 @@ void Engine::apply_reset(SessionState& s) {
 
 // Called as an ended session (ContextEvent kEnd on its last segment) finishes: its blocks past
 // the prefix others may share (the trace's prompt hashes, or its parent's chain) are worthless.
-void Engine::finish_ended(SessionState& s) {
+void KvResidency::finish_ended(SessionState& s) {
   const size_t lead = gpu_blocks_within(s, s.prompt_chain_blocks);
   std::vector<BlockId> own(s.gpu_blocks.begin() + static_cast<std::ptrdiff_t>(lead),
                            s.gpu_blocks.end());
