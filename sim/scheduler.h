@@ -9,8 +9,9 @@
 //   one piece, so a session whose context exceeds max_num_batched_tokens can never run; the
 //   engine then skips it at admission time and says why.
 // - `traits()` says how the replica's bookkeeping is done for it (SchedulerTraits).
-// - Registered by name (`scheduler_registry()`); adding one is one file plus one registration
-//   line in scheduler.cpp. Nothing checks a scheduler's name.
+// - Registered by name (`scheduler_registry()`). Adding one: a file in sim/schedulers/ defining
+//   `void add_scheduler_NAME(SchedulerRegistry&)` (one `reg.add`), plus NAME on the
+//   ISIM_SCHEDULERS line below. Nothing checks a scheduler's name.
 #pragma once
 
 #include <memory>
@@ -41,5 +42,13 @@ class Scheduler {
 };
 using SchedulerRegistry = Registry<Scheduler>;
 const SchedulerRegistry& scheduler_registry();
+
+#define ISIM_SCHEDULERS(X) X(vllm_v0) X(chunked) X(vllm_v1)
+
+namespace schedulers {
+#define ISIM_DECLARE_SCHEDULER(name) void add_scheduler_##name(SchedulerRegistry& reg);
+ISIM_SCHEDULERS(ISIM_DECLARE_SCHEDULER)
+#undef ISIM_DECLARE_SCHEDULER
+}  // namespace schedulers
 
 }  // namespace isim::sim

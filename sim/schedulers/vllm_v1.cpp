@@ -160,8 +160,11 @@ void VllmV1::admit_waiting_in_order(BatchContext& c) {
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_vllm_v1() {
-  return std::make_unique<VllmV1>();
+void add_scheduler_vllm_v1(SchedulerRegistry& reg) {
+  reg.add("vllm-v1",
+          "vLLM v1: running requests first in one token-budget pass, preempt the last "
+          "admitted, admit nothing in a step that preempted",
+          [] { return std::make_unique<VllmV1>(); });
 }
 
 }  // namespace isim::sim::schedulers
