@@ -16,9 +16,9 @@
 
 #include "calibrate/knee.h"
 #include "calibrate/model.h"
+#include "core/input_error.h"
 #include "kernels/runner/cuda_module.h"
 #include "kernels/runner/swap_bench.h"
-#include "traces/input_error.h"
 
 namespace isim::calib {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace isim::exp {
+#include "core/cli_args.h"
 
-using Args = std::vector<std::string>;  // the verb's own arguments (after the verb)
+namespace isim::exp {
 
 int cmd_run(const Args& args);
 int cmd_list(const Args& args);
@@ -23,11 +23,5 @@ int cmd_profile_analytic(const Args& args);
 int cmd_profile_diff(const Args& args);
 int cmd_profile_import(const Args& args);
 int cmd_profile_plot(const std::string& profile_path, const std::string& png);
-
-// Thrown for usage errors (exit 2 with the verb's usage text).
-struct UsageError {
-  std::string message;
-  std::string usage;
-};
 
 }  // namespace isim::exp

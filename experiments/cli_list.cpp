@@ -1,8 +1,8 @@
 #include <fmt/format.h>
 
+#include "core/cli_args.h"
+#include "core/cli_help.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
 #include "experiments/experiment.h"
 #include "experiments/plan.h"
 #include "live/live_executor.h"

@@ -8,12 +8,12 @@
 
 #include "calibrate/hf_config.h"
 #include "calibrate/model.h"
-#include "experiments/atomic_file.h"
+#include "core/atomic_file.h"
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
-#include "experiments/out_path.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

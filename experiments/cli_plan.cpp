@@ -13,12 +13,13 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
-#include "experiments/atomic_file.h"
+#include "core/atomic_file.h"
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
 #include "experiments/cli_submit.h"
-#include "experiments/out_path.h"
 #include "experiments/plan.h"
 #include "experiments/plan_shards.h"
 #include "experiments/plan_sim.h"
@@ -26,7 +27,6 @@
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_shards.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

@@ -2,9 +2,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/cli_args.h"
+#include "core/cli_help.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
 #include "sim/profile.h"
 
 namespace isim::exp {

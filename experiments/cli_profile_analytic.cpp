@@ -7,13 +7,13 @@
 
 #include "calibrate/analytic.h"
 #include "calibrate/model.h"
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
-#include "experiments/out_path.h"
 #include "experiments/version.h"
 #include "sim/cost_model.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

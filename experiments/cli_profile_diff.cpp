@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "calibrate/diff.h"
+#include "core/cli_help.h"
 #include "experiments/cli.h"
-#include "experiments/cli_help.h"
 #include "sim/profile.h"
 
 namespace isim::exp {

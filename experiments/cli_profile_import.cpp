@@ -10,14 +10,14 @@
 #include "calibrate/import_aiconfigurator.h"
 #include "calibrate/import_llmservingsim.h"
 #include "calibrate/model.h"
+#include "core/atomic_file.h"
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
-#include "experiments/out_path.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
-#include "traces/atomic_file.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

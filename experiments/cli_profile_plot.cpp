@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "core/input_error.h"
 #include "experiments/cli.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

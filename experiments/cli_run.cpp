@@ -6,18 +6,19 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/interrupt.h"
+#include "core/out_path.h"
+#include "core/strict_yaml.h"
+#include "experiments/checks_flags.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/interrupt.h"
-#include "experiments/cli_help.h"
-#include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/plot_context.h"
 #include "experiments/progress.h"
 #include "experiments/run_script.h"
 #include "experiments/run_views.h"
 #include "experiments/sweep.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

@@ -9,13 +9,13 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
-#include "experiments/atomic_file.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
-#include "experiments/out_path.h"
+#include "core/atomic_file.h"
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/plan.h"
 #include "experiments/sweep.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

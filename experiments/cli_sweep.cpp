@@ -13,19 +13,20 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
-#include "experiments/atomic_file.h"
+#include "core/atomic_file.h"
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/input_error.h"
+#include "core/interrupt.h"
+#include "core/out_path.h"
+#include "experiments/checks_flags.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
 #include "experiments/cli_submit.h"
-#include "experiments/interrupt.h"
 #include "experiments/journal_record.h"
-#include "experiments/out_path.h"
 #include "experiments/plot_context.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_report.h"
 #include "experiments/sweep_shards.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

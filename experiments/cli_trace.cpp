@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/out_path.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
-#include "experiments/out_path.h"
 #include "traces/arrival.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"

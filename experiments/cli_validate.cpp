@@ -10,15 +10,15 @@
 #include <boost/program_options.hpp>
 
 #include "calibrate/measure.h"
+#include "core/atomic_file.h"
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/cli.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
-#include "experiments/out_path.h"
 #include "experiments/outputs.h"
 #include "experiments/validate.h"
 #include "experiments/validate_vllm.h"
-#include "traces/atomic_file.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

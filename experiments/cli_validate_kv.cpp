@@ -6,8 +6,8 @@
 #include <boost/program_options.hpp>
 
 #include "calibrate/kv_logs.h"
+#include "core/cli_help.h"
 #include "experiments/cli.h"
-#include "experiments/cli_help.h"
 
 namespace isim::exp {
 

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "policies/routers.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

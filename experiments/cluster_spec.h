@@ -70,9 +70,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cluster/disagg.h"
+#include "core/params.h"
+#include "core/strict_yaml.h"
 #include "sim/engine.h"
-#include "traces/params.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

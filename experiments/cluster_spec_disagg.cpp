@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "experiments/cluster_spec.h"
 #include "policies/planners.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

@@ -14,10 +14,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/params.h"
+#include "core/strict_yaml.h"
 #include "sim/engine.h"
 #include "sim/kv_manager.h"
-#include "traces/params.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

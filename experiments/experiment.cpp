@@ -8,13 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 #include "experiments/engine_spec.h"
 #include "experiments/sweep_variants.h"
 #include "live/live_executor.h"
-#include "traces/input_error.h"
 #include "traces/limits.h"
 #include "traces/sources.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

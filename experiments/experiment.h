@@ -30,12 +30,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/strict_yaml.h"
 #include "experiments/cluster_spec.h"
 #include "experiments/goodput.h"
 #include "policies/builtin.h"
 #include "sim/engine.h"
 #include "traces/arrival.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "experiments/plan.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

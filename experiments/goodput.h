@@ -33,8 +33,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/strict_yaml.h"
 #include "sim/metrics.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "experiments/version.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

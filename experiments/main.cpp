@@ -6,10 +6,10 @@
 #include <fmt/format.h>
 #include <boost/program_options/errors.hpp>
 
+#include "core/input_error.h"
+#include "core/interrupt.h"
 #include "experiments/cli.h"
-#include "experiments/interrupt.h"
 #include "experiments/version.h"
-#include "traces/input_error.h"
 
 namespace {
 const char* kUsage =
@@ -48,6 +48,7 @@ const char* kUsage =
 }
 
 int main(int argc, char** argv) {
+  using namespace isim;
   using namespace isim::exp;
   if (argc < 2) {
     std::fputs(kUsage, stderr);

@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/atomic_file.h"
-#include "experiments/sweep.h"
+#include "core/atomic_file.h"
+#include "core/csv.h"
+#include "core/input_error.h"
 #include "experiments/version.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

@@ -3,10 +3,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/input_error.h"
+#include "core/params.h"
+#include "core/strict_yaml.h"
 #include "experiments/experiment.h"
-#include "traces/input_error.h"
-#include "traces/params.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

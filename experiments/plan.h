@@ -45,9 +45,9 @@
 
 #include "cluster/disagg.h"
 #include "cluster/run_result.h"
+#include "core/params.h"
 #include "experiments/experiment.h"
 #include "sim/metrics.h"
-#include "traces/params.h"
 
 namespace isim::exp {
 

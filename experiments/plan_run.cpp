@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "experiments/parallel.h"
+#include "core/parallel.h"
 #include "experiments/plan.h"
 #include "experiments/plan_shards.h"
 #include "experiments/plan_sim.h"

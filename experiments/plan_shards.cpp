@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "experiments/atomic_file.h"
+#include "core/atomic_file.h"
+#include "core/input_error.h"
 #include "experiments/journal_record.h"
 #include "experiments/plan_result_json.h"
 #include "experiments/sweep_shards.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

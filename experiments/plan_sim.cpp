@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 
 #include "cluster/simulation.h"
+#include "core/input_error.h"
 #include "policies/builtin.h"
 #include "policies/routers.h"
 #include "sim/executor.h"
-#include "traces/input_error.h"
 #include "traces/sources.h"
 
 namespace isim::exp {

@@ -6,13 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 #include "experiments/plan.h"
 #include "experiments/plan_spec_parts.h"
 #include "policies/routers.h"
 #include "sim/profile.h"
-#include "traces/input_error.h"
 #include "traces/sources.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

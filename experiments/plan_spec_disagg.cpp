@@ -2,10 +2,10 @@
 // the `cluster:` settings of the P:D fleets.
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "experiments/cluster_spec.h"
 #include "experiments/plan_spec_parts.h"
 #include "policies/planners.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "core/params.h"
+#include "core/strict_yaml.h"
 #include "experiments/plan.h"
-#include "traces/params.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

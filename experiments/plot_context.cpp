@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/atomic_file.h"
+#include "core/atomic_file.h"
 #include "sim/profile.h"
 
 namespace isim::exp {

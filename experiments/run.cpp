@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "experiments/engine_spec.h"
 #include "live/live_executor.h"
 #include "policies/kv_managers.h"
 #include "policies/routers.h"
 #include "traces/generator.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 #include "traces/limits.h"
 #include "traces/sources.h"
@@ -19,7 +19,7 @@ namespace isim::exp {
 
 namespace {
 // FNV-1a over the trace's JSONL. Its offset basis, 1469598103934665603, is not FNV's
-// (14695981039346656037, traces/hash.h): a digit was lost when it was written. It is kept
+// (14695981039346656037, core/hash.h): a digit was lost when it was written. It is kept
 // because the trace fingerprints in every written config.resolved.yaml depend on it.
 uint64_t trace_fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;

@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "experiments/atomic_file.h"
-#include "experiments/cli_args.h"
+#include "core/atomic_file.h"
+#include "core/cli_args.h"
+#include "core/input_error.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

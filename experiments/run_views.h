@@ -10,7 +10,7 @@
 //   needs a python3 with matplotlib (InputError saying how to get one). So a long run never ends
 //   in an error its flags could have shown at once.
 // - `event_trace_for` gives the recorder for one policy's run (null without --trace-events);
-//   `finish_run_views` writes its file atomically (experiments/atomic_file.h), prints where it
+//   `finish_run_views` writes its file atomically (core/atomic_file.h), prints where it
 //   went (and a one-line warning on stderr when it was truncated), then draws the plot from
 //   the run's `samples` time-series rows (none: a warning saying how to get some, no plot); a
 //   plot script that fails is an InputError naming the PNG.

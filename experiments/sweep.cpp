@@ -14,14 +14,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/input_error.h"
+#include "core/parallel.h"
+#include "core/strict_yaml.h"
 #include "experiments/outputs.h"
-#include "experiments/parallel.h"
 #include "experiments/run.h"
 #include "experiments/sweep_inputs.h"
 #include "experiments/sweep_shards.h"
 #include "experiments/sweep_variants.h"
-#include "traces/input_error.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::exp {
 

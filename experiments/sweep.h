@@ -46,6 +46,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cluster/cluster.h"
+#include "core/csv.h"
 #include "experiments/experiment.h"
 
 namespace isim::exp {
@@ -143,17 +144,6 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o);
 // Joins results.csv files of shards: identical headers, no run index twice, rows sorted by run
 // index. InputError otherwise. `missing` receives the indices absent below the largest one.
 std::string merge_results(const std::vector<std::string>& paths, std::vector<size_t>* missing);
-
-// CSV field quoting (RFC 4180: quoted only when it holds a comma, a quote or a line break) and
-// reading of one file's text into records; `file` names it in messages.
-std::string csv_field(const std::string& s);
-// One CSV line: the fields quoted as csv_field does, comma-separated, ending in a newline.
-std::string join_csv(const std::vector<std::string>& fields);
-struct CsvRecord {
-  size_t line = 0;  // 1-based line where the record starts
-  std::vector<std::string> fields;
-};
-std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file);
 
 // The plot script and an interpreter that can run it.
 // plot.py is found at <source dir>/experiments/plot.py, the source folder this isim was built

@@ -1,5 +1,5 @@
-// results.csv as text (sweep.h): quoting, reading with file:line errors, joining the shards'
-// files, and the sweep's plot script.
+// results.csv as text (sweep.h): its rows, joining the shards' files, and the sweep's plot
+// script. Quoting and reading CSV is core/csv.h.
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "experiments/run_script.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_variants.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 
@@ -28,90 +28,6 @@ std::string slurp(const std::string& path) {
 }
 
 }  // namespace
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"') q += '"';
-    q += c;
-  }
-  q += '"';
-  return q;
-}
-
-std::string join_csv(const std::vector<std::string>& fields) {
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) line += ',';
-    line += csv_field(fields[i]);
-  }
-  line += '\n';
-  return line;
-}
-
-std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file) {
-  std::vector<CsvRecord> out;
-  CsvRecord rec;
-  std::string field;
-  size_t line = 1;
-  size_t i = 0;
-  bool in_record = false;
-  rec.line = 1;
-  while (i < text.size()) {
-    char c = text[i];
-    if (!in_record) {
-      rec.line = line;
-      in_record = true;
-    }
-    if (c == '"' && field.empty()) {
-      // A quoted field: up to the closing quote, "" is a quote.
-      size_t start_line = line;
-      ++i;
-      while (true) {
-        if (i >= text.size())
-          throw InputError(sweep_at(file, static_cast<int>(start_line)) +
-                           "unterminated quoted field");
-        if (text[i] == '"') {
-          if (i + 1 < text.size() && text[i + 1] == '"') {
-            field += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        if (text[i] == '\n') ++line;
-        field += text[i++];
-      }
-      if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-        throw InputError(sweep_at(file, static_cast<int>(line)) +
-                         "unexpected text after a quoted field");
-      continue;
-    }
-    if (c == ',') {
-      rec.fields.push_back(std::move(field));
-      field.clear();
-      ++i;
-    } else if (c == '\n' || (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) {
-      rec.fields.push_back(std::move(field));
-      field.clear();
-      out.push_back(std::move(rec));
-      rec = CsvRecord{};
-      in_record = false;
-      i += c == '\r' ? 2 : 1;
-      ++line;
-    } else {
-      field += c;
-      ++i;
-    }
-  }
-  if (in_record) {
-    rec.fields.push_back(std::move(field));
-    out.push_back(std::move(rec));
-  }
-  return out;
-}
 
 std::vector<std::string> results_row(const std::vector<std::string>& header, const RunRecord& r) {
   std::vector<std::string> row = {std::to_string(r.index), r.policy};

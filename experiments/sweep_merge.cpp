@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "experiments/journal_record.h"
 #include "experiments/sweep_shards.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/atomic_file.h"
+#include "core/atomic_file.h"
+#include "core/hash.h"
+#include "core/input_error.h"
 #include "experiments/journal_record.h"
 #include "experiments/version.h"
-#include "traces/hash.h"
-#include "traces/input_error.h"
 
 namespace isim::exp {
 

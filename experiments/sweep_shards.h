@@ -52,7 +52,7 @@
 
 namespace isim::exp {
 
-uint64_t fnv1a64(const std::string& bytes);  // isim::fnv1a (traces/hash.h)
+uint64_t fnv1a64(const std::string& bytes);  // isim::fnv1a (core/hash.h)
 inline uint64_t shard_hash(const std::string& key) {
   return fnv1a64(key);
 }

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
+#include "core/input_error.h"
 #include "experiments/outputs.h"
 #include "experiments/plot_context.h"
 #include "experiments/run.h"
@@ -20,8 +22,6 @@
 #include "experiments/validate_vllm_report.h"
 #include "experiments/vllm_defaults.h"
 #include "sim/scheduler.h"
-#include "traces/atomic_file.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 
 namespace isim::exp {

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/input_error.h"
+#include "core/json_shown.h"
 #include "experiments/validate_vllm.h"
-#include "traces/input_error.h"
-#include "traces/json_shown.h"
 
 namespace isim::exp {
 
@@ -41,7 +41,7 @@ class MetaReader {
       const size_t dot = std::min(key.find('.', start), key.size());
       const std::string part = key.substr(start, dot - start);
       if (!node->is_object())
-        fail(done, "expected an object (holding " + part + "), got " + trace::shown(*node));
+        fail(done, "expected an object (holding " + part + "), got " + shown(*node));
       auto it = node->find(part);
       if (it == node->end()) fail(key, "missing");
       node = &*it;
@@ -66,7 +66,7 @@ class MetaReader {
   int64_t integer(const std::string& key, int64_t min) const {
     const json& v = at(key);
     if (!v.is_number_integer() || v.get<int64_t>() < min)
-      fail(key, fmt::format("expected an integer >= {}, got {}", min, trace::shown(v)));
+      fail(key, fmt::format("expected an integer >= {}, got {}", min, shown(v)));
     return v.get<int64_t>();
   }
   std::optional<int64_t> integer_or_null(const std::string& key, int64_t min) const {
@@ -76,18 +76,18 @@ class MetaReader {
   double fraction(const std::string& key) const {
     const json& v = at(key);
     if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
-      fail(key, "expected a fraction in (0, 1], got " + trace::shown(v));
+      fail(key, "expected a fraction in (0, 1], got " + shown(v));
     return v.get<double>();
   }
   bool boolean(const std::string& key) const {
     const json& v = at(key);
-    if (!v.is_boolean()) fail(key, "expected true or false, got " + trace::shown(v));
+    if (!v.is_boolean()) fail(key, "expected true or false, got " + shown(v));
     return v.get<bool>();
   }
   std::string text(const std::string& key) const {
     const json& v = at(key);
     if (!v.is_string() || v.get<std::string>().empty())
-      fail(key, "expected a non-empty string, got " + trace::shown(v));
+      fail(key, "expected a non-empty string, got " + shown(v));
     return v.get<std::string>();
   }
 
@@ -241,7 +241,7 @@ VllmMeta parse_vllm_meta(const std::string& text, const std::string& origin) {
   if (!root.is_object()) throw InputError(origin + ": <json>: expected an object");
   const MetaReader m(root, origin);
   if (m.integer("schema_version", 0) != 1)
-    m.fail("schema_version", "expected 1, got " + trace::shown(root["schema_version"]));
+    m.fail("schema_version", "expected 1, got " + shown(root["schema_version"]));
   VllmMeta meta;
   meta.path = origin;
   // Needed only for a default (apply_vllm_defaults says so when it is missing).
@@ -254,7 +254,7 @@ VllmMeta parse_vllm_meta(const std::string& text, const std::string& origin) {
   if (!s.resolved_config) meta.missing_sections.push_back("resolved_config");
   meta.older_schema = meta.missing_sections.size() == 3;
   if (!m.at("engine_kwargs").is_object())
-    m.fail("engine_kwargs", "expected an object, got " + trace::shown(root["engine_kwargs"]));
+    m.fail("engine_kwargs", "expected an object, got " + shown(root["engine_kwargs"]));
   read_stated(m, meta, s);
   if (s.hardware) meta.device_name = m.text("hardware.device_name");
   if (s.kv_cache) read_kv_cache(m, meta);

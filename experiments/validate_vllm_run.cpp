@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
+#include "core/sha256.h"
 #include "experiments/validate_vllm.h"
-#include "traces/input_error.h"
 #include "traces/llmservingsim.h"
-#include "traces/sha256.h"
 
 namespace isim::exp {
 
@@ -137,7 +137,7 @@ RunTrace vllm_run_trace(const VllmRun& run) {
         run.meta.dataset_path, data);
     return out;
   }
-  if (trace::sha256_file_hex(data) != run.meta.dataset_hash) {
+  if (sha256_file_hex(data) != run.meta.dataset_hash) {
     out.note = fmt::format(
         "{} is not the run's dataset (its sha256 differs from meta.json dataset_hash {}): "
         "simulating without prefix hashes",

@@ -12,11 +12,11 @@
 #include <fmt/format.h>
 
 #include "calibrate/measure.h"
-#include "kernels/runner/runner.h"
+#include "core/input_error.h"
 #include "kernels/runner/cuda_module.h"
 #include "kernels/runner/kv_tiers.h"
+#include "kernels/runner/runner.h"
 #include "live/integrity.h"
-#include "traces/input_error.h"
 
 namespace isim::live {
 namespace {

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/hash.h"
 #include "sim/engine.h"
-#include "traces/hash.h"
 
 namespace isim::sim {
 

@@ -8,11 +8,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/input_error.h"
 #include "experiments/cluster_spec.h"
 #include "experiments/experiment.h"
 #include "experiments/sweep.h"
 #include "tests/spec_helpers.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using cluster::Role;

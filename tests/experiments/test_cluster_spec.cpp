@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
+#include "core/input_error.h"
 #include "experiments/engine_spec.h"
 #include "experiments/experiment.h"
 #include "experiments/outputs.h"
@@ -17,7 +18,6 @@
 #include "tests/cli_helpers.h"
 #include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/input_error.h"
 #include "experiments/experiment.h"
 #include "experiments/plan.h"
 #include "experiments/run.h"
@@ -15,7 +16,6 @@
 #include "tests/input_error_text.h"
 #include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;

@@ -6,12 +6,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 #include "experiments/experiment.h"
 #include "experiments/plan.h"
 #include "tests/input_error_text.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
-#include "traces/strict_yaml.h"
 
 using namespace isim;
 using test::error_of_call;

@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/input_error.h"
 #include "experiments/cluster_spec.h"
 #include "experiments/plan.h"
 #include "experiments/plan_sim.h"
 #include "tests/experiments/plan_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using cluster::Role;

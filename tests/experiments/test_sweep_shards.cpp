@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "experiments/sweep.h"
 #include "experiments/sweep_shards.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using namespace isim::test::sweep;

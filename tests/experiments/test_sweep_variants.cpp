@@ -9,11 +9,11 @@
 #include <tuple>
 #include <vector>
 
+#include "core/input_error.h"
 #include "experiments/sweep.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;

@@ -3,10 +3,10 @@
 
 #include <filesystem>
 
+#include "core/input_error.h"
 #include "experiments/run.h"
 #include "tests/sim_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using isim::test::rec;

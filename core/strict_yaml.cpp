@@ -1,4 +1,4 @@
-#include "traces/strict_yaml.h"
+#include "core/strict_yaml.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +12,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim {
 

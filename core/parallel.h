@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace isim::exp {
+namespace isim {
 
 template <typename Fn>
 void run_indexed(size_t n, size_t jobs, Fn&& fn) {
@@ -48,4 +48,4 @@ void run_indexed(size_t n, size_t jobs, Fn&& fn) {
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace isim::exp
+}  // namespace isim

@@ -1,4 +1,4 @@
-#include "traces/sha256.h"
+#include "core/sha256.h"
 
 #include <cerrno>
 #include <cstring>
@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
-namespace isim::trace {
+namespace isim {
 
 namespace {
 
@@ -93,4 +93,4 @@ std::string sha256_file_hex(const std::string& path) {
   return h.hex();
 }
 
-}  // namespace isim::trace
+}  // namespace isim

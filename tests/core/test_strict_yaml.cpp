@@ -7,8 +7,8 @@
 #include <fstream>
 #include <functional>
 
-#include "traces/input_error.h"
-#include "traces/strict_yaml.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 
 using isim::InputError;
 using isim::YamlMap;

@@ -4,11 +4,11 @@
 
 #include <string>
 
+#include "core/input_error.h"
+#include "core/sha256.h"
 #include "tests/cli_helpers.h"
-#include "traces/input_error.h"
-#include "traces/sha256.h"
 
-using namespace isim::trace;
+using namespace isim;
 
 TEST_CASE("sha256: the standard test vectors") {
   CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

@@ -1,4 +1,4 @@
-#include "experiments/out_path.h"
+#include "core/out_path.h"
 
 #include <unistd.h>
 
@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include "traces/hash.h"
-#include "traces/input_error.h"
+#include "core/hash.h"
+#include "core/input_error.h"
 
-namespace isim::exp {
+namespace isim {
 
 namespace fs = std::filesystem;
 
@@ -80,4 +80,4 @@ std::string default_out_dir(const std::string& name, const std::vector<std::stri
   return "results/" + name + "-" + joined;
 }
 
-}  // namespace isim::exp
+}  // namespace isim

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace isim::trace {
+namespace isim {
 
 class Sha256 {
  public:
@@ -31,4 +31,4 @@ class Sha256 {
 std::string sha256_hex(std::string_view bytes);
 std::string sha256_file_hex(const std::string& path);
 
-}  // namespace isim::trace
+}  // namespace isim

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim {
 

@@ -7,7 +7,7 @@
 //   on failure; the temporary file is removed.
 // - While it writes, the temporary name is registered (TempFile), and
 //   remove_temp_files_signal_safe() unlinks every registered one: a signal handler calls it
-//   (experiments/interrupt.h), so an interrupted process leaves no temporary behind either. It
+//   (core/interrupt.h), so an interrupted process leaves no temporary behind either. It
 //   uses only unlink(2) and atomics, which are async-signal-safe. At most kMaxTempFiles are
 //   registered at once (one per writing thread); a registration past that still writes, but
 //   is not removed by the handler.

@@ -2,7 +2,7 @@
 //
 // Contract:
 // - install_interrupt_handlers(): SIGINT and SIGTERM (and SIGHUP) make the process remove the
-//   temporary files being written (traces/atomic_file.h), print "isim: interrupted" and the
+//   temporary files being written (core/atomic_file.h), print "isim: interrupted" and the
 //   current note to stderr, and exit at once with 128 + the signal (130 for Ctrl-C, 143 for
 //   kill). Only async-signal-safe calls run in the handler; threads at work are abandoned with
 //   the process, and no file under a final name is touched.
@@ -14,11 +14,11 @@
 #include <cstddef>
 #include <string>
 
-namespace isim::exp {
+namespace isim {
 
 inline constexpr size_t kNoteMax = 2048;
 
 void install_interrupt_handlers();
 void set_interrupt_note(const std::string& text);
 
-}  // namespace isim::exp
+}  // namespace isim

@@ -8,8 +8,8 @@
 #include <functional>
 #include <thread>
 
-#include "traces/input_error.h"
-#include "traces/params.h"
+#include "core/input_error.h"
+#include "core/params.h"
 
 using isim::InputError;
 using isim::Params;

@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-namespace isim::exp {
+namespace isim {
 
 void check_out_dir(const std::string& dir, const std::string& flag);
 void make_out_dir(const std::string& dir, const std::string& flag);
 void check_out_file(const std::string& path, const std::string& flag);
 std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides);
 
-}  // namespace isim::exp
+}  // namespace isim

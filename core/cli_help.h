@@ -15,9 +15,9 @@
 
 #include <boost/program_options.hpp>
 
-#include "experiments/cli.h"
+#include "core/cli_args.h"
 
-namespace isim::exp {
+namespace isim {
 
 struct Help {
   std::string usage;     // "usage: isim VERB ...\n" (continuation lines indented)
@@ -57,4 +57,4 @@ inline boost::program_options::variables_map parse_visible_hidden(
   return vm;
 }
 
-}  // namespace isim::exp
+}  // namespace isim

@@ -4,7 +4,7 @@
 // (unknown option, missing value) propagate to main, which reports them with exit 2. The
 // one-name form takes a single positional argument under that option name.
 // Numeric flags are declared as strings and read with flag_value, by the rules `-p` values and
-// component parameters follow (traces/params.h: finite numbers; whole decimal integers in
+// component parameters follow (core/params.h: finite numbers; whole decimal integers in
 // range, so `--jobs -1` is no SIZE_MAX): "--NAME: expected WHAT, got 'TEXT'" (InputError,
 // exit 2) when the text is not one or fails the check.
 #pragma once
@@ -15,14 +15,20 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
-#include "traces/input_error.h"
-#include "traces/params.h"
+#include "core/input_error.h"
+#include "core/params.h"
 
-#include "cluster/cluster.h"
-#include "experiments/cli.h"
+namespace isim {
 
-namespace isim::exp {
+using Args = std::vector<std::string>;  // a verb's own arguments (after the verb)
+
+// Thrown for usage errors (exit 2 with the verb's usage text).
+struct UsageError {
+  std::string message;
+  std::string usage;
+};
 
 inline boost::program_options::variables_map parse_args(
     const Args& args, const boost::program_options::options_description& opts,
@@ -82,21 +88,4 @@ inline size_t jobs_flag(const boost::program_options::variables_map& vm) {
                               [](uint64_t j) { return j >= 1; });
 }
 
-// `--check-invariants`: the engines after every iteration and the fleet after every instant;
-// `--check-global`: the fleet's global invariant alone after every instant (affordable on a
-// large fleet, where the engines' O(blocks) checks are not).
-inline void add_checks_options(boost::program_options::options_description& opts) {
-  opts.add_options()("check-invariants",
-                     "check every replica's invariants after each iteration and the fleet's "
-                     "after each instant (slow)")(
-      "check-global", "check the fleet's global invariant (one owner per session and KV, or in "
-                      "flight between two) after each instant");
-}
-
-inline cluster::Checks checks_from(const boost::program_options::variables_map& vm) {
-  if (vm.count("check-invariants")) return cluster::Checks::per_iteration();
-  if (vm.count("check-global")) return cluster::Checks::global_only();
-  return false;
-}
-
-}  // namespace isim::exp
+}  // namespace isim

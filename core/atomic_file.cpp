@@ -1,4 +1,4 @@
-#include "traces/atomic_file.h"
+#include "core/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim {
 

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace isim::trace {
+namespace isim {
 
 inline constexpr std::size_t kShownChars = 40;
 
@@ -98,4 +98,4 @@ std::string shown(const Json& v) {
   return json_shown_detail::type_of(v) + ": " + s + "...";
 }
 
-}  // namespace isim::trace
+}  // namespace isim

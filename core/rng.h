@@ -16,9 +16,9 @@
 #include <numbers>
 #include <stdexcept>
 
-#include "traces/hash.h"
+#include "core/hash.h"
 
-namespace isim::trace {
+namespace isim {
 
 class Rng {
  public:
@@ -76,4 +76,4 @@ class Rng {
   uint64_t state_[4];
 };
 
-}  // namespace isim::trace
+}  // namespace isim

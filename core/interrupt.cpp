@@ -1,4 +1,4 @@
-#include "experiments/interrupt.h"
+#include "core/interrupt.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -8,9 +8,9 @@
 #include <cstring>
 #include <mutex>
 
-#include "traces/atomic_file.h"
+#include "core/atomic_file.h"
 
-namespace isim::exp {
+namespace isim {
 
 namespace {
 
@@ -61,4 +61,4 @@ void set_interrupt_note(const std::string& text) {
   g_shown.store(next);
 }
 
-}  // namespace isim::exp
+}  // namespace isim

@@ -1,4 +1,4 @@
-#include "traces/params.h"
+#include "core/params.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim {
 

@@ -4,7 +4,7 @@
 // Contract:
 // - Every error is an InputError "FILE:LINE: key.path: reason", LINE being the 1-based line
 //   yaml-cpp marked on the node at fault ("FILE: key.path: reason" where it marked none, e.g. a
-//   node built in code). Front ends print it and exit 2 (traces/input_error.h).
+//   node built in code). Front ends print it and exit 2 (core/input_error.h).
 // - load_yaml_file: "FILE: cannot open[ WHAT]: <system reason>", or "FILE:LINE: <yaml>:
 //   <parser message>" when the text is not YAML. parse_yaml_value reads one-line text (a `-p`
 //   value) and reports "ORIGIN: <yaml>: <parser message>". Both refuse text that is not UTF-8
