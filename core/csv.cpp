@@ -57,9 +57,7 @@ std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file
       size_t start_line = line;
       ++i;
       while (true) {
-        if (i >= text.size())
-          throw InputError(at(file, start_line) +
-                           "unterminated quoted field");
+        if (i >= text.size()) throw InputError(at(file, start_line) + "unterminated quoted field");
         if (text[i] == '"') {
           if (i + 1 < text.size() && text[i + 1] == '"') {
             field += '"';
@@ -73,8 +71,7 @@ std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file
         field += text[i++];
       }
       if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-        throw InputError(at(file, line) +
-                         "unexpected text after a quoted field");
+        throw InputError(at(file, line) + "unexpected text after a quoted field");
       continue;
     }
     if (c == ',') {

@@ -6,7 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/input_error.h"
-#include "experiments/experiment.h"
+#include "experiments/spec/experiment.h"
 
 namespace isim::test {
 

@@ -4,7 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/input_error.h"
-#include "experiments/experiment.h"
+#include "experiments/spec/experiment.h"
 #include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
 

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/sweep.h"
-#include "experiments/sweep_report.h"
+#include "experiments/sweep/sweep.h"
+#include "experiments/sweep/sweep_report.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/plot_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"

@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
-#include "experiments/plan.h"
-#include "experiments/sweep.h"
+#include "experiments/plan/plan.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/experiments/plan_fixtures.h"
 #include "tests/test_paths.h"
 

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "core/input_error.h"
-#include "experiments/plan.h"
+#include "experiments/plan/plan.h"
 #include "tests/experiments/plan_fixtures.h"
 #include "tests/test_paths.h"
 

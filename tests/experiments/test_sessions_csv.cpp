@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "experiments/sweep.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/cli_helpers.h"
 
 namespace test = isim::test;

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
-#include "experiments/outputs.h"
-#include "experiments/run.h"
-#include "experiments/sweep.h"
+#include "experiments/run/outputs.h"
+#include "experiments/run/run.h"
+#include "experiments/sweep/sweep.h"
 #include "policies/builtin.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"

@@ -1,7 +1,7 @@
-// isim validate --against vllm (experiments/validate_vllm.h): the real side's metrics by hand on
-// a 3-request fake run, the simulated side of the same run by hand on a linear profile, every
-// meta.json and timeseries.csv error a user can hit, the dataset's prefix hashes, and the verb
-// on the shared RTX 4090 run (structure only; accuracy is reported, never asserted).
+// isim validate --against vllm (experiments/validate/validate_vllm.h): the real side's metrics by
+// hand on a 3-request fake run, the simulated side of the same run by hand on a linear profile,
+// every meta.json and timeseries.csv error a user can hit, the dataset's prefix hashes, and the
+// verb on the shared RTX 4090 run (structure only; accuracy is reported, never asserted).
 #include <doctest/doctest.h>
 
 #include "tests/test_paths.h"
@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/sha256.h"
-#include "experiments/sweep.h"
-#include "experiments/validate_vllm.h"
+#include "experiments/sweep/sweep.h"
+#include "experiments/validate/validate_vllm.h"
 #include "sim/scheduler.h"
 #include "tests/cli_helpers.h"
 #include "tests/input_error_text.h"

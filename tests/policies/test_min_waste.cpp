@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "core/input_error.h"
-#include "experiments/run.h"
+#include "experiments/run/run.h"
 #include "tests/sim_fixtures.h"
 #include "tests/test_paths.h"
 
@@ -142,7 +142,7 @@ TEST_CASE("min-waste parameters are checked") {
 TEST_CASE("min-waste runs the InferCept mix under the invariant checks, every estimator" *
           doctest::skip(isim::test::absent(!std::filesystem::exists(test::shared_data() +
                                                  "/infercept-mix/merged_exp_uniform.json")))) {
-  auto spec = test::source_dir() + "/experiments/quickstart.yaml";
+  auto spec = test::source_dir() + "/experiments/specs/quickstart.yaml";
   auto e = exp::load_experiment(spec, {"arrival.rate=6"});
   auto in = exp::prepare(e);
   for (const char* est : {"oracle", "elapsed", "history"}) {
