@@ -4,6 +4,7 @@
 target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/knee.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/measure.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/measure_backend.cpp
 )
 target_link_libraries(isim_calibrate PUBLIC isim_runner)
 target_compile_definitions(isim_calibrate PRIVATE
