@@ -11,10 +11,8 @@
 #include "live/live_executor.h"
 #include "policies/kv_managers.h"
 #include "policies/routers.h"
-#include "traces/generator.h"
 #include "traces/jsonl.h"
-#include "traces/limits.h"
-#include "traces/sources.h"
+#include "traces/workload.h"
 
 namespace isim::exp {
 
@@ -30,26 +28,6 @@ uint64_t trace_fnv1a(const std::string& s) {
   }
   return h;
 }
-// A session's arrival plus its intercepts must stay within the limit on a time (traces/limits.h)
-// after trace.intercept_scale and the arrival process moved them: the readers check what the
-// file said, this checks what the spec made of it.
-void check_time_range(const Experiment& e, const trace::Trace& t) {
-  for (const trace::Session& s : t) {
-    double end = s.arrival_s;
-    for (const auto& seg : s.segments)
-      if (seg.intercept) end += seg.intercept->duration_s;
-    if (end <= trace::kMaxSeconds) continue;  // false for NaN too
-    const std::string rate =
-        e.arrival.process == "poisson" ? fmt::format(", arrival.rate={}", e.arrival.rate) : "";
-    throw InputError(fmt::format(
-        "{}: session {}: arrives at {} s and its intercepts last {} s in all, past the {:.0f} s "
-        "(about 126 years) limit on a time; from trace.intercept_scale={}, arrival.process={}{}: "
-        "use a larger rate or a smaller scale",
-        e.origin, s.id, s.arrival_s, end - s.arrival_s, trace::kMaxSeconds,
-        e.trace.intercept_scale, e.arrival.process, rate));
-  }
-}
-
 // At least how many samples the time series takes: the run lasts at least until the last
 // session has arrived and sat out its intercepts.
 void check_time_series(const Experiment& e, const trace::Trace& t) {
@@ -71,55 +49,12 @@ void check_time_series(const Experiment& e, const trace::Trace& t) {
 
 Inputs prepare(const Experiment& e, bool with_profile) {
   Inputs in;
-  const auto& ts = e.trace;
-  trace::LoadedTrace loaded =
-      trace::trace_source_registry()
-          .create(ts.from, "trace.from")
-          ->load({ts.path, ts.sessions, e.seed, ts.think_time_s, ts.rate_scale, ts.block_tokens});
-  in.trace = std::move(loaded.trace);
-  in.notes = std::move(loaded.notes);
-  if (ts.limit > 0 && static_cast<size_t>(ts.limit) < in.trace.size())
-    in.trace.resize(static_cast<size_t>(ts.limit));
-  if (ts.max_context > 0) {
-    int64_t cut = 0;
-    for (auto& s : in.trace) {
-      if (s.max_context() <= ts.max_context) continue;
-      trace::truncate_to_context(s, ts.max_context);
-      ++cut;
-    }
-    if (cut > 0)
-      in.notes.push_back(fmt::format("trace.max_context={}: {} of {} sessions were cut to fit",
-                                     ts.max_context, cut, in.trace.size()));
-  }
-  if (ts.draw > 0) in.trace = trace::bootstrap(in.trace, ts.draw, e.seed);
-  if (in.trace.empty())  // the readers refuse an empty file; this guards every other source
-    throw InputError(fmt::format("{}: trace ({}): no sessions to run",
-                                 ts.path.empty() ? e.origin : ts.path, ts.from));
-  if (ts.intercept_scale != 1) {
-    for (auto& s : in.trace)
-      for (auto& seg : s.segments)
-        if (seg.intercept) seg.intercept->duration_s *= ts.intercept_scale;
-    in.notes.push_back(fmt::format("trace.intercept_scale={}: every intercept's duration scaled",
-                                   ts.intercept_scale));
-  }
-  trace::apply_arrivals(in.trace, e.arrival);
-  if (e.arrival.process == "replay" && in.trace.size() > 1 &&
-      std::all_of(in.trace.begin(), in.trace.end(), [&](const trace::Session& s) {
-        return s.arrival_s == in.trace.front().arrival_s;
-      }))
-    in.warnings.push_back(fmt::format(
-        "{}: all {} sessions arrive at t = {} s (arrival.process: replay of a trace without "
-        "arrival times): one burst, not a steady load; give a rate: --rate R, or -p "
-        "arrival.process=poisson -p arrival.rate=R",
-        ts.path.empty() ? ts.from : ts.path, in.trace.size(), in.trace.front().arrival_s));
-  if (const int64_t n = trace::drop_broken_forks(in.trace); n > 0)
-    in.notes.push_back(fmt::format(
-        "{} forked session(s) lost their parent (cut by trace.limit or trace.draw, or re-timed "
-        "by arrival.process {} to arrive before it) and start unforked",
-        n, e.arrival.process));
-  std::ostringstream os;
-  check_time_range(e, in.trace);
+  trace::Workload w = trace::make_workload(e.trace, e.arrival, e.seed, e.origin);
+  in.trace = std::move(w.trace);
+  in.notes = std::move(w.notes);
+  in.warnings = std::move(w.warnings);
   check_time_series(e, in.trace);
+  std::ostringstream os;
   trace::write_jsonl(os, in.trace);
   in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));
   if (with_profile) in.profile = sim::load_profile(e.profile);

@@ -37,24 +37,14 @@
 #include "sim/engine_config.h"
 #include "sim/executor.h"
 #include "traces/arrival.h"
+#include "traces/workload.h"
 
 namespace isim::exp {
 
 // The shortest metrics.timeseries_interval_s a spec may give (run.h caps the samples too).
 inline constexpr double kMinTimeSeriesInterval_s = 0.001;
 
-struct TraceSpec {
-  std::string from = "jsonl";  // a trace source: trace::trace_source_registry()
-  std::string path;            // the trace, or the generator's YAML ("" = built-in defaults)
-  int64_t limit = 0;           // > 0: keep only the first N sessions
-  int64_t draw = 0;            // > 0: draw N sessions with replacement (seeded)
-  int64_t sessions = 0;        // generator: how many sessions
-  int64_t max_context = 0;     // > 0: cut sessions so no context exceeds it (reported)
-  double think_time_s = 0;     // multiturn: > 0 sets the mean think time between turns
-  double intercept_scale = 1;  // every intercept's duration is multiplied by this (> 0)
-  double rate_scale = 1;       // agents: multiplies every phase's arrival rate (> 0)
-  int64_t block_tokens = 0;    // dynamo-agentic: tokens per hash id (0: its default, 512)
-};
+using TraceSpec = trace::WorkloadSpec;  // `trace:` (traces/workload.h shapes it)
 
 struct PolicySpec {
   std::string name;
