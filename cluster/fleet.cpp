@@ -9,7 +9,7 @@
 #include "cluster/arrivals.h"
 #include "cluster/fleet_view.h"
 #include "cluster/tiers.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::cluster {
 
@@ -81,7 +81,7 @@ bool RouteView::eligible(int32_t r) const {
 }
 
 const std::vector<uint64_t>& RouteView::prefix_chain(int32_t r) const {
-  const int64_t bt = replica(r).view().block_tokens();
+  const int64_t bt = replica(r).block_tokens();
   if (const std::vector<uint64_t>* fork = f_.parts().arrivals->fork_chain(q_, bt)) return *fork;
   for (const auto& [b, chain] : chains_)
     if (b == bt) return chain;

@@ -20,7 +20,7 @@ class RouteView final : public ClusterView {
   RouteView(const Fleet& f, const RouteRequest& req)
       : f_(f), req_(req), q_(req.session), src_(f.source(q_)) {}
   int32_t replicas() const override { return f_.size(); }
-  const sim::ReplicaView& replica(int32_t r) const override { return f_.engine(r); }
+  const sim::ReplicaView& replica(int32_t r) const override { return f_.engine(r).view(); }
   bool eligible(int32_t r) const override;
   const std::vector<uint64_t>& prefix_chain(int32_t r) const override;
   int64_t reachable_kv_tokens(int32_t r) const override;
