@@ -9,9 +9,9 @@
 #include <limits>
 #include <sstream>
 
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 #include "sim/profile_check.h"
-#include "traces/input_error.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::calib {
 

@@ -13,14 +13,14 @@
 #include <string>
 
 #include "calibrate/measure.h"
-#include "experiments/cli_args.h"
-#include "experiments/cli_help.h"
-#include "experiments/out_path.h"
-#include "traces/input_error.h"
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "core/input_error.h"
+#include "core/out_path.h"
 
 namespace {
 
-const isim::exp::Help kHelp{
+const isim::Help kHelp{
     "usage: isim-calibrate --model M.yaml --backend cuda|cpu [--tp N] [--quick] [--seed S]\n"
     "                      --out P.yaml\n",
     "Measures the synthetic transformer runner on this machine's device (cuda) or CPU (cpu)\n"
@@ -63,19 +63,19 @@ int main(int argc, char** argv) {
   try {
     po::variables_map vm;
     try {
-      vm = isim::exp::parse_args(isim::exp::Args(argv + 1, argv + argc), opts,
+      vm = isim::parse_args(isim::Args(argv + 1, argv + argc), opts,
                                  po::positional_options_description{});
     } catch (const po::error& e) {
       throw isim::InputError(e.what());
     }
-    if (vm.count("help")) return isim::exp::print_help(kHelp, opts);
+    if (vm.count("help")) return isim::print_help(kHelp, opts);
     if (vm.count("tp")) o.tp = parse_int("--tp", vm["tp"].as<std::string>());
     if (vm.count("seed"))
       o.seed = static_cast<uint64_t>(parse_int("--seed", vm["seed"].as<std::string>()));
     o.quick = vm.count("quick") > 0;
     if (o.model_path.empty()) throw isim::InputError("--model: required");
     if (out.empty()) throw isim::InputError("--out: required");
-    isim::exp::check_out_file(out, "--out");  // before minutes of measuring, not after
+    isim::check_out_file(out, "--out");  // before minutes of measuring, not after
     o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
     const isim::sim::Profile p = isim::calib::calibrate(o);
     isim::sim::write_profile_file(out, p);

@@ -9,7 +9,7 @@
 #include <limits>
 #include <tuple>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::calib {
 

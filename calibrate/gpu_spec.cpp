@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "calibrate/analytic.h"
-#include "traces/input_error.h"
-#include "traces/strict_yaml.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 
 namespace isim::calib {
 

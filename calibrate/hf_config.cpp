@@ -15,8 +15,8 @@
 
 #include "calibrate/hf_config_keys.h"
 #include "calibrate/hf_config_params.h"
-#include "traces/input_error.h"
-#include "traces/json_shown.h"
+#include "core/input_error.h"
+#include "core/json_shown.h"
 
 namespace isim::calib {
 
@@ -85,7 +85,7 @@ Known identify(HfKeys& c) {
     if (!a.is_array() || a.empty() || !a[0].is_string())
       c.fail(
           "architectures",
-          "expected a list of class names such as [\"LlamaForCausalLM\"], got " + trace::shown(a));
+          "expected a list of class names such as [\"LlamaForCausalLM\"], got " + shown(a));
     const auto name = a[0].get<std::string>();
     if (const Known* k = lookup(name, &Known::architecture))
       return c.record("architectures", name), *k;
@@ -186,7 +186,7 @@ const json* text_model(const json& j, const std::string& path, HfImport& imp) {
     throw InputError(path +
                      ": text_config: expected a map (a multimodal wrapper's text model "
                      "config), got " +
-                     trace::shown(t));
+                     shown(t));
   const auto& a = j.contains("architectures") ? j["architectures"] : json();
   const std::string wrapper =
       a.is_array() && !a.empty() && a[0].is_string() ? a[0].get<std::string>() : "a wrapper";
@@ -221,7 +221,7 @@ HfImport import_hf_config_text(const std::string& text, const std::string& path,
   const json j = parse(text, path);
   if (!j.is_object())
     throw InputError(path + ": expected a JSON object (a Hugging Face config.json), got " +
-                     trace::shown(j));
+                     shown(j));
   HfImport imp;
   imp.path = path;
   HfKeys outer(j, path);

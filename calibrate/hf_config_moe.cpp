@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "calibrate/hf_config_keys.h"
-#include "traces/json_shown.h"
+#include "core/json_shown.h"
 
 namespace isim::calib {
 
@@ -25,11 +25,11 @@ int64_t qwen_dense_layers(HfKeys& c, int64_t layers, std::string* origin) {
   if (c.given("mlp_only_layers")) {
     const auto& v = c.at("mlp_only_layers");
     if (!v.is_array())
-      c.fail("mlp_only_layers", "expected a list of layer indices, got " + trace::shown(v));
+      c.fail("mlp_only_layers", "expected a list of layer indices, got " + shown(v));
     for (const auto& e : v) {
       if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() >= layers)
         c.fail("mlp_only_layers",
-               fmt::format("expected layer indices 0..{}, got {}", layers - 1, trace::shown(e)));
+               fmt::format("expected layer indices 0..{}, got {}", layers - 1, shown(e)));
       only.push_back(e.get<int64_t>());
     }
     c.record("mlp_only_layers", v.dump());

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "calibrate/hf_config_keys.h"
-#include "traces/json_shown.h"
+#include "core/json_shown.h"
 
 namespace isim::calib {
 
@@ -25,10 +25,10 @@ std::string group_dtype(const HfKeys& c, const std::string& key, const json& gro
   const json& w = group["weights"];
   if (!w.contains("num_bits") || !w["num_bits"].is_number_integer())
     c.fail(at + ".num_bits", "expected 4 or 8, got " +
-                                 (w.contains("num_bits") ? trace::shown(w["num_bits"]) : "none"));
+                                 (w.contains("num_bits") ? shown(w["num_bits"]) : "none"));
   if (!w.contains("type") || !w["type"].is_string())
     c.fail(at + ".type", "expected \"float\" or \"int\", got " +
-                             (w.contains("type") ? trace::shown(w["type"]) : "none"));
+                             (w.contains("type") ? shown(w["type"]) : "none"));
   const auto bits = w["num_bits"].get<int64_t>();
   const auto type = w["type"].get<std::string>();
   if (bits == 8 && type == "float") return "fp8";
@@ -63,7 +63,7 @@ std::string bits_method(const HfKeys& c, const json& q, const std::string& metho
   const std::string at = std::string("quantization_config.") + key;
   if (!q.contains(key) || !q[key].is_number_integer())
     c.fail("quantization_config.bits", "expected 4 or 8 (" + method + " weights), got " +
-                                           (q.contains(key) ? trace::shown(q[key]) : "none"));
+                                           (q.contains(key) ? shown(q[key]) : "none"));
   const auto bits = q[key].get<int64_t>();
   if (bits != 4 && bits != 8)
     c.fail(at, fmt::format("{} bits is not modelled; expected 4 or 8", bits));
@@ -77,7 +77,7 @@ std::string read_weight_dtype(HfKeys& c, std::string* origin) {
   if (!c.given("quantization_config")) return "";
   const json& q = c.at("quantization_config");
   if (!q.is_object())
-    c.fail("quantization_config", "expected a map with quant_method, got " + trace::shown(q));
+    c.fail("quantization_config", "expected a map with quant_method, got " + shown(q));
   if (!q.contains("quant_method") || !q["quant_method"].is_string())
     c.fail("quantization_config.quant_method",
            std::string("missing; expected one of ") + kSupportedQuant);

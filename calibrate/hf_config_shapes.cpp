@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "calibrate/hf_config_keys.h"
-#include "traces/input_error.h"
-#include "traces/json_shown.h"
+#include "core/input_error.h"
+#include "core/json_shown.h"
 
 namespace isim::calib {
 
@@ -15,7 +15,7 @@ void HfKeys::fail(const std::string& key, const std::string& why) const {
 int64_t HfKeys::checked(const std::string& key, int64_t min, int64_t max, const char* what) {
   const json& v = at(key);
   if (!v.is_number_integer())
-    fail(key, std::string("expected ") + what + ", got " + trace::shown(v));
+    fail(key, std::string("expected ") + what + ", got " + shown(v));
   const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(max) &&
                                                      v.get<uint64_t>() >= static_cast<uint64_t>(min)
                                                : v.get<int64_t>() >= min && v.get<int64_t>() <= max;
@@ -45,14 +45,14 @@ int64_t HfKeys::non_negative(const std::string& key, int64_t max) {
 
 bool HfKeys::flag(const std::string& key, bool def) {
   if (!given(key)) return def;
-  if (!at(key).is_boolean()) fail(key, "expected true or false, got " + trace::shown(at(key)));
+  if (!at(key).is_boolean()) fail(key, "expected true or false, got " + shown(at(key)));
   record(key, at(key).dump());
   return at(key).get<bool>();
 }
 
 std::optional<std::string> HfKeys::optional_string(const std::string& key) {
   if (!given(key)) return std::nullopt;
-  if (!at(key).is_string()) fail(key, "expected a string, got " + trace::shown(at(key)));
+  if (!at(key).is_string()) fail(key, "expected a string, got " + shown(at(key)));
   return at(key).get<std::string>();
 }
 
@@ -62,7 +62,7 @@ namespace {
 void record_rope(HfKeys& c) {
   if (c.given("rope_theta")) {
     if (!c.at("rope_theta").is_number())
-      c.fail("rope_theta", "expected a number, got " + trace::shown(c.at("rope_theta")));
+      c.fail("rope_theta", "expected a number, got " + shown(c.at("rope_theta")));
     c.record("rope_theta", c.at("rope_theta").dump());
   }
   if (!c.given("rope_scaling")) return;
@@ -71,7 +71,7 @@ void record_rope(HfKeys& c) {
     c.fail("rope_scaling",
            "expected a map such as {\"rope_type\": \"llama3\", \"factor\": 8.0} "
            "or null, got " +
-               trace::shown(r));
+               shown(r));
   std::string parts;
   for (const auto& [k, v] : r.items())
     parts +=
@@ -188,7 +188,7 @@ Shapes read_gqa_shapes(HfKeys& c, Family f, HfImport& imp) {
     if (!c.given(key)) continue;
     const auto& v = c.at(key);
     if (v.is_number() && v.get<double>() == 0) continue;  // 0 experts: a dense model
-    c.fail(key, trace::shown(v) + " experts in a config of the dense " + imp.architecture +
+    c.fail(key, shown(v) + " experts in a config of the dense " + imp.architecture +
                     "; expected a mixture-of-experts architecture (MixtralForCausalLM, "
                     "Qwen3MoeForCausalLM, DeepseekV3ForCausalLM, ...)");
   }

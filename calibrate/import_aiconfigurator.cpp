@@ -12,10 +12,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "calibrate/import_common.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 #include "sim/profile_check.h"
-#include "traces/input_error.h"
 #include "traces/limits.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::calib {
 

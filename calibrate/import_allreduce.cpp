@@ -11,7 +11,7 @@
 
 #include "calibrate/import_aiconfigurator.h"
 #include "calibrate/import_common.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::calib {
 

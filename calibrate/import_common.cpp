@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::calib {
 

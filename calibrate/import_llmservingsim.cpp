@@ -15,11 +15,11 @@
 #include "calibrate/import_common.h"
 #include "calibrate/import_llmservingsim_parts.h"
 #include "calibrate/vllm_memory.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 #include "sim/cost_moe.h"
 #include "sim/profile_check.h"
-#include "traces/input_error.h"
 #include "traces/limits.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::calib {
 

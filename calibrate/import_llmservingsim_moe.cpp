@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "calibrate/import_llmservingsim_parts.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 #include "traces/limits.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::calib::lss {
 

@@ -6,8 +6,8 @@
 #include "calibrate/import_aiconfigurator.h"
 
 #include "calibrate/import_llmservingsim_parts.h"
-#include "traces/input_error.h"
-#include "traces/strict_yaml.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 
 namespace isim::calib::lss {
 

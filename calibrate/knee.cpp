@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::calib {
 

@@ -11,8 +11,8 @@
 
 #include "calibrate/vllm_memory.h"
 #include "calibrate/vllm_startup_log.h"
+#include "core/input_error.h"
 #include "sim/vllm_kv_rule.h"
-#include "traces/input_error.h"
 
 namespace isim::calib {
 

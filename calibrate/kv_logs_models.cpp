@@ -6,7 +6,7 @@
 
 #include "calibrate/hf_config.h"
 #include "calibrate/kv_logs.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::calib {
 

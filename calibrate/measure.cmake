@@ -4,14 +4,16 @@
 target_sources(isim_calibrate PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/knee.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/measure.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/measure_backend.cpp
 )
 target_link_libraries(isim_calibrate PUBLIC isim_runner)
 target_compile_definitions(isim_calibrate PRIVATE
   ISIM_CALIBRATE_VERSION="${PROJECT_VERSION}")
 
 add_executable(isim-calibrate ${CMAKE_CURRENT_SOURCE_DIR}/calibrate_main.cpp)
-# isim_experiments for out_path.h only: --out is checked before minutes of measuring.
-target_link_libraries(isim-calibrate PRIVATE isim_calibrate isim_experiments Boost::program_options fmt::fmt
+# core/ has out_path.h (--out is checked before minutes of measuring) and the CLI helpers;
+# no experiments code.
+target_link_libraries(isim-calibrate PRIVATE isim_calibrate isim_core Boost::program_options fmt::fmt
                       isim_warnings)
 set_target_properties(isim-calibrate PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 if(ISIM_HAVE_CUDA)

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "kernels/runner/runner.h"
+#include "kernels/runner/shard.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
 
@@ -73,8 +74,9 @@ struct ValidationBatch {
   double error() const { return (predicted_ms - measured_ms) / measured_ms; }  // signed
 };
 
-// One TP shard of `shape` as the runner sees it; InputError when tp does not divide it.
-kernels::runner::ModelDims shard_dims(const sim::ModelShape& shape, int tp);
+// One TP shard of a model shape as the runner sees it (kernels/runner/shard.h, which live/
+// shares); InputError when tp does not divide it.
+using kernels::runner::shard_dims;
 // What the cost model sees of a runner batch.
 sim::BatchShape batch_shape(const std::vector<kernels::runner::Step>& batch);
 // Appends validation results to the profile's `validation:` list.

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "traces/strict_yaml.h"
+#include "core/strict_yaml.h"
 
 namespace isim::calib {
 

@@ -13,7 +13,7 @@
 
 #include "cluster/planning.h"
 #include "cluster/roles.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::cluster {
 

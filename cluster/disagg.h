@@ -28,7 +28,7 @@
 #include "cluster/kv_tiers.h"
 #include "cluster/link_spec.h"
 #include "cluster/planner.h"
-#include "traces/params.h"
+#include "core/params.h"
 
 namespace isim::cluster {
 

@@ -9,7 +9,7 @@
 #include "cluster/arrivals.h"
 #include "cluster/fleet_view.h"
 #include "cluster/tiers.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::cluster {
 

@@ -23,12 +23,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/registry.h"
 #include "sim/cost_model.h"
 #include "sim/time.h"
-#include "traces/registry.h"
 
 namespace isim {
-class Params;  // traces/params.h
+class Params;  // core/params.h
 }  // namespace isim
 
 namespace isim::cluster {

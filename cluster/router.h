@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "core/registry.h"
 #include "sim/replica_view.h"
-#include "traces/registry.h"
 #include "traces/session.h"
 
 namespace isim {
-class Params;  // traces/params.h
+class Params;  // core/params.h
 }  // namespace isim
 
 namespace isim::cluster {

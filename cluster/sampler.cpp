@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "cluster/roles.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::cluster {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::cluster {
 

@@ -26,7 +26,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "traces/strict_yaml.h"
+#include "core/strict_yaml.h"
 
 namespace isim {
 

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "traces/hash.h"
+#include "core/hash.h"
 
 namespace isim::live {
 uint64_t block_checksum(const std::vector<std::byte>& bytes) {

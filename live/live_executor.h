@@ -4,10 +4,10 @@
 // tier), one to one. See "Executors" in the design.
 //
 // Contract:
-// - The model is the profile's (calibrate::shard_dims of its model shape, one TP shard), with
-//   the profile's block size; the pools hold the engine's GPU and CPU block counts. Inputs are
-//   synthetic tokens (live/integrity.h); every output is the greedy argmax of the real logits,
-//   while lengths still follow the trace.
+// - The model is the profile's (kernels/runner/shard.h: shard_dims of its model shape, one TP
+//   shard), with the profile's block size; the pools hold the engine's GPU and CPU block
+//   counts. Inputs are synthetic tokens (live/integrity.h); every output is the greedy argmax
+//   of the real logits, while lengths still follow the trace.
 // - Virtual time: `execute` returns measured times (stall: synchronous swaps; busy: the forward
 //   with pipelined swaps on the copy stream or worker thread beside it), so the engine's clock
 //   advances by real execution while intercepts and arrivals stay virtual. CPU: steady clock;

@@ -15,14 +15,14 @@
 #include <memory>
 #include <string>
 
+#include "core/params.h"
+#include "core/registry.h"
 #include "sim/policy.h"
-#include "traces/params.h"
-#include "traces/registry.h"
 
 namespace isim::policy {
 
 // Parameters from YAML (`policy: {name: X, key: value}`) or `-p policy.key=value`; errors
-// name `policy.KEY` unless `where` says otherwise (traces/params.h).
+// name `policy.KEY` unless `where` says otherwise (core/params.h).
 struct PolicyParams : Params {
   PolicyParams() : Params({}, "policy") {}
   using Params::Params;

@@ -20,8 +20,8 @@
 #include <memory>
 #include <string>
 
+#include "core/registry.h"
 #include "sim/session_state.h"
-#include "traces/registry.h"
 
 namespace isim::policy {
 

@@ -10,9 +10,9 @@
 // ISIM_KV_MANAGERS line below.
 #pragma once
 
+#include "core/params.h"
+#include "core/registry.h"
 #include "sim/kv_manager.h"
-#include "traces/params.h"
-#include "traces/registry.h"
 
 namespace isim::policy {
 

@@ -20,11 +20,11 @@
 //             history_min_samples = N (default 8).
 #include <algorithm>
 
+#include "core/input_error.h"
 #include "policies/builtin.h"
 #include "policies/estimator.h"
 #include "policies/waste.h"
 #include "sim/policy.h"
-#include "traces/input_error.h"
 
 namespace isim::policy {
 

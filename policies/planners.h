@@ -11,7 +11,7 @@
 #pragma once
 
 #include "cluster/planner.h"
-#include "traces/params.h"
+#include "core/params.h"
 
 namespace isim::policy {
 

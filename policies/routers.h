@@ -9,7 +9,7 @@
 #pragma once
 
 #include "cluster/router.h"
-#include "traces/params.h"
+#include "core/params.h"
 
 namespace isim::policy {
 

@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "core/hash.h"
+#include "core/input_error.h"
 #include "sim/engine.h"
 #include "sim/pool_limits.h"
 #include "sim/vllm_kv_rule.h"
-#include "traces/hash.h"
-#include "traces/input_error.h"
 
 namespace isim::sim {
 

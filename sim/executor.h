@@ -26,16 +26,16 @@
 #include <utility>
 #include <vector>
 
+#include "core/params.h"
+#include "core/registry.h"
 #include "sim/block_manager.h"
 #include "sim/cost_model.h"
-#include "traces/params.h"
-#include "traces/registry.h"
 #include "traces/session.h"
 
 namespace isim::sim {
 
 // Parameters from YAML (`executor: {name: live-cpu, key: value}`) or `-p executor.key=value`;
-// errors name `executor.KEY` unless `where` says otherwise (traces/params.h).
+// errors name `executor.KEY` unless `where` says otherwise (core/params.h).
 struct ExecutorParams : Params {
   ExecutorParams() : Params({}, "executor") {}
   using Params::Params;

@@ -27,9 +27,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/registry.h"
 #include "sim/replica_view.h"
 #include "sim/session_state.h"
-#include "traces/registry.h"
 
 namespace isim::sim {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "traces/hash.h"
+#include "core/hash.h"
 
 namespace isim::sim {
 

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/input_error.h"
 #include "sim/cost_model.h"
 #include "sim/profile_reader.h"
-#include "traces/input_error.h"
 #include "traces/limits.h"
 
 namespace isim::sim {
@@ -294,8 +294,8 @@ Profile parse_profile(const std::string& yaml_text, const std::string& origin) {
   YAML::Node doc;
   int docs = 0;
   try {
-    require_utf8(yaml_text, origin);  // as every YAML reader (traces/strict_yaml.h)
-    // Not YAML::LoadAll: it never returns on text such as "," (traces/strict_yaml.h).
+    require_utf8(yaml_text, origin);  // as every YAML reader (core/strict_yaml.h)
+    // Not YAML::LoadAll: it never returns on text such as "," (core/strict_yaml.h).
     docs = count_yaml_documents(yaml_text);
     if (docs == 1) doc = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {

@@ -12,8 +12,8 @@
 #include <optional>
 #include <string_view>
 #include <system_error>
-#include "traces/input_error.h"
-#include "traces/strict_yaml.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 
 #include "sim/profile.h"
 

@@ -7,12 +7,12 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/atomic_file.h"
+#include "core/input_error.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
 #include "sim/profile_check.h"
 #include "sim/profile_reader.h"
-#include "traces/atomic_file.h"
-#include "traces/input_error.h"
 
 namespace isim::sim {
 namespace {

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "traces/registry.h"
+#include "core/registry.h"
 
 namespace isim::sim {
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::test {
 

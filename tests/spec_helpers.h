@@ -5,8 +5,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/experiment.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
+#include "experiments/spec/experiment.h"
 
 namespace isim::test {
 

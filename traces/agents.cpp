@@ -7,11 +7,11 @@
 #include <cmath>
 #include <set>
 
+#include "core/input_error.h"
+#include "core/rng.h"
+#include "core/strict_yaml.h"
 #include "traces/agents_internal.h"
-#include "traces/input_error.h"
 #include "traces/limits.h"
-#include "traces/rng.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::trace {
 

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/hash.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
 #include "traces/agents_internal.h"
 #include "traces/generator.h"
-#include "traces/hash.h"
-#include "traces/input_error.h"
 #include "traces/limits.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::trace {
 namespace {

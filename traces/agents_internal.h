@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "traces/agents.h"
-#include "traces/rng.h"
 
 namespace isim {
 class YamlMap;

@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "traces/input_error.h"
-#include "traces/rng.h"
+#include "core/input_error.h"
+#include "core/rng.h"
 
 namespace isim::trace {
 

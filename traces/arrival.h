@@ -3,7 +3,7 @@
 // Contract:
 // - `poisson`: sessions keep their order; gaps between arrivals are exponential with mean
 //   1/rate, and the first session arrives at the first gap (not at 0). Same seed, same times, on
-//   every platform (traces/rng.h). A forked session (traces/session.h kFork) whose parent comes
+//   every platform (core/rng.h). A forked session (traces/session.h kFork) whose parent comes
 //   before it keeps its offset from the parent (max(0, its arrival - the parent's) before
 //   re-timing) and draws no gap: a subagent still starts while its parent waits for it. So a
 //   trace without forks gets exactly the times it always did.
@@ -42,7 +42,7 @@
 #include <functional>
 #include <string>
 
-#include "traces/registry.h"
+#include "core/registry.h"
 #include "traces/session.h"
 
 namespace isim::trace {

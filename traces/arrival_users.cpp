@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/input_error.h"
+#include "core/rng.h"
 #include "traces/arrival.h"
-#include "traces/input_error.h"
-#include "traces/rng.h"
 
 namespace isim::trace {
 

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
+#include "core/rng.h"
+#include "core/strict_yaml.h"
 #include "traces/limits.h"
-#include "traces/rng.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::trace {
 

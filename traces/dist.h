@@ -20,7 +20,7 @@
 // - Every draw uses the project's Rng, so a seed gives the same values everywhere.
 // - check_dist throws InputError `WHERE: KEY.FIELD: reason` for a Dist that draw cannot use.
 // - read_dist reads the required map `key` of a YAML map as {dist, mean, sd, min, max} (sd may be
-//   left out for the families whose sd is implied); errors as traces/strict_yaml.h gives them.
+//   left out for the families whose sd is implied); errors as core/strict_yaml.h gives them.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +28,11 @@
 #include <string>
 
 namespace isim {
+class Rng;
 class YamlMap;
-}
+}  // namespace isim
 
 namespace isim::trace {
-
-class Rng;
 
 struct Dist {
   std::string dist = "normal";  // normal | lognormal | exponential | geometric

@@ -11,8 +11,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/input_error.h"
 #include "traces/dynamo_agentic_row.h"
-#include "traces/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
 #include "traces/trace_file.h"

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <set>
 
-#include "traces/input_error.h"
-#include "traces/rng.h"
-#include "traces/strict_yaml.h"
+#include "core/input_error.h"
+#include "core/rng.h"
+#include "core/strict_yaml.h"
 
 namespace isim::trace {
 namespace {

@@ -1,5 +1,5 @@
 // Internal to traces/: what the JSONL readers (native, Mooncake, TraceLab) share -- the error
-// format `WHERE: FIELD: reason`, how a bad value is quoted (trace::shown, traces/json_shown.h),
+// format `WHERE: FIELD: reason`, how a bad value is quoted (isim::shown, core/json_shown.h),
 // token counts (traces/limits.h) and the line loop.
 //
 // Contract: count_field reads an integer in [min, kMaxTokens]. for_each_json_line calls fn(json, where, line) for every non-blank line of `in`
@@ -16,8 +16,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "traces/input_error.h"
-#include "traces/json_shown.h"
+#include "core/input_error.h"
+#include "core/json_shown.h"
 #include "traces/limits.h"
 
 namespace isim::trace::json_lines {
@@ -29,7 +29,7 @@ using json = nlohmann::json;
   throw InputError(where + ": " + field + ": " + reason);
 }
 
-using trace::shown;
+using isim::shown;
 
 // The value of `key` in a line's object; "missing" names the field otherwise.
 inline const json& require(const json& obj, const char* key, const std::string& where) {

@@ -12,8 +12,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "traces/atomic_file.h"
-#include "traces/input_error.h"
+#include "core/atomic_file.h"
+#include "core/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl_fields.h"
 #include "traces/jsonl_signals.h"

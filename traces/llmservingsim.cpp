@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "traces/hash.h"
-#include "traces/input_error.h"
+#include "core/hash.h"
+#include "core/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
 #include "traces/trace_file.h"

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/input_error.h"
+#include "core/rng.h"
+#include "core/strict_yaml.h"
 #include "traces/generator.h"
-#include "traces/input_error.h"
-#include "traces/rng.h"
-#include "traces/strict_yaml.h"
 
 namespace isim::trace {
 

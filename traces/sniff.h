@@ -20,7 +20,7 @@
 #include <cstddef>
 #include <string>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::trace {
 

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
+#include "core/input_error.h"
 #include "traces/agents.h"
 #include "traces/dynamo_agentic.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 #include "traces/llmservingsim.h"
 #include "traces/mooncake.h"

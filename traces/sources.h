@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "traces/registry.h"
+#include "core/registry.h"
 #include "traces/session.h"
 
 namespace isim::trace {

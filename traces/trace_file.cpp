@@ -4,7 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::trace {
 

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "traces/hash.h"
-#include "traces/input_error.h"
+#include "core/hash.h"
+#include "core/input_error.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
 #include "traces/trace_file.h"

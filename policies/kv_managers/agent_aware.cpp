@@ -33,9 +33,9 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "policies/estimator.h"
 #include "policies/kv_managers.h"
-#include "traces/input_error.h"
 
 namespace isim::policy {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "cluster/planner.h"
-#include "traces/params.h"
+#include "core/params.h"
 
 namespace isim::policy::planners {
 

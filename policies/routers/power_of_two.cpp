@@ -3,8 +3,8 @@
 // Balancing", IEEE TPDS 2001). Parameter: seed (default 1).
 #include <vector>
 
+#include "core/rng.h"
 #include "policies/routers.h"
-#include "traces/rng.h"
 
 namespace isim::policy {
 
@@ -34,7 +34,7 @@ class PowerOfTwo final : public cluster::Router {
 
  private:
   uint64_t seed_;
-  trace::Rng rng_;
+  Rng rng_;
   std::vector<int32_t> ok_;
 };
 

@@ -13,9 +13,9 @@
 
 #include "calibrate/analytic.h"
 #include "calibrate/model.h"
+#include "core/input_error.h"
 #include "sim/cost_model.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;

@@ -7,13 +7,13 @@
 #include <iostream>
 
 #include "calibrate/measure.h"
+#include "cluster/simulation.h"
+#include "core/input_error.h"
 #include "kernels/runner/cuda_module.h"
 #include "policies/builtin.h"
 #include "sim/executor.h"
-#include "cluster/simulation.h"
 #include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 
 #include "calibrate/analytic.h"
 #include "calibrate/model.h"
-#include "experiments/sweep.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "calibrate/diff.h"
+#include "core/input_error.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 

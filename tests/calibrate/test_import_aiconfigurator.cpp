@@ -10,10 +10,10 @@
 
 #include "calibrate/import_aiconfigurator.h"
 #include "calibrate/model.h"
+#include "core/input_error.h"
 #include "sim/profile.h"
 #include "tests/input_error_text.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 namespace fs = std::filesystem;
 using isim::InputError;

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "calibrate/import_common.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 using isim::calib::knee_tokens;
 using isim::sim::Curve1D;

@@ -11,9 +11,9 @@
 
 #include "calibrate/import_llmservingsim.h"
 #include "calibrate/model.h"
+#include "core/input_error.h"
 #include "sim/profile.h"
 #include "tests/cli_helpers.h"
-#include "traces/input_error.h"
 
 namespace fs = std::filesystem;
 using isim::InputError;

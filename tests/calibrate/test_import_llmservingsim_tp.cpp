@@ -14,11 +14,11 @@
 #include "calibrate/import_llmservingsim.h"
 #include "calibrate/import_llmservingsim_parts.h"
 #include "calibrate/model.h"
+#include "core/input_error.h"
 #include "sim/cost_model.h"
 #include "tests/cli_helpers.h"
 #include "tests/input_error_text.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 namespace fs = std::filesystem;
 using isim::calib::import_llmservingsim;

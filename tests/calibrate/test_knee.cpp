@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "calibrate/knee.h"
+#include "core/input_error.h"
 #include "kernels/runner/init.h"
-#include "traces/input_error.h"
 
 using isim::calib::find_knee;
 

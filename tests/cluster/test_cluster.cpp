@@ -4,10 +4,10 @@
 #include <doctest/doctest.h>
 
 #include "cluster/simulation.h"
+#include "core/input_error.h"
 #include "policies/builtin.h"
 #include "policies/routers.h"
 #include "tests/sim_fixtures.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using isim::test::rec;

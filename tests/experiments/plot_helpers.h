@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "experiments/sweep.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 
@@ -20,8 +20,9 @@ inline const std::string& plot_python() {
 inline int run_plot_script(const std::string& script, const std::string& args,
                            std::string* out = nullptr, std::string* err = nullptr,
                            const std::string& env = "") {
-  return run_shell(env + plot_python() + " " + source_dir() + "/experiments/" + script + " " + args,
-                   out, err);
+  return run_shell(
+      env + plot_python() + " " + source_dir() + "/experiments/plots/" + script + " " + args, out,
+      err);
 }
 
 }  // namespace isim::test

@@ -1,4 +1,4 @@
-// The disaggregation keys of `cluster:` (experiments/cluster_spec.h): roles in replica order,
+// The disaggregation keys of `cluster:` (experiments/spec/cluster_spec.h): roles in replica order,
 // the defaults of links, split, switching and planner, the resolved spec, -p overrides, and
 // every error with its exact text. Nothing here runs a disaggregated fleet.
 #include <doctest/doctest.h>
@@ -8,11 +8,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/cluster_spec.h"
-#include "experiments/experiment.h"
-#include "experiments/sweep.h"
+#include "core/input_error.h"
+#include "experiments/spec/cluster_spec.h"
+#include "experiments/spec/experiment.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/spec_helpers.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using cluster::Role;

@@ -1,4 +1,4 @@
-// The cluster: section of an experiment (experiments/cluster_spec.h): parsing, -p overrides,
+// The cluster: section of an experiment (experiments/spec/cluster_spec.h): parsing, -p overrides,
 // every error a user can hit, a cluster of one giving the single-replica results, the fleet
 // outputs, and determinism for any number of jobs.
 #include <doctest/doctest.h>
@@ -9,15 +9,15 @@
 #include <yaml-cpp/yaml.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/engine_spec.h"
-#include "experiments/experiment.h"
-#include "experiments/outputs.h"
-#include "experiments/run.h"
-#include "experiments/sweep.h"
+#include "core/input_error.h"
+#include "experiments/run/outputs.h"
+#include "experiments/run/run.h"
+#include "experiments/spec/engine_spec.h"
+#include "experiments/spec/experiment.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/cli_helpers.h"
 #include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;
@@ -215,7 +215,7 @@ TEST_CASE("InferCept mix, preserve, 4 replicas: session-affinity keeps the KV wh
           doctest::skip(isim::test::absent(!have_shared_data()))) {
   // 400 sessions of the real mix at 4 sessions/s (1 per replica), A100-80GB / GPT-J-6B.
   auto e = exp::load_experiment(
-      test::source_dir() + "/experiments/quickstart.yaml",
+      test::source_dir() + "/experiments/specs/quickstart.yaml",
       {"trace.draw=400", "arrival.rate=4", "policy=preserve", "cluster.replicas=4"});
   auto in = exp::prepare(e);
   e.cluster.router = "session-affinity";

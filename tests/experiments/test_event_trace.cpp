@@ -1,4 +1,4 @@
-// The event trace of a run (experiments/event_trace.h, `isim run --trace-events`): exact spans,
+// The event trace of a run (experiments/run/event_trace.h, `isim run --trace-events`): exact spans,
 // iterations and KV counters of hand-computed runs; the file against the trace event format's
 // documented fields on fleets; the event limit; determinism; the flags' errors.
 #include <doctest/doctest.h>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/event_trace.h"
+#include "experiments/run/event_trace.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/trace_event_checks.h"
 #include "tests/sim_fixtures.h"

@@ -3,10 +3,10 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/experiment.h"
+#include "core/input_error.h"
+#include "experiments/spec/experiment.h"
 #include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 

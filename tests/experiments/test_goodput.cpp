@@ -1,11 +1,11 @@
 // Goodput (DistServe's definition, per session), the overload verdict, and the run's `slo:`
-// (experiments/goodput.h). Expected values are worked out by hand from the inputs.
+// (experiments/run/goodput.h). Expected values are worked out by hand from the inputs.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "experiments/goodput.h"
+#include "experiments/run/goodput.h"
 #include "tests/spec_helpers.h"
 
 using isim::test::error_of;

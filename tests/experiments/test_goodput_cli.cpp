@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/sweep.h"
-#include "experiments/sweep_report.h"
+#include "experiments/sweep/sweep.h"
+#include "experiments/sweep/sweep_report.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/plot_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"
@@ -77,7 +77,7 @@ TEST_CASE("isim run: per-session SLO, goodput in summary.json, meets_slo and emp
   CHECK(out.find("slo.met") != std::string::npos);
   CHECK(out.find(" 66.7 ") != std::string::npos);
 
-  const auto rows = exp::read_csv(test::slurp(d / "o/preserve/sessions.csv"), "sessions.csv");
+  const auto rows = isim::read_csv(test::slurp(d / "o/preserve/sessions.csv"), "sessions.csv");
   REQUIRE(rows.size() == 4);
   const auto& h = rows[0].fields;
   const auto& one = rows[1].fields;
@@ -100,7 +100,7 @@ TEST_CASE("isim run: per-session SLO, goodput in summary.json, meets_slo and emp
   CHECK(k["slo"] == nlohmann::json::object());
   CHECK(k["goodput"]["sessions"].is_null());
   CHECK(out.find("slo.met") == std::string::npos);
-  const auto prow = exp::read_csv(test::slurp(d / "p/preserve/sessions.csv"), "sessions.csv");
+  const auto prow = isim::read_csv(test::slurp(d / "p/preserve/sessions.csv"), "sessions.csv");
   CHECK(prow[1].fields[col(prow[0].fields, "meets_slo")].empty());
 
   // A bad limit from -p exits 2 and names the -p argument.
@@ -163,7 +163,7 @@ TEST_CASE("isim sweep: goodput and overloaded columns, its table, and goodput.pn
   const auto path = test::write_file(d / "s.yaml", s);
   std::string out, err;
   REQUIRE(run_isim("sweep " + path + " --jobs 1 --out " + (d / "o").string(), &out, &err) == 0);
-  const auto rows = exp::read_csv(test::slurp(d / "o/results.csv"), "results.csv");
+  const auto rows = isim::read_csv(test::slurp(d / "o/results.csv"), "results.csv");
   REQUIRE(rows.size() == 5);
   const auto& h = rows[0].fields;
   const size_t over = col(h, "overloaded"), share = col(h, "goodput.share");

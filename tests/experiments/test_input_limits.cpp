@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "experiments/experiment.h"
-#include "experiments/plan.h"
-#include "experiments/run.h"
-#include "experiments/sweep.h"
+#include "core/input_error.h"
+#include "experiments/plan/plan.h"
+#include "experiments/run/run.h"
+#include "experiments/spec/experiment.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/cli_helpers.h"
 #include "tests/input_error_text.h"
 #include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;
@@ -167,14 +167,14 @@ TEST_CASE("a sweep of more runs than the cap is refused before it is expanded") 
 
 TEST_CASE("isim: output folders are checked before any work, and flags like spec values") {
   const auto d = test::scratch("limits-cli");
-  const std::string spec = test::source_dir() + "/experiments/quickstart.yaml";
+  const std::string spec = test::source_dir() + "/experiments/specs/quickstart.yaml";
   const std::string file = test::write_file(d / "file.txt", "x");
   std::string err;
   CHECK(run_isim("run " + spec + " --out " + file, &err) == 2);
   CHECK(err == "isim: error: --out " + file + ": exists and is not a folder\n");
   CHECK(run_isim("run " + spec + " --out " + file + "/sub", &err) == 2);
   CHECK(err == "isim: error: --out " + file + "/sub: " + file + " is not a folder\n");
-  const std::string sweep = test::source_dir() + "/experiments/infercept-mix.yaml";
+  const std::string sweep = test::source_dir() + "/experiments/specs/infercept-mix.yaml";
   CHECK(run_isim("sweep " + sweep + " --out " + file, &err) == 2);
   CHECK(err == "isim: error: --out " + file + ": exists and is not a folder\n");
   CHECK(run_isim("trace gen default " + d.string() + " --sessions 2", &err) == 2);
@@ -196,12 +196,12 @@ TEST_CASE("isim: output folders are checked before any work, and flags like spec
                "'nan'\n");
   CHECK(!fs::exists(d / "o"));
   // With a spec the flags become -p arrival.rate / -p seed, and their errors still name them.
-  CHECK(run_isim("run " + test::source_dir() + "/experiments/quickstart.yaml --rate -2 --out " +
-                     (d / "q").string(),
+  CHECK(run_isim("run " + test::source_dir() +
+                     "/experiments/specs/quickstart.yaml --rate -2 --out " + (d / "q").string(),
                  &err) == 2);
   CHECK(err == "isim: error: --rate -2: arrival.rate: must be > 0 sessions per second\n");
-  CHECK(run_isim("run " + test::source_dir() + "/experiments/quickstart.yaml --seed x --out " +
-                     (d / "q").string(),
+  CHECK(run_isim("run " + test::source_dir() +
+                     "/experiments/specs/quickstart.yaml --seed x --out " + (d / "q").string(),
                  &err) == 2);
   CHECK(err.starts_with("isim: error: --seed x: seed: "));
   CHECK(!fs::exists(d / "q"));

@@ -1,4 +1,4 @@
-// Ctrl-C (experiments/interrupt.h, traces/atomic_file.h): a real SIGINT sent to the isim binary
+// Ctrl-C (core/interrupt.h, core/atomic_file.h): a real SIGINT sent to the isim binary
 // in the middle of a write and in the middle of a sweep. Nothing partial is left under a final
 // name, the process exits 130 saying what it left, and the rerun resumes to the same bytes.
 //

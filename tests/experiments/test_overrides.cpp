@@ -1,17 +1,17 @@
-// -p and --add overrides (experiments/experiment.h: apply_override): dotted keys that are keys,
-// lists, new entries of maps of names, and the errors that name the -p argument.
+// -p and --add overrides (experiments/spec/experiment.h: apply_override): dotted keys that are
+// keys, lists, new entries of maps of names, and the errors that name the -p argument.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/experiment.h"
-#include "experiments/plan.h"
+#include "core/input_error.h"
+#include "core/strict_yaml.h"
+#include "experiments/plan/plan.h"
+#include "experiments/spec/experiment.h"
 #include "tests/input_error_text.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
-#include "traces/strict_yaml.h"
 
 using namespace isim;
 using test::error_of_call;
@@ -110,7 +110,7 @@ TEST_CASE("malformed overrides name the argument as given") {
 }
 
 TEST_CASE("the plan-agents SLO what-if of docs/capacity-planning.md loads") {
-  const std::string spec = test::source_dir() + "/experiments/plan-agents.yaml";
+  const std::string spec = test::source_dir() + "/experiments/specs/plan-agents.yaml";
   const exp::PlanSpec base = exp::load_plan(spec, {});
   const exp::PlanSpec p = exp::load_plan(spec, {"slo.ttft_s.p99=1"});
   REQUIRE(p.slos.size() == base.slos.size());

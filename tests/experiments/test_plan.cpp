@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "experiments/plan.h"
-#include "experiments/sweep.h"
+#include "core/input_error.h"
+#include "experiments/plan/plan.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/experiments/plan_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// The disaggregation axes of `isim plan` (experiments/plan.h): pd_splits and planners expand
+// The disaggregation axes of `isim plan` (experiments/plan/plan.h): pd_splits and planners expand
 // into fleet layouts (hand-checked lists), P:D ratios give each fleet size its roles, every
 // malformed entry is an error naming its key and index, -p reaches the axes, and the report
 // names each result's split, planner and roles. Nothing here runs a disaggregated fleet.
@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "experiments/cluster_spec.h"
-#include "experiments/plan.h"
-#include "experiments/plan_sim.h"
+#include "core/input_error.h"
+#include "experiments/plan/plan.h"
+#include "experiments/plan/plan_sim.h"
+#include "experiments/spec/cluster_spec.h"
 #include "tests/experiments/plan_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using cluster::Role;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/plan.h"
+#include "experiments/plan/plan.h"
 #include "tests/experiments/plan_fixtures.h"
 
 using namespace isim;

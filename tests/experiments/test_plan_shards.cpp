@@ -1,4 +1,4 @@
-// Sharded plans (experiments/plan_shards.h): shards of candidates, their journals, the merge
+// Sharded plans (experiments/plan/plan_shards.h): shards of candidates, their journals, the merge
 // into the plan.csv an unsharded run writes, resuming, and the merge's errors.
 #include <doctest/doctest.h>
 
@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "experiments/plan.h"
-#include "experiments/plan_shards.h"
+#include "experiments/plan/plan.h"
+#include "experiments/plan/plan_shards.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/plan_fixtures.h"
 

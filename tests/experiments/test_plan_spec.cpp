@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <map>
 
-#include "experiments/plan.h"
+#include "core/input_error.h"
+#include "experiments/plan/plan.h"
 #include "tests/experiments/plan_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
-// experiments/plot_agent_kv.py, the plot of the KV manager sweep (experiments/agent-kv.yaml), on a
-// tiny hand-written results.csv: the PNG, the averaged table, and its errors (exit 2 naming the
-// missing column or file).
+// experiments/plots/plot_agent_kv.py, the plot of the KV manager sweep
+// (experiments/specs/agent-kv.yaml), on a tiny hand-written results.csv: the PNG, the averaged
+// table, and its errors (exit 2 naming the missing column or file).
 #include <doctest/doctest.h>
 
 #include "tests/test_paths.h"

@@ -1,6 +1,6 @@
-// experiments/plot_pd.py, the plots of the prefill/decode disaggregation sweep
-// (experiments/pd-adaptive.yaml), on a tiny synthetic sweep folder: both PNGs, the text table,
-// and its errors (a missing column or file: exit 2 naming it; no matplotlib: exit 3).
+// experiments/plots/plot_pd.py, the plots of the prefill/decode disaggregation sweep
+// (experiments/specs/pd-adaptive.yaml), on a tiny synthetic sweep folder: both PNGs, the text
+// table, and its errors (a missing column or file: exit 2 naming it; no matplotlib: exit 3).
 #include <doctest/doctest.h>
 
 #include "tests/test_paths.h"

@@ -1,6 +1,6 @@
-// experiments/plot_run.py and `isim run --plot`: a run's time series as a PNG, from a hand-made
-// timeseries.csv and from a real run; its bad input (exit 2 naming the file, line and column)
-// and isim's error without matplotlib (exit 2 before anything runs).
+// experiments/plots/plot_run.py and `isim run --plot`: a run's time series as a PNG, from a
+// hand-made timeseries.csv and from a real run; its bad input (exit 2 naming the file, line and
+// column) and isim's error without matplotlib (exit 2 before anything runs).
 #include <doctest/doctest.h>
 
 #include <filesystem>

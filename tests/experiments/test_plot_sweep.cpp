@@ -1,7 +1,8 @@
 // The plots' context and choices (issue 19, item 10): plot_context.json (GPU, model, workload and
 // rate of the titles), the waste plot's rate (plot.waste_rate, or the highest rate where every
 // policy keeps up), and legends of drawn artists only with fonts of at least 9 pt. The scripts
-// report what they drew through ISIM_PLOT_REPORT (experiments/plot_style.py), one JSON per PNG.
+// report what they drew through ISIM_PLOT_REPORT (experiments/plots/plot_style.py), one JSON per
+// PNG.
 #include <doctest/doctest.h>
 
 #include "tests/test_paths.h"
@@ -13,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/plot_context.h"
+#include "experiments/plots/plot_context.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/plot_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "experiments/sweep.h"
+#include "experiments/sweep/sweep.h"
 #include "sim/cost_model.h"
 #include "sim/profile.h"
 #include "tests/cli_helpers.h"

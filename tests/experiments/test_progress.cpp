@@ -1,4 +1,4 @@
-// `isim run`'s progress line (experiments/progress.h): its text, worked out by hand; how often
+// `isim run`'s progress line (experiments/run/progress.h): its text, worked out by hand; how often
 // it prints, in place on a terminal or a line each elsewhere; its flags' errors; and that a
 // run's files are the same with or without it.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "experiments/progress.h"
+#include "experiments/run/progress.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"
 

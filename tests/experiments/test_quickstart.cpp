@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "experiments/outputs.h"
-#include "experiments/run.h"
+#include "experiments/run/outputs.h"
+#include "experiments/run/run.h"
 #include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 
@@ -29,7 +29,7 @@ int run_isim(const std::string& args, std::string* err = nullptr) {
 
 TEST_CASE("the quickstart experiment runs every policy under the invariant checks" *
           doctest::skip(isim::test::absent(!have_shared_data()))) {
-  auto e = exp::load_experiment(test::source_dir() + "/experiments/quickstart.yaml", {});
+  auto e = exp::load_experiment(test::source_dir() + "/experiments/specs/quickstart.yaml", {});
   auto in = exp::prepare(e);
   CHECK(in.trace.size() == 397);
   // Pinned: every written config.resolved.yaml records it, so its hash must never change.
@@ -56,7 +56,7 @@ TEST_CASE("the quickstart experiment runs every policy under the invariant check
 TEST_CASE("the same experiment and seed give byte-identical output files" *
           doctest::skip(isim::test::absent(!have_shared_data()))) {
   auto d = test::scratch("determinism");
-  std::string spec = test::source_dir() + "/experiments/quickstart.yaml";
+  std::string spec = test::source_dir() + "/experiments/specs/quickstart.yaml";
   REQUIRE(run_isim("run " + spec + " -p trace.limit=120 --out " + (d / "a").string()) == 0);
   REQUIRE(run_isim("run " + spec + " -p trace.limit=120 --out " + (d / "b").string()) == 0);
   for (const char* pol : {"discard", "improved-discard", "preserve", "swap"})

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "experiments/sweep.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/cli_helpers.h"
 
 namespace test = isim::test;
@@ -30,7 +30,7 @@ TEST_CASE("sessions.csv quotes ids holding a comma, a quote or a line break") {
   CHECK(text.find("\n\"a,b\",finished,") != std::string::npos);
   CHECK(text.find("\n\"say \"\"hi\"\"\",finished,") != std::string::npos);
   CHECK(text.find("\n\"two\nlines\",finished,") != std::string::npos);
-  const auto rows = isim::exp::read_csv(text, "sessions.csv");
+  const auto rows = isim::read_csv(text, "sessions.csv");
   REQUIRE(rows.size() == 4);  // the header and three sessions
   const size_t columns = rows[0].fields.size();
   CHECK(rows[1].fields[0] == "a,b");

@@ -1,4 +1,4 @@
-// isim sweep submit (experiments/cli_submit.h): the Slurm array and merge scripts, the
+// isim sweep submit (experiments/cli/cli_submit.h): the Slurm array and merge scripts, the
 // Kubernetes Indexed Job manifests (checked against the batch/v1 Job fields they use; no
 // cluster is available here to apply them), quoting, names, and the errors.
 #include <doctest/doctest.h>
@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/cli_submit.h"
+#include "experiments/cli/cli_submit.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"
 

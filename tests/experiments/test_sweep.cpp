@@ -14,14 +14,14 @@
 
 #include <fmt/format.h>
 
-#include "experiments/outputs.h"
-#include "experiments/run.h"
-#include "experiments/sweep.h"
+#include "core/input_error.h"
+#include "experiments/run/outputs.h"
+#include "experiments/run/run.h"
+#include "experiments/sweep/sweep.h"
 #include "policies/builtin.h"
 #include "tests/cli_helpers.h"
-#include "tests/test_paths.h"
 #include "tests/experiments/sweep_fixtures.h"
-#include "traces/input_error.h"
+#include "tests/test_paths.h"
 
 using namespace isim;
 using namespace isim::test::sweep;

@@ -13,14 +13,14 @@
 
 #include <fmt/format.h>
 
-#include "experiments/outputs.h"
-#include "experiments/run.h"
-#include "experiments/sweep.h"
+#include "core/input_error.h"
+#include "experiments/run/outputs.h"
+#include "experiments/run/run.h"
+#include "experiments/sweep/sweep.h"
 #include "policies/builtin.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using namespace isim::test::sweep;
@@ -106,17 +106,17 @@ TEST_CASE("isim sweep merge refuses inconsistent shards with exit 2") {
 }
 
 TEST_CASE("CSV fields are quoted only when needed and read back") {
-  CHECK(exp::csv_field("swap") == "swap");
-  CHECK(exp::csv_field("a,b") == "\"a,b\"");
-  CHECK(exp::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
-  auto recs = exp::read_csv("a,\"b,c\",\"d\"\"e\"\n\"multi\nline\",,x\r\nlast", "f.csv");
+  CHECK(isim::csv_field("swap") == "swap");
+  CHECK(isim::csv_field("a,b") == "\"a,b\"");
+  CHECK(isim::csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+  auto recs = isim::read_csv("a,\"b,c\",\"d\"\"e\"\n\"multi\nline\",,x\r\nlast", "f.csv");
   REQUIRE(recs.size() == 3);
   CHECK(recs[0].fields == std::vector<std::string>{"a", "b,c", "d\"e"});
   CHECK(recs[1].line == 2);
   CHECK(recs[1].fields == std::vector<std::string>{"multi\nline", "", "x"});
   CHECK(recs[2].line == 4);
   CHECK(recs[2].fields == std::vector<std::string>{"last"});
-  CHECK_THROWS_WITH_AS(exp::read_csv("a\n\"open", "f.csv"), "f.csv:2: unterminated quoted field",
+  CHECK_THROWS_WITH_AS(isim::read_csv("a\n\"open", "f.csv"), "f.csv:2: unterminated quoted field",
                        InputError);
 }
 

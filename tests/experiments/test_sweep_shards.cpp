@@ -1,5 +1,5 @@
-// Sweeps beyond one machine (experiments/sweep_shards.h): run keys and the stable hash, shards
-// from a scheduler's environment, resumable journals, their merge and its errors.
+// Sweeps beyond one machine (experiments/sweep/sweep_shards.h): run keys and the stable hash,
+// shards from a scheduler's environment, resumable journals, their merge and its errors.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "experiments/sweep.h"
-#include "experiments/sweep_shards.h"
+#include "core/input_error.h"
+#include "experiments/sweep/sweep.h"
+#include "experiments/sweep/sweep_shards.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using namespace isim::test::sweep;

@@ -1,4 +1,4 @@
-// `sweep.variants` (experiments/sweep_variants.h): named bundles of overrides as one sweep
+// `sweep.variants` (experiments/spec/sweep_variants.h): named bundles of overrides as one sweep
 // dimension; its position among the sweep keys, the overrides each run gets, the results.csv
 // `variant` column, label(), the resolved spec, and every error with its exact message.
 #include <doctest/doctest.h>
@@ -9,11 +9,11 @@
 #include <tuple>
 #include <vector>
 
-#include "experiments/sweep.h"
+#include "core/input_error.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/sweep_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 namespace fs = std::filesystem;

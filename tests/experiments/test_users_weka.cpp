@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "experiments/run.h"
+#include "experiments/run/run.h"
 #include "tests/spec_helpers.h"
 #include "tests/test_paths.h"
 

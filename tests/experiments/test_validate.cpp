@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "experiments/validate.h"
+#include "experiments/validate/validate.h"
 #include "tests/cli_helpers.h"
 #include "tests/sim_fixtures.h"
 

@@ -1,7 +1,7 @@
-// isim validate --against vllm (experiments/validate_vllm.h): the real side's metrics by hand on
-// a 3-request fake run, the simulated side of the same run by hand on a linear profile, every
-// meta.json and timeseries.csv error a user can hit, the dataset's prefix hashes, and the verb
-// on the shared RTX 4090 run (structure only; accuracy is reported, never asserted).
+// isim validate --against vllm (experiments/validate/validate_vllm.h): the real side's metrics by
+// hand on a 3-request fake run, the simulated side of the same run by hand on a linear profile,
+// every meta.json and timeseries.csv error a user can hit, the dataset's prefix hashes, and the
+// verb on the shared RTX 4090 run (structure only; accuracy is reported, never asserted).
 #include <doctest/doctest.h>
 
 #include "tests/test_paths.h"
@@ -13,13 +13,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/sweep.h"
-#include "experiments/validate_vllm.h"
+#include "core/sha256.h"
+#include "experiments/sweep/sweep.h"
+#include "experiments/validate/validate_vllm.h"
 #include "sim/scheduler.h"
 #include "tests/cli_helpers.h"
 #include "tests/input_error_text.h"
 #include "traces/jsonl.h"
-#include "traces/sha256.h"
 
 using namespace isim;
 namespace fs = std::filesystem;
@@ -289,7 +289,7 @@ TEST_CASE("against vllm: the dataset's prefix hashes are used only when its sha2
   CHECK(wrong.note.find("its sha256 differs from meta.json dataset_hash") != std::string::npos);
   CHECK(wrong.trace[0].prefix.empty());
 
-  r.meta.dataset_hash = trace::sha256_hex(dataset);
+  r.meta.dataset_hash = sha256_hex(dataset);
   const auto right = exp::vllm_run_trace(r);
   CHECK(right.prefix_hashes);
   CHECK(right.note.find("(sha256 matches meta.json dataset_hash)") != std::string::npos);
@@ -306,7 +306,7 @@ TEST_CASE("against vllm: the dataset's prefix hashes are used only when its sha2
       run.parent_path() / "d.jsonl",
       R"({"input_toks": 3, "output_toks": 5, "arrival_time_ns": 0, "input_tok_ids": [1, 2, 3]})"
       "\n");
-  r.meta.dataset_hash = trace::sha256_file_hex((run.parent_path() / "d.jsonl").string());
+  r.meta.dataset_hash = sha256_file_hex((run.parent_path() / "d.jsonl").string());
   const std::string d = (run.parent_path() / "d.jsonl").string();
   CHECK(error_of_call([&] { exp::vllm_run_trace(r); }) ==
         (run / "requests.jsonl").string() +

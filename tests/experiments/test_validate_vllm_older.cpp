@@ -1,7 +1,7 @@
-// isim validate --against vllm on runs as they come (experiments/vllm_defaults.h,
-// experiments/validate_vllm_report.h): the older meta.json of LLMServingSim's scripts with each
-// vLLM 0.19 default it takes (values worked out by hand from vLLM's rule), the parallel layouts
-// refused, and the verb's two replays with the capacity error kept apart.
+// isim validate --against vllm on runs as they come (experiments/validate/vllm_defaults.h,
+// experiments/validate/validate_vllm_report.h): the older meta.json of LLMServingSim's scripts with
+// each vLLM 0.19 default it takes (values worked out by hand from vLLM's rule), the parallel
+// layouts refused, and the verb's two replays with the capacity error kept apart.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "experiments/validate_vllm.h"
-#include "experiments/validate_vllm_report.h"
-#include "experiments/vllm_defaults.h"
+#include "experiments/validate/validate_vllm.h"
+#include "experiments/validate/validate_vllm_report.h"
+#include "experiments/validate/vllm_defaults.h"
 #include "tests/cli_helpers.h"
 #include "tests/input_error_text.h"
 #include "tests/test_paths.h"

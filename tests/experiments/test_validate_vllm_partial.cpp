@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/validate_vllm.h"
-#include "experiments/vllm_defaults.h"
+#include "experiments/validate/validate_vllm.h"
+#include "experiments/validate/vllm_defaults.h"
 #include "tests/cli_helpers.h"
 #include "tests/input_error_text.h"
 #include "tests/test_paths.h"

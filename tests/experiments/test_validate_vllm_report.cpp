@@ -1,5 +1,5 @@
-// The report of isim validate --against vllm (experiments/validate_vllm_report.h): the capacity
-// error, the summary line naming latency and capacity errors, and the table, on hand-built
+// The report of isim validate --against vllm (experiments/validate/validate_vllm_report.h): the
+// capacity error, the summary line naming latency and capacity errors, and the table, on hand-built
 // replays whose errors are worked out by hand.
 #include <doctest/doctest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/validate_vllm_report.h"
+#include "experiments/validate/validate_vllm_report.h"
 
 using namespace isim;
 

@@ -1,7 +1,7 @@
 // Shared pieces of the fuzz harnesses (tests/fuzz/fuzz_*.cpp; tests/fuzz/README.md).
 //
 // Contract of every harness: LLVMFuzzerTestOneInput hands the bytes to one parser. An
-// isim::InputError (traces/input_error.h: the one exception for bad user input) is the parser
+// isim::InputError (core/input_error.h: the one exception for bad user input) is the parser
 // doing its job and ends the input; any other exception escapes, so libFuzzer (or replay_main)
 // reports it, as it does crashes, hangs and sanitizer reports. Where a reader promises more
 // (a trace written back reads back equal, a profile written back loads equal), the harness
@@ -22,7 +22,7 @@
 #include <string>
 #include <utility>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 namespace isim::fuzz {
 

@@ -1,7 +1,7 @@
-// Experiment specs (experiments/experiment.h): what load_experiment does without -p overrides
+// Experiment specs (experiments/spec/experiment.h): what load_experiment does without -p overrides
 // (load_spec_yaml, parse_experiment, a sweep refused), with engine_spec and cluster_spec inside.
 // An accepted spec's resolved() must load back to the same resolved spec (its contract).
-#include "experiments/experiment.h"
+#include "experiments/spec/experiment.h"
 #include "tests/fuzz/fuzz_spec.h"
 
 namespace {

@@ -1,9 +1,9 @@
-// Capacity-plan specs (experiments/plan.h, plan_spec*.cpp): what load_plan does without -p
+// Capacity-plan specs (experiments/plan/plan.h, plan_spec*.cpp): what load_plan does without -p
 // overrides (load_yaml_file, the empty-file check, parse_plan, which loads each deployment's
 // profile).
-#include "experiments/plan.h"
+#include "core/strict_yaml.h"
+#include "experiments/plan/plan.h"
 #include "tests/fuzz/fuzz_spec.h"
-#include "traces/strict_yaml.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace isim;

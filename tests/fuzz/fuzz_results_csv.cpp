@@ -1,8 +1,8 @@
-// Sweep results.csv shards (experiments/sweep.h): merge_results on the input as one shard, which
-// reads it with read_csv (RFC 4180 quoting) and checks its header and run indices.
+// Sweep results.csv shards (experiments/sweep/sweep.h): merge_results on the input as one shard,
+// which reads it with read_csv (RFC 4180 quoting) and checks its header and run indices.
 #include <vector>
 
-#include "experiments/sweep.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/fuzz/fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,9 +1,10 @@
-// Sweep specs (experiments/sweep.h): what load_sweep does without -p overrides (load_spec_yaml,
-// expand_sweep: the base experiment, the run-count cap, each axis value alone, every run parsed).
-// A sweep of more than 4096 runs but within the cap is valid and only slow to expand (a parse
-// per run): it is skipped, so that the fuzzer's time goes to inputs that can still fail.
-#include "experiments/experiment.h"
-#include "experiments/sweep.h"
+// Sweep specs (experiments/sweep/sweep.h): what load_sweep does without -p overrides
+// (load_spec_yaml, expand_sweep: the base experiment, the run-count cap, each axis value alone,
+// every run parsed). A sweep of more than 4096 runs but within the cap is valid and only slow to
+// expand (a parse per run): it is skipped, so that the fuzzer's time goes to inputs that can still
+// fail.
+#include "experiments/spec/experiment.h"
+#include "experiments/sweep/sweep.h"
 #include "tests/fuzz/fuzz_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,7 +1,7 @@
-// Sweep shard journals (experiments/sweep_shards.h): merge_shards on the input as the one shard
-// of a sweep, which reads its header and records (experiments/journal_record.h) and checks that
-// every run is there once.
-#include "experiments/sweep_shards.h"
+// Sweep shard journals (experiments/sweep/sweep_shards.h): merge_shards on the input as the one
+// shard of a sweep, which reads its header and records (experiments/sweep/journal_record.h) and
+// checks that every run is there once.
+#include "experiments/sweep/sweep_shards.h"
 #include "tests/fuzz/fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

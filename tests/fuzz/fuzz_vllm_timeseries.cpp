@@ -1,7 +1,7 @@
-// A vLLM run folder's timeseries.csv (experiments/validate_vllm.h: parse_vllm_timeseries).
+// A vLLM run folder's timeseries.csv (experiments/validate/validate_vllm.h: parse_vllm_timeseries).
 #include <sstream>
 
-#include "experiments/validate_vllm.h"
+#include "experiments/validate/validate_vllm.h"
 #include "tests/fuzz/fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

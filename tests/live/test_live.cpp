@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "kernels/runner/cuda_module.h"
 #include "live/integrity.h"
 #include "live/live_executor.h"
 #include "tests/sim_fixtures.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "core/input_error.h"
 #include "policies/estimator.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using namespace isim::policy;

@@ -8,13 +8,13 @@
 
 #include "cluster/cluster.h"
 #include "cluster/simulation.h"
+#include "core/input_error.h"
 #include "policies/builtin.h"
 #include "policies/kv_managers.h"
 #include "policies/routers.h"
-#include "traces/agents.h"
 #include "tests/policies/kv_replica.h"
 #include "tests/sim_fixtures.h"
-#include "traces/input_error.h"
+#include "traces/agents.h"
 
 using namespace isim;
 using isim::test::rec;

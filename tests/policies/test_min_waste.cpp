@@ -3,10 +3,10 @@
 
 #include <filesystem>
 
-#include "experiments/run.h"
+#include "core/input_error.h"
+#include "experiments/run/run.h"
 #include "tests/sim_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using isim::test::rec;
@@ -142,7 +142,7 @@ TEST_CASE("min-waste parameters are checked") {
 TEST_CASE("min-waste runs the InferCept mix under the invariant checks, every estimator" *
           doctest::skip(isim::test::absent(!std::filesystem::exists(test::shared_data() +
                                                  "/infercept-mix/merged_exp_uniform.json")))) {
-  auto spec = test::source_dir() + "/experiments/quickstart.yaml";
+  auto spec = test::source_dir() + "/experiments/specs/quickstart.yaml";
   auto e = exp::load_experiment(spec, {"arrival.rate=6"});
   auto in = exp::prepare(e);
   for (const char* est : {"oracle", "elapsed", "history"}) {

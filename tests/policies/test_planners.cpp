@@ -2,8 +2,8 @@
 // and dynamo-load (dynamo-sla and online: test_planners_adaptive.cpp).
 #include <doctest/doctest.h>
 
+#include "core/input_error.h"
 #include "tests/planner_fixtures.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using namespace isim::test::planner_names;  // P, D, M, Changes

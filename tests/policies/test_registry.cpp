@@ -1,9 +1,9 @@
 #include <doctest/doctest.h>
 
+#include "core/input_error.h"
 #include "policies/builtin.h"
 #include "sim/engine.h"
 #include "sim/executor.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 

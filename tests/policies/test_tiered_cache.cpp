@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "cluster/cluster.h"
+#include "core/input_error.h"
 #include "policies/tiered_cache.h"
 #include "sim/profile.h"
 #include "tests/sim_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using namespace isim;
 using isim::test::rec;

@@ -9,9 +9,9 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include "core/input_error.h"
 #include "sim/profile.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using isim::InputError;
 using isim::sim::Curve1D;

@@ -10,13 +10,13 @@
 #include <sstream>
 
 #include "cluster/simulation.h"
+#include "core/input_error.h"
 #include "policies/builtin.h"
 #include "sim/cost_model.h"
 #include "sim/cost_moe.h"
 #include "tests/input_error_text.h"
 #include "tests/sim_fixtures.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 
 using isim::sim::BatchShape;
 using isim::sim::CostModel;

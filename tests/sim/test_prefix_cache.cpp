@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "cluster/simulation.h"
-#include "traces/input_error.h"
+#include "core/input_error.h"
 
 #include "tests/sim_fixtures.h"
 

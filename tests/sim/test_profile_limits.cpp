@@ -6,12 +6,12 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/strict_yaml.h"
 #include "sim/engine_config.h"
 #include "sim/time.h"
 #include "tests/input_error_text.h"
 #include "tests/sim/profile_text.h"
 #include "tests/sim_fixtures.h"
-#include "traces/strict_yaml.h"
 
 using namespace isim::test::profile_text;  // NOLINT(google-build-using-namespace)
 

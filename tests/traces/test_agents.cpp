@@ -12,15 +12,16 @@
 #include <map>
 #include <sstream>
 
+#include "core/hash.h"
+#include "core/input_error.h"
+#include "core/rng.h"
 #include "tests/cli_helpers.h"
 #include "tests/traces/trace_helpers.h"
 #include "traces/agents.h"
-#include "traces/hash.h"
-#include "traces/input_error.h"
-#include "traces/rng.h"
 #include "traces/sources.h"
 
 using namespace isim::trace;
+using isim::Rng;  // core/rng.h
 
 namespace {
 

@@ -7,13 +7,13 @@
 #include <map>
 #include <sstream>
 
+#include "core/hash.h"
+#include "core/input_error.h"
+#include "core/sha256.h"
 #include "tests/cli_helpers.h"
 #include "tests/traces/trace_helpers.h"
 #include "traces/agents.h"
-#include "traces/hash.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
-#include "traces/sha256.h"
 
 using namespace isim::trace;
 
@@ -94,7 +94,7 @@ TEST_CASE("agents: without summarise and subagents the default trace keeps its b
   // sha256 of the default trace (seed 1) as the generator wrote it before either option existed.
   std::ostringstream os;
   write_jsonl(os, generate_agents(default_agents_config(), 0, 1));
-  CHECK(isim::trace::sha256_hex(os.str()) ==
+  CHECK(isim::sha256_hex(os.str()) ==
         "60d14e9ab927da5e07ce088e44393c0dbd817e30d9c750cdbb933e0d3d3bd12e");
 }
 

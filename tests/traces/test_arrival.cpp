@@ -4,11 +4,12 @@
 #include <cmath>
 #include <limits>
 
+#include "core/input_error.h"
+#include "core/rng.h"
 #include "traces/arrival.h"
-#include "traces/input_error.h"
-#include "traces/rng.h"
 
 using namespace isim::trace;
+using isim::Rng;  // core/rng.h
 
 namespace {
 

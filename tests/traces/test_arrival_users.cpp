@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/input_error.h"
 #include "traces/arrival.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 
 using namespace isim::trace;

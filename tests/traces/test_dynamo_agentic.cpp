@@ -5,10 +5,10 @@
 
 #include <sstream>
 
+#include "core/input_error.h"
 #include "tests/input_error_text.h"
 #include "tests/test_paths.h"
 #include "traces/dynamo_agentic.h"
-#include "traces/input_error.h"
 #include "traces/sources.h"
 
 using namespace isim::trace;

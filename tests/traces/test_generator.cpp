@@ -9,13 +9,14 @@
 #include <set>
 #include <sstream>
 
+#include "core/input_error.h"
+#include "core/rng.h"
 #include "tests/test_paths.h"
 #include "traces/generator.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
-#include "traces/rng.h"
 
 using namespace isim::trace;
+using isim::Rng;  // core/rng.h
 
 namespace {
 

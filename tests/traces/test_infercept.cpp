@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/input_error.h"
 #include "tests/test_paths.h"
 #include "traces/infercept.h"
-#include "traces/input_error.h"
 
 using namespace isim::trace;
 

@@ -8,17 +8,18 @@
 #include <functional>
 #include <string>
 
+#include "core/input_error.h"
+#include "core/json_shown.h"
 #include "tests/cli_helpers.h"
 #include "traces/dynamo_agentic.h"
 #include "traces/infercept.h"
-#include "traces/input_error.h"
-#include "traces/json_shown.h"
 #include "traces/jsonl.h"
 #include "traces/mooncake.h"
 #include "traces/tracelab.h"
 #include "traces/weka.h"
 
 using namespace isim::trace;
+using isim::shown;  // core/json_shown.h
 
 namespace {
 

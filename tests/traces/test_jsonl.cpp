@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "traces/input_error.h"
+#include "core/input_error.h"
 #include "tests/traces/trace_helpers.h"
 #include "traces/jsonl.h"
 

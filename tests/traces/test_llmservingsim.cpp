@@ -6,9 +6,9 @@
 #include <sstream>
 #include <vector>
 
+#include "core/hash.h"
+#include "core/input_error.h"
 #include "tests/test_paths.h"
-#include "traces/hash.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 #include "traces/llmservingsim.h"
 

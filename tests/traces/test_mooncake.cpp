@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/input_error.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 #include "traces/mooncake.h"
 #include "traces/stats.h"

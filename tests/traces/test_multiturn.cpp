@@ -6,9 +6,9 @@
 #include <limits>
 #include <sstream>
 
+#include "core/input_error.h"
 #include "tests/test_paths.h"
 #include "traces/arrival.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 #include "traces/multiturn.h"
 

@@ -2,10 +2,10 @@
 // description, and loading through the registry is the same as calling the reader.
 #include <doctest/doctest.h>
 
+#include "core/input_error.h"
 #include "tests/test_paths.h"
 #include "traces/arrival.h"
 #include "traces/generator.h"
-#include "traces/input_error.h"
 #include "traces/mooncake.h"
 #include "traces/sources.h"
 

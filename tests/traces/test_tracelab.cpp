@@ -8,8 +8,8 @@
 #include <sstream>
 #include <utility>
 
+#include "core/input_error.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 #include "traces/tracelab.h"
 

@@ -4,8 +4,8 @@
 
 #include <sstream>
 
+#include "core/input_error.h"
 #include "tests/test_paths.h"
-#include "traces/input_error.h"
 #include "traces/vllm_requests.h"
 
 using namespace isim::trace;

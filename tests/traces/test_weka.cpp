@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include "core/input_error.h"
 #include "tests/cli_helpers.h"
-#include "traces/input_error.h"
 #include "traces/sources.h"
 #include "traces/weka.h"
 

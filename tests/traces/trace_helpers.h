@@ -5,9 +5,9 @@
 #include <sstream>
 #include <string>
 
+#include "core/input_error.h"
 #include "tests/cli_helpers.h"
 #include "traces/agents.h"
-#include "traces/input_error.h"
 #include "traces/jsonl.h"
 
 namespace isim::test {

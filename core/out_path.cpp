@@ -1,0 +1,83 @@
+#include "core/out_path.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/hash.h"
+#include "core/input_error.h"
+
+namespace isim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& flag, const std::string& path, const std::string& why) {
+  throw InputError(flag + " " + path + ": " + why);
+}
+
+// `folder` (an existing folder) must be writable.
+void check_writable(const fs::path& folder, const std::string& flag, const std::string& path) {
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    fail(flag, path, "cannot write into " + folder.string() + ": " + std::strerror(errno));
+}
+
+bool present(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+}  // namespace
+
+void check_out_dir(const std::string& dir, const std::string& flag) {
+  const fs::path p = fs::absolute(dir).lexically_normal();
+  fs::path at = p;
+  while (!present(at) && at.has_parent_path() && at != at.parent_path()) at = at.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(at, ec))
+    fail(flag, dir, at == p ? "exists and is not a folder" : at.string() + " is not a folder");
+  check_writable(at, flag, dir);
+}
+
+void make_out_dir(const std::string& dir, const std::string& flag) {
+  check_out_dir(dir, flag);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail(flag, dir, "cannot create: " + ec.message());
+}
+
+void check_out_file(const std::string& path, const std::string& flag) {
+  const fs::path p = fs::absolute(path).lexically_normal();
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) fail(flag, path, "is a folder; give a file to write");
+  const fs::path folder = p.parent_path();
+  if (!fs::is_directory(folder, ec)) fail(flag, path, "no such folder " + folder.string());
+  check_writable(folder, flag, path);
+  if (present(p) && ::access(p.c_str(), W_OK) != 0)
+    fail(flag, path, std::string("cannot write: ") + std::strerror(errno));
+}
+
+std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides) {
+  if (overrides.empty()) return "results/" + name;
+  std::string joined, all;
+  for (const auto& o : overrides) {
+    joined += joined.empty() ? "" : ",";
+    all += o + "\n";
+    for (char c : o) {
+      const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '=' || c == '+' ||
+                        c == '-';
+      joined += keep ? c : '_';
+    }
+  }
+  if (joined.size() > 64) joined = fmt::format("h{:08x}", fnv1a(all) >> 32);
+  return "results/" + name + "-" + joined;
+}
+
+}  // namespace isim

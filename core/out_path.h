@@ -1,0 +1,32 @@
+// Output paths, checked before any work starts: a run, sweep, plan or validation that computes
+// for minutes must not then fail to write (nor exit 3 on a filesystem error).
+//
+// Contract (every failure is an InputError "FLAG PATH: reason", exit 2):
+// - check_out_dir: PATH is a folder that can be written, or does not exist yet and its nearest
+//   existing ancestor is a folder that can be written (it is created later). Reasons: "exists
+//   and is not a folder", "ANCESTOR is not a folder", "cannot write into FOLDER: <system
+//   reason>".
+// - make_out_dir: check_out_dir, then creates PATH with its parents ("cannot create: <system
+//   reason>" should that still fail).
+// - check_out_file: PATH is not a folder, and its folder exists and can be written ("no such
+//   folder FOLDER" when it does not: files are written where told, folders are not made for
+//   them).
+// "Can be written" is access(2) W_OK|X_OK: what the process's own permissions allow.
+// - default_out_dir(name, overrides): the folder a command writes to without --out:
+//   "results/NAME" without overrides; else "results/NAME-" plus the overrides joined by ','
+//   (characters other than letters, digits and . _ = + - become '_'), or, when that is longer
+//   than 64 characters, "results/NAME-" plus 'h' and 8 hex digits of FNV-1a 64 of the overrides
+//   joined by '\n'. So runs with other overrides never overwrite each other's results.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace isim {
+
+void check_out_dir(const std::string& dir, const std::string& flag);
+void make_out_dir(const std::string& dir, const std::string& flag);
+void check_out_file(const std::string& path, const std::string& flag);
+std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides);
+
+}  // namespace isim

@@ -1,0 +1,76 @@
+#include <fmt/format.h>
+
+#include "core/cli_args.h"
+#include "core/cli_help.h"
+#include "experiments/cli/cli.h"
+#include "experiments/plan/plan.h"
+#include "experiments/spec/experiment.h"
+#include "live/live_executor.h"
+#include "policies/builtin.h"
+#include "policies/estimator.h"
+#include "policies/kv_managers.h"
+#include "policies/planners.h"
+#include "policies/routers.h"
+#include "sim/engine.h"
+#include "sim/executor.h"
+#include "traces/arrival.h"
+#include "traces/sources.h"
+
+namespace isim::exp {
+
+namespace {
+template <class R>
+void section(const char* title, const R& reg) {
+  fmt::print("{}:\n", title);
+  for (const auto* e : reg.entries()) fmt::print("  {:<18} {}\n", e->name, e->description);
+}
+
+const Help kListHelp{"usage: isim list\n",
+                     "Prints every registered component by kind (policies, schedulers, routers,\n"
+                     "trace sources, ...) with a one-line description, the SLO metrics `isim\n"
+                     "plan` accepts and the profile forms.\n",
+                     "  isim list\n"
+                     "  isim list | grep -A12 '^policies'\n"};
+
+// A knob table as rows: key, default, bound, help.
+void knob_section(const char* title, const std::vector<KnobRow>& rows) {
+  fmt::print("{}:\n", title);
+  for (const auto& r : rows)
+    fmt::print("  {:<30} {:<9} {:<18} {}\n", r.key, r.def, r.bound.empty() ? "-" : r.bound, r.help);
+}
+
+}  // namespace
+
+int cmd_list(const Args& args) {
+  boost::program_options::options_description opts;
+  opts.add_options()("help,h", "show this help");
+  const auto vm = parse_args(args, opts, boost::program_options::positional_options_description{});
+  if (vm.count("help")) return print_help(kListHelp, opts);
+  section("policies", policy::policy_registry());
+  section("estimators (min-waste: -p policy.estimator=NAME)", policy::estimator_registry());
+  section("schedulers", sim::scheduler_registry());
+  section("routers (cluster.router: NAME)", policy::router_registry());
+  section("planners (cluster.planner: NAME)", policy::planner_registry());
+  section("kv managers (engine.kv_manager: NAME)", policy::kv_manager_registry());
+  section("executors", live::executor_registry());
+  KnobRows engine;
+  sim::EngineConfig{}.knobs(engine);
+  sim::EngineConfig{}.feature_knobs(engine);
+  knob_section("engine knobs (engine: KEY: VALUE; key, default, bound, help)", engine.rows);
+  KnobRows budget;
+  sim::EngineConfig{}.scheduler_knobs(budget);
+  knob_section("token-budget scheduler knobs (vllm-v1; engine: KEY: VALUE)", budget.rows);
+  section("trace sources", trace::trace_source_registry());
+  section("arrival processes", trace::arrival_registry());
+  std::string stats;
+  for (const auto& st : slo_stats()) stats += (stats.empty() ? "" : ", ") + st;
+  fmt::print("SLO metrics (isim plan, slo: METRIC.STAT: limit; STAT one of {}):\n", stats);
+  for (const auto& m : slo_metrics()) fmt::print("  {:<18} {}\n", m.name, m.description);
+  fmt::print("profile forms:\n");
+  fmt::print("  {:<18} {}\n", "linear", "T(x) = base + slope * batched tokens (InferCept's form)");
+  fmt::print("  {:<18} {}\n", "tables",
+             "per-layer dense, decode/prefill attention, lm_head and overhead tables");
+  return 0;
+}
+
+}  // namespace isim::exp

@@ -1,0 +1,334 @@
+#include "experiments/run/outputs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/atomic_file.h"
+#include "core/csv.h"
+#include "core/input_error.h"
+#include "experiments/run/goodput.h"
+#include "experiments/version.h"
+
+namespace isim::exp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A statistic over no sessions is not applicable: null (an empty results.csv cell), not 0.
+nlohmann::ordered_json stat_json(const sim::Stat& s) {
+  nlohmann::ordered_json j;
+  j["n"] = s.n;
+  for (auto [k, v] : {std::pair<const char*, double>{"mean", s.mean},
+                      {"p50", s.p50},
+                      {"p90", s.p90},
+                      {"p95", s.p95},
+                      {"p99", s.p99},
+                      {"max", s.max}})
+    j[k] = s.n > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+  return j;
+}
+
+// `slo` (the per-session limits, {} when none) and `goodput` (null values when none).
+void add_goodput_json(nlohmann::ordered_json& j, const sim::SloAttainment& a) {
+  j["slo"] = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : a.limits) j["slo"][k] = v;
+  const bool set = !a.limits.empty();
+  auto value = [set](auto v) { return set ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+  j["goodput"] = {{"sessions", value(a.met)}, {"share", value(a.share)}, {"per_s", value(a.per_s)}};
+}
+
+// A number, or an empty cell when it is not applicable (< 0).
+std::string cell(double v) {
+  return v < 0 ? std::string() : fmt::format("{}", v);
+}
+
+// A file's text, built in memory and written whole by commit (write_file_atomic).
+struct OutFile {
+  fs::path path;
+  std::ostringstream text;
+  void commit() const { write_file_atomic(path.string(), text.str()); }
+};
+template <class T>
+OutFile& operator<<(OutFile& f, const T& v) {
+  f.text << v;
+  return f;
+}
+
+}  // namespace
+
+double share_of(double part, double total) {
+  return total > 0 ? part / total : 0;
+}
+
+nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy) {
+  nlohmann::ordered_json j;
+  j["policy"] = policy;
+  j["sessions"] = s.sessions;
+  j["finished"] = s.finished;
+  j["skipped"] = s.skipped;
+  j["makespan_s"] = s.makespan_s;
+  j["busy_window_s"] = s.busy_window_s;
+  j["throughput_sessions_per_s"] = s.throughput_sessions_s;
+  j["throughput_tokens_per_s"] = s.throughput_tokens_s;
+  j["overloaded"] = s.overloaded;
+  j["queue_growth_per_s"] = s.queue_growth_per_s;
+  add_goodput_json(j, s.slo);
+  j["normalized_latency_s"] = stat_json(s.normalized_latency);
+  j["ttft_s"] = stat_json(s.ttft);
+  j["resume_ttft_s"] = stat_json(s.resume_ttft);
+  j["turn_ttft_s"] = stat_json(s.turn_ttft);
+  j["tpot_s"] = stat_json(s.tpot);
+  j["e2e_s"] = stat_json(s.e2e);
+  const auto& c = s.counters;
+  j["iterations"] = c.iterations;
+  j["prefill_tokens"] = c.prefill_tokens;
+  j["decode_tokens"] = c.decode_tokens;
+  j["recomputed_tokens"] = c.recomputed_tokens;
+  j["swapped_out_bytes"] = c.swapped_out_bytes;
+  j["swapped_in_bytes"] = c.swapped_in_bytes;
+  j["pauses"] = c.pauses;
+  j["decisions"] = {{"preserve", c.preserves}, {"discard", c.discards}, {"swap", c.swaps}};
+  j["preemptions"] = c.preemptions;
+  j["prefix_lookup_tokens"] = c.prefix_lookup_tokens;
+  j["prefix_hit_tokens"] = c.prefix_hit_tokens;
+  const double turns = static_cast<double>(std::max<int64_t>(c.turns, 1));
+  j["turns"] = c.turns;
+  j["per_turn"] = {{"gpu_hit_tokens", static_cast<double>(c.turn_gpu_hit_tokens) / turns},
+                   {"cpu_hit_tokens", static_cast<double>(c.turn_cpu_hit_tokens) / turns},
+                   {"recomputed_tokens", static_cast<double>(c.turn_recompute_tokens) / turns}};
+  j["dropped_blocks"] = c.dropped_blocks;
+  j["oversized_restores"] = c.oversized_restores;
+  j["prefix_hit_rate"] =
+      c.prefix_lookup_tokens > 0
+          ? static_cast<double>(c.prefix_hit_tokens) / static_cast<double>(c.prefix_lookup_tokens)
+          : 0.0;
+  j["context_signals"] = {{"resets", c.resets},
+                          {"reset_released_tokens", c.reset_released_tokens},
+                          {"forks", c.forks},
+                          {"worthless_freed_blocks", c.worthless_freed_blocks}};
+  j["idle_evictions"] = c.idle_evictions;
+  j["swap_fallback_discards"] = c.swap_fallback_discards;
+  j["busy_s"] = sim::to_seconds(c.busy_time);
+  j["swap_stall_s"] = sim::to_seconds(c.stall_time);
+  const auto& w = s.waste;
+  double tot = w.total();
+  j["waste_block_seconds"] = {{"active", w.active},       {"recompute", w.recompute},
+                              {"preserved", w.preserved}, {"swap_stall", w.swap_stall},
+                              {"free", w.free},           {"total", tot}};
+  j["waste_share"] = {{"active", share_of(w.active, tot)},
+                      {"recompute", share_of(w.recompute, tot)},
+                      {"preserved", share_of(w.preserved, tot)},
+                      {"swap_stall", share_of(w.swap_stall, tot)},
+                      {"free", share_of(w.free, tot)}};
+  j["gpu_blocks"] = s.gpu_blocks;
+  j["cpu_blocks"] = s.cpu_blocks;
+  j["profile_extrapolations"] = s.extrapolations;
+  return j;
+}
+
+namespace {
+
+nlohmann::ordered_json lost_reuse_json(const sim::Counters& c) {
+  nlohmann::ordered_json j;
+  for (int k = 0; k < sim::kLostCauses; ++k)
+    j[sim::lost_cause_name(static_cast<sim::LostCause>(k))] = c.lost_reuse[static_cast<size_t>(k)];
+  j["prefix_eviction"] = c.prefix_evicted_tokens;
+  j["total"] = c.lost_reuse_total();
+  return j;
+}
+
+nlohmann::ordered_json tiers_json(const cluster::TierStats& t) {
+  nlohmann::ordered_json j;
+  j["lookups"] = t.lookups;
+  const double n = static_cast<double>(std::max<int64_t>(t.lookups, 1));
+  for (int h = 0; h < cluster::kTierHits; ++h)
+    j["hit_rate"][cluster::tier_hit_name(h)] =
+        static_cast<double>(t.hits[static_cast<size_t>(h)]) / n;
+  int64_t lost = 0;
+  for (int l = 0; l < cluster::kTierLosses; ++l) {
+    j["lost_tokens"][cluster::tier_loss_name(l)] = t.lost_tokens[static_cast<size_t>(l)];
+    lost += t.lost_tokens[static_cast<size_t>(l)];
+  }
+  j["lost_tokens"]["total"] = lost;
+  j["demotions"] = {{"node_cpu", t.demotions[0]}, {"pool", t.demotions[1]}};
+  j["demoted_tokens"] = {{"node_cpu", t.demoted_tokens[0]}, {"pool", t.demoted_tokens[1]}};
+  j["fetches"] = {{"peer_gpu", t.fetches[0]}, {"node_cpu", t.fetches[1]}, {"pool", t.fetches[2]}};
+  j["fetched_tokens"] = {{"peer_gpu", t.fetched_tokens[0]},
+                         {"node_cpu", t.fetched_tokens[1]},
+                         {"pool", t.fetched_tokens[2]}};
+  j["recompute_saved_tokens"] = t.recompute_saved();
+  for (int l = 0; l < cluster::kTierLinks; ++l)
+    j["link_bytes"][cluster::tier_link_name(l)] = t.link_bytes[static_cast<size_t>(l)];
+  j["peak_gib"] = {{"node_cpu", t.peak_gib[0]}, {"pool", t.peak_gib[1]}};
+  j["fetch_s_mean"] = t.fetch_s_mean;
+  return j;
+}
+
+nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replica) {
+  nlohmann::ordered_json j;
+  j["router"] = r.fleet.router;
+  if (per_replica)  // results.csv needs the same columns in every row: no per-router facts
+    for (const auto& [k, v] : r.router_facts) j["router_" + k] = v;
+  j["replicas"] = r.fleet.replicas;
+  j["busy_imbalance"] = r.fleet.busy_imbalance;
+  j["queued_imbalance"] = r.fleet.queued_imbalance;
+  j["migrations"] = r.fleet.migrations;
+  if (r.disagg.enabled) {
+    const auto& d = r.disagg;
+    auto& x = j["disagg"];
+    x["planner"] = d.planner;
+    if (per_replica)
+      for (const auto& [k, v] : d.planner_facts) x["planner_" + k] = v;
+    x["kv_transfers"] = d.transfers;
+    x["kv_transfer_bytes"] = d.transfer_bytes;
+    x["kv_transfer_s_mean"] = d.transfer_s_mean;
+    x["kv_transfer_wait_s_mean"] = d.transfer_wait_s_mean;
+    x["role_switches"] = d.role_switches;
+    x["switch_dropped_tokens"] = d.switch_dropped_tokens;
+    x["switch_moves"] = d.switch_moves;
+    x["switch_moved_tokens"] = d.switch_moved_tokens;
+    x["switch_kept_tokens"] = d.switch_kept_tokens;
+  }
+  if (r.tiers.enabled) j["kv_tiers"] = tiers_json(r.tiers);
+  if (!per_replica) return j;
+  auto& per = j["per_replica"];
+  per = nlohmann::ordered_json::array();
+  for (const auto& x : r.replicas) {
+    nlohmann::ordered_json e;
+    e["replica"] = x.replica;
+    e["group"] = x.group;
+    if (r.disagg.enabled) e["role"] = x.role;
+    e["admitted"] = x.admitted;
+    e["resumed"] = x.resumed_here;
+    e["iterations"] = x.counters.iterations;
+    e["busy_s"] = sim::to_seconds(x.counters.busy_time);
+    e["mean_queued_tokens"] = x.mean_queued_tokens;
+    e["prefill_tokens"] = x.counters.prefill_tokens;
+    e["decode_tokens"] = x.counters.decode_tokens;
+    e["recomputed_tokens"] = x.counters.recomputed_tokens;
+    e["preemptions"] = x.counters.preemptions;
+    e["lost_kv_reuse_tokens"] = lost_reuse_json(x.counters);
+    e["gpu_blocks"] = x.blocks.gpu;
+    e["cpu_blocks"] = x.blocks.cpu;
+    per.push_back(std::move(e));
+  }
+  return j;
+}
+
+void write_roles(const fs::path& dir, const cluster::RunResult& r) {
+  OutFile f{dir / "roles.csv", {}};
+  f << "t_s,mixed,prefill,decode,switching,prefill_queued_tokens,decode_waiting\n";
+  for (const auto& s : r.disagg.roles)
+    f << fmt::format("{},{},{},{},{},{},{}\n", s.t_s, s.mixed, s.prefill, s.decode, s.switching,
+                     s.prefill_queued_tokens, s.decode_waiting);
+  f.commit();
+}
+
+void write_fleet_files(const fs::path& dir, const cluster::RunResult& r) {
+  if (r.disagg.enabled) write_roles(dir, r);
+  OutFile f{dir / "replicas.csv", {}};
+  f << "t_s,replica,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used,"
+       "queued_tokens,busy_s\n";
+  for (const auto& x : r.replica_timeseries) {
+    const auto& t = x.s;
+    f << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", t.t_s, x.replica, t.running, t.waiting,
+                     t.paused, t.swapped, t.gpu_blocks_used, t.cpu_blocks_used, t.queued_tokens,
+                     t.busy_s);
+  }
+  f.commit();
+}
+
+}  // namespace
+
+void add_fleet_json(nlohmann::ordered_json& j, const cluster::RunResult& r, bool per_replica) {
+  j["lost_kv_reuse_tokens"] = lost_reuse_json(r.summary.counters);
+  j["cluster"] = cluster_json(r, per_replica);
+}
+
+// The run's files, each written whole; summary.json, the mark of a complete run folder, is
+// removed first and written last, so a folder without it is one an interrupt cut short.
+void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
+               const cluster::RunResult& r) {
+  fs::create_directories(dir);
+  const fs::path summary_path = fs::path(dir) / "summary.json";
+  remove_file(summary_path.string());
+  std::string summary_text;
+  {
+    auto j = summary_json(r.summary, p.name);
+    for (const auto& [k, v] : r.policy_facts) j["policy_" + k] = v;
+    j["skipped_sessions"] = r.skipped;
+    if (e.cluster.given) add_fleet_json(j, r, /*per_replica=*/true);
+    if (r.executor.live) {
+      // Measured, so not byte-reproducible: kept in one section that tools can ignore.
+      auto& x = j["executor"];
+      x["name"] = e.executor;
+      for (const auto& [k, v] : r.executor.facts) x[k] = v;
+      x["violations"] = r.executor.violations;
+    }
+    summary_text = j.dump(2) + "\n";
+  }
+  {
+    OutFile f{fs::path(dir) / "sessions.csv", {}};
+    f << "id,status,arrival_s,first_token_s,finish_s,ttft_s,resume_ttft_s,tpot_s,e2e_s,"
+         "intercept_s,normalized_latency_s,output_tokens,returned_tokens,segments,"
+         "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens,"
+         "meets_slo";
+    f << (e.cluster.given ? ",replica_first,replica_last,migrations\n" : "\n");
+    for (const auto& s : r.sessions) {
+      // The id is the trace's own text: quoted per RFC 4180 when it holds , " or a line break.
+      // Not applicable (a time the session never reached, a metric it has none of, meets_slo
+      // without an SLO, a replica it never ran on): an empty cell.
+      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                       csv_field(s.id), s.status, s.arrival_s, cell(s.first_token_s),
+                       cell(s.finish_s), cell(s.ttft_s), cell(s.resume_ttft_s), cell(s.tpot_s),
+                       cell(s.e2e_s), s.intercept_s, cell(s.normalized_latency_s), s.output_tokens,
+                       s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
+                       s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens,
+                       e.slo.empty() ? "" : meets_slo(s, e.slo) ? "1" : "0");
+      if (e.cluster.given)
+        f << fmt::format(",{},{},{}", cell(s.replica_first), cell(s.replica_last), s.migrations);
+      f << "\n";
+    }
+    f.commit();
+  }
+  {
+    OutFile f{fs::path(dir) / "timeseries.csv", {}};
+    f << "t_s,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used,queued_tokens,"
+         "batch_tokens\n";
+    for (const auto& t : r.timeseries)
+      f << fmt::format("{},{},{},{},{},{},{},{},{}\n", t.t_s, t.running, t.waiting, t.paused,
+                       t.swapped, t.gpu_blocks_used, t.cpu_blocks_used, t.queued_tokens,
+                       t.batch_tokens);
+    f.commit();
+  }
+  if (e.cluster.given) write_fleet_files(dir, r);
+  {
+    Experiment one = e;
+    one.policies = {p};
+    YAML::Node y = one.resolved();
+    YAML::Node prov;
+    prov["isim_version"] = ISIM_VERSION;
+    prov["git_sha"] = ISIM_GIT_SHA;
+    prov["seed"] = e.seed;
+    prov["trace_sessions"] = in.trace.size();
+    prov["trace_fingerprint"] = in.trace_fingerprint;
+    prov["profile_path"] = e.profile;
+    for (const auto& [k, v] : in.profile.provenance) prov["profile_provenance"][k] = v;
+    prov["policy"] = p.name;
+    for (const auto& [k, v] : r.policy_facts) prov["policy_" + k] = v;
+    for (const auto& note : in.notes) prov["notes"].push_back(note);
+    y["provenance"] = prov;
+    YAML::Emitter em;
+    em << y;
+    write_file_atomic((fs::path(dir) / "config.resolved.yaml").string(),
+                      std::string(em.c_str()) + "\n");
+  }
+  write_file_atomic(summary_path.string(), summary_text);
+}
+
+}  // namespace isim::exp

@@ -1,0 +1,140 @@
+#include "experiments/run/run.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/input_error.h"
+#include "experiments/run/goodput.h"
+#include "experiments/spec/engine_spec.h"
+#include "live/live_executor.h"
+#include "policies/kv_managers.h"
+#include "policies/routers.h"
+#include "traces/jsonl.h"
+#include "traces/workload.h"
+
+namespace isim::exp {
+
+namespace {
+// FNV-1a over the trace's JSONL. Its offset basis, 1469598103934665603, is not FNV's
+// (14695981039346656037, core/hash.h): a digit was lost when it was written. It is kept
+// because the trace fingerprints in every written config.resolved.yaml depend on it.
+uint64_t trace_fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+// At least how many samples the time series takes: the run lasts at least until the last
+// session has arrived and sat out its intercepts.
+void check_time_series(const Experiment& e, const trace::Trace& t) {
+  const double dt = e.engine.timeseries_interval_s;
+  double last = 0;
+  for (const auto& s : t) last = std::max(last, s.arrival_s + s.total_intercept_s());
+  const double samples = last / dt;
+  if (samples <= static_cast<double>(kMaxTimeSamples)) return;
+  double suggest = 1;  // a power of ten that fits
+  while (last / suggest > static_cast<double>(kMaxTimeSamples)) suggest *= 10;
+  throw InputError(fmt::format(
+      "{}: metrics.timeseries_interval_s: {} s takes more than {:.0f} samples over this run "
+      "(at least {:.1f} s: its last arrival and intercepts), more than the {} a run may take; "
+      "raise it, e.g. -p metrics.timeseries_interval_s={}",
+      e.origin, dt, samples, last, kMaxTimeSamples, suggest));
+}
+
+}  // namespace
+
+Inputs prepare(const Experiment& e, bool with_profile) {
+  Inputs in;
+  trace::Workload w = trace::make_workload(e.trace, e.arrival, e.seed, e.origin);
+  in.trace = std::move(w.trace);
+  in.notes = std::move(w.notes);
+  in.warnings = std::move(w.warnings);
+  check_time_series(e, in.trace);
+  std::ostringstream os;
+  trace::write_jsonl(os, in.trace);
+  in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));
+  if (with_profile) in.profile = sim::load_profile(e.profile);
+  if (with_profile) in.group_profiles = load_group_profiles(e, in.profile);
+  return in;
+}
+
+namespace {
+
+cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
+                                   cluster::Checks checks, sim::RunObserver* observer,
+                                   const cluster::ProgressFn& progress) {
+  std::vector<std::unique_ptr<sim::Policy>> policies;
+  std::vector<std::unique_ptr<sim::Executor>> executors;
+  std::vector<std::unique_ptr<sim::KvManager>> managers;
+  std::vector<cluster::ReplicaSpec> specs;
+  auto add = [&](const sim::EngineConfig& engine, const sim::Profile& profile,
+                 const std::string& group) {
+    policies.push_back(policy::policy_registry().create(p.name, p.params.where, p.params));
+    managers.push_back(make_kv_manager(engine));
+    executors.push_back(
+        live::executor_registry().create(e.executor, "executor", profile, e.executor_params));
+    sim::EngineConfig cfg = engine;
+    cfg.check_invariants = checks.engines;
+    specs.push_back({cfg, executors.back().get(), policies.back().get(), group,
+                     managers.back().get(), observer});
+  };
+  if (!e.cluster.given) {
+    add(e.engine, in.profile, "");
+    cluster::SingleReplica single;
+    return cluster::simulate(in.trace, std::move(specs), single, cluster::DisaggConfig{}, nullptr,
+                             checks, nullptr, progress);
+  }
+  for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
+    const auto& grp = e.cluster.groups[g];
+    for (int32_t k = 0; k < grp.count; ++k) add(grp.engine, in.group_profiles.at(g), grp.name);
+  }
+  auto router =
+      policy::router_registry().create(e.cluster.router, "cluster.router", e.cluster.router_params);
+  const cluster::DisaggConfig& d = e.cluster.disagg;
+  if (!d.enabled)
+    return cluster::simulate(in.trace, std::move(specs), *router, d, nullptr, checks, nullptr,
+                             progress);
+  // One planner per run: it keeps what it observed.
+  auto planner = make_planner(d.planner, d.planner_params, "cluster.planner");
+  return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), checks, nullptr,
+                           progress);
+}
+
+}  // namespace
+
+cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
+                              cluster::Checks checks, sim::RunObserver* observer,
+                              const cluster::ProgressFn& progress) {
+  cluster::RunResult r = simulate_policy(e, in, p, checks, observer, progress);
+  r.summary.slo = slo_attainment(r.sessions, e.slo, r.summary.busy_window_s);
+  const Overload o = judge_overload(r.sessions, r.timeseries);
+  r.summary.overloaded = o.overloaded;
+  r.summary.queue_growth_per_s = o.growth_per_s;
+  return r;
+}
+
+bool uses_tiers(const Experiment& e) {
+  return e.cluster.given ? uses_tiers(e.cluster) : make_kv_manager(e.engine)->uses_tiers();
+}
+
+std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {
+  std::vector<sim::Profile> out;
+  for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
+    const auto& grp = e.cluster.groups[g];
+    out.push_back(grp.profile.empty() || grp.profile == e.profile ? base
+                                                                  : sim::load_profile(grp.profile));
+    if (grp.tp > 0 && grp.tp != out.back().model.tp)
+      throw InputError(fmt::format(
+          "{}: cluster.replicas[{}].tp: {} GPUs per replica, but the profile {} was measured at "
+          "tp {}; give a profile measured at that TP",
+          e.origin, g, grp.tp, out.back().path.empty() ? e.profile : out.back().path,
+          out.back().model.tp));
+  }
+  return out;
+}
+
+}  // namespace isim::exp

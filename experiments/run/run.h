@@ -1,0 +1,57 @@
+// Running an experiment: prepare its inputs once (trace with arrivals, profile), then simulate
+// each policy on them.
+//
+// Contract:
+// - `prepare` loads and validates everything the runs need; all bad input surfaces here as
+//   InputError, before any simulation starts.
+// - A run's time series takes at most kMaxTimeSamples samples: when the trace alone (its last
+//   arrival plus that session's intercepts) lasts longer than that many
+//   metrics.timeseries_interval_s, prepare throws InputError naming the key and an interval that
+//   fits (-p metrics.timeseries_interval_s=...). The spec reader (experiment.h) also refuses
+//   intervals below kMinTimeSeriesInterval_s, which no trace could sample usefully. A run that
+//   outlasts its trace (queueing) stops at the same cap during the run (cluster/cluster.cpp).
+// - `run_policy` is deterministic: the same Inputs and PolicySpec give identical results.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cluster/simulation.h"
+#include "experiments/spec/experiment.h"
+#include "sim/engine_config.h"
+#include "sim/profile.h"
+#include "traces/session.h"
+
+namespace isim::exp {
+
+using sim::kMaxTimeSamples;
+
+struct Inputs {
+  trace::Trace trace;
+  sim::Profile profile;
+  std::vector<sim::Profile> group_profiles;  // cluster groups, in order (their own or `profile`)
+  std::string trace_fingerprint;   // FNV-1a 64 of the trace as native JSONL (after arrivals)
+  std::vector<std::string> notes;     // what importers reported (dropped intercepts, ...)
+  std::vector<std::string> warnings;  // what likely is not what was meant (a replay burst)
+};
+
+// `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it).
+Inputs prepare(const Experiment& e, bool with_profile = true);
+
+// The profile of each cluster group (InputError when a group's tp differs from its profile's).
+std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base);
+// Whether a replica's KV manager uses the fleet's KV tiers (cluster/kv_tiers.h).
+bool uses_tiers(const Experiment& e);
+
+// Runs policy `p` on the experiment's cluster (a cluster of one without `cluster:`): every
+// replica gets its own executor and policy instance, the cluster its router and, when the
+// fleet is disaggregated (cluster.roles), a fresh instance of its planner. `observer` (not
+// owned; null: none) is told every replica's iterations and session activities; `progress`
+// (null: none) how far the run is (cluster::Progress). The summary carries the SLO attainment
+// of `e.slo` and the overload verdict (experiments/run/goodput.h).
+cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
+                              cluster::Checks checks = false,
+                              sim::RunObserver* observer = nullptr,
+                              const cluster::ProgressFn& progress = nullptr);
+
+}  // namespace isim::exp

@@ -1,0 +1,112 @@
+// The input of `isim plan` (experiments/plan/plan.h runs it): the workload, the candidates
+// (deployment x policy), routers, fleet layouts, SLOs and search settings.
+//
+// Contract:
+// - A plan spec names a workload (`trace:` and `arrival:` as in an experiment, without a rate),
+//   `peak_rate`, `slo:` (METRIC.STAT -> upper limit), `search:` settings, `seeds:`, default
+//   `engine:` and `policies:`, `routers:` (default [session-affinity]) and `deployments:` (name
+//   -> gpu, profile, tp, price_per_gpu_hour, optional engine and policies). A candidate is one
+//   deployment with one policy behind one router, in file order (routers innermost). Every key
+//   is checked; errors are InputError("FILE:LINE: key: reason").
+// - Disaggregation axes (experiments/spec/cluster_spec.h has the cluster side):
+//     pd_splits: [mixed, "1:3", "1:1"]        # default [mixed]
+//     planners: [static, dynamo-load, {name: online, PARAM: VALUE}]   # default [static]
+//     cluster: {links: ..., split: ..., switching: ...}   # as in an experiment's cluster:
+//   A split "P:D" is a ratio, since the plan sizes the fleet: a fleet of n replicas has
+//   round(n x P / (P + D)) prefill replicas, at least 1 and at most n - 1, prefill first, the
+//   rest decode (pd_ratio_roles); a fleet of one with a split fails. P and D are whole numbers
+//   >= 1; two entries of one ratio (1:3, 2:6) are one listed twice. A fleet layout is one split
+//   with one planner, splits outer: a mixed fleet takes only `static`, a planner other than
+//   static needs a P:D split in the list. The capacity search (one replica, mixed) is shared by
+//   every router and layout; the fleet search runs per router and layout. The report names
+//   each result's split, planner and the sized fleet's prefill:decode counts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "cluster/disagg.h"
+#include "core/params.h"
+#include "experiments/spec/experiment.h"
+#include "experiments/spec/slo.h"
+
+namespace isim::exp {
+
+struct SearchSpec {
+  double start_rate = 1.0;      // sessions/s of the first probe
+  double min_rate = 0;          // below it a candidate is infeasible (0 = start_rate / 64)
+  double max_rate = 10000;      // a candidate passing here is reported as at least this
+  double tolerance = 0.05;      // stop when (fail - pass) <= tolerance x pass
+  double window_s = 300;        // poisson: sessions arrive over this long (ceil(rate x window))
+  double warmup = 0.2;          // leading fraction of the arrival window not measured
+  double drain_s = 120;         // slack past the last session's unqueued finish before a cut
+  double divergence = 0.05;     // queue growth rate, as a fraction of the arrival rate
+  double max_fleet_factor = 2;  // simulated fleets up to max(ceil(f x guess), guess + 4)
+};
+
+struct Deployment {
+  std::string name;            // its key under deployments:
+  std::string gpu;             // what the table calls the GPU, e.g. H100-SXM
+  std::string profile;         // absolute path
+  std::string profile_source;  // the profile's provenance source: measured, imported, ...
+  int tp = 1;
+  double price_per_gpu_hour = 0;
+};
+
+struct Candidate {
+  size_t deployment = 0;  // index into PlanSpec::deployments
+  std::string policy;     // label: name, with parameters as name(k=v,...)
+  Experiment experiment;  // one policy; trace size, rate and seed are set per run
+};
+
+// One entry of `routers:`.
+struct RouterChoice {
+  std::string name;  // a registered router (policies/routers.h)
+  Params params;
+  std::string label;  // name, with parameters as name(k=v,...)
+};
+
+// One entry of `pd_splits:`: mixed, or prefill:decode replicas in the ratio P:D.
+struct SplitChoice {
+  std::string label = "mixed";      // "mixed" or "P:D" as given
+  int32_t prefill = 0, decode = 0;  // 0:0 when mixed
+  bool mixed() const { return prefill == 0; }
+};
+
+// One entry of `planners:`.
+struct PlannerChoice {
+  std::string name = "static";  // a registered planner (policies/planners.h)
+  Params params;
+  std::string label = "static";  // name, with parameters as name(k=v,...)
+};
+
+// A fleet layout: indices into PlanSpec::pd_splits and PlanSpec::planners.
+struct Layout {
+  size_t split = 0, planner = 0;
+};
+
+struct PlanSpec {
+  std::string name = "plan";
+  std::string origin;
+  std::vector<uint64_t> seeds = {1, 2, 3};
+  double peak_rate = 0;
+  std::vector<Slo> slos;
+  SearchSpec search;
+  std::vector<Deployment> deployments;
+  std::vector<Candidate> candidates;  // deployment x policy: what a capacity search runs
+  std::vector<RouterChoice> routers = {{"session-affinity", Params{}, "session-affinity"}};
+  std::vector<SplitChoice> pd_splits = {SplitChoice{}};
+  std::vector<PlannerChoice> planners = {PlannerChoice{}};
+  std::vector<Layout> layouts = {Layout{}};  // the valid (split, planner) pairs, splits outer
+  cluster::DisaggConfig disagg;  // `cluster:` links, split and switching of the P:D fleets
+};
+
+PlanSpec parse_plan(const YAML::Node& root, const std::string& file, const std::string& base_dir);
+// Loads a plan file and applies `-p key=value` overrides first (dotted paths, e.g.
+// peak_rate=80, deployments.h100.price_per_gpu_hour=2.5, slo.ttft_s.p99=1).
+PlanSpec load_plan(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace isim::exp

@@ -1,0 +1,53 @@
+// Workload shaping: from a trace source and the spec's `trace:` and `arrival:` keys to the
+// sessions a run serves, with what was done to them said in notes and warnings.
+//
+// Contract: make_workload(spec, arrival, seed, origin), in this order:
+// - loads `spec.from` (trace_source_registry, "trace.from" in its errors) with path, sessions,
+//   seed, think_time_s, rate_scale and block_tokens; the source's notes come first;
+// - limit > 0 keeps the first `limit` sessions; max_context > 0 cuts every longer session to it
+//   (truncate_to_context; a note counts them); draw > 0 draws that many with replacement
+//   (bootstrap, seeded by `seed`);
+// - no session left: InputError "PATH: trace (FROM): no sessions to run" (PATH: `origin` when
+//   the source has no path);
+// - intercept_scale != 1 multiplies every intercept's duration (a note says so);
+// - the arrival process sets arrival times (apply_arrivals); a replay in which every session
+//   arrives at one instant gets a warning (a burst, not a load); forks whose parent was cut or
+//   now arrives later start unforked (a note counts them);
+// - a session whose arrival plus intercepts passes kMaxSeconds (traces/limits.h) is an
+//   InputError naming `origin`, the session, intercept_scale and the arrival process.
+// Same inputs, same workload, byte for byte.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "traces/arrival.h"
+#include "traces/session.h"
+
+namespace isim::trace {
+
+// An experiment's `trace:` section.
+struct WorkloadSpec {
+  std::string from = "jsonl";  // a trace source: trace::trace_source_registry()
+  std::string path;            // the trace, or the generator's YAML ("" = built-in defaults)
+  int64_t limit = 0;           // > 0: keep only the first N sessions
+  int64_t draw = 0;            // > 0: draw N sessions with replacement (seeded)
+  int64_t sessions = 0;        // generator: how many sessions
+  int64_t max_context = 0;     // > 0: cut sessions so no context exceeds it (reported)
+  double think_time_s = 0;     // multiturn: > 0 sets the mean think time between turns
+  double intercept_scale = 1;  // every intercept's duration is multiplied by this (> 0)
+  double rate_scale = 1;       // agents: multiplies every phase's arrival rate (> 0)
+  int64_t block_tokens = 0;    // dynamo-agentic: tokens per hash id (0: its default, 512)
+};
+
+struct Workload {
+  Trace trace;
+  std::vector<std::string> notes;     // what shaping did, for the user to know
+  std::vector<std::string> warnings;  // what is likely not what the user meant
+};
+
+Workload make_workload(const WorkloadSpec& spec, const ArrivalSpec& arrival, uint64_t seed,
+                       const std::string& origin);
+
+}  // namespace isim::trace
