@@ -14,9 +14,9 @@
 #include "experiments/cli/checks_flags.h"
 #include "experiments/cli/cli.h"
 #include "experiments/plots/plot_context.h"
-#include "experiments/run/goodput.h"
 #include "experiments/run/outputs.h"
 #include "experiments/run/progress.h"
+#include "experiments/run/run_experiment.h"
 #include "experiments/run/run_script.h"
 #include "experiments/run/run_views.h"
 #include "experiments/sweep/sweep.h"
@@ -175,63 +175,16 @@ int cmd_run(const Args& args) {
   make_out_dir(out, "--out");
   check_run_views(views);
 
-  Inputs in = prepare(e);
-  for (const auto& n : in.notes) fmt::print(stderr, "note: {}\n", n);
-  for (const auto& w : in.warnings) fmt::print(stderr, "warning: {}\n", w);
-  std::vector<TableRow> rows;
-  std::vector<FleetRow> fleet;
-  size_t skipped = 0;
-  bool capacity_shown = false;
-  std::string done;  // the run folders written so far, for the interrupt note
-  set_interrupt_note("no run folder was written to " + out);
-  for (const auto& p : e.policies) {
-    const auto trace = event_trace_for(views, e);
-    ProgressLine line(p.name, progress);
-    auto r = run_policy(e, in, p, checks, trace.get(), line.fn());
-    line.finish();
-    // The capacity is the same under every policy: say once how it came about.
-    for (size_t i = 0; !capacity_shown && i < r.replicas.size(); ++i)
-      if (i == 0 || r.replicas[i].group != r.replicas[i - 1].group)
-        fmt::print(stderr, "KV capacity{}: {}\n",
-                   r.replicas[i].group.empty() ? "" : " (" + r.replicas[i].group + ")",
-                   r.replicas[i].blocks.gpu_rule);
-    capacity_shown = true;
-    std::string dir = (std::filesystem::path(out) / p.name).string();
-    set_interrupt_note((done.empty() ? "no run folder is complete" : "complete: " + done) + "; " +
-                       dir + " was cut short (it has no summary.json)");
-    write_run(dir, e, in, p, r);
-    done += (done.empty() ? "" : ", ") + dir;
-    set_interrupt_note("complete: " + done + "; the other policies were not run");
-    fmt::print(stderr, "{}: {} sessions, {} iterations -> {}\n", p.name, r.summary.finished,
-               r.summary.counters.iterations, dir);
-    finish_run_views(views, e, in, p, dir, r.timeseries.size(), trace.get());
-    if (r.summary.extrapolations > 0)
-      fmt::print(stderr, "warning: {}: profile extrapolated beyond its grid {} times\n", p.name,
-                 r.summary.extrapolations);
-    if (r.summary.overloaded) {
-      const Overload o = judge_overload(r.sessions, r.timeseries);
-      fmt::print(stderr,
-                 "warning: {}: overloaded: the queue of waiting sessions grew by {:.3g} sessions/s "
-                 "while they arrived, more than {:.0f}% of their rate ({:.3g}/s), so it grows "
-                 "without bound and latencies depend on the trace's length; lower arrival.rate "
-                 "or add replicas\n",
-                 p.name, o.growth_per_s, 100 * kOverloadFraction, o.rate);
-    }
-    if (!r.skipped.empty() && rows.empty())
-      for (const auto& s : r.skipped) fmt::print(stderr, "error: {}\n", s);
-    skipped = r.skipped.size();
-    rows.push_back({p.name, r.summary});
-    fleet.push_back({p.name, r.summary, r.fleet, r.disagg});
-    if (e.cluster.given && e.cluster.replicas() > 1) plot_replicas(dir, e);
-  }
-  fmt::print("{}", summary_table(rows));
-  if (e.cluster.given) fmt::print("\n{}", fleet_table(fleet));
-  if (!fleet.empty() && fleet.front().disagg.enabled) fmt::print("\n{}", disagg_table(fleet));
-  if (skipped > 0) {
+  const RunReport r = run_experiment(e, out, checks, views, progress,
+                                     [&](const std::string& dir) { plot_replicas(dir, e); });
+  fmt::print("{}", summary_table(r.rows));
+  if (e.cluster.given) fmt::print("\n{}", fleet_table(r.fleet));
+  if (!r.fleet.empty() && r.fleet.front().disagg.enabled) fmt::print("\n{}", disagg_table(r.fleet));
+  if (r.skipped > 0) {
     fmt::print(stderr,
                "isim: error: {} session(s) can never fit and were skipped (listed above and in "
                "summary.json); the other results were written\n",
-               skipped);
+               r.skipped);
     return 2;
   }
   return 0;

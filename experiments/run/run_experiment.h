@@ -1,0 +1,35 @@
+// What `isim run` does once its flags are read and the experiment is loaded: every policy
+// run, written and reported, in the experiment's order.
+//
+// Contract: run_experiment prepares the inputs once (prepare: notes and warnings to stderr),
+// then per policy runs it (with the event trace and progress line `views` and `progress` ask
+// for), writes OUT/POLICY (write_run), prints where it went, finishes the run's views, warns
+// about extrapolation and overload, and calls `after_fleet_policy(DIR)` after a fleet of more
+// than one replica (the replicas plot). The interrupt note always says which folders are
+// complete. The report has one summary row and one fleet row per policy, and the number of
+// sessions skipped (their errors printed once, under the first policy).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "experiments/run/outputs.h"
+#include "experiments/run/progress.h"
+#include "experiments/run/run_views.h"
+
+namespace isim::exp {
+
+struct RunReport {
+  std::vector<TableRow> rows;
+  std::vector<FleetRow> fleet;
+  size_t skipped = 0;  // sessions that can never fit (the last policy's count)
+};
+
+RunReport run_experiment(const Experiment& e, const std::string& out, cluster::Checks checks,
+                         const RunViews& views, const ProgressOptions& progress,
+                         const std::function<void(const std::string& dir)>& after_fleet_policy);
+
+}  // namespace isim::exp
