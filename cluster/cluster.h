@@ -43,7 +43,7 @@
 
 namespace isim::cluster {
 
-// How far a run is, as a progress reporter (experiments/progress.h) is told it: every
+// How far a run is, as a progress reporter (experiments/run/progress.h) is told it: every
 // `every` instants of simulated time and once more when the queue drains. `total` is the
 // trace's size, known before the first event, so nothing here reads the trace's future.
 struct Progress {

@@ -1,5 +1,5 @@
 // Disaggregated serving: the settings of roles, KV links, the prefill split and role switching,
-// as the experiment's `cluster:` section gives them (experiments/cluster_spec.h reads them).
+// as the experiment's `cluster:` section gives them (experiments/spec/cluster_spec.h reads them).
 //
 // Contract:
 // - `enabled` is false for a fleet without roles: every replica is mixed, nothing transfers,

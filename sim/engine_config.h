@@ -43,7 +43,7 @@ struct EngineConfig {
   double timeseries_interval_s = 1.0;
   // The most time-series samples a run may take (replica 0's setting): a run that outlasts
   // its trace (sessions queue) and reaches it stops with InputError naming
-  // metrics.timeseries_interval_s. experiments/run.cpp refuses upfront what the trace alone
+  // metrics.timeseries_interval_s. experiments/run/run.cpp refuses upfront what the trace alone
   // would exceed.
   int64_t max_time_samples = kMaxTimeSamples;
   bool prefix_caching = true;  // share cached prompt blocks across sessions (traces with hashes)

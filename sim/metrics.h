@@ -113,7 +113,7 @@ struct Counters {
 };
 
 // Per-session SLO attainment and goodput, filled in by the layer that knows the SLO
-// (experiments/goodput.h) when one is set: `limits` empty means none was.
+// (experiments/run/goodput.h) when one is set: `limits` empty means none was.
 struct SloAttainment {
   std::vector<std::pair<std::string, double>> limits;  // metric name -> per-session upper limit
   int64_t met = 0;   // sessions that finished and met every limit
@@ -133,7 +133,7 @@ struct Summary {
   int64_t gpu_blocks = 0, cpu_blocks = 0;
   int64_t extrapolations = 0;
   SloAttainment slo;
-  bool overloaded = false;  // the queue grew without bound (experiments/goodput.h)
+  bool overloaded = false;  // the queue grew without bound (experiments/run/goodput.h)
   double queue_growth_per_s = 0;  // the least-squares slope that judged it
 };
 

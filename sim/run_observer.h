@@ -1,4 +1,4 @@
-// RunObserver: what a recorder of a run's events (experiments/event_trace.h writes them as a
+// RunObserver: what a recorder of a run's events (experiments/run/event_trace.h writes them as a
 // Chrome trace) is told by the engines of a run, in simulated time.
 //
 // Contract:
