@@ -53,7 +53,8 @@
 
 namespace isim::sim {
 
-enum EventType : int32_t { kEvIterationEnd = 2 };
+// The engine's one event type (targets: sim/event_queue.h).
+enum EventType : int32_t { kEvIterationEnd = 0 };
 
 class Engine final {
  public:

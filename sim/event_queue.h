@@ -35,14 +35,12 @@ enum EventPriority : int32_t {
   kPrioPlanner = 600,
 };
 
-inline constexpr int32_t kClusterTarget = -1;
-
 struct Event {
   Nanos time = 0;
   int32_t priority = 0;
   uint64_t seq = 0;
-  int32_t target = 0;  // who handles it: a replica's index, or kClusterTarget
-  int32_t type = 0;    // meaning is the target's
+  int32_t target = 0;  // who handles it: a replica's index (>= 0), or a component's id (< 0)
+  int32_t type = 0;    // meaning is the target's own (each numbers its types from 0)
   int64_t arg = 0;     // e.g. a session index
 };
 
