@@ -179,3 +179,27 @@ TEST_CASE("arrival process users: its keys, their checks, and the resolved spec"
   CHECK_THROWS_WITH_AS(exp::parse_experiment(y, "e.yaml", "."),
                        doctest::Contains("arrival.users: must be an integer >= 1"), InputError);
 }
+
+TEST_CASE(
+    "engine keys come from the knob tables: every number bounded, token-budget keys shown "
+    "only for a scheduler that reads them") {
+  const std::string m = kMinimal;
+  CHECK(error_of(m + "engine: {max_num_seqs: 1048577}\n") ==
+        "e.yaml:4: engine.max_num_seqs: must be <= 1048576");
+  CHECK(error_of(m + "engine: {max_num_batched_tokens: 16777217}\n") ==
+        "e.yaml:4: engine.max_num_batched_tokens: must be <= 16777216");
+  CHECK(error_of(m + "engine: {cpu_blocks: -2}\n") == "e.yaml:4: engine.cpu_blocks: must be >= -1");
+  CHECK(error_of(m + "engine: {swap_space_gib: 2000000}\n") ==
+        "e.yaml:4: engine.swap_space_gib: must be <= 1048576");
+  CHECK(error_of(m + "engine: {long_prefill_token_threshold: -1}\n") ==
+        "e.yaml:4: engine.long_prefill_token_threshold: must be >= 0");
+  const auto v0 = parse(m + "engine: {watermark: 0.1}\n").resolved()["engine"];
+  CHECK(!v0["watermark"]);
+  CHECK(!v0["async_scheduling"]);
+  const auto v1 =
+      parse(m + "engine: {scheduler: vllm-v1, watermark: 0.1, async_scheduling: true}\n")
+          .resolved()["engine"];
+  CHECK(v1["watermark"].as<std::string>() == "0.1");
+  CHECK(v1["max_num_partial_prefills"].as<int>() == 1);
+  CHECK(v1["async_scheduling"].as<bool>());
+}
