@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -19,7 +20,7 @@
 #include "experiments/run/run_experiment.h"
 #include "experiments/run/run_script.h"
 #include "experiments/run/run_views.h"
-#include "experiments/sweep/sweep.h"
+#include "experiments/spec/run_flags.h"
 
 namespace isim::exp {
 
@@ -80,27 +81,41 @@ const Help kRunHelp{
     "  isim run experiments/specs/quickstart.yaml -p arrival.rate=2 --out results/rate2\n"
     "  isim run --trace t.jsonl --profile calibrate/profiles/a100-80g-gptj-6b.infercept.yaml \\\n"
     "      --policy preserve --rate 2  (t.jsonl from isim trace gen default t.jsonl)\n"};
-}  // namespace
+// isim run's flags: the experiment's (spec/run_flags.h) and how to run and show it.
+struct RunFlags {
+  RunSpecFlags spec;
+  std::string out;  // --out; "" = results/<name>[-<overrides>]
+  cluster::Checks checks;
+  RunViews views;
+  ProgressOptions progress;
+};
 
-int cmd_run(const Args& args) {
+// A flag's text, when given.
+std::optional<std::string> given(const po::variables_map& vm, const char* flag) {
+  if (!vm.count(flag)) return std::nullopt;
+  return vm[flag].as<std::string>();
+}
+
+// The flags of isim run, checked for the form given; nullopt after --help (printed).
+std::optional<RunFlags> parse_run_flags(const Args& args) {
   po::options_description opts, hidden;
-  std::vector<std::string> overrides;
-  std::string out, trace_path, trace_from = "jsonl", profile, policy, scheduler, executor;
-  opts.add_options()("help,h", "show this help")("set,p", override_flag(overrides, false),
+  RunFlags f;
+  RunSpecFlags& s = f.spec;
+  opts.add_options()("help,h", "show this help")("set,p", override_flag(s.overrides, false),
                                                  "override a spec key: -p arrival.rate=2")(
-      "add", override_flag(overrides, true), kAddHelp)(
-      "out,o", po::value(&out),
+      "add", override_flag(s.overrides, true), kAddHelp)(
+      "out,o", po::value(&f.out),
       "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
-      "trace", po::value(&trace_path), "trace file (flag form)")(
-      "from", po::value(&trace_from),
+      "trace", po::value(&s.trace), "trace file (flag form)")(
+      "from", po::value<std::string>(),
       "trace format (default jsonl; isim trace --help lists them)")(
-      "profile", po::value(&profile), "profile YAML (flag form)")(
-      "policy", po::value(&policy), "policy name (flag form; isim list)")(
-      "scheduler", po::value(&scheduler), "vllm-v0 (default) or chunked")(
+      "profile", po::value(&s.profile), "profile YAML (flag form)")(
+      "policy", po::value(&s.policy), "policy name (flag form; isim list)")(
+      "scheduler", po::value<std::string>(), "vllm-v0 (default) or chunked")(
       "rate", po::value<std::string>(),
       "Poisson arrival rate, sessions/s (default: replay trace times)")(
       "seed", po::value<std::string>(), "random seed (default 1)")(
-      "executor", po::value(&executor), "executor (default sim)");
+      "executor", po::value<std::string>(), "executor (default sim)");
   add_checks_options(opts);
   add_run_view_options(opts);
   add_progress_options(opts, hidden);
@@ -108,86 +123,49 @@ int cmd_run(const Args& args) {
   po::positional_options_description pos;
   pos.add("experiment", 1);
   const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
-  if (vm.count("help")) return print_help(kRunHelp, opts);
-  const cluster::Checks checks = checks_from(vm);
-  RunViews views = run_views_from(vm);
-  const ProgressOptions progress = progress_from(vm);
-
-  Experiment e;
-  std::vector<std::string> out_keys;  // what names the default output folder
-  YamlOrigins origins;  // the flag form's values are checked like a spec's, naming the flag
-  // A flag's text as the spec value at `slot`, named "--FLAG TEXT" in errors.
-  auto from_flag = [&](YAML::Node slot, const std::string& flag) {
-    const std::string origin = "--" + flag + " " + vm[flag].as<std::string>();
-    slot = parse_yaml_value(vm[flag].as<std::string>(), origin);
-    origins.add(slot, origin);
-  };
+  if (vm.count("help")) {
+    print_help(kRunHelp, opts);
+    return std::nullopt;
+  }
+  f.checks = checks_from(vm);
+  f.views = run_views_from(vm);
+  f.progress = progress_from(vm);
+  s.rate = given(vm, "rate");
+  s.seed = given(vm, "seed");
+  s.from = given(vm, "from");
+  s.scheduler = given(vm, "scheduler");
+  s.executor = given(vm, "executor");
   if (vm.count("experiment")) {
-    if (!trace_path.empty() || !profile.empty() || !policy.empty())
+    if (!s.trace.empty() || !s.profile.empty() || !s.policy.empty())
       throw UsageError{"give an experiment file or --trace/--profile/--policy, not both", ""};
     // With a spec, --rate and --seed are its keys, checked as -p ones are; the other flags of
     // the flag form have no meaning here and are refused rather than ignored.
-    for (const char* f : {"from", "scheduler", "executor"})
-      if (vm.count(f) && !vm[f].defaulted())
-        throw UsageError{std::string("--") + f +
+    for (const char* flag : {"from", "scheduler", "executor"})
+      if (vm.count(flag) && !vm[flag].defaulted())
+        throw UsageError{std::string("--") + flag +
                              " belongs to the flag form (--trace ...); with "
                              "EXPERIMENT.yaml set the spec's key with -p",
                          "(see isim run --help)\n"};
-    std::vector<FlagOverride> flags;  // their errors name the flag, as in the flag form
-    if (vm.count("rate")) {
-      const std::string rate = vm["rate"].as<std::string>();
-      flags.push_back({"arrival.process=poisson", "--rate " + rate});
-      flags.push_back({"arrival.rate=" + rate, "--rate " + rate});
-    }
-    if (vm.count("seed")) {
-      const std::string seed = vm["seed"].as<std::string>();
-      flags.push_back({"seed=" + seed, "--seed " + seed});
-    }
-    e = load_experiment(vm["experiment"].as<std::string>(), overrides, flags);
-    out_keys = overrides;
-    for (const auto& f : flags) out_keys.push_back(f.kv);
-  } else {
-    if (trace_path.empty() || profile.empty() || policy.empty())
-      throw usage_error("needs EXPERIMENT.yaml, or all of --trace, --profile and --policy",
-                        kRunHelp);
-    YAML::Node y;
-    y["name"] = std::filesystem::path(trace_path).stem().string();
-    if (vm.count("seed")) from_flag(y["seed"], "seed");
-    y["trace"]["from"] = trace_from;
-    y["trace"]["path"] = trace_path;
-    if (vm.count("rate")) {
-      y["arrival"]["process"] = "poisson";
-      from_flag(y["arrival"]["rate"], "rate");
-    } else {
-      y["arrival"]["process"] = "replay";
-    }
-    y["profile"] = profile;
-    y["policy"] = policy;
-    if (!scheduler.empty()) y["engine"]["scheduler"] = scheduler;
-    if (!executor.empty()) y["executor"] = executor;
-    for (const char* f : {"policy", "rate", "seed", "scheduler", "executor"})
-      if (vm.count(f)) out_keys.push_back(std::string(f) + "=" + vm[f].as<std::string>());
-    out_keys.insert(out_keys.end(), overrides.begin(), overrides.end());
-    apply_overrides(y, "command line", overrides, origins);
-    e = parse_experiment(y, "command line", ".");
+    s.spec = vm["experiment"].as<std::string>();
+  } else if (s.trace.empty() || s.profile.empty() || s.policy.empty()) {
+    throw usage_error("needs EXPERIMENT.yaml, or all of --trace, --profile and --policy", kRunHelp);
   }
-  if (out.empty()) out = default_out_dir(e.name, out_keys);
-  make_out_dir(out, "--out");
-  check_run_views(views);
+  return f;
+}
 
-  const RunReport r = run_experiment(e, out, checks, views, progress,
+}  // namespace
+
+int cmd_run(const Args& args) {
+  std::optional<RunFlags> f = parse_run_flags(args);
+  if (!f) return 0;
+  const RunExperiment x = load_run_experiment(f->spec);  // spec/
+  const Experiment& e = x.experiment;
+  const std::string out = f->out.empty() ? default_out_dir(e.name, x.out_keys) : f->out;
+  make_out_dir(out, "--out");
+  check_run_views(f->views);
+  const RunReport r = run_experiment(e, out, f->checks, f->views, f->progress,
                                      [&](const std::string& dir) { plot_replicas(dir, e); });
-  fmt::print("{}", summary_table(r.rows));
-  if (e.cluster.given) fmt::print("\n{}", fleet_table(r.fleet));
-  if (!r.fleet.empty() && r.fleet.front().disagg.enabled) fmt::print("\n{}", disagg_table(r.fleet));
-  if (r.skipped > 0) {
-    fmt::print(stderr,
-               "isim: error: {} session(s) can never fit and were skipped (listed above and in "
-               "summary.json); the other results were written\n",
-               r.skipped);
-    return 2;
-  }
-  return 0;
+  return print_run_report(e, r);
 }
 
 }  // namespace isim::exp

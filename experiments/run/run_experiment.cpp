@@ -66,4 +66,18 @@ RunReport run_experiment(const Experiment& e, const std::string& out, cluster::C
   return report;
 }
 
+int print_run_report(const Experiment& e, const RunReport& r) {
+  fmt::print("{}", summary_table(r.rows));
+  if (e.cluster.given) fmt::print("\n{}", fleet_table(r.fleet));
+  if (!r.fleet.empty() && r.fleet.front().disagg.enabled) fmt::print("\n{}", disagg_table(r.fleet));
+  if (r.skipped > 0) {
+    fmt::print(stderr,
+               "isim: error: {} session(s) can never fit and were skipped (listed above and in "
+               "summary.json); the other results were written\n",
+               r.skipped);
+    return 2;
+  }
+  return 0;
+}
+
 }  // namespace isim::exp

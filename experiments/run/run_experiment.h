@@ -8,6 +8,9 @@
 // than one replica (the replicas plot). The interrupt note always says which folders are
 // complete. The report has one summary row and one fleet row per policy, and the number of
 // sessions skipped (their errors printed once, under the first policy).
+// print_run_report prints the summary table to stdout (then the fleet table for a spec with
+// `cluster:`, and the disaggregation table for a disaggregated fleet); with skipped sessions it
+// prints an error to stderr and returns 2, else 0: isim run's exit code.
 #pragma once
 
 #include <cstddef>
@@ -31,5 +34,7 @@ struct RunReport {
 RunReport run_experiment(const Experiment& e, const std::string& out, cluster::Checks checks,
                          const RunViews& views, const ProgressOptions& progress,
                          const std::function<void(const std::string& dir)>& after_fleet_policy);
+
+int print_run_report(const Experiment& e, const RunReport& r);
 
 }  // namespace isim::exp
