@@ -17,13 +17,13 @@ std::string metric_names() {
   return s;
 }
 
+}  // namespace
+
 const SloMetric* find_metric(const std::string& name) {
   for (const auto& m : slo_metrics())
     if (m.name == name) return &m;
   return nullptr;
 }
-
-}  // namespace
 
 const std::vector<SloMetric>& slo_metrics() {
   static const std::vector<SloMetric> v = {

@@ -28,6 +28,8 @@ struct SloMetric {
   double (*value)(const sim::SessionRecord&);  // < 0: undefined for this session
 };
 const std::vector<SloMetric>& slo_metrics();
+// The metric named `name`, or nullptr.
+const SloMetric* find_metric(const std::string& name);
 const std::vector<std::string>& slo_stats();  // mean, p50, p90, p99, max
 
 struct Slo {
