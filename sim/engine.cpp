@@ -11,20 +11,6 @@
 
 namespace isim::sim {
 
-namespace {
-
-// Where a turn finds its KV as it starts: kept on GPU, kept on CPU, or to be recomputed.
-void count_turn(Counters& c, const SessionState& s, int64_t bt) {
-  const int64_t lead = (s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size())) * bt;
-  ++c.turns;
-  c.turn_gpu_hit_tokens += std::max<int64_t>(s.kv - lead, 0);
-  c.turn_cpu_hit_tokens += std::min<int64_t>(static_cast<int64_t>(s.cpu_blocks.size()) * bt,
-                                             std::max<int64_t>(s.kv - s.dropped_blocks * bt, 0));
-  c.turn_recompute_tokens += s.recompute_left;
-}
-
-}  // namespace
-
 Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, Executor& executor,
                Policy& policy)
     : replica_(replica),
@@ -51,21 +37,7 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
 }
 
 std::string Engine::never_fits(const trace::Session& src) const {
-  // Prefills may not use the blocks a policy reserves for decodes, and a resumed session may
-  // have to prefill its whole context.
-  const int64_t gpu_tokens = (kv_.gpu().total() - kv_.prefill_reserve()) * kv_.block_tokens();
-  const int64_t need = src.max_context();
-  if (need > gpu_tokens)
-    return fmt::format(
-        "its context reaches {} tokens but the GPU holds {} ({} blocks of {}, {} reserved for "
-        "decodes)",
-        need, gpu_tokens, kv_.gpu().total(), kv_.block_tokens(), kv_.prefill_reserve());
-  if (scheduler_->whole_prefills() && need > config_.max_num_batched_tokens)
-    return fmt::format(
-        "its context reaches {} tokens, more than max_num_batched_tokens={}, so {} "
-        "could never prefill it whole after a discard",
-        need, config_.max_num_batched_tokens, scheduler_->name());
-  return "";
+  return sim::never_fits(view_, *scheduler_, src);
 }
 
 int32_t Engine::admit(SessionState s) {
@@ -94,7 +66,7 @@ void Engine::begin_turn(int32_t h, double intercept_s, Nanos ended_at) {
   s.seg_output = s.segment().output;
   s.decoded_in_seg = 0;
   s.intercept_end = ended_at >= 0 ? ended_at : now();
-  count_turn(counters_, s, kv_.block_tokens());
+  kv_.count_turn(s);
   // The intercept ended before a synchronous copy started: the KV never left the GPU.
   queues_.cancel_swap_out(s);
   // Fully or partly on CPU: it may run only once all of its KV is back.

@@ -183,4 +183,16 @@ bool KvResidency::evict_half_swapped() {
   return true;
 }
 
+// Where a turn finds its KV as it starts: kept on GPU, kept on CPU, or to be recomputed.
+void KvResidency::count_turn(const SessionState& s) {
+  const int64_t bt = block_tokens();
+  const int64_t lead = (s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size())) * bt;
+  Counters& c = counters_;
+  ++c.turns;
+  c.turn_gpu_hit_tokens += std::max<int64_t>(s.kv - lead, 0);
+  c.turn_cpu_hit_tokens += std::min<int64_t>(static_cast<int64_t>(s.cpu_blocks.size()) * bt,
+                                             std::max<int64_t>(s.kv - s.dropped_blocks * bt, 0));
+  c.turn_recompute_tokens += s.recompute_left;
+}
+
 }  // namespace isim::sim

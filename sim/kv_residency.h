@@ -78,6 +78,8 @@ class KvResidency {
   // Agent context signals (traces/session.h ContextEvent): a reset at the start of the current
   // segment keeps the KV of the tokens that survive; an ended session's own blocks are
   // worthless. What happens to worthless blocks is the KV manager's call.
+  // A turn starts: counts the tokens it finds on GPU, on CPU and to recompute (Counters).
+  void count_turn(const SessionState& s);
   void apply_reset(SessionState& s);
   void finish_ended(SessionState& s);
   bool evict_idle(EngineListener* listener, int32_t replica, Nanos now);

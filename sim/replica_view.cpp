@@ -1,9 +1,13 @@
 // ReplicaView's answers, read from the replica's parts.
 #include "sim/replica_view.h"
 
+#include <fmt/format.h>
+
 #include "sim/batch.h"
+#include "sim/engine_config.h"
 #include "sim/event_queue.h"
 #include "sim/prefix_cache.h"
+#include "sim/scheduler.h"
 #include "sim/swap_planner.h"
 
 namespace isim::sim {
@@ -74,6 +78,25 @@ TimeSample ReplicaView::sample(Nanos t) const {
   if (batch_.busy()) busy -= std::max<Nanos>(r.start + r.duration - t, 0);
   ts.busy_s = to_seconds(busy);
   return ts;
+}
+
+std::string never_fits(const ReplicaView& v, const Scheduler& s, const trace::Session& src) {
+  // Prefills may not use the blocks a policy reserves for decodes, and a resumed session may
+  // have to prefill its whole context.
+  const int64_t gpu_tokens = (v.gpu().total() - v.prefill_reserve()) * v.block_tokens();
+  const int64_t need = src.max_context();
+  if (need > gpu_tokens)
+    return fmt::format(
+        "its context reaches {} tokens but the GPU holds {} ({} blocks of {}, {} reserved for "
+        "decodes)",
+        need, gpu_tokens, v.gpu().total(), v.block_tokens(), v.prefill_reserve());
+  const int64_t budget = v.config().max_num_batched_tokens;
+  if (s.whole_prefills() && need > budget)
+    return fmt::format(
+        "its context reaches {} tokens, more than max_num_batched_tokens={}, so {} "
+        "could never prefill it whole after a discard",
+        need, budget, s.name());
+  return "";
 }
 
 }  // namespace isim::sim

@@ -48,6 +48,7 @@ class PrefixCache;
 class SwapPlanner;
 class BatchInFlight;
 class EventQueue;
+class Scheduler;
 
 // A read-only window onto one replica's parts (the engine builds one over its own); the
 // accessors below answer from them.
@@ -119,6 +120,11 @@ class ReplicaView {
   const BatchInFlight& batch_;
   const Counters& counters_;
 };
+
+// Why `src` could never run on the replica `v` shows under scheduler `s` ("" when it can): its
+// context outgrows the GPU blocks prefills may use, or the token budget of a scheduler that
+// prefills whole.
+std::string never_fits(const ReplicaView& v, const Scheduler& s, const trace::Session& src);
 
 class KvDecisions {
  public:
