@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/vec.cuh"
 #include "kernels/runner/init.h"
 
 namespace isim::kernels::runner::device {
@@ -21,16 +22,7 @@ __device__ __forceinline__ float to_f(__nv_bfloat16 v) {
 __device__ __forceinline__ float to_f(__half v) {
   return __half2float(v);
 }
-template <typename T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) {
-  return __float2half_rn(v);
-}
+using cuda::from_float;  // float -> bf16/fp16, round to nearest (kernels/cuda/vec.cuh)
 
 constexpr int kThreads = 256;
 constexpr float kEps = 1e-5f;
@@ -42,7 +34,7 @@ inline unsigned grid_for(int64_t n) {
 template <typename T>
 __global__ void init_weights(T* w, int64_t n, uint64_t seed, uint32_t tensor, float scale) {
   const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (i < n) w[i] = from_f<T>(scale * weight_value(seed, tensor, static_cast<uint64_t>(i)));
+  if (i < n) w[i] = from_float<T>(scale * weight_value(seed, tensor, static_cast<uint64_t>(i)));
 }
 
 template <typename T>
@@ -68,7 +60,7 @@ __global__ void rms_norm(const T* in, const int32_t* row_ids, T* out, int32_t hi
   }
   const float inv = rsqrtf(partial[0] / hidden + kEps);
   for (int32_t c = threadIdx.x; c < hidden; c += blockDim.x)
-    out[int64_t{blockIdx.x} * hidden + c] = from_f<T>(to_f(row[c]) * inv);
+    out[int64_t{blockIdx.x} * hidden + c] = from_float<T>(to_f(row[c]) * inv);
 }
 
 // Splits a fused QKV row into dense q, k, v and applies rotate-half RoPE to q and k.
@@ -88,8 +80,8 @@ __global__ void rope_split(const T* qkv, const int32_t* positions, T* q, T* k, T
     const T* src = row + h * head_dim;  // q heads, then k heads right after them
     T* dst = h < heads ? q + r * qd + h * head_dim : k + r * kvd + (h - heads) * head_dim;
     const float x1 = to_f(src[i]), x2 = to_f(src[i + half]);
-    dst[i] = from_f<T>(x1 * c - x2 * s);
-    dst[i + half] = from_f<T>(x1 * s + x2 * c);
+    dst[i] = from_float<T>(x1 * c - x2 * s);
+    dst[i + half] = from_float<T>(x1 * s + x2 * c);
   }
   for (int32_t e = threadIdx.x; e < kvd; e += blockDim.x) v[r * kvd + e] = row[qd + kvd + e];
 }
@@ -100,7 +92,7 @@ __global__ void swiglu(const T* gate_up, T* out, int64_t rows, int32_t ffn) {
   if (i >= rows * ffn) return;
   const int64_t r = i / ffn, c = i % ffn;
   const float g = to_f(gate_up[r * 2 * ffn + c]);
-  out[i] = from_f<T>(g / (1.0f + __expf(-g)) * to_f(gate_up[r * 2 * ffn + ffn + c]));
+  out[i] = from_float<T>(g / (1.0f + __expf(-g)) * to_f(gate_up[r * 2 * ffn + ffn + c]));
 }
 
 // One block per row: the lowest index of the largest logit; logits also widened to float.
