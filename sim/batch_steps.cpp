@@ -13,17 +13,9 @@ bool schedule_decodes(BatchContext& c) {
     const int32_t h = running[i];
     if (!decoding(c.session(h))) continue;  // still prefilling (or rebuilding after a preemption)
     if (c.batch().tokens() + 1 > c.config().max_num_batched_tokens) break;
-    bool self_preempted = false;
-    while (!c.push_decode(h)) {
-      clean = false;
-      const int32_t victim = running.back();
-      c.preempt(victim);
-      if (victim == h) {
-        self_preempted = true;
-        break;
-      }
-    }
-    if (self_preempted) break;  // it was the last running session in order
+    const Preempted p = add_preempting(c, h, [&] { return c.push_decode(h); });
+    if (p.any) clean = false;
+    if (p.self) break;  // it was the last running session in order
   }
   return clean;
 }

@@ -8,6 +8,29 @@
 
 namespace isim::sim {
 
+// What add_preempting did to make room: whether it preempted anyone, and whether the last one
+// was the running session `h` itself (then nothing was added).
+struct Preempted {
+  bool any = false;
+  bool self = false;
+};
+// Adds running session h's work with `add` (true when its blocks fitted); while it does not
+// fit, preempts the last running session by recompute, h itself being the last resort.
+template <class Add>
+Preempted add_preempting(BatchContext& c, int32_t h, Add&& add) {
+  Preempted p;
+  while (!add()) {
+    p.any = true;
+    const int32_t victim = c.queues().running().back();
+    c.preempt(victim);
+    if (victim == h) {
+      p.self = true;
+      break;
+    }
+  }
+  return p;
+}
+
 // Gives every decoding session its next token, preempting the last running session when out of
 // blocks. Returns false if it had to preempt.
 bool schedule_decodes(BatchContext& c);

@@ -115,17 +115,10 @@ bool VllmV1::schedule_running_in_order(BatchContext& c) {
     const int64_t pending = s.pending_prefill(bt);
     const int64_t chunk = decode ? 1 : chunk_of(c, s, pending, budget);
     if (chunk <= 0) continue;
-    bool self_preempted = false;
-    while (!(decode ? c.push_decode(h) : c.add_prefill(h, chunk))) {
-      preempted = true;
-      const int32_t victim = running.back();
-      c.preempt(victim);
-      if (victim == h) {
-        self_preempted = true;
-        break;
-      }
-    }
-    if (self_preempted) break;  // it was the last running session
+    const Preempted p =
+        add_preempting(c, h, [&] { return decode ? c.push_decode(h) : c.add_prefill(h, chunk); });
+    if (p.any) preempted = true;
+    if (p.self) break;  // it was the last running session
     if (!decode) note_partial(c, pending, chunk);
   }
   return preempted;
