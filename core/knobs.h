@@ -35,7 +35,6 @@ struct Bound {
   double hi = std::numeric_limits<double>::infinity();
   bool lo_open = false, hi_open = false;
 
-  bool numeric() const { return lo > -hi_limit() || hi < hi_limit(); }
   // The reason `v` is out of bounds ("must be > 0"), or "" when it is within them.
   std::string check(double v) const {
     if (lo_open ? !(v > lo) : !(v >= lo))
@@ -46,7 +45,7 @@ struct Bound {
   }
   // "(0, 1]", "[1, 16777216]", "> 0", "" (no bound): what `isim list` shows.
   std::string text() const {
-    const bool has_lo = lo > -hi_limit(), has_hi = hi < hi_limit();
+    const bool has_lo = lo > -kInf, has_hi = hi < kInf;
     if (has_lo && has_hi)
       return fmt::format("{}{}, {}{}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]");
     if (has_lo) return fmt::format("{} {}", lo_open ? ">" : ">=", lo);
@@ -55,7 +54,7 @@ struct Bound {
   }
 
  private:
-  static constexpr double hi_limit() { return std::numeric_limits<double>::infinity(); }
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
 };
 
 inline Bound none() {

@@ -14,12 +14,10 @@ namespace {
 
 // The keys of an `engine:` map: the tables of sim/engine_config.h, then the KV manager.
 std::vector<std::string> engine_keys() {
-  std::vector<std::string> keys;
   KnobNames names;
   sim::EngineConfig{}.all_knobs(names);
-  keys = names.names;
-  keys.emplace_back("kv_manager");
-  return keys;
+  names.names.emplace_back("kv_manager");
+  return names.names;
 }
 
 [[noreturn]] void fail_pool(const YamlMap& en, const char* k, int64_t v) {
