@@ -48,6 +48,7 @@ void Checker::check_global() const {
     }
   }
   if (const Tiers* tiers = f_.parts().tiers) tiers->check();
+  if (const Lockstep* lockstep = f_.parts().lockstep) lockstep->check();
   if (transfers) transfers->check(seen);
   for (size_t i = 0; i < seen.size(); ++i)
     if (ledger.status(static_cast<int32_t>(i)) == Status::kOnReplica && seen[i] != 1)

@@ -6,6 +6,7 @@
 
 #include "cluster/arrivals.h"
 #include "cluster/intercepts.h"
+#include "cluster/lockstep.h"
 #include "cluster/planning.h"
 #include "cluster/roles.h"
 #include "cluster/tiers.h"
@@ -35,6 +36,14 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
     parts.roles = roles_.get();
     planning_ = std::make_unique<Planning>(fleet_, planner);
     parts.planning = planning_.get();
+  }
+  lockstep_ = std::make_unique<Lockstep>(fleet_);
+  if (lockstep_->any()) {
+    if (disagg.enabled)
+      throw std::logic_error("Cluster: lockstep groups in a disaggregated fleet are not simulated");
+    parts.lockstep = lockstep_.get();
+  } else {
+    lockstep_.reset();
   }
   if (tiered) {
     tiers_ = std::make_unique<Tiers>(fleet_, disagg.tiers, disagg.links);
@@ -119,8 +128,12 @@ void Cluster::dispatch(const sim::Event& ev) {
 
 void Cluster::start_iterations() {
   // Only a replica that had an event can have new work while idle; in replica order.
-  for (int32_t r : fleet_.take_touched())
-    if (!fleet_.engine(r).busy()) fleet_.replica(r).maybe_start();  // a busy one starts nothing
+  for (int32_t r : fleet_.take_touched()) {
+    if (lockstep_ && lockstep_->owns(r))
+      lockstep_->start(r);  // the core's whole group, together
+    else if (!fleet_.engine(r).busy())
+      fleet_.replica(r).maybe_start();  // a busy one starts nothing
+  }
 }
 
 bool Cluster::run_until(sim::Nanos horizon) {

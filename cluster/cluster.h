@@ -110,6 +110,7 @@ class Cluster final : public sim::EngineListener {
   std::unique_ptr<Roles> roles_;
   std::unique_ptr<Planning> planning_;
   std::unique_ptr<Tiers> tiers_;
+  std::unique_ptr<Lockstep> lockstep_;
   Sampler sampler_;
   Checker checker_;
   ProgressFn progress_;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cluster/ledger.h"
+#include "cluster/lockstep.h"
 #include "cluster/router.h"
 #include "sim/engine.h"
 
@@ -36,6 +37,7 @@ struct ReplicaSpec {
   std::string group;                     // the fleet group it belongs to ("" for a cluster of one)
   sim::KvManager* kv_manager = nullptr;  // not owned; null: sim::LocalKvManager
   sim::RunObserver* observer = nullptr;  // not owned, shared by the fleet; null: no event trace
+  DpSpec dp{};                           // a core of a lockstep group (cluster/lockstep.h)
 };
 
 class Fleet;
@@ -68,6 +70,7 @@ class Roles;
 class Planning;
 class Transfers;
 class Tiers;
+class Lockstep;
 
 // The components of a run; null where absent.
 struct Parts {
@@ -77,6 +80,7 @@ struct Parts {
   Planning* planning = nullptr;
   Transfers* transfers = nullptr;
   Tiers* tiers = nullptr;
+  Lockstep* lockstep = nullptr;  // the fleet's data-parallel groups (none: null)
 };
 
 // The fleet's counts for its results.

@@ -4,6 +4,7 @@
 #include "cluster/arrivals.h"
 #include "cluster/cluster.h"
 #include "cluster/roles.h"
+#include "cluster/lockstep.h"
 #include "cluster/tiers.h"
 
 namespace isim::cluster {
@@ -82,6 +83,7 @@ RunResult Cluster::result() {
   r.executor = fleet_.spec(0).executor->report();
   if (roles_) roles_->fill(r);
   if (tiers_) tiers_->fill(r);
+  if (lockstep_) r.lockstep = lockstep_->stats();
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/lockstep.h"
 #include "sim/executor.h"
 #include "sim/metrics.h"
 #include "sim/replica_view.h"
@@ -107,6 +108,7 @@ struct RunResult {
   sim::ExecutorReport executor;  // live executors: measured seconds, integrity, token streams
   DisaggStats disagg;
   TierStats tiers;
+  LockstepStats lockstep;  // groups == 0: none
 };
 
 }  // namespace isim::cluster

@@ -14,7 +14,7 @@
 namespace isim::policy {
 
 #define ISIM_ROUTERS(X) \
-  X(round_robin) X(least_loaded) X(session_affinity) X(kv_aware) X(power_of_two)
+  X(round_robin) X(least_loaded) X(session_affinity) X(kv_aware) X(power_of_two) X(dp_lb)
 
 #define ISIM_DECLARE_ROUTER(name) void add_router_##name(cluster::RouterRegistry& reg);
 ISIM_ROUTERS(ISIM_DECLARE_ROUTER)

@@ -110,6 +110,13 @@ Nanos CostModel::forward(const BatchShape& b) const {
   return from_us(us + t.overhead_us);
 }
 
+Nanos CostModel::moe(int64_t tokens) const {
+  const ModelShape& m = profile_.model;
+  if (profile_.form != ForwardForm::kTables || !m.moe.given() || tokens <= 0) return 0;
+  return from_us(m.moe.moe_layers(m.layers) *
+                 moe_layer_us(m, profile_.tables, static_cast<double>(tokens), nullptr));
+}
+
 double CostModel::prefill_attention_us(int64_t chunk, int64_t kv_before, bool* outside) const {
   const auto c = static_cast<double>(chunk), k = static_cast<double>(kv_before);
   if (prefill_per_pair_.empty()) return profile_.tables.prefill_attention_us.eval(c, k, outside);

@@ -94,6 +94,9 @@ class CostModel {
   // to recompute KV at that position beyond the per-token dense cost. 0 for the linear form,
   // which has no attention term.
   Nanos attention(int64_t chunk, int64_t kv_before) const;
+  // The MoE layers' part of forward() for a batch of `tokens` (all layers, 0 for a dense
+  // model or the linear form): what a lockstep group replaces by its own MoE step.
+  Nanos moe(int64_t tokens) const;
   int64_t saturation_tokens() const { return profile_.saturation_tokens; }
   const Profile& profile() const { return profile_; }
   int64_t extrapolations() const { return extrapolations_; }

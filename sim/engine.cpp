@@ -111,7 +111,11 @@ void Engine::form_batch() {
 }
 
 void Engine::maybe_start() {
-  if (batch_.busy() || !has_work() || now() < handoff_.held_until()) return;
+  if (const auto step = form_step()) launch_step(step->forward, step->busy);
+}
+
+std::optional<Engine::Step> Engine::form_step() {
+  if (batch_.busy() || !has_work() || now() < handoff_.held_until()) return std::nullopt;
   const Nanos t = now();
   batch_.start(t);
   meter_.catch_up(t);
@@ -129,10 +133,11 @@ void Engine::maybe_start() {
     const bool moved = r.swap_out_tokens > 0 || r.swap_in_tokens > 0;
     if (!empty || batch_.stall() > 0 || moved) break;
     // Swap-outs that all fell back to discards leave nothing to do.
-    if (!has_work()) return notes_.note_all();
+    if (!has_work()) return notes_.note_all(), std::nullopt;
     // KV in flight (exports not yet sent, imports not yet landed) frees up without an
     // iteration: wait for it before evicting anything.
-    if (!queues_.exporting().empty() || !queues_.importing().empty()) return notes_.note_all();
+    if (!queues_.exporting().empty() || !queues_.importing().empty())
+      return notes_.note_all(), std::nullopt;
     if (!kv_.evict_idle(notes_.listener(), replica_, t) && !ctx_.preempt_stuck_prefill())
       throw std::logic_error(fmt::format(
           "Engine: no progress possible at t={} ns with {} waiting, {} swapped and no idle KV "
@@ -158,6 +163,11 @@ void Engine::maybe_start() {
     forward = m.forward;
     busy = m.busy;
   }
+  return Step{forward, busy, batch_.shape().total_tokens};
+}
+
+void Engine::launch_step(Nanos forward, Nanos busy) {
+  const Nanos t = now();
   const Nanos stall = batch_.stall();
   meter_.iteration(t, stall, busy);
   counters_.stall_time += stall;

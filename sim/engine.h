@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sim/batch_context.h"
@@ -85,8 +86,20 @@ class Engine final {
   const Handoff& handoff() const { return handoff_; }
 
   void handle(const Event& ev);
-  // Starts an iteration if idle and there is work.
+  // Starts an iteration if idle and there is work: form_step, then launch_step with its times.
   void maybe_start();
+  // A step formed and not yet launched: what the executor priced. A lockstep group
+  // (cluster/lockstep.h) forms its cores' steps, then launches them to end together.
+  struct Step {
+    Nanos forward = 0;    // the forward pass (beside any pipelined copies)
+    Nanos busy = 0;       // the step after its stall: forward or copies, plus CPU work
+    int64_t tokens = 0;   // batched tokens
+  };
+  // Forms the next batch when idle with work and not held; nullopt when nothing runs (any
+  // swap-outs that fell back to discards, or evictions, have happened).
+  std::optional<Step> form_step();
+  // Launches the formed step: it ends after the batch's stall plus `busy`.
+  void launch_step(Nanos forward, Nanos busy);
   bool busy() const { return batch_.busy(); }
   // Sessions queued or running here (not paused, exporting or importing).
   bool has_work() const { return queues_.has_work(); }

@@ -133,6 +133,22 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
 
 namespace {
 
+// The DP groups' steps (cluster/lockstep.h): how often cores ran dummy batches and how long
+// they waited for the slowest core.
+nlohmann::ordered_json lockstep_json(const cluster::LockstepStats& s) {
+  nlohmann::ordered_json j;
+  j["groups"] = s.groups;
+  j["steps"] = s.steps;
+  j["core_steps"] = s.core_steps;
+  j["dummy_core_steps"] = s.dummy_core_steps;
+  j["dummy_fraction"] =
+      s.core_steps > 0 ? static_cast<double>(s.dummy_core_steps) / s.core_steps : 0.0;
+  j["core_wait_s"] = s.wait_s;
+  j["moe_s"] = s.moe_s;
+  j["exposed_comm_s"] = s.exposed_comm_s;
+  return j;
+}
+
 nlohmann::ordered_json lost_reuse_json(const sim::Counters& c) {
   nlohmann::ordered_json j;
   for (int k = 0; k < sim::kLostCauses; ++k)
@@ -195,6 +211,7 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
     x["switch_kept_tokens"] = d.switch_kept_tokens;
   }
   if (r.tiers.enabled) j["kv_tiers"] = tiers_json(r.tiers);
+  if (r.lockstep.groups > 0) j["lockstep"] = lockstep_json(r.lockstep);
   if (!per_replica) return j;
   auto& per = j["per_replica"];
   per = nlohmann::ordered_json::array();

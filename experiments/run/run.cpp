@@ -72,7 +72,7 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
   std::vector<std::unique_ptr<sim::KvManager>> managers;
   std::vector<cluster::ReplicaSpec> specs;
   auto add = [&](const sim::EngineConfig& engine, const sim::Profile& profile,
-                 const std::string& group) {
+                 const std::string& group, const cluster::DpSpec& dp) {
     policies.push_back(policy::policy_registry().create(p.name, p.params.where, p.params));
     managers.push_back(make_kv_manager(engine));
     executors.push_back(
@@ -80,17 +80,23 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
     sim::EngineConfig cfg = engine;
     cfg.check_invariants = checks.engines;
     specs.push_back({cfg, executors.back().get(), policies.back().get(), group,
-                     managers.back().get(), observer});
+                     managers.back().get(), observer, dp});
   };
   if (!e.cluster.given) {
-    add(e.engine, in.profile, "");
+    add(e.engine, in.profile, "", {});
     cluster::SingleReplica single;
     return cluster::simulate(in.trace, std::move(specs), single, cluster::DisaggConfig{}, nullptr,
                              checks, nullptr, progress);
   }
+  int32_t lockstep_groups = 0;
   for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
     const auto& grp = e.cluster.groups[g];
-    for (int32_t k = 0; k < grp.count; ++k) add(grp.engine, in.group_profiles.at(g), grp.name);
+    const sim::Profile& profile = in.group_profiles.at(g);
+    for (int32_t k = 0; k < grp.count; ++k) {
+      cluster::DpSpec dp = dp_spec(grp, profile, e.cluster.disagg.links);
+      if (dp.group == 0) dp.group = lockstep_groups++;
+      for (int32_t core = 0; core < grp.dp; ++core) add(grp.engine, profile, grp.name, dp);
+    }
   }
   auto router =
       policy::router_registry().create(e.cluster.router, "cluster.router", e.cluster.router_params);
@@ -117,8 +123,50 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
   return r;
 }
 
+cluster::DpSpec dp_spec(const ReplicaGroup& g, const sim::Profile& p,
+                        const cluster::LinksConfig& links) {
+  cluster::DpSpec dp;
+  if (!g.parallel() || !p.model.moe.given()) return dp;  // dense: independent cores
+  dp.group = 0;
+  sim::EpGroupShape& s = dp.shape;
+  s.cores = g.dp;
+  s.tp = p.model.tp;
+  s.ep = g.ep;
+  s.gpus_per_domain = links.replicas_per_node * p.model.tp;
+  s.overlap = g.ep_overlap;
+  s.skew = g.expert_skew;
+  s.intra = {links.intra_node.gbps, links.intra_node.latency_s * 1e6};
+  s.inter = {links.inter_node.gbps, links.inter_node.latency_s * 1e6};
+  return dp;
+}
+
 bool uses_tiers(const Experiment& e) {
   return e.cluster.given ? uses_tiers(e.cluster) : make_kv_manager(e.engine)->uses_tiers();
+}
+
+void check_parallel(const Experiment& e, size_t g, const sim::Profile& p) {
+  const ReplicaGroup& grp = e.cluster.groups[g];
+  if (!grp.parallel()) return;
+  const std::string key = fmt::format("{}: cluster.replicas[{}]", e.origin, g);
+  const sim::ModelShape& m = p.model;
+  if (!m.moe.given()) {
+    if (grp.ep)
+      throw InputError(fmt::format("{}.ep: the profile's model {} is dense; expert parallelism "
+                                   "needs a MoE model (a dense model's DP cores are independent "
+                                   "replicas: drop ep)",
+                                   key, m.name));
+    return;
+  }
+  if (p.form != sim::ForwardForm::kTables ||
+      (p.tables.moe_us.empty() && !p.tables.moe_roofline.given()))
+    throw InputError(fmt::format("{}.dp: a DP/EP group of MoE model {} needs a tables profile "
+                                 "with moe_us or moe_roofline",
+                                 key, m.name));
+  const int ranks = grp.dp * m.tp;
+  if (grp.ep && m.moe.experts % ranks != 0)
+    throw InputError(fmt::format("{}.dp: {} experts do not divide over dp {} x tp {} = {} EP "
+                                 "ranks",
+                                 key, m.moe.experts, grp.dp, m.tp, ranks));
 }
 
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {
@@ -127,6 +175,7 @@ std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Pr
     const auto& grp = e.cluster.groups[g];
     out.push_back(grp.profile.empty() || grp.profile == e.profile ? base
                                                                   : sim::load_profile(grp.profile));
+    check_parallel(e, g, out.back());
     if (grp.tp > 0 && grp.tp != out.back().model.tp)
       throw InputError(fmt::format(
           "{}: cluster.replicas[{}].tp: {} GPUs per replica, but the profile {} was measured at "

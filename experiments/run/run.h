@@ -40,6 +40,13 @@ Inputs prepare(const Experiment& e, bool with_profile = true);
 
 // The profile of each cluster group (InputError when a group's tp differs from its profile's).
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base);
+// InputError naming cluster.replicas[g].dp or .ep when group g's dp/ep cannot run on profile `p`
+// (ep on a dense model, experts not dividing over dp x tp, a MoE profile without a MoE term).
+void check_parallel(const Experiment& e, size_t g, const sim::Profile& p);
+// The lockstep part of one DP group of `g` on profile `p` over `links` (cluster/lockstep.h):
+// group 0 for a MoE model with dp > 1 or ep (the caller numbers the groups), -1 otherwise.
+cluster::DpSpec dp_spec(const ReplicaGroup& g, const sim::Profile& p,
+                        const cluster::LinksConfig& links);
 // Whether a replica's KV manager uses the fleet's KV tiers (cluster/kv_tiers.h).
 bool uses_tiers(const Experiment& e);
 

@@ -29,8 +29,10 @@ void parse_router(const YamlMap& cl, ClusterSpec& c) {
 ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std::string& key,
                          const std::string& base_dir, const sim::EngineConfig& engine,
                          const EngineReader& read_engine) {
-  const YamlMap g(n, file, key, {"name", "count", "profile", "tp", "engine", "role"},
-                  "a map {name, count, profile, tp, engine, role}");
+  const YamlMap g(n, file, key,
+                  {"name", "count", "profile", "tp", "engine", "role", "dp", "ep", "ep_overlap",
+                   "expert_skew"},
+                  "a map {name, count, profile, tp, engine, role, dp, ep, ep_overlap, expert_skew}");
   ReplicaGroup r;
   r.name = g.get<std::string>("name", "", "a string");
   r.count = g.require<int32_t>("count", "an integer >= 1");
@@ -38,6 +40,14 @@ ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std
   r.profile = resolve_spec_path(base_dir, g.get<std::string>("profile", "", "a profile YAML path"));
   r.tp = g.get<int32_t>("tp", 0, "an integer >= 1");
   if (g.has("tp") && r.tp < 1) g.fail("tp", "must be >= 1");
+  r.dp = g.get<int32_t>("dp", 1, "an integer in [1, 1024]");
+  if (r.dp < 1 || r.dp > 1024) g.fail("dp", "must be in [1, 1024]");
+  r.ep = g.get<bool>("ep", false, "true or false");
+  r.ep_overlap = g.get<double>("ep_overlap", 0.0, "a number in [0, 1]");
+  if (!(r.ep_overlap >= 0 && r.ep_overlap <= 1)) g.fail("ep_overlap", "must be in [0, 1]");
+  r.expert_skew = g.get<double>("expert_skew", 1.0, "a number in [1, 64]");
+  if (!(r.expert_skew >= 1 && r.expert_skew <= 64)) g.fail("expert_skew", "must be in [1, 64]");
+  if (int64_t{r.count} * r.dp > 1'000'000) g.fail("dp", "count x dp must be <= 1,000,000 cores");
   r.engine = engine;
   if (g.has("engine")) {
     read_engine(g, "engine", r.engine);
@@ -190,6 +200,12 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   }
   parse_router(cl, c);
   parse_roles(cl, c);
+  for (size_t i = 0; i < c.groups.size(); ++i)
+    if (c.disagg.enabled && c.groups[i].parallel())
+      throw InputError(yaml_where(root.file(), reps[i], "cluster.replicas[" + std::to_string(i) +
+                                                           "].dp") +
+                       ": DP/EP groups in a disaggregated fleet are not simulated; give roles "
+                       "to groups without dp and ep");
   parse_disagg_settings(cl, c.disagg);
   parse_planner(cl, c);
   return c;
@@ -208,6 +224,12 @@ YAML::Node resolved_cluster(const ClusterSpec& c) {
       if (g.tp > 0) y["tp"] = g.tp;
       if (g.engine_overrides.IsMap()) y["engine"] = g.engine_overrides;
       if (c.disagg.enabled && g.role_given) y["role"] = cluster::role_name(g.role);
+      if (g.parallel()) {
+        y["dp"] = g.dp;
+        y["ep"] = g.ep;
+        y["ep_overlap"] = g.ep_overlap;
+        y["expert_skew"] = g.expert_skew;
+      }
       r["replicas"].push_back(y);
     }
   }

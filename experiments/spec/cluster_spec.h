@@ -10,6 +10,8 @@
 //     replicas:                   # or groups: a heterogeneous fleet
 //       - {name: h100, count: 2, profile: h100.yaml, tp: 1, engine: {max_num_seqs: 128}}
 //       - {name: a100, count: 4, role: decode}   # role: prefill, decode or mixed (default)
+//       - {name: kimi, count: 2, dp: 32, ep: true, ep_overlap: 0, expert_skew: 1}
+//                                 # 2 DP/EP groups of 32 engine cores (cluster/lockstep.h)
 //     router: kv-aware
 //
 //   cluster:                      # disaggregated: every key below but replicas is optional
@@ -40,7 +42,13 @@
 //   the profile's model.tp when given, since a profile is measured at one TP.
 // - `router` names a registered router (policies/routers.h); its parameters are checked by it.
 //   The default is session-affinity.
-// - Replicas are numbered in group order: group 0's replicas first.
+// - Replicas are numbered in group order: group 0's replicas first. A group with `dp` D has
+//   count x D engine cores, each a replica to the router, a DP group's cores consecutive.
+//   On a MoE model, a group with dp > 1 or ep steps in lockstep (cluster/lockstep.h) over
+//   `links` (replicas_per_node cores per NVLink domain); on a dense model its cores are
+//   independent replicas and ep is an error. dp <= 1024; ep_overlap in [0, 1]; expert_skew in
+//   [1, 64]; with ep the profile's experts must divide over dp x tp ranks (checked when the
+//   profile is loaded). Lockstep groups in a disaggregated fleet are refused.
 // - Roles come from `roles:` or from the groups' `role:`, never both. `roles:` counts assign
 //   roles in replica order: the prefill replicas first, then decode, then mixed; prefill +
 //   decode + mixed (each >= 0, absent = 0) must equal the replica count. "P:D" is
@@ -85,6 +93,15 @@ struct ReplicaGroup {
   YAML::Node engine_overrides;  // as given (for config.resolved.yaml)
   cluster::Role role = cluster::Role::kMixed;
   bool role_given = false;  // `role:` written in the group
+  // Data and expert parallelism (cluster/lockstep.h): each of the `count` replicas is a group of
+  // `dp` engine cores; on a MoE model they step together, with ep the experts spread over the
+  // group's dp x tp GPUs.
+  int32_t dp = 1;
+  bool ep = false;
+  double ep_overlap = 0;   // share of dispatch/combine hidden behind compute
+  double expert_skew = 1;  // the hottest EP rank's mean load over the mean
+  bool parallel() const { return dp > 1 || ep; }
+  int32_t engines() const { return count * dp; }
 };
 
 struct ClusterSpec {
@@ -96,7 +113,7 @@ struct ClusterSpec {
 
   int32_t replicas() const {
     int32_t n = 0;
-    for (const auto& g : groups) n += g.count;
+    for (const auto& g : groups) n += g.engines();
     return groups.empty() ? 1 : n;
   }
 };

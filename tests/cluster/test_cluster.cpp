@@ -207,7 +207,7 @@ TEST_CASE("a session no replica fits is skipped; one that fits only some is rout
 
 TEST_CASE("unknown routers list the valid ones") {
   CHECK_THROWS_WITH_AS(policy::router_registry().create("random", "cluster.router", Params{}),
-                       "cluster.router: unknown router 'random'; valid: kv-aware, least-loaded, "
+                       "cluster.router: unknown router 'random'; valid: dp-lb, kv-aware, least-loaded, "
                        "power-of-two, round-robin, session-affinity",
                        InputError);
 }

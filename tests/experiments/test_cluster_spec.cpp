@@ -119,7 +119,7 @@ TEST_CASE("every cluster error names the file, line and key") {
         "e.yaml:4: cluster: expected a map with keys replicas, router, roles, links, split, "
         "switching, planner, kv_tiers, got '4'");
   CHECK(error_of(m + "cluster: {router: random}\n") ==
-        "e.yaml:4: cluster.router: unknown router 'random'; valid: kv-aware, least-loaded, "
+        "e.yaml:4: cluster.router: unknown router 'random'; valid: dp-lb, kv-aware, least-loaded, "
         "power-of-two, round-robin, session-affinity");
   CHECK(error_of(m + "cluster: {router: {name: kv-aware, temperature: 1}}\n") ==
         "cluster.router.temperature: unknown parameter; router 'kv-aware' takes overlap_weight");
@@ -133,7 +133,7 @@ TEST_CASE("every cluster error names the file, line and key") {
         "e.yaml:4: cluster.replicas[0].count: missing (expected an integer >= 1)");
   CHECK(error_of(m + "cluster: {replicas: [{count: 1, gpus: 2}]}\n") ==
         "e.yaml:4: cluster.replicas[0].gpus: unknown key; valid keys: name, count, profile, tp, "
-        "engine, role");
+        "engine, role, dp, ep, ep_overlap, expert_skew");
   CHECK(error_of(m + "cluster: {replicas: [{count: 1, tp: 0}]}\n") ==
         "e.yaml:4: cluster.replicas[0].tp: must be >= 1");
   CHECK(error_of(m + "cluster: {replicas: [{count: 1, engine: {max_num_seqs: 0}}]}\n") ==

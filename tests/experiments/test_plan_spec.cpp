@@ -199,7 +199,7 @@ TEST_CASE("routers: a list of router names or {name, params}, each checked with 
   bad("round-robin", "p.yaml:5: routers: expected a non-empty list of routers");
   bad("[]", "p.yaml:5: routers: expected a non-empty list of routers");
   bad("\n  - round-robin\n  - nearest",
-      "p.yaml:7: routers[1]: unknown router 'nearest'; valid: kv-aware, least-loaded, "
+      "p.yaml:7: routers[1]: unknown router 'nearest'; valid: dp-lb, kv-aware, least-loaded, "
       "power-of-two, round-robin, session-affinity");
   bad("[{name: kv-aware, overlap_weight: -1}]",
       "p.yaml:5: routers[0].overlap_weight: expected a number >= 0, got '-1'");
