@@ -36,7 +36,9 @@ Lockstep::Lockstep(Fleet& f) : f_(f), group_of_(static_cast<size_t>(f.size()), -
   stats_.groups = static_cast<int32_t>(groups_.size());
 }
 
-int32_t Lockstep::group_of(int32_t r) const { return group_of_[static_cast<size_t>(r)]; }
+int32_t Lockstep::group_of(int32_t r) const {
+  return group_of_[static_cast<size_t>(r)];
+}
 
 void Lockstep::start(int32_t r) {
   Group& g = groups_[static_cast<size_t>(group_of(r))];
@@ -110,12 +112,14 @@ void Lockstep::check() const {
             gi, g.cores[i], g.until, t));
       if (!busy && g.launched[i] && t < g.until)
         throw std::logic_error(fmt::format(
-            "Lockstep: group {}: core replica {} is idle before the group's step ends at {} ns",
-            gi, g.cores[i], g.until));
+            "Lockstep: group {}: core replica {} is idle before the group's step ends at {} ns", gi,
+            g.cores[i], g.until));
     }
   }
 }
 
-LockstepStats Lockstep::stats() const { return stats_; }
+LockstepStats Lockstep::stats() const {
+  return stats_;
+}
 
 }  // namespace isim::cluster

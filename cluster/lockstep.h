@@ -63,9 +63,9 @@ class Lockstep {
   struct Group {
     std::vector<int32_t> cores;
     sim::EpGroupShape shape;
-    double z = 0;                    // expected_max_std_normal(ranks)
-    sim::Nanos until = 0;            // the end of the step in flight
-    std::vector<char> launched;      // by core: it runs a batch in this step
+    double z = 0;                // expected_max_std_normal(ranks)
+    sim::Nanos until = 0;        // the end of the step in flight
+    std::vector<char> launched;  // by core: it runs a batch in this step
   };
   int32_t group_of(int32_t r) const;
   void step(Group& g, sim::Nanos t);

@@ -91,9 +91,9 @@ class Engine final {
   // A step formed and not yet launched: what the executor priced. A lockstep group
   // (cluster/lockstep.h) forms its cores' steps, then launches them to end together.
   struct Step {
-    Nanos forward = 0;    // the forward pass (beside any pipelined copies)
-    Nanos busy = 0;       // the step after its stall: forward or copies, plus CPU work
-    int64_t tokens = 0;   // batched tokens
+    Nanos forward = 0;   // the forward pass (beside any pipelined copies)
+    Nanos busy = 0;      // the step after its stall: forward or copies, plus CPU work
+    int64_t tokens = 0;  // batched tokens
   };
   // Forms the next batch when idle with work and not held; nullopt when nothing runs (any
   // swap-outs that fell back to discards, or evictions, have happened).

@@ -66,14 +66,15 @@ double rank_experts_us(const ModelShape& m, const TablesForward& t, double pairs
   if (!t.moe_roofline.given())
     throw std::logic_error("group_moe_layer: a MoE profile has neither moe_us nor moe_roofline");
   const double expert = 3.0 * m.hidden * static_cast<double>(m.moe.expert_ffn);
-  return ep_roofline_us(t.moe_roofline, active * expert * m.weight_dtype_bytes(), 2 * expert * pairs);
+  return ep_roofline_us(t.moe_roofline, active * expert * m.weight_dtype_bytes(),
+                        2 * expert * pairs);
 }
 
 double shared_expert_us(const ModelShape& m, const TablesForward& t, double tokens, int tp) {
   if (m.moe.shared_ffn <= 0 || tokens <= 0 || !t.moe_roofline.given()) return 0;
   const double shared = 3.0 * m.hidden * static_cast<double>(m.moe.shared_ffn);
   return ep_roofline_us(t.moe_roofline, shared * m.weight_dtype_bytes() / tp,
-                     2 * shared * tokens / tp);
+                        2 * shared * tokens / tp);
 }
 
 }  // namespace

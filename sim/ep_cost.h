@@ -46,8 +46,8 @@ struct RankLoad {
 RankLoad rank_load(int experts, int per_token, int ranks, double tokens, double skew, double z);
 
 struct LinkFigures {
-  double gbps = 0;       // one direction, 1e9 bytes/s
-  double latency_us = 0; // per transfer
+  double gbps = 0;        // one direction, 1e9 bytes/s
+  double latency_us = 0;  // per transfer
   bool operator==(const LinkFigures&) const = default;
 };
 

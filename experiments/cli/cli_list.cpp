@@ -4,6 +4,7 @@
 #include "core/cli_help.h"
 #include "experiments/cli/cli.h"
 #include "experiments/plan/plan.h"
+#include "experiments/spec/cluster_spec.h"
 #include "experiments/spec/experiment.h"
 #include "live/live_executor.h"
 #include "policies/builtin.h"
@@ -60,6 +61,8 @@ int cmd_list(const Args& args) {
   KnobRows budget;
   sim::EngineConfig{}.scheduler_knobs(budget);
   knob_section("token-budget scheduler knobs (vllm-v1; engine: KEY: VALUE)", budget.rows);
+  knob_section("cluster group keys (cluster.replicas: [{count, KEY: VALUE, ...}])",
+               knob_rows<ParallelKnobs>());
   section("trace sources", trace::trace_source_registry());
   section("arrival processes", trace::arrival_registry());
   std::string stats;

@@ -95,7 +95,7 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
     for (int32_t k = 0; k < grp.count; ++k) {
       cluster::DpSpec dp = dp_spec(grp, profile, e.cluster.disagg.links);
       if (dp.group == 0) dp.group = lockstep_groups++;
-      for (int32_t core = 0; core < grp.dp; ++core) add(grp.engine, profile, grp.name, dp);
+      for (int32_t core = 0; core < grp.par.dp; ++core) add(grp.engine, profile, grp.name, dp);
     }
   }
   auto router =
@@ -129,12 +129,12 @@ cluster::DpSpec dp_spec(const ReplicaGroup& g, const sim::Profile& p,
   if (!g.parallel() || !p.model.moe.given()) return dp;  // dense: independent cores
   dp.group = 0;
   sim::EpGroupShape& s = dp.shape;
-  s.cores = g.dp;
+  s.cores = g.par.dp;
   s.tp = p.model.tp;
-  s.ep = g.ep;
+  s.ep = g.par.ep;
   s.gpus_per_domain = links.replicas_per_node * p.model.tp;
-  s.overlap = g.ep_overlap;
-  s.skew = g.expert_skew;
+  s.overlap = g.par.ep_overlap;
+  s.skew = g.par.expert_skew;
   s.intra = {links.intra_node.gbps, links.intra_node.latency_s * 1e6};
   s.inter = {links.inter_node.gbps, links.inter_node.latency_s * 1e6};
   return dp;
@@ -150,23 +150,26 @@ void check_parallel(const Experiment& e, size_t g, const sim::Profile& p) {
   const std::string key = fmt::format("{}: cluster.replicas[{}]", e.origin, g);
   const sim::ModelShape& m = p.model;
   if (!m.moe.given()) {
-    if (grp.ep)
-      throw InputError(fmt::format("{}.ep: the profile's model {} is dense; expert parallelism "
-                                   "needs a MoE model (a dense model's DP cores are independent "
-                                   "replicas: drop ep)",
-                                   key, m.name));
+    if (grp.par.ep)
+      throw InputError(
+          fmt::format("{}.ep: the profile's model {} is dense; expert parallelism "
+                      "needs a MoE model (a dense model's DP cores are independent "
+                      "replicas: drop ep)",
+                      key, m.name));
     return;
   }
   if (p.form != sim::ForwardForm::kTables ||
       (p.tables.moe_us.empty() && !p.tables.moe_roofline.given()))
-    throw InputError(fmt::format("{}.dp: a DP/EP group of MoE model {} needs a tables profile "
-                                 "with moe_us or moe_roofline",
-                                 key, m.name));
-  const int ranks = grp.dp * m.tp;
-  if (grp.ep && m.moe.experts % ranks != 0)
-    throw InputError(fmt::format("{}.dp: {} experts do not divide over dp {} x tp {} = {} EP "
-                                 "ranks",
-                                 key, m.moe.experts, grp.dp, m.tp, ranks));
+    throw InputError(
+        fmt::format("{}.dp: a DP/EP group of MoE model {} needs a tables profile "
+                    "with moe_us or moe_roofline",
+                    key, m.name));
+  const int ranks = grp.par.dp * m.tp;
+  if (grp.par.ep && m.moe.experts % ranks != 0)
+    throw InputError(
+        fmt::format("{}.dp: {} experts do not divide over dp {} x tp {} = {} EP "
+                    "ranks",
+                    key, m.moe.experts, grp.par.dp, m.tp, ranks));
 }
 
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {

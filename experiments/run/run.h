@@ -30,7 +30,7 @@ struct Inputs {
   trace::Trace trace;
   sim::Profile profile;
   std::vector<sim::Profile> group_profiles;  // cluster groups, in order (their own or `profile`)
-  std::string trace_fingerprint;   // FNV-1a 64 of the trace as native JSONL (after arrivals)
+  std::string trace_fingerprint;      // FNV-1a 64 of the trace as native JSONL (after arrivals)
   std::vector<std::string> notes;     // what importers reported (dropped intercepts, ...)
   std::vector<std::string> warnings;  // what likely is not what was meant (a replay burst)
 };
@@ -57,8 +57,7 @@ bool uses_tiers(const Experiment& e);
 // (null: none) how far the run is (cluster::Progress). The summary carries the SLO attainment
 // of `e.slo` and the overload verdict (experiments/run/goodput.h).
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
-                              cluster::Checks checks = false,
-                              sim::RunObserver* observer = nullptr,
+                              cluster::Checks checks = false, sim::RunObserver* observer = nullptr,
                               const cluster::ProgressFn& progress = nullptr);
 
 }  // namespace isim::exp

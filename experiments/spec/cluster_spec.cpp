@@ -29,10 +29,11 @@ void parse_router(const YamlMap& cl, ClusterSpec& c) {
 ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std::string& key,
                          const std::string& base_dir, const sim::EngineConfig& engine,
                          const EngineReader& read_engine) {
-  const YamlMap g(n, file, key,
-                  {"name", "count", "profile", "tp", "engine", "role", "dp", "ep", "ep_overlap",
-                   "expert_skew"},
-                  "a map {name, count, profile, tp, engine, role, dp, ep, ep_overlap, expert_skew}");
+  std::vector<std::string> keys = {"name", "count", "profile", "tp", "engine", "role"};
+  for (const auto& k : knob_names<ParallelKnobs>()) keys.push_back(k);
+  const YamlMap g(
+      n, file, key, keys,
+      "a map {name, count, profile, tp, engine, role, dp, ep, ep_overlap, expert_skew}");
   ReplicaGroup r;
   r.name = g.get<std::string>("name", "", "a string");
   r.count = g.require<int32_t>("count", "an integer >= 1");
@@ -40,14 +41,9 @@ ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std
   r.profile = resolve_spec_path(base_dir, g.get<std::string>("profile", "", "a profile YAML path"));
   r.tp = g.get<int32_t>("tp", 0, "an integer >= 1");
   if (g.has("tp") && r.tp < 1) g.fail("tp", "must be >= 1");
-  r.dp = g.get<int32_t>("dp", 1, "an integer in [1, 1024]");
-  if (r.dp < 1 || r.dp > 1024) g.fail("dp", "must be in [1, 1024]");
-  r.ep = g.get<bool>("ep", false, "true or false");
-  r.ep_overlap = g.get<double>("ep_overlap", 0.0, "a number in [0, 1]");
-  if (!(r.ep_overlap >= 0 && r.ep_overlap <= 1)) g.fail("ep_overlap", "must be in [0, 1]");
-  r.expert_skew = g.get<double>("expert_skew", 1.0, "a number in [1, 64]");
-  if (!(r.expert_skew >= 1 && r.expert_skew <= 64)) g.fail("expert_skew", "must be in [1, 64]");
-  if (int64_t{r.count} * r.dp > 1'000'000) g.fail("dp", "count x dp must be <= 1,000,000 cores");
+  r.par.knobs(KnobReader{g});
+  if (int64_t{r.count} * r.par.dp > 1'000'000)
+    g.fail("dp", "count x dp must be <= 1,000,000 engine cores");
   r.engine = engine;
   if (g.has("engine")) {
     read_engine(g, "engine", r.engine);
@@ -172,9 +168,8 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   ClusterSpec c;
   if (!root.has("cluster")) return c;
   c.given = true;
-  const YamlMap cl = root.map(
-      "cluster",
-      {"replicas", "router", "roles", "links", "split", "switching", "planner", "kv_tiers"});
+  const YamlMap cl = root.map("cluster", {"replicas", "router", "roles", "links", "split",
+                                          "switching", "planner", "kv_tiers"});
   const YAML::Node reps = cl.value("replicas");
   if (!reps || reps.IsScalar()) {
     ReplicaGroup g;
@@ -202,10 +197,10 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   parse_roles(cl, c);
   for (size_t i = 0; i < c.groups.size(); ++i)
     if (c.disagg.enabled && c.groups[i].parallel())
-      throw InputError(yaml_where(root.file(), reps[i], "cluster.replicas[" + std::to_string(i) +
-                                                           "].dp") +
-                       ": DP/EP groups in a disaggregated fleet are not simulated; give roles "
-                       "to groups without dp and ep");
+      throw InputError(
+          yaml_where(root.file(), reps[i], "cluster.replicas[" + std::to_string(i) + "].dp") +
+          ": DP/EP groups in a disaggregated fleet are not simulated; give roles "
+          "to groups without dp and ep");
   parse_disagg_settings(cl, c.disagg);
   parse_planner(cl, c);
   return c;
@@ -224,12 +219,7 @@ YAML::Node resolved_cluster(const ClusterSpec& c) {
       if (g.tp > 0) y["tp"] = g.tp;
       if (g.engine_overrides.IsMap()) y["engine"] = g.engine_overrides;
       if (c.disagg.enabled && g.role_given) y["role"] = cluster::role_name(g.role);
-      if (g.parallel()) {
-        y["dp"] = g.dp;
-        y["ep"] = g.ep;
-        y["ep_overlap"] = g.ep_overlap;
-        y["expert_skew"] = g.expert_skew;
-      }
+      if (g.parallel()) ParallelKnobs{g.par}.knobs(KnobWriter{y});
       r["replicas"].push_back(y);
     }
   }
@@ -240,14 +230,18 @@ YAML::Node resolved_cluster(const ClusterSpec& c) {
     for (const auto& [k, v] : c.router_params.values) r["router"][k] = v;
   }
   if (c.disagg.enabled) resolved_disagg(c, r);
-  if (uses_tiers(c)) resolved_tiers(c.disagg, r);
+  if (uses_tiers(c)) {
+    resolved_tiers(c.disagg, r);
+  } else if (std::any_of(c.groups.begin(), c.groups.end(),
+                         [](const ReplicaGroup& g) { return g.parallel(); })) {
+    resolved_links(c.disagg.links, r);  // the DP/EP groups' all-to-all runs over them
+  }
   return r;
 }
 
 bool uses_tiers(const ClusterSpec& c) {
-  return std::any_of(c.groups.begin(), c.groups.end(), [](const ReplicaGroup& g) {
-    return make_kv_manager(g.engine)->uses_tiers();
-  });
+  return std::any_of(c.groups.begin(), c.groups.end(),
+                     [](const ReplicaGroup& g) { return make_kv_manager(g.engine)->uses_tiers(); });
 }
 
 }  // namespace isim::exp

@@ -78,11 +78,30 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cluster/disagg.h"
+#include "core/knobs.h"
 #include "core/params.h"
 #include "core/strict_yaml.h"
 #include "sim/engine.h"
 
 namespace isim::exp {
+
+// A replica group's data and expert parallelism (cluster/lockstep.h), one knob table: each of
+// the group's `count` replicas is a group of `dp` engine cores; on a MoE model they step
+// together, with ep the experts spread over the group's dp x tp GPUs.
+struct ParallelKnobs {
+  int32_t dp = 1;
+  bool ep = false;
+  double ep_overlap = 0;
+  double expert_skew = 1;
+  template <class Visit>
+  void knobs(Visit&& k) {
+    k("dp", dp, in(1, 1024), "an integer", "engine cores per group (vLLM data_parallel_size)");
+    k("ep", ep, none(), "true or false", "experts spread over dp x tp GPUs (expert parallel)");
+    k("ep_overlap", ep_overlap, in(0, 1), "a number", "share of dispatch/combine hidden");
+    k("expert_skew", expert_skew, in(1, 64), "a number",
+      "hottest EP rank's mean load over the mean (1: uniform)");
+  }
+};
 
 struct ReplicaGroup {
   std::string name;  // "" for `replicas: N`
@@ -93,15 +112,9 @@ struct ReplicaGroup {
   YAML::Node engine_overrides;  // as given (for config.resolved.yaml)
   cluster::Role role = cluster::Role::kMixed;
   bool role_given = false;  // `role:` written in the group
-  // Data and expert parallelism (cluster/lockstep.h): each of the `count` replicas is a group of
-  // `dp` engine cores; on a MoE model they step together, with ep the experts spread over the
-  // group's dp x tp GPUs.
-  int32_t dp = 1;
-  bool ep = false;
-  double ep_overlap = 0;   // share of dispatch/combine hidden behind compute
-  double expert_skew = 1;  // the hottest EP rank's mean load over the mean
-  bool parallel() const { return dp > 1 || ep; }
-  int32_t engines() const { return count * dp; }
+  ParallelKnobs par;
+  bool parallel() const { return par.dp > 1 || par.ep; }
+  int32_t engines() const { return count * par.dp; }
 };
 
 struct ClusterSpec {
@@ -143,6 +156,8 @@ std::vector<cluster::Role> pd_ratio_roles(int32_t p, int32_t d, int32_t n);
 void parse_disagg_settings(const YamlMap& cl, cluster::DisaggConfig& d);
 // Writes links, split and switching of `d` into `out`, every default filled in.
 void resolved_disagg_settings(const cluster::DisaggConfig& d, YAML::Node& out);
+// Writes the links into `out` (replicas_per_node, intra_node, inter_node).
+void resolved_links(const cluster::LinksConfig& l, YAML::Node& out);
 // Writes the links and the KV tiers of `d` into `out` (for a fleet whose managers use tiers).
 void resolved_tiers(const cluster::DisaggConfig& d, YAML::Node& out);
 // A planner named `name` with `params`: InputError "WHERE: unknown ..." for an unknown name;

@@ -180,19 +180,21 @@ void parse_disagg_settings(const YamlMap& cl, cluster::DisaggConfig& d) {
   parse_tiers(cl, d.tiers);
 }
 
+void resolved_links(const cluster::LinksConfig& l, YAML::Node& out) {
+  out["links"]["replicas_per_node"] = l.replicas_per_node;
+  out["links"]["intra_node"] = resolved_link(l.intra_node);
+  out["links"]["inter_node"] = resolved_link(l.inter_node);
+}
+
 void resolved_tiers(const cluster::DisaggConfig& d, YAML::Node& out) {
-  out["links"]["replicas_per_node"] = d.links.replicas_per_node;
-  out["links"]["intra_node"] = resolved_link(d.links.intra_node);
-  out["links"]["inter_node"] = resolved_link(d.links.inter_node);
+  resolved_links(d.links, out);
   out["kv_tiers"]["node_cpu"] = resolved_tier(d.tiers.node_cpu);
   out["kv_tiers"]["pool"] = resolved_tier(d.tiers.pool);
   out["kv_tiers"]["fetch_threshold_tokens"] = d.tiers.fetch_threshold_tokens;
 }
 
 void resolved_disagg_settings(const cluster::DisaggConfig& d, YAML::Node& out) {
-  out["links"]["replicas_per_node"] = d.links.replicas_per_node;
-  out["links"]["intra_node"] = resolved_link(d.links.intra_node);
-  out["links"]["inter_node"] = resolved_link(d.links.inter_node);
+  resolved_links(d.links, out);
   out["links"]["transfer"] = d.links.transfer;
   out["split"]["mode"] = d.split.mode;
   if (d.split.mode == "threshold") out["split"]["threshold_tokens"] = d.split.threshold_tokens;

@@ -1,4 +1,4 @@
-// DP groups in lockstep (cluster/lockstep.h) on tests/data/profile-tables-small.yaml made MoE:
+// DP groups in lockstep (cluster/lockstep.h) on tests/data/profile-tables-small-moe.yaml:
 // 2 layers, both MoE, 8 experts of which 2 per token, moe_us 100 us per layer whatever the load;
 // dense tokens [1, 4, 16] -> [10, 16, 64] us; prefill attention(c, 0) = c us for c in [1, 16];
 // lm_head(1) 5 us; overhead 40 us; hidden 64 in fp16 (128 B per token). The group's link: 1 GB/s
@@ -19,10 +19,7 @@ using isim::test::seg;
 namespace {
 
 sim::Profile moe_profile() {
-  sim::Profile p = sim::load_profile(test::data_dir() + "/profile-tables-small.yaml");
-  p.model.moe = {8, 2, 16, 0, 0};
-  p.tables.moe_us = {{1, 100}, {1, 8}, {100, 100, 100, 100}};
-  return p;
+  return sim::load_profile(test::data_dir() + "/profile-tables-small-moe.yaml");
 }
 
 struct Group {
@@ -56,8 +53,9 @@ struct Group {
 
 }  // namespace
 
-TEST_CASE("a 2-core DP group with one core idle: the idle core runs a dummy step, the busy one "
-          "sets the time") {
+TEST_CASE(
+    "a 2-core DP group with one core idle: the idle core runs a dummy step, the busy one "
+    "sets the time") {
   // Alone, a's 3-token prefill costs 2 x (dense 14 + attention 3) + 2 MoE layers x 100 +
   // lm_head 5 + overhead 40 = 279 us. In the group its own part is 279 - 200 = 79 us; core 1's
   // dummy batch (1 token, no logits) 2 x 10 + 40 = 60 us. Each MoE layer: the rank's experts

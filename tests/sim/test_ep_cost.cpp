@@ -34,7 +34,8 @@ double exact_max_load(int experts, int k, int ranks, int tokens) {
     std::vector<int> load(static_cast<size_t>(ranks), 0);
     int64_t c = code;
     for (int t = 0; t < tokens; ++t, c /= combos)
-      for (int e : picks[static_cast<size_t>(c % combos)]) ++load[static_cast<size_t>(e / (experts / ranks))];
+      for (int e : picks[static_cast<size_t>(c % combos)])
+        ++load[static_cast<size_t>(e / (experts / ranks))];
     sum += *std::max_element(load.begin(), load.end());
   }
   return sum / static_cast<double>(all);
