@@ -40,13 +40,7 @@ ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std
   r.profile = resolve_spec_path(base_dir, g.get<std::string>("profile", "", "a profile YAML path"));
   r.tp = g.get<int32_t>("tp", 0, "an integer >= 1");
   if (g.has("tp") && r.tp < 1) g.fail("tp", "must be >= 1");
-  r.dp = g.get<int32_t>("dp", 1, "an integer in [1, 1024]");
-  if (r.dp < 1 || r.dp > 1024) g.fail("dp", "must be in [1, 1024]");
-  r.ep = g.get<bool>("ep", false, "true or false");
-  r.ep_overlap = g.get<double>("ep_overlap", 0.0, "a number in [0, 1]");
-  if (!(r.ep_overlap >= 0 && r.ep_overlap <= 1)) g.fail("ep_overlap", "must be in [0, 1]");
-  r.expert_skew = g.get<double>("expert_skew", 1.0, "a number in [1, 64]");
-  if (!(r.expert_skew >= 1 && r.expert_skew <= 64)) g.fail("expert_skew", "must be in [1, 64]");
+  parse_parallel_keys(g, r);
   if (int64_t{r.count} * r.dp > 1'000'000) g.fail("dp", "count x dp must be <= 1,000,000 cores");
   r.engine = engine;
   if (g.has("engine")) {
@@ -209,6 +203,43 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   parse_disagg_settings(cl, c.disagg);
   parse_planner(cl, c);
   return c;
+}
+
+void parse_parallel_keys(const YamlMap& g, ReplicaGroup& r) {
+  r.dp = g.get<int32_t>("dp", 1, "an integer in [1, 1024]");
+  if (r.dp < 1 || r.dp > 1024) g.fail("dp", "must be in [1, 1024]");
+  r.ep = g.get<bool>("ep", false, "true or false");
+  r.ep_overlap = g.get<double>("ep_overlap", 0.0, "a number in [0, 1]");
+  if (!(r.ep_overlap >= 0 && r.ep_overlap <= 1)) g.fail("ep_overlap", "must be in [0, 1]");
+  r.expert_skew = g.get<double>("expert_skew", 1.0, "a number in [1, 64]");
+  if (!(r.expert_skew >= 1 && r.expert_skew <= 64)) g.fail("expert_skew", "must be in [1, 64]");
+}
+
+void check_parallel_profile(const ReplicaGroup& grp, const sim::Profile& p,
+                            const std::string& dp_at, const std::string& ep_at) {
+  if (!grp.parallel()) return;
+  const sim::ModelShape& m = p.model;
+  if (!m.moe.given()) {
+    if (grp.ep)
+      throw InputError(
+          fmt::format("{}: the profile's model {} is dense; expert parallelism "
+                      "needs a MoE model (a dense model's DP cores are independent "
+                      "replicas: drop ep)",
+                      ep_at, m.name));
+    return;
+  }
+  if (p.form != sim::ForwardForm::kTables ||
+      (p.tables.moe_us.empty() && !p.tables.moe_roofline.given()))
+    throw InputError(
+        fmt::format("{}: a DP/EP group of MoE model {} needs a tables profile "
+                    "with moe_us or moe_roofline",
+                    dp_at, m.name));
+  const int ranks = grp.dp * m.tp;
+  if (grp.ep && m.moe.experts % ranks != 0)
+    throw InputError(
+        fmt::format("{}: {} experts do not divide over dp {} x tp {} = {} EP "
+                    "ranks",
+                    dp_at, m.moe.experts, grp.dp, m.tp, ranks));
 }
 
 YAML::Node resolved_cluster(const ClusterSpec& c) {
