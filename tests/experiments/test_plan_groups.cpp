@@ -89,6 +89,15 @@ TEST_CASE("a deployment's dp, ep, ep_overlap and expert_skew: defaults, values a
   CHECK(exp::group_layout(kimi) == "DP16/EP16");
   CHECK(exp::group_layout(p.deployments[2]) == "DP4");
   CHECK(exp::has_groups(p));
+  // What the runs get: the cluster group's lockstep shape, over the plan's links (default 8
+  // replicas per node).
+  const auto dp = exp::dp_spec(exp::deployment_group(kimi), sim::load_profile(moe), p.disagg.links);
+  CHECK(dp.group == 0);
+  CHECK(dp.shape.cores == 16);
+  CHECK(dp.shape.ep);
+  CHECK(dp.shape.overlap == 0.5);
+  CHECK(dp.shape.skew == 1.25);
+  CHECK(dp.shape.gpus_per_domain == 8);
   exp::Deployment tp2 = kimi;
   tp2.tp = 2;
   tp2.dp = 8;
@@ -189,4 +198,22 @@ TEST_CASE("a plan of DP2 against DP4 groups: one group per capacity probe, GPUs 
         std::string::npos);
   CHECK(table.find(" 3 x DP2/EP2 ") != std::string::npos);
   CHECK(table.find("capacity/unit") != std::string::npos);
+  exp::PlanOptions two;
+  two.jobs = 2;
+  CHECK(exp::run_plan(p, two).csv() == r.csv());  // lockstep fleets on a thread pool alike
+}
+
+TEST_CASE("a plan without DP/EP deployments has no layout column, line or csv field") {
+  auto d = test::scratch("plan-groups-none");
+  auto p = exp::load_plan(test::hand_plan(d), {});
+  CHECK_FALSE(exp::has_groups(p));
+  auto r = exp::run_plan(p, exp::PlanOptions{});
+  const std::string csv = r.csv();
+  CHECK(csv.substr(0, csv.find('\n')).rfind(",warnings,pd_split,planner,pd_roles") ==
+        csv.find('\n') - std::string(",warnings,pd_split,planner,pd_roles").size());
+  const std::string table = r.table();
+  CHECK(table.find("layout") == std::string::npos);
+  CHECK(table.find("GPUs as") == std::string::npos);
+  CHECK(table.find("capacity/replica") != std::string::npos);
+  CHECK(table.find("per replica (lowest") != std::string::npos);
 }
