@@ -73,13 +73,13 @@ SearchResult find_capacity(const std::function<Verdict(double)>& probe, const Se
   return res;
 }
 
-Sizing fleet_cost(int64_t replicas, double peak_rate, int tp, double price_per_gpu_hour,
-                  double output_tokens_per_session) {
+Sizing fleet_cost(int64_t replicas, double peak_rate, int64_t gpus_per_replica,
+                  double price_per_gpu_hour, double output_tokens_per_session) {
   Sizing z;
   if (replicas <= 0) return z;
   z.feasible = true;
   z.replicas = replicas;
-  z.gpus = z.replicas * tp;
+  z.gpus = z.replicas * gpus_per_replica;
   z.cost_per_hour = static_cast<double>(z.gpus) * price_per_gpu_hour;
   const double tokens_per_hour = peak_rate * 3600.0 * output_tokens_per_session;
   z.cost_per_million_output_tokens =
@@ -87,11 +87,11 @@ Sizing fleet_cost(int64_t replicas, double peak_rate, int tp, double price_per_g
   return z;
 }
 
-Sizing size_fleet(double peak_rate, double capacity, int tp, double price_per_gpu_hour,
-                  double output_tokens_per_session) {
+Sizing size_fleet(double peak_rate, double capacity, int64_t gpus_per_replica,
+                  double price_per_gpu_hour, double output_tokens_per_session) {
   if (!(capacity > 0)) return Sizing{};
-  return fleet_cost(static_cast<int64_t>(std::ceil(peak_rate / capacity)), peak_rate, tp,
-                    price_per_gpu_hour, output_tokens_per_session);
+  return fleet_cost(static_cast<int64_t>(std::ceil(peak_rate / capacity)), peak_rate,
+                    gpus_per_replica, price_per_gpu_hour, output_tokens_per_session);
 }
 
 int64_t fleet_bound(int64_t guess, double factor) {

@@ -17,6 +17,9 @@
 //   seed, stopping at the first failing one): from the guess down while sizes pass, or up while
 //   they fail, to at most `fleet_bound` replicas. The sized fleet is the smallest passing size
 //   simulated; GPUs = replicas x tp, cost = GPUs x price. None passing: infeasible at that bound.
+// - A deployment with dp > 1 or ep (plan_spec.h) is planned in groups: "replica" above is one
+//   group of dp engine cores (the capacity search simulates one group, its cores behind dp-lb;
+//   a fleet of n groups is n x dp cores behind the router), and GPUs = groups x dp x tp.
 // - `run_plan` gives identical results (and so a byte-identical plan.csv) for any number of jobs.
 #pragma once
 
@@ -67,12 +70,13 @@ struct Sizing {
   double cost_per_hour = 0;
   double cost_per_million_output_tokens = 0;  // at the peak rate
 };
-// The cost of `replicas` replicas (infeasible when replicas <= 0).
-Sizing fleet_cost(int64_t replicas, double peak_rate, int tp, double price_per_gpu_hour,
-                  double output_tokens_per_session);
+// The cost of `replicas` replicas (or groups) of `gpus_per_replica` GPUs each (tp, or dp x tp
+// for a DP/EP group); infeasible when replicas <= 0.
+Sizing fleet_cost(int64_t replicas, double peak_rate, int64_t gpus_per_replica,
+                  double price_per_gpu_hour, double output_tokens_per_session);
 // The arithmetic guess: ceil(peak / capacity) replicas (infeasible when capacity is 0).
-Sizing size_fleet(double peak_rate, double capacity, int tp, double price_per_gpu_hour,
-                  double output_tokens_per_session);
+Sizing size_fleet(double peak_rate, double capacity, int64_t gpus_per_replica,
+                  double price_per_gpu_hour, double output_tokens_per_session);
 
 // The largest fleet the upward search simulates: max(ceil(factor x guess), guess + 4).
 int64_t fleet_bound(int64_t guess, double factor);
@@ -124,8 +128,10 @@ struct PlanResult {
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // what the trace importers reported (deduplicated)
 
-  std::string csv() const;    // plan.csv
-  std::string table() const;  // the terminal table
+  std::string csv() const;  // plan.csv
+  // The terminal table; with DP/EP groups (has_groups) a `layout` column ("4 x DP16/EP16") and
+  // a line per sized fleet: "kimi/preserve: 64 GB300 GPUs as 4 groups of DP16/EP16".
+  std::string table() const;
 };
 
 struct PlanProgress {
@@ -142,5 +148,12 @@ PlanResult run_plan(const PlanSpec& spec, const PlanOptions& o);
 
 // Orders candidates and writes the savings lines and warnings (run_plan calls it).
 void rank_plan(PlanResult& r);
+
+// A deployment's unit as the report names it: "DP16/EP16" (dp 16 with ep, tp 1), "DP8/TP2/EP16",
+// "DP4" (dp 4 without ep), "TP2" (one replica of tp 2). EP = dp x tp ranks.
+std::string group_layout(const Deployment& d);
+// Whether any deployment of `p` is planned in DP/EP groups (then the table, plan.csv and the
+// shard journals name each result's layout; otherwise they are as without these keys).
+bool has_groups(const PlanSpec& p);
 
 }  // namespace isim::exp

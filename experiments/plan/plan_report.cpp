@@ -149,7 +149,53 @@ void add_layout_columns(const PlanResult& r, std::vector<std::vector<std::string
   left.insert(left.begin() + at, (split ? 1 : 0) + (planner ? 1 : 0), true);
 }
 
+// "4 x DP16/EP16" for a sized fleet of groups, the group alone otherwise.
+std::string fleet_layout(const PlanResult& r, const CandidateResult& c) {
+  const std::string g = group_layout(deployment_of(r, c));
+  return c.sizing.feasible ? fmt::format("{} x {}", c.sizing.replicas, g) : g;
+}
+
+// The `layout` column before "GPUs" when the plan has DP/EP groups.
+void add_group_column(const PlanResult& r, std::vector<std::vector<std::string>>& rows,
+                      std::vector<bool>& left) {
+  if (!has_groups(*r.spec)) return;
+  const size_t at = 11;  // after "replicas"
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i].insert(rows[i].begin() + at, i == 0 ? "layout" : fleet_layout(r, r.ranked[i - 1]));
+  rows[0][6] = "capacity/unit";  // a replica, or a DP/EP group
+  left.insert(left.begin() + at, true);
+}
+
+// "kimi/preserve: 64 GB300 GPUs as 4 groups of DP16/EP16 (16 GPUs each)", per sized fleet of
+// groups.
+std::string group_lines(const PlanResult& r) {
+  std::string out;
+  for (const auto& c : r.ranked) {
+    const Deployment& d = deployment_of(r, c);
+    if (!d.parallel() || !c.sizing.feasible) continue;
+    out += fmt::format("{}: {} {} GPUs as {} group{} of {} ({} GPUs each)\n", label(r, c),
+                       c.sizing.gpus, d.gpu, c.sizing.replicas, c.sizing.replicas == 1 ? "" : "s",
+                       group_layout(d), d.gpus_per_group());
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string group_layout(const Deployment& d) {
+  std::vector<std::string> parts;
+  if (d.parallel()) parts.push_back(fmt::format("DP{}", d.par.dp));
+  if (d.tp > 1 || !d.parallel()) parts.push_back(fmt::format("TP{}", d.tp));
+  if (d.par.ep) parts.push_back(fmt::format("EP{}", d.gpus_per_group()));
+  std::string s;
+  for (const auto& x : parts) s += (s.empty() ? "" : "/") + x;
+  return s;
+}
+
+bool has_groups(const PlanSpec& p) {
+  return std::any_of(p.deployments.begin(), p.deployments.end(),
+                     [](const Deployment& d) { return d.parallel(); });
+}
 
 void rank_plan(PlanResult& r) {
   std::stable_sort(r.ranked.begin(), r.ranked.end(),
@@ -240,6 +286,10 @@ std::string PlanResult::csv() const {
   for (const char* k :
        {"extrapolations", "runs", "fleet_runs", "warnings", "pd_split", "planner", "pd_roles"})
     h.emplace_back(k);
+  const bool groups = has_groups(p);
+  if (groups)
+    for (const char* k : {"dp", "ep", "ep_overlap", "expert_skew", "gpus_per_group", "layout"})
+      h.emplace_back(k);
   std::string out = join_csv(h);
   const auto base = dearest(*this);
   for (size_t i = 0; i < ranked.size(); ++i) {
@@ -283,6 +333,12 @@ std::string PlanResult::csv() const {
     row.push_back(split_of(c));
     row.push_back(planner_of(c));
     row.push_back(roles_of(c));
+    if (groups) {
+      for (const auto& x : {std::to_string(d.par.dp), std::string(d.par.ep ? "true" : "false"),
+                            fmt::format("{}", d.par.ep_overlap), fmt::format("{}", d.par.expert_skew),
+                            std::to_string(d.gpus_per_group()), fleet_layout(*this, c)})
+        row.push_back(x);
+    }
     out += join_csv(row);
   }
   return out;
@@ -314,15 +370,16 @@ std::string PlanResult::table() const {
   // Text columns left-aligned, numbers right-aligned.
   std::vector<bool> left = {false, true,  true,  true,  true,  false, false, false, false,
                             true,  false, false, false, false, false, true,  true};
+  add_group_column(*this, rows, left);
   add_layout_columns(*this, rows, left);
   std::vector<size_t> w(rows.front().size(), 0);
   for (const auto& r : rows)
     for (size_t k = 0; k < r.size(); ++k) w[k] = std::max(w[k], r[k].size());
   std::string out = fmt::format(
-      "plan {}: peak {} sessions/s; capacity in sessions/s per replica (lowest of {} seed{}); "
+      "plan {}: peak {} sessions/s; capacity in sessions/s per replica{} (lowest of {} seed{}); "
       "fleets simulated at the peak (pass: every seed); {:.1f} output tokens/session\n",
-      p.name, p.peak_rate, p.seeds.size(), p.seeds.size() == 1 ? "" : "s",
-      output_tokens_per_session);
+      p.name, p.peak_rate, has_groups(p) ? " or DP/EP group" : "", p.seeds.size(),
+      p.seeds.size() == 1 ? "" : "s", output_tokens_per_session);
   for (const auto& r : rows) {
     std::string line;
     for (size_t k = 0; k < r.size(); ++k) {
@@ -332,7 +389,7 @@ std::string PlanResult::table() const {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
-  return out;
+  return out + group_lines(*this);
 }
 
 }  // namespace isim::exp

@@ -143,7 +143,7 @@ std::vector<CandidateResult> run_candidates(const PlanSpec& spec, const PlanOpti
                     searches.begin() + static_cast<std::ptrdiff_t>((k + 1) * nseeds));
     summarize_candidate(spec, cr);
     const auto& d = spec.deployments[cr.candidate->deployment];
-    cr.guess = size_fleet(spec.peak_rate, cr.capacity, d.tp, d.price_per_gpu_hour,
+    cr.guess = size_fleet(spec.peak_rate, cr.capacity, d.gpus_per_group(), d.price_per_gpu_hour,
                           output_tokens_per_session)
                    .replicas;
     for (const auto& router : spec.routers)
@@ -157,7 +157,7 @@ std::vector<CandidateResult> run_candidates(const PlanSpec& spec, const PlanOpti
   search_fleets(spec, o, rs, progress);
   for (auto& cr : rs) {
     const auto& d = spec.deployments[cr.candidate->deployment];
-    cr.sizing = fleet_cost(cr.fleet.sized, spec.peak_rate, d.tp, d.price_per_gpu_hour,
+    cr.sizing = fleet_cost(cr.fleet.sized, spec.peak_rate, d.gpus_per_group(), d.price_per_gpu_hour,
                            output_tokens_per_session);
   }
   return rs;

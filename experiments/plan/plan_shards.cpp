@@ -106,6 +106,13 @@ std::string plan_record_line(const PlanSpec& spec, size_t c,
   Json j;
   j["candidate"] = c;
   j["key"] = candidate_key(spec, c);
+  const Deployment& d = spec.deployments[spec.candidates[c].deployment];
+  if (d.parallel())  // the unit of its results' replicas and GPUs
+    j["layout"] = {{"dp", d.par.dp},
+                   {"ep", d.par.ep},
+                   {"tp", d.tp},
+                   {"gpus_per_group", d.gpus_per_group()},
+                   {"group", group_layout(d)}};
   j["results"] = Json::array();
   for (const auto& r : results) j["results"].push_back(candidate_result_json(r));
   return j.dump() + "\n";

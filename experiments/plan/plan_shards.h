@@ -9,7 +9,8 @@
 //   every candidate's resolved experiment (absolute profile paths).
 // - The journal of shard K/N is OUT/shards/plan-shard-K-of-N.jsonl: a header
 //   {"isim_plan_shard":1,"isim":...,"spec":FP,"candidates":C,"shard":[K,N]}, then one line per
-//   finished candidate, in candidate order: {"candidate":I,"key":KEY,"results":[...]}, its
+//   finished candidate, in candidate order: {"candidate":I,"key":KEY,"results":[...]} (with
+//   "layout":{dp, ep, tp, gpus_per_group, group} after "key" for a DP/EP deployment), its
 //   results per router and layout (run_plan's order) with every field, exactly (non-finite
 //   numbers as "inf", "-inf", "nan"). Each line is written with one write and an fsync.
 // - open_plan_journal: without `resume`, or when the journal's spec fingerprint differs (every

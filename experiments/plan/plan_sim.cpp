@@ -90,31 +90,52 @@ Verdict run_disaggregated(const PlanSpec& p, const FleetLayout& f, const Workloa
 
 }  // namespace
 
+ReplicaGroup deployment_group(const Deployment& d) {
+  ReplicaGroup g;
+  g.par = d.par;
+  return g;
+}
+
 Verdict run_judged(const PlanSpec& p, const Candidate& c, const FleetLayout& f, int64_t replicas,
-                   double rate, uint64_t seed) {
+                   double rate, uint64_t seed, cluster::RunResult* out) {
   Workload w = make_workload(c.experiment, p.search, rate, seed);
   const auto& pol = c.experiment.policies.front();
+  const Deployment& d = p.deployments.at(c.deployment);
+  const ReplicaGroup grp = deployment_group(d);
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<cluster::ReplicaSpec> specs;
   for (int64_t k = 0; k < replicas; ++k) {
-    policies.push_back(policy::policy_registry().create(pol.name, pol.params.where, pol.params));
-    executors.push_back(
-        sim::executor_registry().create("sim", "executor", w.in.profile, sim::ExecutorParams{}));
-    specs.push_back({c.experiment.engine, executors.back().get(), policies.back().get(), ""});
+    // Group k's cores, consecutive, numbered as experiments/run/run.cpp numbers them.
+    cluster::DpSpec dp = dp_spec(grp, w.in.profile, p.disagg.links);
+    if (dp.group == 0) dp.group = static_cast<int32_t>(k);
+    for (int32_t core = 0; core < d.par.dp; ++core) {
+      policies.push_back(policy::policy_registry().create(pol.name, pol.params.where, pol.params));
+      executors.push_back(
+          sim::executor_registry().create("sim", "executor", w.in.profile, sim::ExecutorParams{}));
+      specs.push_back({c.experiment.engine, executors.back().get(), policies.back().get(), "",
+                       nullptr, nullptr, dp});
+    }
   }
   cluster::SingleReplica single;
   std::unique_ptr<cluster::Router> routed;
-  if (f.router)
+  if (f.router) {
     routed = policy::router_registry().create(f.router->name, "router", f.router->params);
+  } else if (d.par.dp > 1) {  // one group's cores: vLLM's DP load balancer places the sessions
+    routed = policy::router_registry().create("dp-lb", "router", Params{});
+  }
   cluster::Router& router = routed ? *routed : single;
   if (f.split && !f.split->mixed())
     return run_disaggregated(p, f, w, std::move(specs), router, rate);
   cluster::Cluster sim(w.in.trace, std::move(specs), router);
   sim.load();
   // A run still busy at its drain deadline is cut: it has not kept up with the rate.
-  if (sim.run_until(sim::from_seconds(w.deadline_s)))
-    return judge_run(sim.result(), p.slos, rate, w.from_s, w.to_s, p.search.divergence);
+  if (sim.run_until(sim::from_seconds(w.deadline_s))) {
+    cluster::RunResult r = sim.result();
+    Verdict v = judge_run(r, p.slos, rate, w.from_s, w.to_s, p.search.divergence);
+    if (out) *out = std::move(r);
+    return v;
+  }
   Verdict v;
   v.reason = fmt::format("diverged (still busy at {:.0f} s)", w.deadline_s);
   for (const auto& ex : executors) v.extrapolations += ex->cost_model().extrapolations();

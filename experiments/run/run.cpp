@@ -145,31 +145,8 @@ bool uses_tiers(const Experiment& e) {
 }
 
 void check_parallel(const Experiment& e, size_t g, const sim::Profile& p) {
-  const ReplicaGroup& grp = e.cluster.groups[g];
-  if (!grp.parallel()) return;
   const std::string key = fmt::format("{}: cluster.replicas[{}]", e.origin, g);
-  const sim::ModelShape& m = p.model;
-  if (!m.moe.given()) {
-    if (grp.par.ep)
-      throw InputError(
-          fmt::format("{}.ep: the profile's model {} is dense; expert parallelism "
-                      "needs a MoE model (a dense model's DP cores are independent "
-                      "replicas: drop ep)",
-                      key, m.name));
-    return;
-  }
-  if (p.form != sim::ForwardForm::kTables ||
-      (p.tables.moe_us.empty() && !p.tables.moe_roofline.given()))
-    throw InputError(
-        fmt::format("{}.dp: a DP/EP group of MoE model {} needs a tables profile "
-                    "with moe_us or moe_roofline",
-                    key, m.name));
-  const int ranks = grp.par.dp * m.tp;
-  if (grp.par.ep && m.moe.experts % ranks != 0)
-    throw InputError(
-        fmt::format("{}.dp: {} experts do not divide over dp {} x tp {} = {} EP "
-                    "ranks",
-                    key, m.moe.experts, grp.par.dp, m.tp, ranks));
+  check_parallel_profile(e.cluster.groups[g], p, key + ".dp", key + ".ep");
 }
 
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base) {

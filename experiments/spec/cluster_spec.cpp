@@ -41,7 +41,7 @@ ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std
   r.profile = resolve_spec_path(base_dir, g.get<std::string>("profile", "", "a profile YAML path"));
   r.tp = g.get<int32_t>("tp", 0, "an integer >= 1");
   if (g.has("tp") && r.tp < 1) g.fail("tp", "must be >= 1");
-  r.par.knobs(KnobReader{g});
+  parse_parallel_keys(g, r);
   if (int64_t{r.count} * r.par.dp > 1'000'000)
     g.fail("dp", "count x dp must be <= 1,000,000 engine cores");
   r.engine = engine;
@@ -204,6 +204,35 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   parse_disagg_settings(cl, c.disagg);
   parse_planner(cl, c);
   return c;
+}
+
+void parse_parallel_keys(const YamlMap& g, ReplicaGroup& r) { r.par.knobs(KnobReader{g}); }
+
+void check_parallel_profile(const ReplicaGroup& grp, const sim::Profile& p,
+                            const std::string& dp_at, const std::string& ep_at) {
+  if (!grp.parallel()) return;
+  const sim::ModelShape& m = p.model;
+  if (!m.moe.given()) {
+    if (grp.par.ep)
+      throw InputError(
+          fmt::format("{}: the profile's model {} is dense; expert parallelism "
+                      "needs a MoE model (a dense model's DP cores are independent "
+                      "replicas: drop ep)",
+                      ep_at, m.name));
+    return;
+  }
+  if (p.form != sim::ForwardForm::kTables ||
+      (p.tables.moe_us.empty() && !p.tables.moe_roofline.given()))
+    throw InputError(
+        fmt::format("{}: a DP/EP group of MoE model {} needs a tables profile "
+                    "with moe_us or moe_roofline",
+                    dp_at, m.name));
+  const int ranks = grp.par.dp * m.tp;
+  if (grp.par.ep && m.moe.experts % ranks != 0)
+    throw InputError(
+        fmt::format("{}: {} experts do not divide over dp {} x tp {} = {} EP "
+                    "ranks",
+                    dp_at, m.moe.experts, grp.par.dp, m.tp, ranks));
 }
 
 YAML::Node resolved_cluster(const ClusterSpec& c) {

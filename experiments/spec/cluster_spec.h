@@ -82,6 +82,7 @@
 #include "core/params.h"
 #include "core/strict_yaml.h"
 #include "sim/engine.h"
+#include "sim/profile.h"
 
 namespace isim::exp {
 
@@ -139,6 +140,14 @@ using EngineReader =
 // Reads `root`'s `cluster:` (given == false without one). `engine` is the experiment's engine.
 ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
                           const sim::EngineConfig& engine, const EngineReader& read_engine);
+// Reads `dp`, `ep`, `ep_overlap` and `expert_skew` of the map `g` into `r`, with the bounds
+// above (errors "FILE:LINE: PATH.KEY: ..."); `isim plan` reads its deployments' with it.
+void parse_parallel_keys(const YamlMap& g, ReplicaGroup& r);
+// InputError when `grp`'s dp/ep cannot run on profile `p`: ep on a dense model (at `ep_at`), a
+// MoE profile without moe_us or moe_roofline tables, experts not dividing over dp x tp EP ranks
+// (at `dp_at`). `dp_at`/`ep_at` are "FILE[:LINE]: KEY" texts. Nothing for dp 1 without ep.
+void check_parallel_profile(const ReplicaGroup& grp, const sim::Profile& p,
+                            const std::string& dp_at, const std::string& ep_at);
 // The section as config.resolved.yaml records it (every default filled in).
 YAML::Node resolved_cluster(const ClusterSpec& c);
 // Whether a group's KV manager uses the fleet's KV tiers (cluster/kv_tiers.h).

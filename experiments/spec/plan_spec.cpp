@@ -9,6 +9,7 @@
 #include "experiments/spec/plan_spec.h"
 #include "core/input_error.h"
 #include "core/strict_yaml.h"
+#include "experiments/spec/cluster_spec.h"
 #include "experiments/spec/plan_spec_parts.h"
 #include "policies/routers.h"
 #include "sim/profile.h"
@@ -237,6 +238,10 @@ Deployment parse_deployment(const YamlMap& dn, const std::string& base_dir) {
   }
   d.price_per_gpu_hour = positive(dn.need("price_per_gpu_hour", "the price of one GPU-hour"),
                                   dn.file(), dn.key_path("price_per_gpu_hour"), "a price");
+  ReplicaGroup g;  // the cluster group's reader and checks
+  parse_parallel_keys(dn, g);
+  check_parallel_profile(g, prof, dn.where("dp"), dn.where("ep"));
+  d.par = g.par;
   return d;
 }
 
@@ -338,9 +343,16 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
     const std::string key =
         "deployments." + yaml_key(kv.first, file, "deployments");
     const YamlMap dn(kv.second, file, key,
-                     {"gpu", "profile", "tp", "price_per_gpu_hour", "engine", "policies"},
+                     {"gpu", "profile", "tp", "price_per_gpu_hour", "engine", "policies", "dp",
+                      "ep", "ep_overlap", "expert_skew"},
                      "{gpu, profile, tp, price_per_gpu_hour}");
     p.deployments.push_back(parse_deployment(dn, base_dir));
+    if (p.deployments.back().parallel())
+      for (const auto& s : p.pd_splits)
+        if (!s.mixed())
+          dn.fail(dn.has("dp") ? "dp" : "ep",
+                  "DP/EP groups in a disaggregated fleet are not simulated; pd_splits lists " +
+                      s.label + " (plan this deployment with pd_splits: [mixed])");
     add_candidates(root, dn, w, p.deployments.size() - 1, base_dir, p);
   }
   return p;

@@ -5,9 +5,16 @@
 // - A plan spec names a workload (`trace:` and `arrival:` as in an experiment, without a rate),
 //   `peak_rate`, `slo:` (METRIC.STAT -> upper limit), `search:` settings, `seeds:`, default
 //   `engine:` and `policies:`, `routers:` (default [session-affinity]) and `deployments:` (name
-//   -> gpu, profile, tp, price_per_gpu_hour, optional engine and policies). A candidate is one
-//   deployment with one policy behind one router, in file order (routers innermost). Every key
-//   is checked; errors are InputError("FILE:LINE: key: reason").
+//   -> gpu, profile, tp, price_per_gpu_hour, optional engine, policies, dp, ep, ep_overlap and
+//   expert_skew). A candidate is one deployment with one policy behind one router, in file
+//   order (routers innermost). Every key is checked; errors are InputError("FILE:LINE: key:
+//   reason").
+// - DP/EP deployments: dp, ep, ep_overlap and expert_skew have the bounds and meaning of a
+//   cluster group's (cluster_spec.h, read by the same code) and are checked against the profile
+//   when it is loaded (check_parallel_profile). The plan's unit is then one group of dp engine
+//   cores of tp GPUs (dp x tp GPUs; on a MoE model the cores step in lockstep over the links of
+//   the plan's `cluster: {links: ...}`); a P:D split with such a deployment is an error, as
+//   lockstep groups in a disaggregated fleet are not simulated.
 // - Disaggregation axes (experiments/spec/cluster_spec.h has the cluster side):
 //     pd_splits: [mixed, "1:3", "1:1"]        # default [mixed]
 //     planners: [static, dynamo-load, {name: online, PARAM: VALUE}]   # default [static]
@@ -54,6 +61,11 @@ struct Deployment {
   std::string profile_source;  // the profile's provenance source: measured, imported, ...
   int tp = 1;
   double price_per_gpu_hour = 0;
+  // Data and expert parallelism, as a cluster group's keys (cluster_spec.h): the unit is one
+  // group of dp engine cores of tp GPUs each (dp = 1 without ep: one replica, as before).
+  ParallelKnobs par;
+  bool parallel() const { return par.dp > 1 || par.ep; }
+  int64_t gpus_per_group() const { return int64_t{par.dp} * tp; }
 };
 
 struct Candidate {
