@@ -150,9 +150,10 @@ double Roofline::alltoall_us(double bytes, int ranks) const {
   return eff_.allreduce_latency_us + (ranks - 1.0) / ranks * bytes / (link * eff_.link) * 1e6;
 }
 
-double Roofline::gemm_bf16_us(double m, double n, double k) const {
+double Roofline::gemm_bf16_us(double m, double n, double k, bool* compute_side) const {
   const double flops = 2.0 * m * n * k / (bf16_flops_ * eff_.compute);
   const double bytes = (n * k + m * k + m * n) * 2.0 / (bw_ * eff_.memory);
+  if (compute_side) *compute_side = flops >= bytes;
   return std::max(flops, bytes) * 1e6;
 }
 

@@ -135,8 +135,9 @@ class Roofline {
   double allreduce_us(double bytes) const;            // one call; 0 at tp 1
   double alltoall_us(double bytes, int ranks) const;  // one call of `bytes` per rank
   // One bf16 GEMM (m x k by k x n) on its own: max(2 m n k / (P_bf16 e_compute),
-  // (n k + m k + m n) 2 / (B e_memory)); the shapes the cross-check compares.
-  double gemm_bf16_us(double m, double n, double k) const;
+  // (n k + m k + m n) 2 / (B e_memory)); the shapes the cross-check compares. *compute_side
+  // (when given) says whether the FLOP side is the larger.
+  double gemm_bf16_us(double m, double n, double k, bool* compute_side = nullptr) const;
   // Where dense turns compute-bound (fractional tokens; +inf when it never does).
   double knee_tokens() const;
 
