@@ -117,6 +117,9 @@ int cmd_profile_analytic(const Args& args) {
   }
   sim::Profile p = calib::analytic_profile(gpu, model, model_path, eff);
   if (!fitted.empty()) p.provenance.emplace_back("fitted_from", fitted);
+  std::string command = "isim profile analytic";
+  for (const std::string& a : args) command += " " + a;
+  p.provenance.emplace_back("command", command);
   p.provenance.emplace_back("tool_version", fmt::format("isim {}", ISIM_VERSION));
   p.provenance.emplace_back("git_sha", ISIM_GIT_SHA);
   sim::write_profile_file(out, p);
