@@ -63,6 +63,11 @@ Roofline::Roofline(const GpuSpec& gpu, const sim::ModelShape& model, const Effic
   if (model_.ep < 1 || (model_.moe.given() && model_.ep > model_.moe.experts))
     throw InputError(fmt::format("model {}: ep must be in [1, {}] (the routed experts), got {}",
                                  model_.name, model_.moe.experts, model_.ep));
+  if (model_.mla.given() && model_.mla.value_head_dim(model_.head_dim) <= 0)
+    throw InputError(
+        fmt::format("model {}: mla: head_dim {} must exceed qk_rope_head_dim {} "
+                    "unless v_head_dim is given",
+                    model_.name, model_.head_dim, model_.mla.qk_rope_head_dim));
   if (model_.weight_dtype == "fp8" && !(gpu_.fp8_dense_tflops > 0))
     throw InputError(fmt::format(
         "{}: fp8_dense_tflops: missing (model {} has fp8 weights, whose GEMMs run at the dense "
