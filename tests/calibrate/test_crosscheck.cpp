@@ -104,6 +104,17 @@ TEST_CASE("cross-check: MLA has no attention rows; a missing table names its fil
     }
   CHECK(calib::cross_check_text(c).find("generation attention            0          -") !=
         std::string::npos);
+  // MLA's and the experts' GEMMs: kv_a (512 + 64) x 4096, kv_b 32 x (128 + 128) x 512, o 4096 x
+  // 32 x 128; whole experts at ep 4 (gate_up 2 x 2048 x 4096, the o shape again, listed once),
+  // shared experts and lm_head split by tp 1; no dense FFN (no dense layers).
+  m.head_dim = 192;
+  m.params = 4e9;
+  m.moe = {64, 8, 2048, 1024, 0};
+  m.ep = 4;
+  const calib::CrossCheck moe = calib::cross_check_aiconfigurator(kExcerpt, gpu(), m, {});
+  CHECK(find(moe, "gemm bf16 (memory side)").note ==
+        "n x k: o 4096x4096; no rows for kv_a 576x4096, kv_b 8192x512, expert down 4096x2048, "
+        "shared gate_up 2048x4096, shared down 4096x1024, lm_head 1000x4096");
   const std::string err = test::error_of_call(
       [&] { (void)calib::cross_check_aiconfigurator("/nonexistent", gpu(), llama_like(), {}); });
   CHECK(err.find("/nonexistent/gemm_perf.csv") != std::string::npos);
