@@ -206,3 +206,17 @@ TEST_CASE("profile model: ep spreads the routed experts, written only when > 1")
         "p.yaml:21: model.ep: expert parallelism needs a MoE model (model.moe is absent: a dense "
         "model)");
 }
+
+TEST_CASE("profile model: a GPU with no room for KV names an analytic profile's min_ep") {
+  sim::Profile p = sim::parse_profile(with_model(kMoe), "p.yaml");
+  p.device.memory_gib = 0.001;  // 1,073,742 B x 0.9: less than the 1,128,000 B of weights
+  const sim::EngineConfig c;
+  const auto err = [&] {
+    return test::error_of_call([&] { (void)sim::derive_block_counts(p, c); });
+  };
+  CHECK(err().find("no KV block fits on the GPU") != std::string::npos);
+  CHECK(err().find("min_ep") == std::string::npos);
+  p.provenance.emplace_back("min_ep", "4: at ep 1 the weights ...");
+  CHECK(err().find(" B blocks need more (provenance min_ep: 4: the experts must be "
+                   "spread over that many GPUs)") != std::string::npos);
+}
