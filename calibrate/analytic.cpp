@@ -25,20 +25,26 @@ std::string factors_text(const Efficiency& e) {
       e.pcie_latency_us, e.duplex);
 }
 
-// Least-squares k for y = k x (through the origin) over the chosen points.
-double slope_through_origin(const std::vector<double>& x, const std::vector<double>& y,
-                            const std::vector<bool>& use) {
-  double xy = 0, xx = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!use[i]) continue;
-    xy += x[i] * y[i];
-    xx += x[i] * x[i];
-  }
-  return xx > 0 ? xy / xx : 0;
-}
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-size_t count(const std::vector<bool>& v) {
-  return static_cast<size_t>(std::count(v.begin(), v.end(), true));
+// 1 when the weights fit the GPU at the model's ep; for a MoE model at ep 1 that does not fit,
+// the smallest ep that does. InputError when none does.
+int smallest_fitting_ep(const GpuSpec& gpu, const sim::ModelShape& m) {
+  auto fits = [&](const sim::ModelShape& s) {
+    return s.weight_bytes_per_gpu() / kGiB < gpu.memory_gib;
+  };
+  if (fits(m)) return 1;
+  if (m.moe.given() && m.ep == 1) {
+    sim::ModelShape s = m;
+    for (s.ep = 2; s.ep <= m.moe.experts; ++s.ep)
+      if (fits(s)) return s.ep;
+  }
+  throw InputError(fmt::format(
+      "{}: model {} needs {:.3g} GiB of weights per GPU at tp {}{}, more than the {} GiB of {} "
+      "(raise --tp{})",
+      gpu.path, m.name, m.weight_bytes_per_gpu() / kGiB, m.tp,
+      m.ep > 1 ? fmt::format(" and ep {}", m.ep) : std::string(), gpu.memory_gib, gpu.name,
+      m.moe.given() ? " or --ep" : ""));
 }
 
 }  // namespace
@@ -47,10 +53,26 @@ Roofline::Roofline(const GpuSpec& gpu, const sim::ModelShape& model, const Effic
     : gpu_(gpu), model_(model), eff_(eff) {
   if (model_.dtype != "fp16" && model_.dtype != "bf16")
     throw InputError(fmt::format(
-        "model {}: dtype {} has no peak in the GPU spec (analytic profiles cover fp16 and bf16, "
-        "whose peak is bf16_dense_tflops)",
+        "model {}: dtype {} is not modelled (analytic profiles cover fp16 and bf16 activations "
+        "and KV cache; fp8 weights are weight_dtype: fp8)",
         model_.name, model_.dtype));
   if (model_.tp < 1) throw InputError(fmt::format("model {}: tp must be >= 1", model_.name));
+  if (model_.ep != 1 && !model_.moe.given())
+    throw InputError(fmt::format("model {}: ep {}: expert parallelism needs a MoE model",
+                                 model_.name, model_.ep));
+  if (model_.ep < 1 || (model_.moe.given() && model_.ep > model_.moe.experts))
+    throw InputError(fmt::format("model {}: ep must be in [1, {}] (the routed experts), got {}",
+                                 model_.name, model_.moe.experts, model_.ep));
+  if (model_.mla.given() && model_.mla.value_head_dim(model_.head_dim) <= 0)
+    throw InputError(
+        fmt::format("model {}: mla: head_dim {} must exceed qk_rope_head_dim {} "
+                    "unless v_head_dim is given",
+                    model_.name, model_.head_dim, model_.mla.qk_rope_head_dim));
+  if (model_.weight_dtype == "fp8" && !(gpu_.fp8_dense_tflops > 0))
+    throw InputError(fmt::format(
+        "{}: fp8_dense_tflops: missing (model {} has fp8 weights, whose GEMMs run at the dense "
+        "FP8 tensor-core peak; add it with its source)",
+        gpu_.path, model_.name));
   const double embed = 2.0 * model_.vocab * static_cast<double>(model_.hidden);
   if (!(model_.params > embed))
     throw InputError(fmt::format(
@@ -77,12 +99,13 @@ Roofline::Roofline(const GpuSpec& gpu, const sim::ModelShape& model, const Effic
         "{} x 3 x hidden x (experts x expert_ffn + shared_ffn) = {})",
         model_.name, model_.params, embed, moe.moe_layers(model_.layers), experts));
   layer_params_ = (model_.params - embed - experts) / model_.layers;
-  flops_ = gpu_.bf16_dense_tflops * 1e12;
+  bf16_flops_ = gpu_.bf16_dense_tflops * 1e12;
+  gemm_flops_ = model_.weight_dtype == "fp8" ? gpu_.fp8_dense_tflops * 1e12 : bf16_flops_;
   bw_ = gpu_.hbm_gbps * 1e9;
 }
 
 double Roofline::dense_compute_us(double tokens) const {
-  return 2.0 * tokens * layer_params_ / model_.tp / flops_ * 1e6;
+  return 2.0 * tokens * layer_params_ / model_.tp / gemm_flops_ * 1e6;
 }
 
 double Roofline::dense_memory_us(double tokens) const {
@@ -98,33 +121,9 @@ double Roofline::dense_us(double tokens) const {
   return std::max(dense_compute_us(tokens) / eff_.compute, dense_memory_us(tokens) / eff_.memory);
 }
 
-double Roofline::decode_kv_us(double kv_tokens) const {
-  // One layer's share of a token's KV on this GPU (MLA's latent is not split by tp).
-  const double kvb = model_.kv_bytes_per_token_unsplit() / model_.tp / model_.layers;
-  return kv_tokens * kvb / bw_ * 1e6;
-}
-
-double Roofline::decode_attention_us(double sequences, double kv_tokens) const {
-  return decode_kv_us(kv_tokens) / eff_.memory + sequences * eff_.attention_per_seq_us;
-}
-
-double Roofline::prefill_compute_us(double chunk, double kv_tokens) const {
-  return 4.0 * chunk * (kv_tokens + chunk / 2.0) * model_.heads * model_.head_dim /
-         static_cast<double>(model_.tp) / flops_ * 1e6;
-}
-
-double Roofline::prefill_memory_us(double chunk, double kv_tokens) const {
-  return decode_kv_us(kv_tokens + chunk);
-}
-
-double Roofline::prefill_attention_us(double chunk, double kv_tokens) const {
-  return std::max(prefill_compute_us(chunk, kv_tokens) / eff_.attention,
-                  prefill_memory_us(chunk, kv_tokens) / eff_.memory);
-}
-
 double Roofline::lm_head_compute_us(double sequences) const {
-  return 2.0 * sequences * model_.vocab * static_cast<double>(model_.hidden) / model_.tp / flops_ *
-         1e6;
+  return 2.0 * sequences * model_.vocab * static_cast<double>(model_.hidden) / model_.tp /
+         bf16_flops_ * 1e6;
 }
 
 double Roofline::lm_head_memory_us(double sequences) const {
@@ -150,6 +149,19 @@ double Roofline::allreduce_us(double bytes) const {
   return eff_.allreduce_latency_us + ring * bytes / (link * eff_.link) * 1e6;
 }
 
+double Roofline::alltoall_us(double bytes, int ranks) const {
+  if (ranks <= 1) return 0;
+  const double link = (gpu_.nvlink_gbps > 0 ? gpu_.nvlink_gbps : gpu_.pcie_gbps) * 1e9;
+  return eff_.allreduce_latency_us + (ranks - 1.0) / ranks * bytes / (link * eff_.link) * 1e6;
+}
+
+double Roofline::gemm_bf16_us(double m, double n, double k, bool* compute_side) const {
+  const double flops = 2.0 * m * n * k / (bf16_flops_ * eff_.compute);
+  const double bytes = (n * k + m * k + m * n) * 2.0 / (bw_ * eff_.memory);
+  if (compute_side) *compute_side = flops >= bytes;
+  return std::max(flops, bytes) * 1e6;
+}
+
 double Roofline::knee_tokens() const {
   // compute(t) = alpha t; memory(t) = beta0 + beta1 t (both with their efficiencies).
   const double alpha = dense_compute_us(1) / eff_.compute;
@@ -164,12 +176,7 @@ sim::Profile analytic_profile(const GpuSpec& gpu, const ModelSpec& model,
                               const AnalyticGrid& grid) {
   const sim::ModelShape& m = model.shape;
   const Roofline r(gpu, m, eff);
-  const double weights_gib = m.weight_bytes_per_gpu() / (1024.0 * 1024.0 * 1024.0);
-  if (weights_gib >= gpu.memory_gib)
-    throw InputError(fmt::format(
-        "{}: model {} needs {:.3g} GiB of weights per GPU at tp {}, more than the {} GiB of {} "
-        "(raise --tp)",
-        gpu.path, m.name, weights_gib, m.tp, gpu.memory_gib, gpu.name));
+  const int min_ep = smallest_fitting_ep(gpu, m);
 
   sim::Profile p;
   p.provenance = {
@@ -187,8 +194,37 @@ sim::Profile analytic_profile(const GpuSpec& gpu, const ModelSpec& model,
       {"model_config", model.source},
       {"factors", factors_text(eff)},
   };
+  if (m.weight_dtype == "fp8")
+    p.provenance.emplace_back(
+        "gemm_peak", fmt::format("fp8 weights (W8A8 block-fp8): the dense layers' and the experts' "
+                                 "GEMMs at fp8_dense_tflops {} TFLOPS; attention and lm_head at "
+                                 "bf16 {} TFLOPS",
+                                 gpu.fp8_dense_tflops, gpu.bf16_dense_tflops));
+  if (m.mla.given())
+    p.provenance.emplace_back(
+        "mla",
+        fmt::format("attention as vLLM's MLA backends run it: prefill 2 x heads / tp x (qk {} + v "
+                    "{}) FLOPs per attended pair, K and V expanded per head; decode absorbed "
+                    "over the latent, max(2 x heads / tp x (2 x {} + {}) FLOPs, ({} + {}) x {} "
+                    "bytes) per KV token, plus attention_per_seq_us per sequence",
+                    m.head_dim, m.mla.value_head_dim(m.head_dim), m.mla.kv_lora_rank,
+                    m.mla.qk_rope_head_dim, m.mla.kv_lora_rank, m.mla.qk_rope_head_dim,
+                    m.dtype_bytes()));
+  if (m.ep > 1)
+    p.provenance.emplace_back(
+        "expert_parallel",
+        fmt::format("ep {}: each GPU holds the routed experts / {} (weights {:.4g} GiB per GPU); "
+                    "the MoE layer's time is sim/cost_moe.h's",
+                    m.ep, m.ep, m.weight_bytes_per_gpu() / kGiB));
+  if (min_ep > 1)
+    p.provenance.emplace_back(
+        "min_ep", fmt::format("{}: at ep 1 the weights ({:.4g} GiB per GPU at tp {}) exceed the {} "
+                              "GiB of {}; spread over ep >= {} GPUs they fit (a DP/EP group "
+                              "sets ep from its size)",
+                              min_ep, m.weight_bytes_per_gpu() / kGiB, m.tp, gpu.memory_gib,
+                              gpu.name, min_ep));
   if (m.moe.given()) {
-    p.tables.moe_roofline = {gpu.bf16_dense_tflops, gpu.hbm_gbps, eff.compute, eff.memory};
+    p.tables.moe_roofline = {r.gemm_peak_tflops(), gpu.hbm_gbps, eff.compute, eff.memory};
     p.provenance.emplace_back(
         "moe",
         fmt::format("{} of {} layers MoE ({} experts, {} per token, expert_ffn {}, shared_ffn {}): "
@@ -264,125 +300,6 @@ sim::Profile analytic_profile(const GpuSpec& gpu, const ModelSpec& model,
   sim::check_profile_loads(p, fmt::format("the analytic profile of {} ({}) on {} ({})", m.name,
                                           model_path, gpu.name, gpu.path));
   return p;
-}
-
-FitResult fit_efficiency(const sim::Profile& measured, const GpuSpec& measured_gpu,
-                         const Efficiency& start) {
-  const std::string origin = measured.path.empty() ? "(measured profile)" : measured.path;
-  if (measured.form != sim::ForwardForm::kTables)
-    throw InputError(
-        origin + ": forward: --fit-from needs a tables profile (a linear one has no grid to fit)");
-  FitResult fit;
-  fit.eff = start;
-  Efficiency& e = fit.eff;
-  const sim::TablesForward& t = measured.tables;
-  // Roofline terms at efficiency 1 are independent of the factors.
-  const Roofline unit(measured_gpu, measured.model, Efficiency{1, 1, 1, 1, 0, 0, 0, 1});
-
-  // Dense: y = max(c / compute, m / memory).
-  {
-    std::vector<double> c, m, y;
-    for (size_t i = 0; i < t.dense_us.x.size(); ++i) {
-      c.push_back(unit.dense_compute_us(t.dense_us.x[i]));
-      m.push_back(unit.dense_memory_us(t.dense_us.x[i]));
-      y.push_back(t.dense_us.y[i]);
-    }
-    std::vector<bool> on_compute(c.size(), false);
-    for (int iter = 0; iter < 100; ++iter) {
-      std::vector<bool> split(c.size());
-      for (size_t i = 0; i < c.size(); ++i) split[i] = c[i] / e.compute >= m[i] / e.memory;
-      std::vector<bool> on_memory(c.size());
-      for (size_t i = 0; i < c.size(); ++i) on_memory[i] = !split[i];
-      const double kc = slope_through_origin(c, y, split);
-      const double km = slope_through_origin(m, y, on_memory);
-      if (kc > 0) e.compute = 1.0 / kc;
-      if (km > 0) e.memory = 1.0 / km;
-      if (iter > 0 && split == on_compute) break;
-      on_compute = split;
-    }
-    const size_t nc = count(on_compute), nm = on_compute.size() - nc;
-    if (nc == 0) fit.kept.emplace_back("compute: no compute-bound dense point");
-    if (nm == 0) fit.kept.emplace_back("memory: no memory-bound dense point");
-    fit.notes.push_back(fmt::format("compute: {} dense points, memory: {} dense points", nc, nm));
-  }
-
-  // Prefill attention: y = max(c / attention, m / memory), memory already fitted.
-  {
-    const sim::Grid2D& g = t.prefill_attention_us;
-    std::vector<double> c, m, y;
-    for (size_t i = 0; i < g.x.size(); ++i)
-      for (size_t j = 0; j < g.y.size(); ++j) {
-        c.push_back(unit.prefill_compute_us(g.x[i], g.y[j]));
-        m.push_back(unit.prefill_memory_us(g.x[i], g.y[j]));
-        y.push_back(g.z[i * g.y.size() + j]);
-      }
-    std::vector<bool> used(c.size(), false);
-    for (int iter = 0; iter < 100; ++iter) {
-      std::vector<bool> split(c.size());
-      for (size_t i = 0; i < c.size(); ++i) split[i] = c[i] / e.attention >= m[i] / e.memory;
-      const double k = slope_through_origin(c, y, split);
-      if (k > 0) e.attention = 1.0 / k;
-      if (iter > 0 && split == used) break;
-      used = split;
-    }
-    if (count(used) == 0) fit.kept.emplace_back("attention: no FLOP-bound prefill attention point");
-    fit.notes.push_back(fmt::format("attention: {} prefill attention points", count(used)));
-  }
-
-  // Decode attention: y - kv_read / memory = sequences * per_seq.
-  {
-    const sim::Grid2D& g = t.decode_attention_us;
-    std::vector<double> s, r;
-    for (size_t i = 0; i < g.x.size(); ++i)
-      for (size_t j = 0; j < g.y.size(); ++j) {
-        s.push_back(g.x[i]);
-        r.push_back(g.z[i * g.y.size() + j] - unit.decode_kv_us(g.y[j]) / e.memory);
-      }
-    const double k = slope_through_origin(s, r, std::vector<bool>(s.size(), true));
-    e.attention_per_seq_us = std::max(0.0, k);
-    fit.notes.push_back(fmt::format("attention_per_seq_us: {} decode attention points", s.size()));
-  }
-
-  // PCIe: copy time in us = latency + bytes / (1e3 x pcie_gbps x pcie).
-  {
-    std::vector<double> b, us;
-    for (const sim::Curve1D* c : {&measured.swap.h2d_gbps, &measured.swap.d2h_gbps})
-      for (size_t i = 0; i < c->x.size(); ++i) {
-        b.push_back(c->x[i]);
-        us.push_back(c->x[i] / c->y[i] / 1e3);
-      }
-    const double n = static_cast<double>(b.size());
-    double sb = 0, st = 0, sbb = 0, sbt = 0;
-    for (size_t i = 0; i < b.size(); ++i) {
-      sb += b[i];
-      st += us[i];
-      sbb += b[i] * b[i];
-      sbt += b[i] * us[i];
-    }
-    const double den = n * sbb - sb * sb;
-    const double slope = den > 0 ? (n * sbt - sb * st) / den : 0;
-    if (slope > 0) {
-      e.pcie = 1.0 / (slope * 1e3 * measured_gpu.pcie_gbps);
-      e.pcie_latency_us = std::max(0.0, (st - slope * sb) / n) + measured.swap.per_copy_overhead_us;
-      fit.notes.push_back(fmt::format("pcie: {} copy points", b.size()));
-    } else {
-      fit.kept.emplace_back("pcie: copy time does not grow with size");
-    }
-  }
-  for (auto [name, f] : {std::pair<const char*, double*>{"compute", &e.compute},
-                         {"memory", &e.memory},
-                         {"attention", &e.attention},
-                         {"pcie", &e.pcie}}) {
-    if (*f > 1) {
-      fit.notes.push_back(fmt::format(
-          "{}: fitted {:.4g} > 1 (faster than the spec's peak; check --fit-gpu), clamped to 1",
-          name, *f));
-      *f = 1;
-    }
-  }
-  e.overhead_us = t.overhead_us;
-  e.duplex = measured.swap.duplex_factor;
-  return fit;
 }
 
 }  // namespace isim::calib

@@ -26,9 +26,9 @@ double sourced_value(const YamlMap& root, const std::string& key) {
 }  // namespace
 
 GpuSpec load_gpu_spec(const std::string& path) {
-  const std::vector<std::string> keys = {"name",       "bf16_dense_tflops", "hbm_gbps",
-                                         "memory_gib", "pcie_gen",          "pcie_gbps",
-                                         "nvlink_gbps"};
+  const std::vector<std::string> keys = {
+      "name",     "bf16_dense_tflops", "fp8_dense_tflops", "hbm_gbps",     "memory_gib",
+      "pcie_gen", "pcie_gbps",         "nvlink_gbps",      "network_gbps", "nvlink_domain_gpus"};
   std::string key_list;
   for (const auto& k : keys) key_list += (key_list.empty() ? "" : ", ") + k;
   const YamlMap root(load_yaml_file(path, "GPU spec file"), path, "", keys,
@@ -52,6 +52,17 @@ GpuSpec load_gpu_spec(const std::string& path) {
   g.pcie_gen = static_cast<int>(gen);
   g.pcie_gbps = sourced_value(root, "pcie_gbps");
   if (root.has("nvlink_gbps")) g.nvlink_gbps = sourced_value(root, "nvlink_gbps");
+  if (root.has("fp8_dense_tflops")) g.fp8_dense_tflops = sourced_value(root, "fp8_dense_tflops");
+  if (root.has("network_gbps")) g.network_gbps = sourced_value(root, "network_gbps");
+  if (root.has("nvlink_domain_gpus")) {
+    const double n = sourced_value(root, "nvlink_domain_gpus");
+    if (n != std::floor(n) || n > 100000)
+      root.map("nvlink_domain_gpus", {"value", "source"})
+          .fail("value", fmt::format("expected a GPU count 1..100000, got {}", n));
+    if (g.nvlink_gbps <= 0)
+      root.fail("nvlink_domain_gpus", "given without nvlink_gbps (a domain needs its link)");
+    g.nvlink_domain_gpus = static_cast<int>(n);
+  }
   return g;
 }
 

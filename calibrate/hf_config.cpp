@@ -83,9 +83,8 @@ Known identify(HfKeys& c) {
   if (c.given("architectures")) {
     const auto& a = c.at("architectures");
     if (!a.is_array() || a.empty() || !a[0].is_string())
-      c.fail(
-          "architectures",
-          "expected a list of class names such as [\"LlamaForCausalLM\"], got " + shown(a));
+      c.fail("architectures",
+             "expected a list of class names such as [\"LlamaForCausalLM\"], got " + shown(a));
     const auto name = a[0].get<std::string>();
     if (const Known* k = lookup(name, &Known::architecture))
       return c.record("architectures", name), *k;
@@ -142,7 +141,7 @@ std::string lowercase(std::string s) {
 }
 
 std::string model_name_of(HfKeys& c, const std::string& path, const std::string& flag,
-                    std::string* origin) {
+                          std::string* origin) {
   if (!flag.empty()) return *origin = "--name", flag;
   if (auto hub = c.optional_string("_name_or_path")) {
     while (!hub->empty() && hub->back() == '/') hub->pop_back();
@@ -211,7 +210,12 @@ void set_shape(const Shapes& s, const ParamCount& pc, sim::ModelShape& shape) {
                  narrow(s.shared_ffn), narrow(s.dense_layers)};
     shape.active_params = pc.active;
   }
-  if (s.kv_lora_rank > 0) shape.mla = {narrow(s.kv_lora_rank), narrow(s.qk_rope_head_dim)};
+  if (s.kv_lora_rank > 0) {
+    shape.mla = {narrow(s.kv_lora_rank), narrow(s.qk_rope_head_dim)};
+    // Written only where it differs from the default head_dim - rope (GLM-5), so the DeepSeek
+    // and Kimi model files keep their bytes.
+    if (s.v_head_dim != s.qk_nope_head_dim) shape.mla.v_head_dim = narrow(s.v_head_dim);
+  }
 }
 
 }  // namespace

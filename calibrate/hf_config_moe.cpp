@@ -170,6 +170,7 @@ Shapes read_mla_shapes(HfKeys& c, Family f, HfImport& imp) {
            "bias); expected false");
   o.emplace_back("mla.kv_lora_rank", c.name("kv_lora_rank"));
   o.emplace_back("mla.qk_rope_head_dim", c.name("qk_rope_head_dim"));
+  o.emplace_back("mla.v_head_dim", c.name("v_head_dim") + " (differs from qk_nope_head_dim)");
   if (c.given("rope_theta") && c.at("rope_theta").is_number())
     c.record("rope_theta", c.at("rope_theta").dump());
   read_experts(c, f, s, imp);  // every MLA family here is MoE

@@ -79,6 +79,7 @@ std::string hf_model_yaml(const HfImport& imp) {
     y += "mla:\n";
     nested("mla.kv_lora_rank", std::to_string(s.mla.kv_lora_rank));
     nested("mla.qk_rope_head_dim", std::to_string(s.mla.qk_rope_head_dim));
+    if (s.mla.v_head_dim > 0) nested("mla.v_head_dim", std::to_string(s.mla.v_head_dim));
   }
   return y;
 }

@@ -64,6 +64,10 @@ struct AllreduceCurve {
 AllreduceCurve aiconfigurator_allreduce(const std::string& dir, int tp, const std::string& dtype,
                                         const std::string& backend);
 
+// The one nccl_perf*.csv in dir; InputError("DIR: expected one nccl_perf*.csv for PURPOSE,
+// found ...") otherwise.
+std::string aiconfigurator_nccl_file(const std::string& dir, const std::string& purpose);
+
 // The prefill rule above for one cell: ctx = T_ctx by isl, gen = batch-1 T_gen by KV tokens.
 double composed_prefill_us(const sim::Curve1D& ctx, const sim::Curve1D& gen, double chunk,
                            double kv);

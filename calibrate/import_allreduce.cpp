@@ -15,10 +15,7 @@
 
 namespace isim::calib {
 
-namespace {
-
-// The one nccl_perf*.csv in dir.
-std::string nccl_file(const std::string& dir) {
+std::string aiconfigurator_nccl_file(const std::string& dir, const std::string& purpose) {
   std::set<std::string> found;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
@@ -28,13 +25,11 @@ std::string nccl_file(const std::string& dir) {
   if (found.size() != 1) {
     std::string list;
     for (const auto& f : found) list += (list.empty() ? "" : ", ") + f;
-    throw InputError(fmt::format("{}: expected one nccl_perf*.csv for --allreduce nccl, found {}",
-                                 dir, found.empty() ? "none" : list));
+    throw InputError(fmt::format("{}: expected one nccl_perf*.csv for {}, found {}", dir, purpose,
+                                 found.empty() ? "none" : list));
   }
   return dir + "/" + *found.begin();
 }
-
-}  // namespace
 
 AllreduceCurve aiconfigurator_allreduce(const std::string& dir, int tp, const std::string& dtype,
                                         const std::string& backend) {
@@ -49,7 +44,8 @@ AllreduceCurve aiconfigurator_allreduce(const std::string& dir, int tp, const st
         dir, dtype));
   }
   const bool nccl = backend == "nccl";
-  const std::string file = nccl ? nccl_file(dir) : dir + "/custom_allreduce_perf.csv";
+  const std::string file =
+      nccl ? aiconfigurator_nccl_file(dir, "--allreduce nccl") : dir + "/custom_allreduce_perf.csv";
   const CsvTable t = read_csv(file);
   const std::size_t cop = t.column("op_name"), cg = t.column("num_gpus"),
                     cs = t.column("message_size"), cl = t.column("latency"),

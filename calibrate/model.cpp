@@ -36,10 +36,16 @@ void read_options(const YamlMap& root, sim::ModelShape& s) {
         bounded(m, "dense_layers", 0, s.layers - 1, "layers with a dense FFN, fewer than layers");
   }
   if (root.has("mla")) {
-    const YamlMap m = root.map("mla", {"kv_lora_rank", "qk_rope_head_dim"});
+    const YamlMap m = root.map("mla", {"kv_lora_rank", "qk_rope_head_dim", "v_head_dim"});
     constexpr int kMax = std::numeric_limits<int32_t>::max();
     s.mla.kv_lora_rank = bounded(m, "kv_lora_rank", 1, kMax, "the latent KV width");
     s.mla.qk_rope_head_dim = bounded(m, "qk_rope_head_dim", 1, kMax, "the rotary key width");
+    if (m.has("v_head_dim"))
+      s.mla.v_head_dim = bounded(m, "v_head_dim", 1, kMax, "the value head width");
+    else if (s.mla.qk_rope_head_dim >= s.head_dim)
+      root.fail("head_dim", fmt::format("must exceed mla.qk_rope_head_dim ({}) unless "
+                                        "mla.v_head_dim is given",
+                                        s.mla.qk_rope_head_dim));
   }
   s.active_params = root.get<double>("active_params", 0, "the parameters a token uses");
   if (root.has("active_params") && !(s.active_params > 0 && s.active_params <= s.params))

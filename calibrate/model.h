@@ -9,8 +9,10 @@
 // Optional (mixture-of-experts, MLA and quantized models; sim::ModelShape says what each means):
 //   active_params: 3353032704    weight_dtype: fp8 | int8 | int4
 //   moe: {experts: 128, experts_per_token: 8, expert_ffn: 768, shared_ffn: 0, dense_layers: 0}
-//   mla: {kv_lora_rank: 512, qk_rope_head_dim: 64}
-// `tp` is not part of a model: it is chosen per deployment (isim-calibrate --tp, profiles).
+//   mla: {kv_lora_rank: 512, qk_rope_head_dim: 64, v_head_dim: 128}   # v_head_dim optional
+//                                                  # (default head_dim - qk_rope_head_dim)
+// `tp` and `ep` are not part of a model: they are chosen per deployment (isim-calibrate --tp,
+// isim profile analytic --tp/--ep, profiles).
 // Contract: load_model validates types and ranges (positive sizes, heads a multiple of
 // kv_heads, a known dtype) and throws InputError("FILE:LINE: key: reason").
 #pragma once

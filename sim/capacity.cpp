@@ -79,9 +79,16 @@ BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c) {
     b.gpu = static_cast<int64_t>(gpu);
     b.gpu_rule += fmt::format(" -> {} blocks of {} KiB", b.gpu, b.block_bytes / 1024);
   }
-  if (b.gpu <= 0)
-    throw InputError(fmt::format("{}: no KV block fits on the GPU ({}); the {} B blocks need more",
-                                 p.path.empty() ? "profile" : p.path, b.gpu_rule, b.block_bytes));
+  if (b.gpu <= 0) {
+    // An analytic MoE profile written at ep 1 that only fits spread over a DP/EP group says so.
+    const std::string min_ep = p.provenance_value("min_ep");
+    throw InputError(
+        fmt::format("{}: no KV block fits on the GPU ({}); the {} B blocks need more{}",
+                    p.path.empty() ? "profile" : p.path, b.gpu_rule, b.block_bytes,
+                    min_ep.empty() ? std::string()
+                                   : " (provenance min_ep: " + min_ep.substr(0, min_ep.find(':')) +
+                                         ": the experts must be spread over that many GPUs)"));
+  }
   if (c.cpu_blocks >= 0) {
     b.cpu = c.cpu_blocks;
     return b;

@@ -24,11 +24,11 @@ const Names kTopKeys = {
     "forward", "swap",       "step_overhead", "memory", "validation"};
 const Names kValidationKeys = {"batch", "predicted_ms", "measured_ms"};
 const Names kDeviceKeys = {"name", "memory_gib"};
-const Names kModelKeys = {"name",     "layers", "hidden", "heads",         "kv_heads",
-                          "head_dim", "ffn",    "vocab",  "dtype",         "params",
-                          "tp",       "moe",    "mla",    "active_params", "weight_dtype"};
+const Names kModelKeys = {"name", "layers",        "hidden",       "heads",  "kv_heads", "head_dim",
+                          "ffn",  "vocab",         "dtype",        "params", "tp",       "moe",
+                          "mla",  "active_params", "weight_dtype", "ep"};
 const Names kMoeKeys = {"experts", "experts_per_token", "expert_ffn", "shared_ffn", "dense_layers"};
-const Names kMlaKeys = {"kv_lora_rank", "qk_rope_head_dim"};
+const Names kMlaKeys = {"kv_lora_rank", "qk_rope_head_dim", "v_head_dim"};
 const Names kWeightDtypes = {"fp8", "int8", "int4"};
 const Names kKvKeys = {"block_tokens"};
 const Names kSwapKeys = {"h2d", "d2h", "duplex_factor", "per_copy_overhead_us", "compute_slowdown"};
@@ -78,6 +78,14 @@ void read_model_options(const Reader& r, const MapNode& m, ModelShape& model) {
     const MapNode a = r.section(m, "mla", kMlaKeys);
     model.mla.kv_lora_rank = r.count(a, "kv_lora_rank");
     model.mla.qk_rope_head_dim = r.count(a, "qk_rope_head_dim");
+    if (Reader::find(a, "v_head_dim")) model.mla.v_head_dim = r.count(a, "v_head_dim");
+  }
+  if (const auto ep = Reader::find(m, "ep")) {
+    if (!model.moe.given())
+      r.fail(*ep, "model.ep",
+             "expert parallelism needs a MoE model (model.moe is absent: a dense model)");
+    model.ep = bounded(r, m, "ep", 1, model.moe.experts,
+                       "expert-parallel ranks, at most model.moe.experts");
   }
   if (Reader::find(m, "active_params")) {
     model.active_params =
@@ -260,10 +268,17 @@ double ModelShape::weight_dtype_bytes() const {
       fmt::format("model.weight_dtype: unknown '{}' (valid: fp8, int8, int4)", weight_dtype));
 }
 
+double ModelShape::routed_expert_params() const {
+  return moe.moe_layers(layers) * static_cast<double>(moe.experts) * 3.0 * hidden *
+         static_cast<double>(moe.expert_ffn);
+}
+
 double ModelShape::weight_bytes_per_gpu() const {
-  if (weight_dtype.empty()) return params * dtype_bytes() / tp;
-  const double outer = std::min(params, 2.0 * vocab * static_cast<double>(hidden));
-  return (outer * dtype_bytes() + (params - outer) * weight_dtype_bytes()) / tp;
+  const double outer =
+      weight_dtype.empty() ? 0 : std::min(params, 2.0 * vocab * static_cast<double>(hidden));
+  const double routed = ep > 1 ? std::min(params - outer, routed_expert_params()) : 0;
+  const double w = weight_dtype_bytes();
+  return (outer * dtype_bytes() + (params - outer - routed) * w) / tp + routed * w / ep;
 }
 
 std::string Profile::provenance_value(const std::string& key) const {

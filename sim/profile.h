@@ -6,8 +6,9 @@
 //   never be silently ignored) except under `provenance`, which is free-form text.
 //   Errors are InputError("FILE: key.path: reason").
 // - `validation` is optional: a list of {batch, predicted_ms, measured_ms} (isim-calibrate).
-// - `model` may hold active_params, weight_dtype, moe {...} and mla {...} (ModelShape below);
-//   they are written only when given, so a dense model's profile keeps its bytes.
+// - `model` may hold active_params, weight_dtype, ep, moe {...} and mla {...} (ModelShape
+//   below); they are written only when given (ep only when > 1), so a dense model's profile
+//   keeps its bytes. ep must be in [1, moe.experts] and is refused on a dense model.
 // - `write_profile` emits YAML that `load_profile` reads back to an equal Profile.
 // - Units are in the key names: *_ms, *_us, *_gib, *_gbps (GB/s = 1e9 bytes/s), bytes.
 #pragma once
@@ -40,10 +41,17 @@ struct MoeShape {
 // Multi-head latent attention (DeepSeek-V2/V3, Kimi K2, GLM-5; all zero: standard attention).
 // The KV cache holds one latent vector of kv_lora_rank + qk_rope_head_dim values per token and
 // layer, shared by every head and replicated on every tensor-parallel rank (vLLM's MLA backends).
+// The query/key head is the model's head_dim (qk_nope_head_dim + qk_rope_head_dim); the value
+// head is v_head_dim (optional: 0 means head_dim - qk_rope_head_dim, as in DeepSeek-V3 and Kimi
+// K2; GLM-5's differs).
 struct MlaShape {
   int kv_lora_rank = 0;
   int qk_rope_head_dim = 0;
+  int v_head_dim = 0;  // 0: head_dim - qk_rope_head_dim
   bool given() const { return kv_lora_rank > 0; }
+  int value_head_dim(int head_dim) const {
+    return v_head_dim > 0 ? v_head_dim : head_dim - qk_rope_head_dim;
+  }
   bool operator==(const MlaShape&) const = default;
 };
 
@@ -59,6 +67,10 @@ struct ModelShape {
   std::string dtype = "fp16";  // fp16 | bf16 | fp32 | fp8
   double params = 0;           // parameter count
   int tp = 1;                  // tensor-parallel degree
+  // Expert-parallel ranks the routed experts are spread over (MoE only). 1: every GPU holds all
+  // the experts, split by tp; > 1: each GPU holds experts / ep whole experts, and everything
+  // else (attention, dense FFN, shared experts, embedding) stays split by tp.
+  int ep = 1;
   MoeShape moe;
   MlaShape mla;
   double active_params = 0;  // parameters each token uses (MoE); 0: all of `params`
@@ -79,10 +91,14 @@ struct ModelShape {
   // Bytes of one quantized linear weight: fp8 and int8 1, int4 0.5 (group scales not counted:
   // 2/128 B more per weight at group size 128); dtype_bytes() when weight_dtype is "".
   double weight_dtype_bytes() const;
-  // Weight bytes on one GPU, the whole expert set resident: params x dtype / tp; with a
-  // weight_dtype, the embedding and lm_head (2 x vocab x hidden, a tied model's one table
-  // counted twice) at dtype and every other parameter at weight_dtype_bytes(), over tp.
+  // Weight bytes on one GPU: params x dtype / tp; with a weight_dtype, the embedding and lm_head
+  // (2 x vocab x hidden, a tied model's one table counted twice) at dtype and every other
+  // parameter at weight_dtype_bytes(), over tp. With ep > 1 the routed experts' parameters
+  // (routed_expert_params()) are divided by ep instead of tp.
   double weight_bytes_per_gpu() const;
+  // moe_layers x experts x 3 x hidden x expert_ffn (gate, up and down of every routed expert);
+  // 0 for a dense model.
+  double routed_expert_params() const;
   // Parameters a token runs through: active_params, or params when that is 0.
   double params_per_token() const { return active_params > 0 ? active_params : params; }
   bool operator==(const ModelShape&) const = default;

@@ -141,6 +141,7 @@ void write_model_options(std::string& out, const ModelShape& m) {
   auto w = std::back_inserter(out);
   if (m.active_params > 0) fmt::format_to(w, "  active_params: {}\n", num(m.active_params));
   if (!m.weight_dtype.empty()) fmt::format_to(w, "  weight_dtype: {}\n", scalar(m.weight_dtype));
+  if (m.ep > 1) fmt::format_to(w, "  ep: {}\n", m.ep);
   if (m.moe.given())
     fmt::format_to(w,
                    "  moe:\n    experts: {}\n    experts_per_token: {}\n    expert_ffn: {}\n"
@@ -150,6 +151,7 @@ void write_model_options(std::string& out, const ModelShape& m) {
   if (m.mla.given())
     fmt::format_to(w, "  mla:\n    kv_lora_rank: {}\n    qk_rope_head_dim: {}\n",
                    m.mla.kv_lora_rank, m.mla.qk_rope_head_dim);
+  if (m.mla.v_head_dim > 0) fmt::format_to(w, "    v_head_dim: {}\n", m.mla.v_head_dim);
 }
 
 std::string to_yaml(const Profile& p) {
@@ -269,9 +271,10 @@ std::string describe_profile(const Profile& p) {
   if (m.moe.given())
     fmt::format_to(w,
                    "moe: {} experts, {} per token, expert ffn {}, shared ffn {}, {} dense "
-                   "layers; {:.4g} active params per token\n",
+                   "layers; {:.4g} active params per token{}\n",
                    m.moe.experts, m.moe.experts_per_token, m.moe.expert_ffn, m.moe.shared_ffn,
-                   m.moe.dense_layers, m.params_per_token());
+                   m.moe.dense_layers, m.params_per_token(),
+                   m.ep > 1 ? fmt::format("; routed experts over ep {}", m.ep) : std::string());
   else if (m.active_params > 0)
     fmt::format_to(w, "active params per token: {:.4g}\n", m.active_params);
   if (m.mla.given())
@@ -352,15 +355,14 @@ std::string describe_profile(const Profile& p) {
                    num(p.step_overhead.per_token_us));
   if (p.memory.given) {
     const MemorySpec& mem = p.memory;
-    fmt::format_to(w,
-                   "memory (vLLM rule): usable {} GiB; weights extra {}; activations {} per "
-                   "token, sampler {} per sequence + {} per token; non-torch {} GiB; CUDA "
-                   "graphs {} GiB\n",
-                   num(mem.usable_gib), bytes_text(mem.weights_extra_bytes),
-                   bytes_text(mem.activation_bytes_per_token),
-                   bytes_text(mem.sampler_bytes_per_sequence),
-                   bytes_text(mem.sampler_bytes_per_token), num(mem.non_torch_gib),
-                   num(mem.cuda_graph_gib));
+    fmt::format_to(
+        w,
+        "memory (vLLM rule): usable {} GiB; weights extra {}; activations {} per "
+        "token, sampler {} per sequence + {} per token; non-torch {} GiB; CUDA "
+        "graphs {} GiB\n",
+        num(mem.usable_gib), bytes_text(mem.weights_extra_bytes),
+        bytes_text(mem.activation_bytes_per_token), bytes_text(mem.sampler_bytes_per_sequence),
+        bytes_text(mem.sampler_bytes_per_token), num(mem.non_torch_gib), num(mem.cuda_graph_gib));
   }
   if (!p.validation.empty()) {
     fmt::format_to(w, "validation: {} batches, mean |error| {:.1f}%\n", p.validation.size(),

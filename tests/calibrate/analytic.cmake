@@ -4,6 +4,8 @@ isim_test(test_calibrate_analytic LIBS isim_experiments isim_calibrate SOURCES
   calibrate/test_analytic.cpp
   calibrate/test_analytic_moe.cpp
   calibrate/test_analytic_models.cpp
+  calibrate/test_analytic_mla.cpp
+  calibrate/test_crosscheck.cpp
   calibrate/test_diff.cpp
   calibrate/test_cli_profile.cpp
 )

@@ -289,17 +289,34 @@ TEST_CASE("GPU spec files: every shipped one loads; bad ones name FILE:LINE: key
     const calib::GpuSpec g = calib::load_gpu_spec(e.path().string());
     CHECK(g.bf16_dense_tflops > 100);
     CHECK(g.hbm_gbps > 500);
-    CHECK((g.pcie_gen == 4 || g.pcie_gen == 5));
-    CHECK(g.pcie_gbps == (g.pcie_gen == 4 ? 32 : 64));
+    if (g.name == "GB300-NVL72") {  // its host copies take NVLink-C2C, not PCIe
+      CHECK(g.pcie_gen == 6);
+      CHECK(g.pcie_gbps == 225);  // 900 GB/s both ways for one Grace and its two GPUs
+    } else {
+      CHECK((g.pcie_gen == 4 || g.pcie_gen == 5));
+      CHECK(g.pcie_gbps == (g.pcie_gen == 4 ? 32 : 64));
+    }
+    if (g.fp8_dense_tflops > 0)  // twice bf16 (989.4 and 1,978.9 round apart on Hopper)
+      CHECK(g.fp8_dense_tflops == doctest::Approx(2 * g.bf16_dense_tflops).epsilon(1e-3));
     ++n;
   }
-  CHECK(n == 8);
+  CHECK(n == 9);
+  const calib::GpuSpec gb300 = calib::load_gpu_spec((dir / "GB300.yaml").string());
+  CHECK(gb300.fp8_dense_tflops == 5000);  // 360 PFLOPS dense FP8 per rack / 72
+  CHECK(gb300.bf16_dense_tflops == 2500);
+  CHECK(gb300.nvlink_gbps == 900);
+  CHECK(gb300.network_gbps == 100);  // ConnectX-8, 800 Gb/s
+  CHECK(gb300.nvlink_domain_gpus == 72);
   const calib::GpuSpec h200 = calib::load_gpu_spec((dir / "H200.yaml").string());
   CHECK(h200.bf16_dense_tflops == 989);
   CHECK(h200.hbm_gbps == 4800);
   CHECK(h200.memory_gib == 141);
   CHECK(h200.nvlink_gbps == 450);  // optional: 900 GB/s both ways together
   CHECK(calib::load_gpu_spec((dir / "RTX-4090.yaml").string()).nvlink_gbps == 0);
+  CHECK(h200.fp8_dense_tflops == 1979);
+  CHECK(h200.network_gbps == 50);  // ConnectX-7, 400 Gb/s
+  CHECK(h200.nvlink_domain_gpus == 8);
+  CHECK(calib::load_gpu_spec((dir / "RTX-4090.yaml").string()).fp8_dense_tflops == 0);
 
   auto d = scratch("specs");
   const std::string good =
@@ -314,6 +331,18 @@ TEST_CASE("GPU spec files: every shipped one loads; bad ones name FILE:LINE: key
   CHECK(error_of([&] {
           calib::load_gpu_spec(link);
         }).find(link + ":7: nvlink_gbps.value: must be > 0, got 0") == 0);
+  const std::string lonely =
+      write(d / "lonely.yaml", good + "nvlink_domain_gpus: {value: 8, source: s}\n");
+  CHECK(error_of([&] {
+          calib::load_gpu_spec(lonely);
+        }).find(lonely + ":7: nvlink_domain_gpus: given without nvlink_gbps") == 0);
+  const std::string half =
+      write(d / "half.yaml", good + "nvlink_gbps: {value: 9, source: s}\n" +
+                                 "nvlink_domain_gpus: {value: 7.5, source: s}\n");
+  CHECK(error_of([&] {
+          calib::load_gpu_spec(half);
+        }).find(half + ":8: nvlink_domain_gpus.value: expected a GPU count 1..100000, got 7.5") ==
+        0);
   const std::string nosrc = write(d / "nosrc.yaml", "name: g\nbf16_dense_tflops: {value: 1}\n");
   CHECK(error_of([&] {
           calib::load_gpu_spec(nosrc);

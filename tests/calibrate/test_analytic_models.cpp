@@ -46,7 +46,9 @@ TEST_CASE("analytic: quantized weights stream at their own bytes") {
   sim::ModelShape m = toy(1);
   CHECK(calib::Roofline(isim::test::toy_gpu(), m, {}).dense_memory_us(0) == doctest::Approx(20));
   m.weight_dtype = "fp8";
-  CHECK(calib::Roofline(isim::test::toy_gpu(), m, {}).dense_memory_us(0) == doctest::Approx(10));
+  calib::GpuSpec fp8_gpu = isim::test::toy_gpu();
+  fp8_gpu.fp8_dense_tflops = 200;
+  CHECK(calib::Roofline(fp8_gpu, m, {}).dense_memory_us(0) == doctest::Approx(10));
   m.weight_dtype = "int4";
   CHECK(calib::Roofline(isim::test::toy_gpu(), m, {}).dense_memory_us(0) == doctest::Approx(5));
   // The weights the profile checks against the GPU's memory: embedding and lm_head 2,048,000 at

@@ -186,3 +186,54 @@ TEST_CASE("isim profile show --plot draws a PNG when matplotlib is there" *
   REQUIRE(bytes.size() > 8);
   CHECK(bytes.substr(1, 3) == "PNG");
 }
+
+TEST_CASE("isim profile analytic --ep and --against: a MoE/MLA fp8 model, flags named on error") {
+  auto d = test::scratch("analytic-ep");
+  const std::string out = (d / "k.yaml").string();
+  const std::string kimi = "profile analytic --model calibrate/models/kimi-k2.yaml ";
+  // H200 x 8, ep 8: the experts spread, written into the model section.
+  const Result h200 = run_isim(kimi + "--gpu calibrate/gpus/H200.yaml --tp 8 --ep 8 --out " + out);
+  CHECK(h200.rc == 0);
+  CHECK(h200.out.find("kimi-k2 on H200-SXM-141GB, tp 8, ep 8; T(1) = ") != std::string::npos);
+  const sim::Profile p = sim::load_profile(out);
+  CHECK(p.model.ep == 8);
+  CHECK(p.tables.moe_roofline.peak_tflops == 1979);  // fp8 experts at the FP8 peak
+  CHECK(p.provenance_value("gemm_peak").find("fp8_dense_tflops 1979") != std::string::npos);
+  CHECK(p.provenance_value("mla").find("qk 192 + v 128") != std::string::npos);
+  // GB300 at tp 1 and ep 1: a profile for a DP/EP group, with the smallest ep that fits noted.
+  const Result gb300 = run_isim(kimi + "--gpu calibrate/gpus/GB300.yaml --out " + out);
+  CHECK(gb300.rc == 0);
+  CHECK(gb300.out.find("note: min_ep ") != std::string::npos);
+  CHECK(!sim::load_profile(out).provenance_value("min_ep").empty());
+  // Bad --ep values name the flag; a sheet without an FP8 peak is named for fp8 weights.
+  const Result dense = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml "
+                                            "--model calibrate/models/llama-3.1-8b.yaml --ep 2 "
+                                            "--out ") +
+                                out);
+  CHECK(dense.rc == 2);
+  CHECK(
+      dense.err.find("--ep 2: model llama-3.1-8b (calibrate/models/llama-3.1-8b.yaml) is dense") !=
+      std::string::npos);
+  const Result many =
+      run_isim(kimi + "--gpu calibrate/gpus/H200.yaml --tp 8 --ep 385 --out " + out);
+  CHECK(many.rc == 2);
+  CHECK(many.err.find("--ep 385: more than the 384 routed experts of model kimi-k2") !=
+        std::string::npos);
+  const Result word = run_isim(kimi + "--gpu calibrate/gpus/H200.yaml --ep eight --out " + out);
+  CHECK(word.rc == 2);
+  CHECK(word.err.find("--ep: expected a positive integer, got 'eight'") != std::string::npos);
+  const Result a100 = run_isim(kimi + "--gpu calibrate/gpus/A100-80GB.yaml --tp 8 --out " + out);
+  CHECK(a100.rc == 2);
+  CHECK(a100.err.find("calibrate/gpus/A100-80GB.yaml: fp8_dense_tflops: missing (model kimi-k2 "
+                      "has fp8 weights") != std::string::npos);
+  CHECK(run_isim("profile analytic --help").out.find("--ep") != std::string::npos);
+  // --against prints the cross-check table after the profile.
+  const Result x = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                                        "calibrate/models/llama-3.1-8b.yaml --against "
+                                        "tests/data/aiconfigurator-excerpt --out ") +
+                            out);
+  CHECK(x.rc == 0);
+  CHECK(x.out.find("cross-check of the roofline (llama-3.1-8b on H200-SXM-141GB) against "
+                   "tests/data/aiconfigurator-excerpt") != std::string::npos);
+  CHECK(x.out.find("alltoall 8 GPUs") != std::string::npos);
+}

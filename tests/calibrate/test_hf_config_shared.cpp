@@ -271,6 +271,7 @@ TEST_CASE("HF shared: GLM-5 (GlmMoeDsaForCausalLM): MLA, sparse attention noted 
   CHECK(s.moe.shared_ffn == 2048);
   CHECK(s.moe.dense_layers == 3);
   CHECK(s.mla.kv_lora_rank == 512);
+  CHECK(s.mla.v_head_dim == 256);  // not the default head_dim - rope = 192
   CHECK(s.mla.qk_rope_head_dim == 64);
   CHECK(s.kv_bytes_per_token() == 89856);  // 78 x 576 x 2
   // Attention: q_a 6144x2048 + 2048 + q_b 2048x(64x256) + kv_a 6144x576 + 512 + kv_b

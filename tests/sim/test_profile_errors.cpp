@@ -72,7 +72,7 @@ TEST_CASE("unknown and duplicate keys") {
   expect_error(model, at(model, "layer: 2") +
                           "model.layer: unknown key (valid keys: name, layers, hidden, heads, "
                           "kv_heads, head_dim, ffn, vocab, dtype, params, tp, moe, mla, "
-                          "active_params, weight_dtype)");
+                          "active_params, weight_dtype, ep)");
   const std::string device = edit(t, "  memory_gib: 1\n", "  memory_gib: 1\n  pcie: 4\n");
   expect_error(device, at(device, "pcie") +
                            "device.pcie: unknown key (valid keys: name, "

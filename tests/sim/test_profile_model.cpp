@@ -1,4 +1,4 @@
-// The profile's optional model keys (moe, mla, active_params, weight_dtype): read, written back
+// The profile's optional model keys (moe, mla, active_params, weight_dtype, ep): read, written back
 // equal only when given, checked, and used for KV and weight bytes (values worked by hand).
 #include <doctest/doctest.h>
 
@@ -164,4 +164,59 @@ TEST_CASE("KV heads are replicated when tp exceeds them, as vLLM does") {
   m.tp = 8;
   CHECK(m.kv_heads_per_gpu() == 1);
   CHECK(m.kv_bytes_per_token() == 24576);
+}
+
+TEST_CASE("profile model: ep spreads the routed experts, written only when > 1") {
+  // tiny with fp8 weights and 8 experts of 128 in its 1 MoE layer: routed experts 1 x 8 x 3 x 64
+  // x 128 = 196,608 params; embedding and lm_head 2 x 1000 x 64 = 128,000 at 2 bytes; the other
+  // 1e6 - 128,000 - 196,608 = 675,392 at 1 byte.
+  const sim::Profile one = sim::parse_profile(with_model(kMoe), "p.yaml");
+  CHECK(one.model.ep == 1);
+  CHECK(one.model.routed_expert_params() == 196608.0);
+  CHECK(one.model.weight_bytes_per_gpu() == 1128000.0);  // 256,000 + 872,000, as before
+  CHECK(written(one).find("ep:") == std::string::npos);
+  // ep 4, tp 1: 256,000 + 675,392 + 196,608 / 4 = 980,544.
+  const sim::Profile four = sim::parse_profile(with_model(std::string(kMoe) + "  ep: 4\n"), "p");
+  CHECK(four.model.ep == 4);
+  CHECK(four.model.weight_bytes_per_gpu() == 980544.0);
+  CHECK(written(four).find("  weight_dtype: fp8\n  ep: 4\n  moe:\n") != std::string::npos);
+  CHECK(sim::parse_profile(written(four), "back") == four);
+  // ep 4, tp 2: everything but the routed experts over tp: (256,000 + 675,392) / 2 + 49,152.
+  const sim::Profile tp2 =
+      sim::parse_profile(with_model(std::string(kMoe) + "  ep: 4\n", "2"), "p.yaml");
+  CHECK(tp2.model.weight_bytes_per_gpu() == 514848.0);
+  // Without weight_dtype every parameter is 2 bytes: 2 x (1e6 - 196,608) + 2 x 196,608 / 8 =
+  // 1,606,784 + 49,152.
+  sim::ModelShape bf16 = four.model;
+  bf16.weight_dtype = "";
+  bf16.ep = 8;
+  CHECK(bf16.weight_bytes_per_gpu() == 1655936.0);
+
+  const auto err = [](const std::string& extra) {
+    return test::error_of_call([&] { sim::parse_profile(with_model(extra), "p.yaml"); });
+  };
+  CHECK(
+      err(std::string(kMoe) + "  ep: 9\n")
+          .find(
+              "model.ep: must be in [1, 8] (expert-parallel ranks, at most model.moe.experts), got "
+              "9") != std::string::npos);
+  CHECK(err(std::string(kMoe) + "  ep: 0\n").find("model.ep: must be in [1, 8]") !=
+        std::string::npos);
+  CHECK(err("  ep: 2\n") ==
+        "p.yaml:21: model.ep: expert parallelism needs a MoE model (model.moe is absent: a dense "
+        "model)");
+}
+
+TEST_CASE("profile model: a GPU with no room for KV names an analytic profile's min_ep") {
+  sim::Profile p = sim::parse_profile(with_model(kMoe), "p.yaml");
+  p.device.memory_gib = 0.001;  // 1,073,742 B x 0.9: less than the 1,128,000 B of weights
+  const sim::EngineConfig c;
+  const auto err = [&] {
+    return test::error_of_call([&] { (void)sim::derive_block_counts(p, c); });
+  };
+  CHECK(err().find("no KV block fits on the GPU") != std::string::npos);
+  CHECK(err().find("min_ep") == std::string::npos);
+  p.provenance.emplace_back("min_ep", "4: at ep 1 the weights ...");
+  CHECK(err().find(" B blocks need more (provenance min_ep: 4: the experts must be "
+                   "spread over that many GPUs)") != std::string::npos);
 }
