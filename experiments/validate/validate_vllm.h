@@ -163,7 +163,7 @@ std::vector<AgainstMetric> compare_latencies(const std::vector<Latency>& real,
 struct VllmLayout {
   int64_t dp = 1, tp = 1;
   bool moe = false;  // the profile's model is MoE
-  bool ep = false;   // expert parallel on a MoE model: the experts over dp x tp ranks
+  bool ep = false;   // expert parallel on a MoE model of dp x tp > 1 ranks: the experts over them
   // A cluster of one group of `dp` cores behind dp-lb; otherwise the one-engine replay.
   bool cluster() const { return dp > 1 || ep; }
   bool lockstep() const { return moe && cluster(); }
@@ -173,7 +173,8 @@ struct VllmLayout {
 };
 
 // The run's layout against the profile's: block size and tensor parallel must be equal; expert
-// parallel is noted as without effect on a dense model (an assumption); a lockstep layout
+// parallel is noted as without effect on a dense model or one rank (an assumption); a lockstep
+// layout
 // needs a tables profile with moe_us or moe_roofline, and with expert parallel experts that
 // divide over dp x tp ranks. InputError naming meta.json's key, the run's and the profile's
 // value. Returns the layout the replay takes.

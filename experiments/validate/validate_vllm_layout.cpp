@@ -40,12 +40,16 @@ VllmLayout check_vllm_profile(VllmMeta& meta, const sim::Profile& p, const std::
   l.dp = meta.data_parallel_size;
   l.tp = meta.tensor_parallel_size;
   l.moe = p.model.moe.given();
-  l.ep = meta.enable_expert_parallel && l.moe;
+  l.ep = meta.enable_expert_parallel && l.moe && l.dp * l.tp > 1;
   if (meta.enable_expert_parallel && !l.moe)
     meta.assumptions.push_back(fmt::format(
         "engine_kwargs.enable_expert_parallel true has no effect: the profile's model {} is "
         "dense (vLLM applies it to MoE layers only)",
         p.model.name));
+  else if (meta.enable_expert_parallel && !l.ep)
+    meta.assumptions.push_back(
+        "engine_kwargs.enable_expert_parallel true has no effect: data_parallel_size 1 x "
+        "tensor_parallel_size 1 is one rank, which holds every expert");
   if (!l.lockstep()) return l;
   const std::string key =
       l.dp > 1 ? meta.key_of("data_parallel_size") : meta.key_of("enable_expert_parallel");

@@ -148,15 +148,18 @@ TEST_CASE("against vllm, DP 2 x TP 1 expert parallel: 2 engine cores in lockstep
   CHECK(s["cluster"]["replicas"] == 2);
 }
 
-TEST_CASE("against vllm, the same run at DP 1 without expert parallel: one engine, as before") {
+TEST_CASE("against vllm, the same run at DP 1 x TP 1: one engine, as before") {
+  // Expert parallel over one rank has no effect (one GPU holds every expert): said so.
   const fs::path run = edited_run("against-dp1-moe-run", [](nlohmann::json& m) {
     m["engine_kwargs"]["data_parallel_size"] = 1;
-    m["engine_kwargs"]["enable_expert_parallel"] = false;
   });
   const fs::path out = run.parent_path() / "out";
   std::string so;
   REQUIRE(validate(run.string(), kMoeProfile, out, &so) == 0);
   CAPTURE(so);
+  CHECK(so.find("\nassumed: engine_kwargs.enable_expert_parallel true has no effect: "
+                "data_parallel_size 1 x tensor_parallel_size 1 is one rank, which holds every "
+                "expert\n") != std::string::npos);
   CHECK(so.find("\nlayout: ") == std::string::npos);
   CHECK(so.find("\nlockstep: ") == std::string::npos);
   const auto j = nlohmann::json::parse(test::slurp(out / "against.json"));
@@ -271,8 +274,19 @@ TEST_CASE("against vllm, DP: what the replay cannot simulate names meta.json's k
         "r/meta.json: engine_kwargs.data_parallel_size: 2: the engine cores of MoE model "
         "tiny-moe step together through every MoE layer, whose cost needs a tables profile with "
         "forward.tables.moe_us or moe_roofline; the profile p.yaml has neither");
+  // One core of tp 1: expert parallel has no effect, the one engine runs the MoE layer itself.
   CHECK(err([](auto& m) { m["engine_kwargs"]["data_parallel_size"] = 1; },
-            [](sim::Profile& p) { p.tables.moe_roofline = {}; }) ==
+            [](sim::Profile& p) { p.tables.moe_roofline = {}; }) == "(no error)");
+  // One core of tp 2 with expert parallel: its 2 ranks hold 4 experts each.
+  CHECK(err(
+            [](auto& m) {
+              m["engine_kwargs"]["data_parallel_size"] = 1;
+              m["engine_kwargs"]["tensor_parallel_size"] = 2;
+            },
+            [](sim::Profile& p) {
+              p.model.tp = 2;
+              p.tables.moe_roofline = {};
+            }) ==
         "r/meta.json: engine_kwargs.enable_expert_parallel: true: the engine cores of MoE model "
         "tiny-moe step together through every MoE layer, whose cost needs a tables profile with "
         "forward.tables.moe_us or moe_roofline; the profile p.yaml has neither");
