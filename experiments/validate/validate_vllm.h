@@ -24,15 +24,17 @@
 //   vllm_version may be absent only when no such default is needed.
 // - Parallelism comes from engine_kwargs (tensor/data/pipeline_parallel_size,
 //   enable_expert_parallel; vLLM's defaults when absent). tensor_parallel_size must equal the
-//   profile's model.tp. data_parallel_size D > 1 (or expert parallel on a MoE model) replays on
-//   a cluster (VllmLayout): one group of D engine cores behind the dp-lb router, each core with
-//   the single engine's settings (max_num_seqs, max_num_batched_tokens and the KV capacity are
-//   per core in vLLM); on a MoE model the cores step in lockstep (cluster/lockstep.h), with
-//   expert parallel the experts spread over D x tp ranks; on a dense one they are independent
-//   and expert parallel has no effect (an assumption). D = 1 without expert parallel on a MoE
-//   model is the one-engine replay, unchanged. Pipeline parallel > 1, chunked prefill off and
-//   a performance_mode other than balanced are refused (InputError naming the key and value,
-//   and what simulating it would need).
+//   profile's model.tp. data_parallel_size D > 1 (or expert parallel on a MoE model over D x tp
+//   > 1 ranks) replays on a cluster (VllmLayout): one group of D engine cores behind the dp-lb
+//   router, each core with the single engine's settings (max_num_seqs, max_num_batched_tokens
+//   and the KV capacity are per core in vLLM); on a MoE model the cores step in lockstep
+//   (cluster/lockstep.h), with expert parallel the experts spread over D x tp ranks; on a dense
+//   one they are independent. Expert parallel on a dense model or over one rank has no effect
+//   (an assumption). Any other D = 1 run is the one-engine replay, unchanged (byte for byte).
+//   Pipeline parallel > 1, D > 1024, chunked prefill off and a performance_mode other than
+//   balanced are refused (InputError naming the key and value, and what simulating it would
+//   need); so is a lockstep layout whose profile has no MoE tables, or whose experts do not
+//   divide over the EP ranks (check_vllm_profile).
 // - With D > 1, vLLM's block count is the sum over its cores (vLLM's front end adds the count
 //   each core reports; engine_kwargs.num_gpu_blocks_override is per core, so it counts D
 //   times); the simulator's, in the table and against.json, is likewise the sum over cores, and
