@@ -28,9 +28,10 @@ const Help kAgainstHelp{
     "vLLM's count, again at that count (DIR/at-vllm-blocks). Prints real, sim and the\n"
     "relative error per metric, the capacity error and a summary line naming the latency and\n"
     "the capacity error; writes against.json, and against.csv, against_requests.csv and\n"
-    "against.png beside each replay's usual outputs.\n"
-    "Exit 0: compared; 2: bad input, or a layout not simulated yet (data, pipeline or expert\n"
-    "parallel).\n",
+    "against.png beside each replay's usual outputs. A run with data_parallel_size D > 1\n"
+    "replays on D engine cores behind the dp-lb router, in lockstep on a MoE model (with\n"
+    "enable_expert_parallel, the experts over D x tp ranks); the layout line says so.\n"
+    "Exit 0: compared; 2: bad input, or a layout not simulated yet (pipeline parallel).\n",
     "  isim validate --against vllm ../shared/data/llmservingsim/vllm-RTX4090-llama-3.1-8b \\\n"
     "      --profile calibrate/profiles/rtx4090-llama-3.1-8b.llmservingsim.yaml\n"
     "  isim validate --against vllm RUN_DIR --profile P.yaml -p engine.gpu_blocks=2588\n"};

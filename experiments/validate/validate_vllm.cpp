@@ -19,6 +19,7 @@
 #include "experiments/run/run.h"
 #include "experiments/run/run_script.h"
 #include "experiments/sweep/sweep.h"
+#include "experiments/validate/validate_vllm_layout.h"
 #include "experiments/validate/validate_vllm_report.h"
 #include "experiments/validate/vllm_defaults.h"
 #include "sim/scheduler.h"
@@ -29,7 +30,7 @@ namespace isim::exp {
 namespace fs = std::filesystem;
 
 Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
-                           const std::string& trace_path) {
+                           const std::string& trace_path, const VllmLayout& layout) {
   YAML::Node y;
   y["name"] = "against-vllm";
   y["trace"]["from"] = "jsonl";
@@ -48,33 +49,11 @@ Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
   en["max_long_partial_prefills"] = meta.max_long_partial_prefills;
   en["async_scheduling"] = meta.async_scheduling;
   y["metrics"]["timeseries_interval_s"] = 1.0;  // vLLM's stats tick
+  add_vllm_cluster(y, layout);
   const std::string origin = "isim validate --against vllm";
   YamlOrigins origins;
   apply_overrides(y, origin, o.overrides, origins);
   return parse_experiment(y, origin, ".");
-}
-
-void check_vllm_profile(VllmMeta& meta, const sim::Profile& p, const std::string& profile) {
-  if (meta.block_size != p.block_tokens)
-    throw InputError(fmt::format(
-        "{}: {}: the run used {}-token blocks, but the profile {} has kv.block_tokens {}",
-        meta.path, meta.key_of("block_size"), meta.block_size, profile, p.block_tokens));
-  if (meta.tensor_parallel_size != p.model.tp)
-    throw InputError(fmt::format(
-        "{}: engine_kwargs.tensor_parallel_size: the run used tp {}, but the profile {} has "
-        "model.tp {}",
-        meta.path, meta.tensor_parallel_size, profile, p.model.tp));
-  if (meta.enable_expert_parallel && p.model.moe.given())
-    throw InputError(fmt::format(
-        "{}: engine_kwargs.enable_expert_parallel: true: expert parallelism is not simulated "
-        "yet; {}'s {} experts per MoE layer would be spread over {} ranks, which needs the "
-        "all-to-all dispatch and combine of tokens between ranks and per-rank expert loads",
-        meta.path, p.model.name, p.model.moe.experts, meta.tensor_parallel_size));
-  if (meta.enable_expert_parallel)
-    meta.assumptions.push_back(fmt::format(
-        "engine_kwargs.enable_expert_parallel true has no effect: the profile's model {} is "
-        "dense (vLLM applies it to MoE layers only)",
-        p.model.name));
 }
 
 namespace {
@@ -180,6 +159,7 @@ struct Report {
   const VllmRun& run;
   const RunTrace& trace;
   const AgainstOptions& o;
+  const VllmLayout& layout;
   std::vector<Replayed> replays;
   std::vector<AgainstReplay> reports() const {
     std::vector<AgainstReplay> out;
@@ -231,9 +211,8 @@ nlohmann::ordered_json against_json(const Report& r) {
     one["gpu_blocks"] = x.report.gpu_blocks;
     one["dir"] = x.report.dir;
     one["sim_finished"] = x.result.summary.finished;
-    one["error_kind"] = meta.num_gpu_blocks && x.report.gpu_blocks == *meta.num_gpu_blocks
-                            ? "latency"
-                            : "latency and capacity";
+    one["error_kind"] =
+        at_vllm_blocks(x.report, meta.num_gpu_blocks) ? "latency" : "latency and capacity";
     one["metrics"] = metrics_json(x.report.metrics);
     reps.push_back(std::move(one));
   }
@@ -243,6 +222,7 @@ nlohmann::ordered_json against_json(const Report& r) {
     c["vllm_gpu_blocks"] = *meta.num_gpu_blocks;
     c["error"] = capacity_error(first.report.gpu_blocks, *meta.num_gpu_blocks);
   }
+  if (r.layout.cluster()) j["layout"] = vllm_layout_json(r.layout, first.result);
   j["summary"] = against_summary(r.reports(), meta.num_gpu_blocks);
   return j;
 }
@@ -267,12 +247,28 @@ void print_header(const Report& r) {
       "max_num_batched_tokens {}, prefix caching {}\n",
       e.profile, e.engine.scheduler, e.engine.max_num_seqs, e.engine.max_num_batched_tokens,
       e.engine.prefix_caching ? "on" : "off");
+  if (r.layout.cluster()) {
+    fmt::print("layout: {} (each core with the settings above and its own KV cache)\n",
+               r.layout.line());
+    const cluster::LockstepStats& s = first.lockstep;
+    if (r.layout.lockstep())
+      fmt::print(
+          "lockstep: {} group steps, {} of {} core-steps ran vLLM's dummy batch; cores waited "
+          "{:.6g} s for the slowest; MoE layers {:.6g} s, of which {:.6g} s exposed "
+          "communication\n",
+          s.steps, s.dummy_core_steps, s.core_steps, s.wait_s, s.moe_s, s.exposed_comm_s);
+  }
   fmt::print("note: {}\n", r.trace.note);
   const std::string real =
       m.num_gpu_blocks ? fmt::format("{}", *m.num_gpu_blocks) : std::string("(not reported)");
   fmt::print("KV cache: vLLM sized {} GPU blocks of {} tokens; the simulator {} {}\n", real,
              m.block_size, r.predicted() ? "derived" : "was given", first.summary.gpu_blocks);
   if (!first.replicas.empty()) fmt::print("  ({})\n", first.replicas.front().blocks.gpu_rule);
+  if (r.layout.dp > 1)
+    fmt::print(
+        "  (both summed over the {} engine cores, as vLLM's front end sums its cores' counts: "
+        "the simulator's {} a core)\n",
+        r.layout.dp, first.replicas.front().blocks.gpu);
   if (r.replays.size() > 1)
     fmt::print("replayed twice: at the simulator's {} blocks (in {}) and at vLLM's {} (in {})\n",
                first.summary.gpu_blocks, r.o.out, *m.num_gpu_blocks,
@@ -300,10 +296,15 @@ int run_against_vllm(const AgainstOptions& o) {
   trace::write_jsonl(os, rt.trace);
   write_file_atomic(trace_path, os.str());
 
-  const Experiment e = vllm_experiment(run.meta, o, trace_path);
-  const Inputs in = prepare(e);
-  check_vllm_profile(run.meta, in.profile, e.profile);
-  Report r{run, rt, o, {}};
+  Experiment e = vllm_experiment(run.meta, o, trace_path);
+  Inputs in = prepare(e);
+  const VllmLayout layout = check_vllm_profile(run.meta, in.profile, e.profile);
+  if (layout.cluster()) {  // the same trace and profile, the cores of a cluster group
+    e = vllm_experiment(run.meta, o, trace_path, layout);
+    in.group_profiles = load_group_profiles(e, in.profile);
+    note_vllm_layout(run.meta, layout, e);
+  }
+  Report r{run, rt, o, layout, {}};
   r.replays.push_back(
       replay(e, in, run, e.engine.gpu_blocks > 0 ? "given" : "predicted", o.out, "."));
   // The latency error needs the replay at vLLM's own count; the first replay is at it only
@@ -311,9 +312,16 @@ int run_against_vllm(const AgainstOptions& o) {
   const std::optional<int64_t> vllm_blocks = run.meta.num_gpu_blocks;
   if (vllm_blocks && *vllm_blocks != r.replays.front().report.gpu_blocks) {
     AgainstOptions at = o;
-    at.overrides.push_back(fmt::format("engine.gpu_blocks={}", *vllm_blocks));
+    // vLLM's count is its cores' sum: each core gets its share (a block at least).
+    const int64_t per_core = std::max<int64_t>(1, *vllm_blocks / layout.dp);
+    at.overrides.push_back(fmt::format("engine.gpu_blocks={}", per_core));
+    if (per_core * layout.dp != *vllm_blocks)
+      run.meta.assumptions.push_back(fmt::format(
+          "kv_cache.num_gpu_blocks: vLLM's {} GPU blocks over {} engine cores: the replay at "
+          "vLLM's count gives each core {} ({} in all)",
+          *vllm_blocks, layout.dp, per_core, per_core * layout.dp));
     const std::string rel = "at-vllm-blocks";
-    r.replays.push_back(replay(vllm_experiment(run.meta, at, trace_path), in, run, "vllm",
+    r.replays.push_back(replay(vllm_experiment(run.meta, at, trace_path, layout), in, run, "vllm",
                                (fs::path(o.out) / rel).string(), rel));
   }
   const fs::path dir(o.out);

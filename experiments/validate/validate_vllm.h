@@ -24,9 +24,22 @@
 //   vllm_version may be absent only when no such default is needed.
 // - Parallelism comes from engine_kwargs (tensor/data/pipeline_parallel_size,
 //   enable_expert_parallel; vLLM's defaults when absent). tensor_parallel_size must equal the
-//   profile's model.tp; data parallel > 1, pipeline parallel > 1, expert parallel on a MoE
-//   model, chunked prefill off and a performance_mode other than balanced are refused
-//   (InputError naming the key and value, and what simulating it would need).
+//   profile's model.tp. data_parallel_size D > 1 (or expert parallel on a MoE model over D x tp
+//   > 1 ranks) replays on a cluster (VllmLayout): one group of D engine cores behind the dp-lb
+//   router, each core with the single engine's settings (max_num_seqs, max_num_batched_tokens
+//   and the KV capacity are per core in vLLM); on a MoE model the cores step in lockstep
+//   (cluster/lockstep.h), with expert parallel the experts spread over D x tp ranks; on a dense
+//   one they are independent. Expert parallel on a dense model or over one rank has no effect
+//   (an assumption). Any other D = 1 run is the one-engine replay, unchanged (byte for byte).
+//   Pipeline parallel > 1, D > 1024, chunked prefill off and a performance_mode other than
+//   balanced are refused (InputError naming the key and value, and what simulating it would
+//   need); so is a lockstep layout whose profile has no MoE tables, or whose experts do not
+//   divide over the EP ranks (check_vllm_profile).
+// - With D > 1, vLLM's block count is the sum over its cores (vLLM's front end adds the count
+//   each core reports; engine_kwargs.num_gpu_blocks_override is per core, so it counts D
+//   times); the simulator's, in the table and against.json, is likewise the sum over cores, and
+//   the replay at vLLM's count gives each core that count / D (rounded down, said so when D
+//   does not divide it).
 // - The simulated trace is the requests (arrivals from queued_ts). When RUN_DIR/../<basename of
 //   dataset_path> exists and its sha256 is dataset_hash, each request bench-N takes the prefix
 //   hashes of that file's line N (traces/llmservingsim.h); otherwise it runs without them and
@@ -148,10 +161,27 @@ std::vector<std::pair<std::string, double>> latency_metrics(const std::vector<La
 std::vector<AgainstMetric> compare_latencies(const std::vector<Latency>& real,
                                              const std::vector<Latency>& sim);
 
-// The run's layout against the profile's: block size and tensor parallel must be equal, expert
-// parallel is refused on a MoE model and noted as without effect on a dense one (an
-// assumption). InputError naming meta.json's key, the run's and the profile's value.
-void check_vllm_profile(VllmMeta& meta, const sim::Profile& p, const std::string& profile_path);
+// How the replay lays out the run's engine cores (validate_vllm_layout.cpp).
+struct VllmLayout {
+  int64_t dp = 1, tp = 1;
+  bool moe = false;  // the profile's model is MoE
+  bool ep = false;   // expert parallel on a MoE model of dp x tp > 1 ranks: the experts over them
+  // A cluster of one group of `dp` cores behind dp-lb; otherwise the one-engine replay.
+  bool cluster() const { return dp > 1 || ep; }
+  bool lockstep() const { return moe && cluster(); }
+  // "DP 2 x TP 1, expert parallel: 2 engine cores in lockstep behind dp-lb (...)"; "" for the
+  // one-engine replay.
+  std::string line() const;
+};
+
+// The run's layout against the profile's: block size and tensor parallel must be equal; expert
+// parallel is noted as without effect on a dense model or one rank (an assumption); a lockstep
+// layout
+// needs a tables profile with moe_us or moe_roofline, and with expert parallel experts that
+// divide over dp x tp ranks. InputError naming meta.json's key, the run's and the profile's
+// value. Returns the layout the replay takes.
+VllmLayout check_vllm_profile(VllmMeta& meta, const sim::Profile& p,
+                              const std::string& profile_path);
 
 struct AgainstOptions {
   std::string run_dir, profile, out;
@@ -163,9 +193,10 @@ struct AgainstOptions {
 };
 
 // The experiment of the replay: `trace_path` (native JSONL) replayed, `discard` policy, the
-// run's engine settings, then the overrides. InputError on a bad override.
+// run's engine settings, with `layout.cluster()` a `cluster:` of one group (count 1, dp, ep)
+// behind dp-lb, then the overrides. InputError on a bad override.
 Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
-                           const std::string& trace_path);
+                           const std::string& trace_path, const VllmLayout& layout = {});
 
 // The whole command: reads, applies the defaults of what the run does not state, simulates,
 // prints the table, the capacity line (without vLLM's count, a line saying there is none and

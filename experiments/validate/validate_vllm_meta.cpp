@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -96,14 +97,12 @@ class MetaReader {
   std::string origin_;
 };
 
-// What the simulator cannot replay yet, refused with what it would need.
+// What the simulator cannot replay (yet), refused with what it would need.
 void refuse_parallel(const MetaReader& m, const VllmMeta& meta) {
-  if (meta.data_parallel_size > 1)
+  // A cluster group holds at most 1024 cores (experiments/spec/cluster_spec.h).
+  if (meta.data_parallel_size > 1024)
     m.fail(meta.key_of("data_parallel_size"),
-           fmt::format("{}: data parallelism is not simulated yet; isim replays one engine, and "
-                       "this needs {} engine replicas behind vLLM's DP coordinator (its request "
-                       "balancing across ranks and the lock-step steps of idle ranks)",
-                       meta.data_parallel_size, meta.data_parallel_size));
+           fmt::format("{}: at most 1024 engine cores are simulated", meta.data_parallel_size));
   if (meta.pipeline_parallel_size > 1)
     m.fail(meta.key_of("pipeline_parallel_size"),
            fmt::format("{}: pipeline parallelism is not simulated yet; it needs per-stage layer "
@@ -167,9 +166,20 @@ void read_stated(const MetaReader& m, VllmMeta& meta, const Sections& s) {
     meta.max_num_batched_tokens = m.integer(key, 1);
   if (!s.kv_cache) {
     // vLLM's count, when the run fixed it (kv_cache states the count vLLM sized).
-    if (m.has(k + "num_gpu_blocks_override"))
-      meta.num_gpu_blocks = m.integer(k + "num_gpu_blocks_override", 1);
-    else
+    if (m.has(k + "num_gpu_blocks_override")) {
+      // Each engine core's count; vLLM's front end reports their sum.
+      const int64_t per_core = m.integer(k + "num_gpu_blocks_override", 1);
+      if (per_core > std::numeric_limits<int64_t>::max() / meta.data_parallel_size)
+        m.fail(k + "num_gpu_blocks_override",
+               fmt::format("{} blocks on each of {} engine cores is more than a count holds",
+                           per_core, meta.data_parallel_size));
+      meta.num_gpu_blocks = per_core * meta.data_parallel_size;
+      if (meta.data_parallel_size > 1)
+        meta.assumptions.push_back(fmt::format(
+            "engine_kwargs.num_gpu_blocks_override {} is each engine core's count: vLLM's count "
+            "is {} over the {} cores",
+            per_core, *meta.num_gpu_blocks, meta.data_parallel_size));
+    } else
       meta.no_gpu_blocks =
           "meta.json has no kv_cache and engine_kwargs.num_gpu_blocks_override is not set";
     if (m.has(k + "kv_cache_memory_bytes"))

@@ -116,6 +116,10 @@ std::string against_csv(const std::vector<AgainstMetric>& metrics) {
   return out;
 }
 
+bool at_vllm_blocks(const AgainstReplay& r, std::optional<int64_t> vllm_blocks) {
+  return vllm_blocks && (r.blocks_from == "vllm" || r.gpu_blocks == *vllm_blocks);
+}
+
 std::string grouped(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -140,7 +144,7 @@ std::string against_summary(const std::vector<AgainstReplay>& replays,
   if (replays.empty()) return "no replay";
   const AgainstReplay* latency = nullptr;
   for (const auto& r : replays)
-    if (vllm_blocks && r.gpu_blocks == *vllm_blocks) {
+    if (at_vllm_blocks(r, vllm_blocks)) {
       latency = &r;
       break;
     }

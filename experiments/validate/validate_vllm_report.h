@@ -30,6 +30,9 @@ struct AgainstReplay {
   std::vector<AgainstMetric> metrics;  // compare_latencies' order
 };
 
+// Whether `r` ran at vLLM's count: the replay given it (blocks_from "vllm"; with data parallel,
+// each core its share), or one whose count equals it.
+bool at_vllm_blocks(const AgainstReplay& r, std::optional<int64_t> vllm_blocks);
 // 2814 -> "2,814".
 std::string grouped(int64_t n);
 // (predicted - vllm) / vllm.

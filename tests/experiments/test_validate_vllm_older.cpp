@@ -1,7 +1,8 @@
 // isim validate --against vllm on runs as they come (experiments/validate/vllm_defaults.h,
 // experiments/validate/validate_vllm_report.h): the older meta.json of LLMServingSim's scripts with
 // each vLLM 0.19 default it takes (values worked out by hand from vLLM's rule), the parallel
-// layouts refused, and the verb's two replays with the capacity error kept apart.
+// layouts read (and those refused), and the verb's two replays with the capacity error kept
+// apart.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -245,11 +246,8 @@ TEST_CASE(
     edit(m);
     return error_of_call([&] { parsed(m); });
   };
-  CHECK(err([](auto& m) { m["engine_kwargs"]["data_parallel_size"] = 2; })
-            .starts_with("r/meta.json: engine_kwargs.data_parallel_size: 2: data parallelism is "
-                         "not simulated yet; "
-                         "isim replays one engine, and this needs 2 engine replicas behind vLLM's "
-                         "DP coordinator"));
+  // Data parallel replays on a cluster of engine cores (test_validate_vllm_dp.cpp).
+  CHECK(err([](auto& m) { m["engine_kwargs"]["data_parallel_size"] = 2; }) == "(no error)");
   CHECK(err([](auto& m) { m["engine_kwargs"]["pipeline_parallel_size"] = 4; })
             .starts_with(
                 "r/meta.json: engine_kwargs.pipeline_parallel_size: 4: pipeline parallelism is not "
@@ -263,8 +261,8 @@ TEST_CASE(
   CHECK(err([](auto& m) { m["engine_kwargs"]["tensor_parallel_size"] = 0; }) ==
         "r/meta.json: engine_kwargs.tensor_parallel_size: expected an integer >= 1, got 0");
 
-  // Against the profile: tensor parallel must match; expert parallel is refused on a MoE model
-  // and has no effect on a dense one.
+  // Against the profile: tensor parallel must match; expert parallel on a MoE model spreads the
+  // experts over the ranks (here one engine core of tp 2) and has no effect on a dense one.
   nlohmann::json m = older_meta();
   m["engine_kwargs"]["tensor_parallel_size"] = 2;
   m["engine_kwargs"]["enable_expert_parallel"] = true;
@@ -279,10 +277,19 @@ TEST_CASE(
   p.model.tp = 2;
   p.model.moe.experts = 128;
   p.model.moe.experts_per_token = 8;
-  CHECK(error_of_call([&] { exp::check_vllm_profile(meta, p, "p.yaml"); })
-            .starts_with("r/meta.json: engine_kwargs.enable_expert_parallel: true: expert "
-                         "parallelism is not simulated yet; moe-model's 128 experts per MoE "
-                         "layer would be spread over 2 ranks"));
+  // A lockstep layout's MoE layer needs the tables form with moe_us or moe_roofline.
+  CHECK(error_of_call([&] { exp::check_vllm_profile(meta, p, "p.yaml"); }) ==
+        "r/meta.json: engine_kwargs.enable_expert_parallel: true: the engine cores of MoE model "
+        "moe-model step together through every MoE layer, whose cost needs a tables profile "
+        "with forward.tables.moe_us or moe_roofline; the profile p.yaml has neither");
+  p.form = sim::ForwardForm::kTables;
+  p.tables.moe_roofline = {1, 1, 0.5, 0.5};
+  exp::VllmLayout moe;
+  CHECK(error_of_call([&] { moe = exp::check_vllm_profile(meta, p, "p.yaml"); }) == "(no error)");
+  CHECK(moe.ep);
+  CHECK(moe.lockstep());
+  CHECK(moe.line() ==
+        "DP 1 x TP 2, expert parallel: 1 engine core behind dp-lb, the experts over 2 EP ranks");
   p.model.moe = {};
   p.model.name = "dense-model";
   CHECK(error_of_call([&] { exp::check_vllm_profile(meta, p, "p.yaml"); }) == "(no error)");
@@ -322,15 +329,23 @@ TEST_CASE("against vllm, older meta.json: the verb replays it and prints each as
 }
 
 TEST_CASE("against vllm: a layout not simulated exits 2 naming the key and value") {
-  for (const char* key : {"data_parallel_size", "pipeline_parallel_size"}) {
-    CAPTURE(key);
+  {
     nlohmann::json m = older_meta();
-    m["engine_kwargs"][key] = 2;
-    const auto [run, profile] = run_folder(std::string("against-") + key, m);
+    m["engine_kwargs"]["pipeline_parallel_size"] = 2;
+    const auto [run, profile] = run_folder("against-pipeline_parallel_size", m);
     std::string err;
     CHECK(validate(run, profile, nullptr, &err) == 2);
-    CHECK(err.starts_with("isim: error: " + (run / "meta.json").string() + ": engine_kwargs." +
-                          key + ": 2: "));
+    CHECK(err.starts_with("isim: error: " + (run / "meta.json").string() +
+                          ": engine_kwargs.pipeline_parallel_size: 2: "));
+  }
+  {  // data parallel is replayed: 2 independent cores of the dense model
+    nlohmann::json m = older_meta();
+    m["engine_kwargs"]["data_parallel_size"] = 2;
+    const auto [run, profile] = run_folder("against-data_parallel_size", m);
+    std::string out;
+    CHECK(validate(run, profile, &out, nullptr) == 0);
+    CHECK(out.find("\nlayout: DP 2 x TP 1, dense model: 2 independent engine cores behind "
+                   "dp-lb") != std::string::npos);
   }
   nlohmann::json m = older_meta();
   m["vllm_version"] = "0.11.0";
