@@ -102,17 +102,18 @@ Verdict run_judged(const PlanSpec& p, const Candidate& c, const FleetLayout& f, 
   const auto& pol = c.experiment.policies.front();
   const Deployment& d = p.deployments.at(c.deployment);
   const ReplicaGroup grp = deployment_group(d);
+  const sim::Profile prof = group_profile(grp, w.in.profile, "deployments." + d.name + ".ep");
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<cluster::ReplicaSpec> specs;
   for (int64_t k = 0; k < replicas; ++k) {
     // Group k's cores, consecutive, numbered as experiments/run/run.cpp numbers them.
-    cluster::DpSpec dp = dp_spec(grp, w.in.profile, p.disagg.links);
+    cluster::DpSpec dp = dp_spec(grp, prof, p.disagg.links);
     if (dp.group == 0) dp.group = static_cast<int32_t>(k);
     for (int32_t core = 0; core < d.par.dp; ++core) {
       policies.push_back(policy::policy_registry().create(pol.name, pol.params.where, pol.params));
       executors.push_back(
-          sim::executor_registry().create("sim", "executor", w.in.profile, sim::ExecutorParams{}));
+          sim::executor_registry().create("sim", "executor", prof, sim::ExecutorParams{}));
       specs.push_back({c.experiment.engine, executors.back().get(), policies.back().get(), "",
                        nullptr, nullptr, dp});
     }

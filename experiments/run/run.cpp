@@ -156,6 +156,8 @@ std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Pr
     out.push_back(grp.profile.empty() || grp.profile == e.profile ? base
                                                                   : sim::load_profile(grp.profile));
     check_parallel(e, g, out.back());
+    out.back() = group_profile(grp, std::move(out.back()),
+                               fmt::format("{}: cluster.replicas[{}].ep", e.origin, g));
     if (grp.tp > 0 && grp.tp != out.back().model.tp)
       throw InputError(fmt::format(
           "{}: cluster.replicas[{}].tp: {} GPUs per replica, but the profile {} was measured at "

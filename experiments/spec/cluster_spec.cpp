@@ -206,7 +206,9 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   return c;
 }
 
-void parse_parallel_keys(const YamlMap& g, ReplicaGroup& r) { r.par.knobs(KnobReader{g}); }
+void parse_parallel_keys(const YamlMap& g, ReplicaGroup& r) {
+  r.par.knobs(KnobReader{g});
+}
 
 void check_parallel_profile(const ReplicaGroup& grp, const sim::Profile& p,
                             const std::string& dp_at, const std::string& ep_at) {
@@ -233,6 +235,19 @@ void check_parallel_profile(const ReplicaGroup& grp, const sim::Profile& p,
         fmt::format("{}: {} experts do not divide over dp {} x tp {} = {} EP "
                     "ranks",
                     dp_at, m.moe.experts, grp.par.dp, m.tp, ranks));
+}
+
+sim::Profile group_profile(const ReplicaGroup& grp, sim::Profile p, const std::string& at) {
+  if (!grp.parallel() || !p.model.moe.given()) return p;
+  const int ranks = grp.par.dp * p.model.tp;
+  if (p.model.ep > 1 && p.model.ep != ranks)
+    throw InputError(
+        fmt::format("{}: the profile was made for ep {} (model.ep), but the group "
+                    "spreads the experts over dp {} x tp {} = {} ranks; give a "
+                    "profile without model.ep or with ep {}",
+                    at, p.model.ep, grp.par.dp, p.model.tp, ranks, ranks));
+  p.model.ep = ranks;
+  return p;
 }
 
 YAML::Node resolved_cluster(const ClusterSpec& c) {

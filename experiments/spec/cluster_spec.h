@@ -148,6 +148,12 @@ void parse_parallel_keys(const YamlMap& g, ReplicaGroup& r);
 // (at `dp_at`). `dp_at`/`ep_at` are "FILE[:LINE]: KEY" texts. Nothing for dp 1 without ep.
 void check_parallel_profile(const ReplicaGroup& grp, const sim::Profile& p,
                             const std::string& dp_at, const std::string& ep_at);
+// The profile a DP/EP group of a MoE model runs on: `p` with model.ep = dp x tp, so that each
+// GPU holds its share of the routed experts (whole experts with ep; each expert split dp x tp
+// ways without, as vLLM's MoE over DP x TP: the same bytes), which sets its KV capacity. `p`
+// unchanged for dp 1 without ep or a dense model; InputError at `at` when the profile was made
+// for another ep (model.ep > 1).
+sim::Profile group_profile(const ReplicaGroup& grp, sim::Profile p, const std::string& at);
 // The section as config.resolved.yaml records it (every default filled in).
 YAML::Node resolved_cluster(const ClusterSpec& c);
 // Whether a group's KV manager uses the fleet's KV tiers (cluster/kv_tiers.h).

@@ -95,14 +95,13 @@ void note_vllm_layout(VllmMeta& meta, const VllmLayout& l, const Experiment& e) 
         "-p cluster.replicas.0.ep_overlap=X change them)",
         l.ep ? "dispatch and combine" : "all-gather and reduce-scatter", links.replicas_per_node,
         l.tp, links.intra_node.gbps, links.intra_node.latency_s * 1e6, links.inter_node.gbps,
-        links.inter_node.latency_s * 1e6, g.ep_overlap, g.expert_skew));
+        links.inter_node.latency_s * 1e6, g.par.ep_overlap, g.par.expert_skew));
   if (l.dp * l.tp > l.tp)
     meta.assumptions.push_back(fmt::format(
-        "the predicted KV capacity of each core counts the whole model's weights over its tp {} "
-        "GPUs, as one engine's would; in vLLM each GPU holds 1/{} of the routed experts' "
-        "weights, so its cores have more room (the replay at vLLM's count does not depend on "
-        "it)",
-        l.tp, l.dp * l.tp));
+        "the predicted KV capacity of each core holds 1/{} of the routed experts' weights per "
+        "GPU under the reserve rule; the vllm rule's weight term counts them over tp {} only "
+        "(the replay at vLLM's count does not depend on it)",
+        l.dp * l.tp, l.tp));
 }
 
 // The cores of a replay on a cluster (VllmLayout), and how the lockstep group stepped.

@@ -137,3 +137,29 @@ TEST_CASE("DP groups: byte-identical outputs for any number of jobs, lockstep in
   CHECK(j["cluster"]["replicas"] == 4);
   CHECK(j["cluster"]["per_replica"].size() == 4);
 }
+
+TEST_CASE("a DP/EP group's profile spreads the routed experts over dp x tp GPUs") {
+  auto e = parse(std::string(kDpMinimal) + "cluster: {replicas: [{count: 1, dp: 4, ep: true}]}\n");
+  const sim::Profile moe = sim::load_profile(dp_moe_profile());
+  CHECK(moe.model.ep == 1);
+  const sim::Profile g = exp::group_profile(e.cluster.groups[0], moe, "here");
+  CHECK(g.model.ep == 4);
+  // 2 layers x 8 experts x 3 x 64 x 16 = 49,152 routed parameters of the 1e6, fp16: the GPU
+  // holds (1e6 - 49,152) x 2 + 49,152 x 2 / 4 = 1,926,272 bytes.
+  CHECK(g.model.weight_bytes_per_gpu() == doctest::Approx(1'926'272));
+  CHECK(moe.model.weight_bytes_per_gpu() == doctest::Approx(2'000'000));
+  // Without ep the experts are split 4 ways all the same (vLLM's MoE over DP x TP).
+  e.cluster.groups[0].par.ep = false;
+  CHECK(exp::group_profile(e.cluster.groups[0], moe, "here").model.ep == 4);
+  // dp 1 without ep, or a profile made for another ep.
+  e.cluster.groups[0].par.dp = 1;
+  CHECK(exp::group_profile(e.cluster.groups[0], moe, "here").model.ep == 1);
+  e.cluster.groups[0].par = {2, true, 0, 1};
+  sim::Profile made = moe;
+  made.model.ep = 8;
+  CHECK_THROWS_WITH_AS(exp::group_profile(e.cluster.groups[0], made, "e.yaml: x.ep"),
+                       "e.yaml: x.ep: the profile was made for ep 8 (model.ep), but the group "
+                       "spreads the experts over dp 2 x tp 1 = 2 ranks; give a profile without "
+                       "model.ep or with ep 2",
+                       InputError);
+}

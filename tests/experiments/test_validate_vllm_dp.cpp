@@ -41,17 +41,17 @@ using test::error_of_call;
 // Named, not anonymous: the unity build may join this file with the other validate tests.
 namespace against_dp {
 
-const std::string kRun = test::data_dir() + "/vllm-run-dp2-moe";
+const std::string kDpRun = test::data_dir() + "/vllm-run-dp2-moe";
 const std::string kMoeProfile = test::data_dir() + "/profile-tables-moe-small.yaml";
 
 // The run folder with its meta.json edited; returns the folder.
 fs::path edited_run(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
   const fs::path run = test::scratch(name) / "run";
   fs::create_directories(run);
-  nlohmann::json m = nlohmann::json::parse(test::slurp(kRun + "/meta.json"));
+  nlohmann::json m = nlohmann::json::parse(test::slurp(kDpRun + "/meta.json"));
   edit(m);
   test::write_file(run / "meta.json", m.dump(2));
-  test::write_file(run / "requests.jsonl", test::slurp(kRun + "/requests.jsonl"));
+  test::write_file(run / "requests.jsonl", test::slurp(kDpRun + "/requests.jsonl"));
   return run;
 }
 
@@ -89,7 +89,7 @@ using namespace against_dp;
 TEST_CASE("against vllm, DP 2 x TP 1 expert parallel: 2 engine cores in lockstep, by hand") {
   const fs::path out = test::scratch("against-dp2-moe") / "out";
   std::string so, se;
-  REQUIRE(validate(kRun, kMoeProfile, out, &so, &se) == 0);
+  REQUIRE(validate(kDpRun, kMoeProfile, out, &so, &se) == 0);
   CAPTURE(so);
   CAPTURE(se);
   CHECK(so.find("\nlayout: DP 2 x TP 1, expert parallel: 2 engine cores in lockstep behind "
@@ -177,7 +177,7 @@ TEST_CASE("against vllm, dense DP 2: 2 independent engine cores behind dp-lb, by
   // would batch b's prefill with a's decode at 4 ms: 6.5 ms, b's first token at 10.5 ms.
   const fs::path dir = test::scratch("against-dp2-dense"), run = dir / "run";
   fs::create_directories(run);
-  nlohmann::json m = nlohmann::json::parse(test::slurp(kRun + "/meta.json"));
+  nlohmann::json m = nlohmann::json::parse(test::slurp(kDpRun + "/meta.json"));
   m["model"] = "tiny";
   m["engine_kwargs"]["enable_expert_parallel"] = false;
   test::write_file(run / "meta.json", m.dump(2));
@@ -219,7 +219,7 @@ TEST_CASE("against vllm, dense DP 2: 2 independent engine cores behind dp-lb, by
 
 TEST_CASE("against vllm, DP: vLLM's block count is its cores' sum") {
   auto parsed = [](const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json m = nlohmann::json::parse(test::slurp(kRun + "/meta.json"));
+    nlohmann::json m = nlohmann::json::parse(test::slurp(kDpRun + "/meta.json"));
     edit(m);
     return exp::parse_vllm_meta(m.dump(), "r/meta.json");
   };
@@ -249,7 +249,7 @@ TEST_CASE("against vllm, DP: vLLM's block count is its cores' sum") {
 TEST_CASE("against vllm, DP: what the replay cannot simulate names meta.json's key") {
   auto err = [](const std::function<void(nlohmann::json&)>& edit,
                 const std::function<void(sim::Profile&)>& profile = {}) {
-    nlohmann::json m = nlohmann::json::parse(test::slurp(kRun + "/meta.json"));
+    nlohmann::json m = nlohmann::json::parse(test::slurp(kDpRun + "/meta.json"));
     edit(m);
     return error_of_call([&] {
       exp::VllmMeta meta = exp::parse_vllm_meta(m.dump(), "r/meta.json");
@@ -303,7 +303,7 @@ TEST_CASE("against vllm, DP: what the replay cannot simulate names meta.json's k
 }
 
 TEST_CASE("against vllm, DP: the experiment is one group of dp cores behind dp-lb") {
-  exp::VllmMeta meta = exp::parse_vllm_meta(test::slurp(kRun + "/meta.json"), "m.json");
+  exp::VllmMeta meta = exp::parse_vllm_meta(test::slurp(kDpRun + "/meta.json"), "m.json");
   exp::AgainstOptions o;
   o.profile = kMoeProfile;
   o.overrides = {"engine.gpu_blocks=77"};
@@ -318,8 +318,8 @@ TEST_CASE("against vllm, DP: the experiment is one group of dp cores behind dp-l
   REQUIRE(e.cluster.groups.size() == 1);
   const auto& g = e.cluster.groups[0];
   CHECK(g.count == 1);
-  CHECK(g.dp == 2);
-  CHECK(g.ep);
+  CHECK(g.par.dp == 2);
+  CHECK(g.par.ep);
   CHECK(e.cluster.router == "dp-lb");
   // Every core has the run's settings, then the overrides.
   CHECK(g.engine.max_num_seqs == 8);
