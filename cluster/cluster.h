@@ -66,6 +66,8 @@ class Cluster final : public sim::EngineListener {
   void set_observer(std::function<void(const sim::IterationRecord&)> f);
   // Tells `f` the run's progress every `every` (> 0) instants and when the queue drains.
   void set_progress(ProgressFn f, int64_t every = 4096);
+  // Without, result() has no replica time series (cluster/sampler.h keep_replicas).
+  void drop_replica_series() { sampler_.keep_replicas(false); }
   void load();
   bool run_until(sim::Nanos horizon);
   RunResult result();

@@ -38,7 +38,7 @@ void Sampler::sample(sim::Nanos t) {
   fleet.t_s = sim::to_seconds(t);
   for (int32_t r = 0; r < f_.size(); ++r) {
     sim::TimeSample s = f_.engine(r).view().sample(t);
-    replicas_.push_back({f_.engine(r).view().replica(), s});
+    if (keep_replicas_ || f_.parts().roles) replicas_.push_back({f_.engine(r).view().replica(), s});
     fleet.merge(s);
   }
   fleet_.push_back(fleet);

@@ -7,7 +7,9 @@
 //   planner's own events may follow). `close(end)`: the sample due at the run's end, if any.
 // - A sample is the fleet's (merged) and each replica's; with roles, the roles' too
 //   (Roles::sample). More than `max_time_samples` of them is an InputError naming
-//   metrics.timeseries_interval_s.
+//   metrics.timeseries_interval_s. `keep_replicas(false)` keeps only the fleet's series (a
+//   fleet with roles keeps every replica's: the roles read them): what a reader that never
+//   looks at replicas.csv (isim plan) needs, in memory that does not grow with the fleet.
 #pragma once
 
 #include <vector>
@@ -24,6 +26,7 @@ class Sampler {
   void close(sim::Nanos end);
   const std::vector<sim::TimeSample>& fleet() const { return fleet_; }
   const std::vector<ReplicaSample>& replicas() const { return replicas_; }
+  void keep_replicas(bool keep) { keep_replicas_ = keep; }
 
  private:
   void sample(sim::Nanos t);
@@ -32,6 +35,7 @@ class Sampler {
   sim::Nanos dt_ = 0, next_ = 0;
   std::vector<sim::TimeSample> fleet_;
   std::vector<ReplicaSample> replicas_;
+  bool keep_replicas_ = true;
 };
 
 }  // namespace isim::cluster

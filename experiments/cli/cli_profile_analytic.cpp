@@ -23,7 +23,8 @@ namespace {
 const Help kAnalyticHelp{
     "usage: isim profile analytic --gpu SPEC.yaml --model MODEL.yaml [--tp N] [--ep E]\n"
     "                             [--fit-from MEASURED.yaml --fit-gpu MEASURED_SPEC.yaml]\n"
-    "                             [--against AICONFIGURATOR_DIR] --out PROFILE.yaml\n",
+    "                             [--against AICONFIGURATOR_DIR] [--block-tokens N]\n"
+    "                             --out PROFILE.yaml\n",
     "A roofline profile (source: analytic) from a spec sheet (calibrate/gpus/) and a model\n"
     "(calibrate/models/). Default efficiency factors: compute 0.7, memory 0.8, attention 0.5,\n"
     "pcie 0.8, overhead 30 us, decode attention 0.1 us per sequence per layer, 4 us per copy,\n"
@@ -31,7 +32,10 @@ const Help kAnalyticHelp{
     "describes, and applies them to --gpu. --ep spreads a MoE model's routed experts over E\n"
     "GPUs (model.ep; default 1: every GPU holds them all, split by --tp). fp8 weights run their\n"
     "GEMMs at the sheet's fp8_dense_tflops. --against compares the roofline's bf16 GEMMs,\n"
-    "attention and all-to-all with measured aiconfigurator tables and prints the error.\n",
+    "attention and all-to-all with measured aiconfigurator tables and prints the error.\n"
+    "--block-tokens sets the KV block size (default 16; vLLM's MLA backends page by 64\n"
+    "(FlashMLA, FlashInfer MLA) or 128 (CUTLASS MLA); a trace's prefix hash blocks must be a\n"
+    "multiple of it).\n",
     "  isim profile analytic --gpu calibrate/gpus/H200.yaml \\\n"
     "      --model calibrate/models/llama-3.1-8b.yaml --out h200.yaml\n"
     "  isim profile analytic --gpu calibrate/gpus/H100-SXM.yaml \\\n"
@@ -67,7 +71,7 @@ void set_ep(calib::ModelSpec& model, const std::string& model_path, int ep) {
 
 int cmd_profile_analytic(const Args& args) {
   std::string gpu_path, model_path, fit_from, fit_gpu, against, out;
-  int tp = 1, ep = 1;
+  int tp = 1, ep = 1, block_tokens = 16;
   namespace po = boost::program_options;
   po::options_description opts;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&gpu_path),
@@ -76,6 +80,7 @@ int cmd_profile_analytic(const Args& args) {
       "tp", po::value<std::string>(), "tensor parallel degree (default 1)")(
       "ep", po::value<std::string>(),
       "expert-parallel ranks the routed experts are spread over (MoE; default 1)")(
+      "block-tokens", po::value<std::string>(), "KV block size in tokens (default 16)")(
       "against", po::value(&against),
       "aiconfigurator table folder to cross-check the roofline against")(
       "fit-from", po::value(&fit_from), "a measured tables profile to fit the factors from")(
@@ -85,6 +90,8 @@ int cmd_profile_analytic(const Args& args) {
   if (vm.count("help")) return print_help(kAnalyticHelp, opts);
   if (vm.count("tp")) tp = parse_count("--tp", vm["tp"].as<std::string>());
   if (vm.count("ep")) ep = parse_count("--ep", vm["ep"].as<std::string>());
+  if (vm.count("block-tokens"))
+    block_tokens = parse_count("--block-tokens", vm["block-tokens"].as<std::string>());
   if (gpu_path.empty() || model_path.empty() || out.empty())
     throw usage_error("--gpu, --model and --out are required", kAnalyticHelp);
   check_out_file(out, "--out");
@@ -117,6 +124,7 @@ int cmd_profile_analytic(const Args& args) {
   }
   sim::Profile p = calib::analytic_profile(gpu, model, model_path, eff);
   if (!fitted.empty()) p.provenance.emplace_back("fitted_from", fitted);
+  p.block_tokens = block_tokens;
   std::string command = "isim profile analytic";
   for (const std::string& a : args) command += " " + a;
   p.provenance.emplace_back("command", command);

@@ -129,6 +129,7 @@ Verdict run_judged(const PlanSpec& p, const Candidate& c, const FleetLayout& f, 
   if (f.split && !f.split->mixed())
     return run_disaggregated(p, f, w, std::move(specs), router, rate);
   cluster::Cluster sim(w.in.trace, std::move(specs), router);
+  sim.drop_replica_series();  // judged on the fleet's series only
   sim.load();
   // A run still busy at its drain deadline is cut: it has not kept up with the rate.
   if (sim.run_until(sim::from_seconds(w.deadline_s))) {

@@ -205,6 +205,13 @@ TEST_CASE("isim profile analytic --ep and --against: a MoE/MLA fp8 model, flags 
   CHECK(gb300.rc == 0);
   CHECK(gb300.out.find("note: min_ep ") != std::string::npos);
   CHECK(!sim::load_profile(out).provenance_value("min_ep").empty());
+  CHECK(sim::load_profile(out).block_tokens == 16);  // the default
+  // --block-tokens: vLLM's MLA backends page by 64 (FlashMLA) or 128 (CUTLASS MLA).
+  CHECK(run_isim(kimi + "--gpu calibrate/gpus/GB300.yaml --block-tokens 64 --out " + out).rc == 0);
+  CHECK(sim::load_profile(out).block_tokens == 64);
+  const Result zero = run_isim(kimi + "--gpu calibrate/gpus/GB300.yaml --block-tokens 0 --out " + out);
+  CHECK(zero.rc == 2);
+  CHECK(zero.err.find("--block-tokens: expected a positive integer, got '0'") != std::string::npos);
   // Bad --ep values name the flag; a sheet without an FP8 peak is named for fp8 weights.
   const Result dense = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml "
                                             "--model calibrate/models/llama-3.1-8b.yaml --ep 2 "
