@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cluster/fleet.h"
+#include "sim/group_step.h"
 
 namespace isim::cluster {
 
@@ -59,30 +60,23 @@ void Lockstep::step(Group& g, sim::Nanos t) {
   }
   if (!any) return;
   const sim::CostModel& cost = f_.engine(g.cores.front()).view().cost_model();
-  const sim::Profile& p = cost.profile();
-  std::vector<int64_t> tokens(n, 1);  // a dummy batch: one token
+  std::vector<int64_t> tokens(n, sim::kDummyTokens);
   std::vector<sim::Nanos> own(n, 0), stall(n, 0), core_moe(n, 0);
-  sim::BatchShape dummy;
-  dummy.total_tokens = 1;
-  const sim::Nanos dummy_own = cost.forward(dummy) - cost.moe(1);
-  sim::Nanos slowest = 0;
+  const sim::Nanos dummy_own = sim::dummy_own_ns(cost);
   for (size_t i = 0; i < n; ++i) {
     const sim::Engine& e = f_.engine(g.cores[i]);
     if (steps[i]) {
       tokens[i] = std::max<int64_t>(1, steps[i]->tokens);
       stall[i] = e.view().batch().stall();
-      core_moe[i] = e.view().cost_model().moe(steps[i]->tokens);
-      own[i] = stall[i] + steps[i]->busy - core_moe[i];
+      own[i] = sim::core_own_ns(e.view().cost_model(), stall[i] + steps[i]->busy, steps[i]->tokens);
+      core_moe[i] = stall[i] + steps[i]->busy - own[i];
     } else {
       own[i] = dummy_own;
       ++stats_.dummy_core_steps;
     }
-    slowest = std::max(slowest, own[i]);
   }
-  const double layers = p.model.moe.moe_layers(p.model.layers);
-  const sim::GroupMoe moe = sim::group_moe_layer(p.model, p.tables, g.shape, g.z, tokens);
-  const sim::Nanos moe_ns = sim::from_us(layers * moe.us());
-  const sim::Nanos span = slowest + moe_ns;
+  const sim::GroupStep gs = sim::group_step(cost, g.shape, g.z, own, tokens);
+  const sim::Nanos slowest = gs.slowest, moe_ns = gs.moe_ns, span = gs.span();
   g.until = t + span;
   for (size_t i = 0; i < n; ++i) {
     g.launched[i] = steps[i] ? 1 : 0;
@@ -96,7 +90,7 @@ void Lockstep::step(Group& g, sim::Nanos t) {
   ++stats_.steps;
   stats_.core_steps += static_cast<int64_t>(n);
   stats_.moe_s += sim::to_seconds(moe_ns);
-  stats_.exposed_comm_s += sim::to_seconds(sim::from_us(layers * moe.exposed_us));
+  stats_.exposed_comm_s += sim::to_seconds(sim::from_us(gs.layers * gs.layer.exposed_us));
 }
 
 void Lockstep::check() const {

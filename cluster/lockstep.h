@@ -11,8 +11,9 @@
 //   cores without one run vLLM's dummy batch (one token, no logits), and the group's step is
 //       step = max over cores of (stall + busy - the core's own MoE time) + MoE layers x
 //              group_moe_layer(tokens of each core, a dummy core's 1).us()
-//   (sim/ep_cost.h): each core's step without its MoE part, the slowest setting the time, then
-//   the group's MoE layers at the busiest rank's expert load with dispatch and combine. Every
+//   (sim/group_step.h, which `isim profile step` shares; sim/ep_cost.h): each core's step
+//   without its MoE part, the slowest setting the time, then the group's MoE layers at the
+//   busiest rank's expert load with dispatch and combine. Every
 //   core that formed a step launches it to end at start + step; a dummy core holds no batch but
 //   starts nothing before then. (The per-layer maximum is taken over whole steps: exact when every
 //   layer repeats the same work, as the cost model's do.)

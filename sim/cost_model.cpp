@@ -28,19 +28,27 @@ CostModel::CostModel(const Profile& p) : profile_(p), skew_(p.tables.decode_skew
 }
 
 Nanos CostModel::forward(const BatchShape& b) const {
-  if (b.total_tokens == 0 && b.prefills.empty()) return 0;
+  return parts(b).total;
+}
+
+ForwardParts CostModel::parts(const BatchShape& b) const {
+  ForwardParts out;
+  if (b.total_tokens == 0 && b.prefills.empty()) return out;
   if (profile_.form == ForwardForm::kLinear) {
     const LinearForward& l = profile_.linear;
-    return from_ms(l.base_ms + l.slope_ms_per_token * static_cast<double>(b.total_tokens));
+    out.total = from_ms(l.base_ms + l.slope_ms_per_token * static_cast<double>(b.total_tokens));
+    out.dense_us = to_seconds(out.total) * 1e6;
+    return out;
   }
   const TablesForward& t = profile_.tables;
   bool outside = false;
   const auto count = [&] {
     if (outside) ++extrapolations_;
   };
-  double per_layer_us = 0;
+  double per_layer_us = 0, attention_us = 0;
   if (b.total_tokens > 0) {
-    per_layer_us += t.dense_us.eval(static_cast<double>(b.total_tokens), &outside);
+    out.dense_us = t.dense_us.eval(static_cast<double>(b.total_tokens), &outside);
+    per_layer_us += out.dense_us;
     count();
   }
   // The chunk with the most attended pairs (the first on a tie): with a mixed table it runs with
@@ -83,31 +91,48 @@ Nanos CostModel::forward(const BatchShape& b) const {
     decode = us;
   }
   // Summed in the order that keeps every existing profile's times to the last bit.
-  if (b.num_decode > 0 && joint == nullptr) per_layer_us += decode;
+  if (b.num_decode > 0 && joint == nullptr) {
+    per_layer_us += decode;
+    attention_us += decode;
+  }
   for (const BatchShape::Chunk& c : b.prefills) {
     if (c.tokens <= 0 || &c == joint) continue;
-    per_layer_us += prefill_attention_us(c.tokens, c.kv_before, &outside);
+    const double chunk_us = prefill_attention_us(c.tokens, c.kv_before, &outside);
+    per_layer_us += chunk_us;
+    attention_us += chunk_us;
     count();
   }
-  if (joint != nullptr) per_layer_us += decode;
+  if (joint != nullptr) {
+    per_layer_us += decode;
+    attention_us += decode;
+  }
   if (!t.allreduce_us.empty() && b.total_tokens > 0) {
     const double bytes =
         static_cast<double>(b.total_tokens) * profile_.model.hidden * profile_.model.dtype_bytes();
-    per_layer_us += 2 * t.allreduce_us.eval(bytes, &outside);
+    out.allreduce_us = 2 * t.allreduce_us.eval(bytes, &outside);
+    per_layer_us += out.allreduce_us;
     count();
   }
-  double us = static_cast<double>(profile_.model.layers) * per_layer_us;
+  const auto layers = static_cast<double>(profile_.model.layers);
+  out.dense_us *= layers;
+  out.attention_us = layers * attention_us;
+  out.allreduce_us *= layers;
+  double us = layers * per_layer_us;
   const ModelShape& m = profile_.model;
   if (m.moe.given() && b.total_tokens > 0) {
-    us += m.moe.moe_layers(m.layers) *
-          moe_layer_us(m, t, static_cast<double>(b.total_tokens), &outside);
+    out.moe_us = m.moe.moe_layers(m.layers) *
+                 moe_layer_us(m, t, static_cast<double>(b.total_tokens), &outside);
+    us += out.moe_us;
     count();
   }
   if (b.num_logits > 0) {
-    us += t.lm_head_us.eval(static_cast<double>(b.num_logits), &outside);
+    out.lm_head_us = t.lm_head_us.eval(static_cast<double>(b.num_logits), &outside);
+    us += out.lm_head_us;
     count();
   }
-  return from_us(us + t.overhead_us);
+  out.overhead_us = t.overhead_us;
+  out.total = from_us(us + t.overhead_us);
+  return out;
 }
 
 Nanos CostModel::moe(int64_t tokens) const {

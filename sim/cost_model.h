@@ -26,6 +26,10 @@
 //   and cached KV of the chunk with the most attended pairs (0, 0 without a chunk), n =
 //   num_decode, kv_big = decode_kv_max. Without the table (or with decode_kv_max unset), the
 //   batch is priced at its mean KV.
+// - `parts(batch)`: forward()'s terms, all layers summed: dense (dense_us), attention (decode
+//   and prefill, mixed when joint), allreduce, MoE (CostModel::moe's term), lm_head and overhead,
+//   and `total`, forward()'s very value (forward() returns it). The terms add up to total but
+//   for the rounding of the sum to whole ns. The linear form puts its whole time in dense_us.
 // - `transfer(bytes, copies, dir, duplex)`: copies * per_copy_overhead + bytes / bw(bytes per
 //   copy), with bw from the direction's curve, times duplex_factor when `duplex`.
 //   copy_bandwidth(bytes per copy, dir) is that bw: the curve's value, but never below the
@@ -72,6 +76,13 @@ struct BatchShape {
   }
 };
 
+// One forward's time by term (CostModel::parts), microseconds over all layers.
+struct ForwardParts {
+  double dense_us = 0, attention_us = 0, allreduce_us = 0, moe_us = 0, lm_head_us = 0,
+         overhead_us = 0;
+  Nanos total = 0;  // forward()
+};
+
 enum class Direction { kDeviceToHost, kHostToDevice };
 
 struct CopyBandwidth {
@@ -86,6 +97,7 @@ class CostModel {
   explicit CostModel(const Profile& p);
 
   Nanos forward(const BatchShape& b) const;
+  ForwardParts parts(const BatchShape& b) const;
   Nanos transfer(int64_t bytes, int64_t copies, Direction dir, bool duplex = false) const;
   CopyBandwidth copy_bandwidth(double bytes_per_copy, Direction dir) const;
   Nanos T(int64_t tokens) const;

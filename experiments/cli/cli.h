@@ -22,6 +22,7 @@ int cmd_model(const Args& args);  // isim model import (experiments/cli/cli_mode
 int cmd_profile_analytic(const Args& args);
 int cmd_profile_diff(const Args& args);
 int cmd_profile_import(const Args& args);
+int cmd_profile_step(const Args& args);  // experiments/cli/cli_profile_step.cpp
 int cmd_profile_plot(const std::string& profile_path, const std::string& png);
 
 }  // namespace isim::exp

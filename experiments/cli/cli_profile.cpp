@@ -18,12 +18,14 @@ const Help kProfileHelp{
     "       isim profile analytic --gpu SPEC.yaml --model MODEL.yaml [--tp N] --out P.yaml\n"
     "       isim profile diff BASE.yaml NEW.yaml [--max-regression 5%]\n"
     "       isim profile import --from llmservingsim|aiconfigurator --model M.yaml [--tp N]\n"
-    "                           IN_DIR --out P.yaml\n",
+    "                           IN_DIR --out P.yaml\n"
+    "       isim profile step PROFILE.yaml [--dp D] [--ep] [--decode B] [--kv K] ...\n",
     "Profiles are the cost model's measurements (calibrate/profiles/). Each sub-verb takes\n"
     "--help.\n",
     "  isim profile show calibrate/profiles/h200-llama-3.1-8b.aiconfigurator.yaml\n"
     "  isim profile diff calibrate/profiles/h200-llama-3.1-8b.analytic.yaml \\\n"
-    "      calibrate/profiles/h200-llama-3.1-8b.aiconfigurator.yaml\n"};
+    "      calibrate/profiles/h200-llama-3.1-8b.aiconfigurator.yaml\n"
+    "  isim profile step calibrate/profiles/gb300-kimi-k2.analytic.yaml --dp 8 --ep --decode 64\n"};
 
 const Help kShowHelp{
     "usage: isim profile show PROFILE.yaml [--plot OUT.png]\n",
@@ -32,7 +34,8 @@ const Help kShowHelp{
     "marked). --plot also draws T(x) by batched tokens, the decode attention cost by context\n"
     "and the copy bandwidth curves (experiments/plots/plot_profile.py; needs matplotlib).\n",
     "  isim profile show calibrate/profiles/cpu-tiny.yaml\n"
-    "  isim profile show calibrate/profiles/h200-llama-3.1-8b.aiconfigurator.yaml --plot h200.png\n"};
+    "  isim profile show calibrate/profiles/h200-llama-3.1-8b.aiconfigurator.yaml --plot "
+    "h200.png\n"};
 
 int cmd_profile_show(const Args& args) {
   po::options_description opts, hidden;
@@ -58,13 +61,13 @@ int cmd_profile(const Args& args) {
   if (!args.empty() && args[0] == "diff") return cmd_profile_diff(rest);
   if (!args.empty() && args[0] == "import") return cmd_profile_import(rest);
   if (!args.empty() && args[0] == "show") return cmd_profile_show(rest);
+  if (!args.empty() && args[0] == "step") return cmd_profile_step(rest);
   if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
     po::options_description opts;
     opts.add_options()("help,h", "show this help");
     return print_help(kProfileHelp, opts);
   }
-  throw usage_error(args.empty() ? "missing sub-command"
-                                 : "unknown sub-command '" + args[0] + "'",
+  throw usage_error(args.empty() ? "missing sub-command" : "unknown sub-command '" + args[0] + "'",
                     kProfileHelp);
 }
 

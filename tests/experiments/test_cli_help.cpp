@@ -13,12 +13,14 @@ namespace {
 
 // Every verb and sub-verb, as typed after `isim`.
 const std::vector<std::string> kVerbs = {
-    "run",           "sweep",          "sweep merge",     "sweep submit",
-    "plan",          "plan merge",     "plan submit",     "validate",
-    "validate --against vllm",         "list",            "trace",
-    "trace convert", "trace gen",      "trace stats",     "profile",
-    "profile show",  "profile import", "profile analytic", "profile diff",
-    "model",         "model import"};
+    "run",          "sweep",          "sweep merge",
+    "sweep submit", "plan",           "plan merge",
+    "plan submit",  "validate",       "validate --against vllm",
+    "list",         "trace",          "trace convert",
+    "trace gen",    "trace stats",    "profile",
+    "profile show", "profile import", "profile analytic",
+    "profile diff", "profile step",   "model",
+    "model import"};
 
 void check_help(const std::string& bin, const std::string& verb) {
   for (const char* flag : {"--help", "-h"}) {

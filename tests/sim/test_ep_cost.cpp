@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "sim/ep_cost.h"
+#include "sim/group_step.h"
+#include "tests/test_paths.h"
 
 using namespace isim::sim;
 
@@ -126,4 +128,26 @@ TEST_CASE("a group's MoE layer: the busiest rank's experts plus dispatch and com
   CHECK(x.expert_us == doctest::Approx(5.625));
   CHECK(x.bytes == doctest::Approx(6000));
   CHECK(x.comm_us == doctest::Approx(6.026667));
+}
+
+TEST_CASE("group_step: the slowest core's own time, then the MoE layers; a dummy core's own") {
+  // tests/data/profile-tables-small-moe.yaml (tests/cluster/test_lockstep.cpp's numbers): a
+  // 3-token prefill alone costs 279 us, of which 200 us MoE; own 79 us. The dummy batch (1
+  // token, no logits): 2 x 10 + 40 = 60 us. The layer: 100 us of experts plus 2 x (10 us + 3 x
+  // 128 B / 2 at 1 GB/s) = 20.384 us; 2 layers 240.768 us; step 79 + 240.768 = 319.768 us.
+  const CostModel cost(load_profile(isim::test::data_dir() + "/profile-tables-small-moe.yaml"));
+  CHECK(dummy_own_ns(cost) == 60'000);
+  CHECK(core_own_ns(cost, 279'000, 3) == 79'000);
+  EpGroupShape g;
+  g.cores = 2;
+  g.ep = true;
+  g.intra = {1, 10};
+  g.inter = {1, 10};
+  const GroupStep s =
+      group_step(cost, g, expected_max_std_normal(2), {79'000, 60'000}, {3, kDummyTokens});
+  CHECK(s.slowest == 79'000);
+  CHECK(s.layers == 2);
+  CHECK(s.layer.comm_us == doctest::Approx(20.384));
+  CHECK(s.moe_ns == 240'768);
+  CHECK(s.span() == 319'768);
 }
