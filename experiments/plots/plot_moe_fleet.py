@@ -95,15 +95,16 @@ def main():
             print(f"{label:>10} {int(r['cluster.replicas'] * a.tp):>5} {x:>8.0f} "
                   f"{100 * r['goodput.share']:>9.1f} {r['resume_ttft_s.p95']:>17.2f} "
                   f"{1000 * r['tpot_s.p95']:>10.1f}")
-    left.set_xlabel(f"fleet cost ($/hour at ${a.price:g} per GPU-hour)")
+    cost = f"fleet cost (\\$/hour at \\${a.price:g} per GPU-hour, assumed)"  # \$: not mathtext
+    left.set_xlabel(cost)
     left.set_ylabel("sessions within every SLO (%)")
     left.set_ylim(0, 105)
-    right.set_xlabel(f"fleet cost ($/hour at ${a.price:g} per GPU-hour)")
+    right.set_xlabel(cost)
     right.set_ylabel("P95 inter-token latency (ms)")
     for ax in (left, right):
         ax.grid(True, alpha=0.3)
         ax.legend(title="group", fontsize=8)
-    fig.suptitle("DP/EP groups: cost against SLO attainment\n" +
+    fig.suptitle("DP/EP groups: cost against SLO attainment (analytic GPU figures)\n" +
                  plot_style.context_line(ctx, width=110))
     fig.tight_layout()
     plot_style.save(fig, a.out_png, dpi=110)

@@ -46,7 +46,7 @@ REPO_DIRS = ("experiments/", "calibrate/", "traces/", "tests/", "docs/", "script
              "sim/", "cluster/", "policies/", "live/", "core/")
 SUBVERBS = {"sweep": {"merge", "submit"}, "plan": {"merge", "submit"},
             "trace": {"convert", "gen", "stats"},
-            "profile": {"show", "import", "analytic", "diff"}, "model": {"import"}}
+            "profile": {"show", "import", "analytic", "diff", "step"}, "model": {"import"}}
 OUT_FLAGS = {"--out", "-o", "--trace-events", "--plot", "--csv"}
 VALUE_FLAGS = {"-p", "--add"}  # their value is KEY=VALUE, never a file
 RUN_IN_README = {("run",), ("list",), ("trace", "stats"), ("trace", "gen"), ("profile", "show"),
