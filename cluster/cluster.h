@@ -57,8 +57,7 @@ using ProgressFn = std::function<void(const Progress&)>;
 class Cluster final : public sim::EngineListener {
  public:
   Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-          Checks checks = false, const DisaggConfig& disagg = {},
-          Planner* planner = nullptr);
+          Checks checks = false, const DisaggConfig& disagg = {}, Planner* planner = nullptr);
   ~Cluster() override;
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;

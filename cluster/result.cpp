@@ -3,8 +3,8 @@
 
 #include "cluster/arrivals.h"
 #include "cluster/cluster.h"
-#include "cluster/roles.h"
 #include "cluster/lockstep.h"
+#include "cluster/roles.h"
 #include "cluster/tiers.h"
 
 namespace isim::cluster {
@@ -52,7 +52,8 @@ RunResult Cluster::result() {
     gpu += e.view().blocks().gpu;
     cpu += e.view().blocks().cpu;
     extrapolations += spec.executor->cost_model().extrapolations();
-    busy_spans.insert(busy_spans.end(), e.meter().busy_spans().begin(), e.meter().busy_spans().end());
+    busy_spans.insert(busy_spans.end(), e.meter().busy_spans().begin(),
+                      e.meter().busy_spans().end());
     ReplicaResult rr;
     rr.replica = e.view().replica();
     rr.group = spec.group;

@@ -65,10 +65,10 @@ struct DisaggStats {
   double transfer_wait_s_mean = 0;  // prefill end to transfer start (no decode room yet)
   int64_t role_switches = 0;
   int64_t switch_dropped_tokens = 0;  // paused KV dropped by role switches
-  int64_t switch_moves = 0;            // paused sessions whose KV a role switch moved
+  int64_t switch_moves = 0;           // paused sessions whose KV a role switch moved
   int64_t switch_moved_tokens = 0;
-  int64_t switch_kept_tokens = 0;      // paused KV a move found no room for (kept)
-  std::vector<RoleSample> roles;      // one per time-series sample
+  int64_t switch_kept_tokens = 0;  // paused KV a move found no room for (kept)
+  std::vector<RoleSample> roles;   // one per time-series sample
   std::vector<std::pair<std::string, std::string>> planner_facts;
 };
 
@@ -82,8 +82,8 @@ const char* tier_link_name(int l);
 
 struct TierStats {
   bool enabled = false;
-  int64_t lookups = 0;                       // resumes of a session that had computed KV
-  std::array<int64_t, kTierHits> hits{};     // where its KV was found (miss: nowhere)
+  int64_t lookups = 0;                             // resumes of a session that had computed KV
+  std::array<int64_t, kTierHits> hits{};           // where its KV was found (miss: nowhere)
   std::array<int64_t, kTierLosses> lost_tokens{};  // KV given up, by the tier that gave it up
   std::array<int64_t, 2> demotions{}, demoted_tokens{};  // to node_cpu, pool
   std::array<int64_t, 3> fetches{}, fetched_tokens{};    // from peer_gpu, node_cpu, pool

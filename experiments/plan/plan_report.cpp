@@ -334,9 +334,10 @@ std::string PlanResult::csv() const {
     row.push_back(planner_of(c));
     row.push_back(roles_of(c));
     if (groups) {
-      for (const auto& x : {std::to_string(d.par.dp), std::string(d.par.ep ? "true" : "false"),
-                            fmt::format("{}", d.par.ep_overlap), fmt::format("{}", d.par.expert_skew),
-                            std::to_string(d.gpus_per_group()), fleet_layout(*this, c)})
+      for (const auto& x :
+           {std::to_string(d.par.dp), std::string(d.par.ep ? "true" : "false"),
+            fmt::format("{}", d.par.ep_overlap), fmt::format("{}", d.par.expert_skew),
+            std::to_string(d.gpus_per_group()), fleet_layout(*this, c)})
         row.push_back(x);
     }
     out += join_csv(row);

@@ -306,7 +306,9 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
                        cell(s.e2e_s), s.intercept_s, cell(s.normalized_latency_s), s.output_tokens,
                        s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
                        s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens,
-                       e.slo.empty() ? "" : meets_slo(s, e.slo) ? "1" : "0");
+                       e.slo.empty()         ? ""
+                       : meets_slo(s, e.slo) ? "1"
+                                             : "0");
       if (e.cluster.given)
         f << fmt::format(",{},{},{}", cell(s.replica_first), cell(s.replica_last), s.migrations);
       f << "\n";

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "experiments/spec/plan_spec.h"
 #include "core/input_error.h"
 #include "core/strict_yaml.h"
 #include "experiments/spec/cluster_spec.h"
+#include "experiments/spec/plan_spec.h"
 #include "experiments/spec/plan_spec_parts.h"
 #include "policies/routers.h"
 #include "sim/profile.h"
@@ -154,8 +154,7 @@ YAML::Node merged(const YAML::Node& base, const YAML::Node& over, const std::str
   YAML::Node m(YAML::NodeType::Map);
   for (const YAML::Node* src : {&base, &over})
     if (*src && src->IsMap())
-      for (const auto& kv : *src)
-        m[yaml_key(kv.first, file, path)] = kv.second;
+      for (const auto& kv : *src) m[yaml_key(kv.first, file, path)] = kv.second;
   return m;
 }
 
@@ -340,8 +339,7 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
     root.fail("deployments",
               "expected a map of deployment names to {gpu, profile, tp, price_per_gpu_hour}");
   for (const auto& kv : deps) {
-    const std::string key =
-        "deployments." + yaml_key(kv.first, file, "deployments");
+    const std::string key = "deployments." + yaml_key(kv.first, file, "deployments");
     const YamlMap dn(kv.second, file, key,
                      {"gpu", "profile", "tp", "price_per_gpu_hour", "engine", "policies", "dp",
                       "ep", "ep_overlap", "expert_skew"},

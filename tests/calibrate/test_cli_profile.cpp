@@ -209,7 +209,8 @@ TEST_CASE("isim profile analytic --ep and --against: a MoE/MLA fp8 model, flags 
   // --block-tokens: vLLM's MLA backends page by 64 (FlashMLA) or 128 (CUTLASS MLA).
   CHECK(run_isim(kimi + "--gpu calibrate/gpus/GB300.yaml --block-tokens 64 --out " + out).rc == 0);
   CHECK(sim::load_profile(out).block_tokens == 64);
-  const Result zero = run_isim(kimi + "--gpu calibrate/gpus/GB300.yaml --block-tokens 0 --out " + out);
+  const Result zero =
+      run_isim(kimi + "--gpu calibrate/gpus/GB300.yaml --block-tokens 0 --out " + out);
   CHECK(zero.rc == 2);
   CHECK(zero.err.find("--block-tokens: expected a positive integer, got '0'") != std::string::npos);
   // Bad --ep values name the flag; a sheet without an FP8 peak is named for fp8 weights.

@@ -206,10 +206,11 @@ TEST_CASE("a session no replica fits is skipped; one that fits only some is rout
 }
 
 TEST_CASE("unknown routers list the valid ones") {
-  CHECK_THROWS_WITH_AS(policy::router_registry().create("random", "cluster.router", Params{}),
-                       "cluster.router: unknown router 'random'; valid: dp-lb, kv-aware, least-loaded, "
-                       "power-of-two, round-robin, session-affinity",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      policy::router_registry().create("random", "cluster.router", Params{}),
+      "cluster.router: unknown router 'random'; valid: dp-lb, kv-aware, least-loaded, "
+      "power-of-two, round-robin, session-affinity",
+      InputError);
 }
 
 TEST_CASE("a run that outlasts its trace stops at the time-series cap, naming the key") {

@@ -240,13 +240,14 @@ TEST_CASE("cluster.kv_tiers: read, defaulted, resolved for managers that use tie
   auto parse = [](const std::string& text) {
     return exp::parse_experiment(YAML::Load(text), "e.yaml", ".");
   };
-  auto e = parse(m + "engine: {kv_manager: global-lru}\n"
-                     "cluster: {replicas: 2, kv_tiers: {pool: {capacity_gib: 64}, "
-                     "fetch_threshold_tokens: 256}}\n");
+  auto e = parse(m +
+                 "engine: {kv_manager: global-lru}\n"
+                 "cluster: {replicas: 2, kv_tiers: {pool: {capacity_gib: 64}, "
+                 "fetch_threshold_tokens: 256}}\n");
   const auto& t = e.cluster.disagg.tiers;
   CHECK(t.pool.capacity_gib == 64);
-  CHECK(t.pool.link.gbps == 50);                  // the default NIC
-  CHECK(t.node_cpu.capacity_gib == 1024);         // the default: half of a DGX H200's 2 TB
+  CHECK(t.pool.link.gbps == 50);           // the default NIC
+  CHECK(t.node_cpu.capacity_gib == 1024);  // the default: half of a DGX H200's 2 TB
   CHECK(t.node_cpu.link.gbps == 55);
   CHECK(t.fetch_threshold_tokens == 256);
   const YAML::Node r = e.resolved();
@@ -277,7 +278,8 @@ TEST_CASE("engine.kv_manager takes parameters: {name, PARAM: VALUE}, checked by 
   CHECK(e.engine.kv_manager_params == std::map<std::string, std::string>{{"pool_after_s", "30"}});
   const auto kv = exp::make_kv_manager(e.engine);
   bool pool_after = false;
-  for (const auto& [k, v] : kv->describe()) pool_after = pool_after || (k == "pool_after_s" && v == "30");
+  for (const auto& [k, v] : kv->describe())
+    pool_after = pool_after || (k == "pool_after_s" && v == "30");
   CHECK(pool_after);
   const YAML::Node r = e.resolved();
   CHECK(r["engine"]["kv_manager"]["name"].as<std::string>() == "agent-aware");
