@@ -120,8 +120,7 @@ ForwardParts CostModel::parts(const BatchShape& b) const {
   double us = layers * per_layer_us;
   const ModelShape& m = profile_.model;
   if (m.moe.given() && b.total_tokens > 0) {
-    out.moe_us = m.moe.moe_layers(m.layers) *
-                 moe_layer_us(m, t, static_cast<double>(b.total_tokens), &outside);
+    out.moe_us = moe_layers_us(b.total_tokens, &outside);
     us += out.moe_us;
     count();
   }
@@ -138,8 +137,13 @@ ForwardParts CostModel::parts(const BatchShape& b) const {
 Nanos CostModel::moe(int64_t tokens) const {
   const ModelShape& m = profile_.model;
   if (profile_.form != ForwardForm::kTables || !m.moe.given() || tokens <= 0) return 0;
-  return from_us(m.moe.moe_layers(m.layers) *
-                 moe_layer_us(m, profile_.tables, static_cast<double>(tokens), nullptr));
+  return from_us(moe_layers_us(tokens, nullptr));
+}
+
+double CostModel::moe_layers_us(int64_t tokens, bool* outside) const {
+  const ModelShape& m = profile_.model;
+  return m.moe.moe_layers(m.layers) *
+         moe_layer_us(m, profile_.tables, static_cast<double>(tokens), outside);
 }
 
 double CostModel::prefill_attention_us(int64_t chunk, int64_t kv_before, bool* outside) const {

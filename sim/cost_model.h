@@ -114,6 +114,8 @@ class CostModel {
   int64_t extrapolations() const { return extrapolations_; }
 
  private:
+  // Every MoE layer of a batch of `tokens` (us): the term forward() and moe() share.
+  double moe_layers_us(int64_t tokens, bool* outside) const;
   double prefill_attention_us(int64_t chunk, int64_t kv_before, bool* outside) const;
 
   Profile profile_;

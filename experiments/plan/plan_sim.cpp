@@ -108,8 +108,7 @@ Verdict run_judged(const PlanSpec& p, const Candidate& c, const FleetLayout& f, 
   std::vector<cluster::ReplicaSpec> specs;
   for (int64_t k = 0; k < replicas; ++k) {
     // Group k's cores, consecutive, numbered as experiments/run/run.cpp numbers them.
-    cluster::DpSpec dp = dp_spec(grp, prof, p.disagg.links);
-    if (dp.group == 0) dp.group = static_cast<int32_t>(k);
+    const cluster::DpSpec dp = dp_spec(grp, prof, p.disagg.links, static_cast<int32_t>(k));
     for (int32_t core = 0; core < d.par.dp; ++core) {
       policies.push_back(policy::policy_registry().create(pol.name, pol.params.where, pol.params));
       executors.push_back(

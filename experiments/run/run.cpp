@@ -93,8 +93,8 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
     const auto& grp = e.cluster.groups[g];
     const sim::Profile& profile = in.group_profiles.at(g);
     for (int32_t k = 0; k < grp.count; ++k) {
-      cluster::DpSpec dp = dp_spec(grp, profile, e.cluster.disagg.links);
-      if (dp.group == 0) dp.group = lockstep_groups++;
+      const cluster::DpSpec dp = dp_spec(grp, profile, e.cluster.disagg.links, lockstep_groups);
+      if (dp.group >= 0) ++lockstep_groups;
       for (int32_t core = 0; core < grp.par.dp; ++core) add(grp.engine, profile, grp.name, dp);
     }
   }
@@ -124,10 +124,10 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
 }
 
 cluster::DpSpec dp_spec(const ReplicaGroup& g, const sim::Profile& p,
-                        const cluster::LinksConfig& links) {
+                        const cluster::LinksConfig& links, int32_t number) {
   cluster::DpSpec dp;
   if (!g.parallel() || !p.model.moe.given()) return dp;  // dense: independent cores
-  dp.group = 0;
+  dp.group = number;
   sim::EpGroupShape& s = dp.shape;
   s.cores = g.par.dp;
   s.tp = p.model.tp;

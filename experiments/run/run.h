@@ -44,9 +44,9 @@ std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Pr
 // (ep on a dense model, experts not dividing over dp x tp, a MoE profile without a MoE term).
 void check_parallel(const Experiment& e, size_t g, const sim::Profile& p);
 // The lockstep part of one DP group of `g` on profile `p` over `links` (cluster/lockstep.h):
-// group 0 for a MoE model with dp > 1 or ep (the caller numbers the groups), -1 otherwise.
+// group `number` for a MoE model with dp > 1 or ep, -1 (independent cores) otherwise.
 cluster::DpSpec dp_spec(const ReplicaGroup& g, const sim::Profile& p,
-                        const cluster::LinksConfig& links);
+                        const cluster::LinksConfig& links, int32_t number = 0);
 // Whether a replica's KV manager uses the fleet's KV tiers (cluster/kv_tiers.h).
 bool uses_tiers(const Experiment& e);
 
