@@ -2,6 +2,7 @@
 # and the `isim profile analytic|diff|show --plot` command lines (which run the built binary).
 isim_test(test_calibrate_analytic LIBS isim_experiments isim_calibrate SOURCES
   calibrate/test_analytic.cpp
+  calibrate/test_gpu_spec.cpp
   calibrate/test_analytic_moe.cpp
   calibrate/test_analytic_models.cpp
   calibrate/test_analytic_mla.cpp
