@@ -265,11 +265,17 @@ AgentsConfig load_agents_config(const std::string& path) {
   c.rate_scale = root.get<double>("rate_scale", c.rate_scale, "a factor");
   for (const char* k : {"block_tokens", "rate_scale"})
     if (root.has(k)) at.note(k, root.value(k));
-  const YAML::Node kinds = root.need("kinds", "a map of kind names to kinds");
-  const std::vector<std::string> names = keys_of(kinds, path, "kinds");
-  const YamlMap km(kinds, path, "kinds", names, "a map of kind names to kinds");
-  at.note("kinds", kinds);
-  for (const auto& name : names) c.kinds.push_back(read_kind(km.map(name, kKindKeys), name, at));
+  std::vector<std::string> names;
+  if (root.has("kinds")) {
+    const YAML::Node kinds = root.value("kinds");
+    names = keys_of(kinds, path, "kinds");
+    const YamlMap km(kinds, path, "kinds", names, "a map of kind names to kinds");
+    at.note("kinds", kinds);
+    for (const auto& name : names) c.kinds.push_back(read_kind(km.map(name, kKindKeys), name, at));
+  } else {  // the default kinds (traces/generators/agents.yaml): a file may give only phases
+    c.kinds = default_agents_config().kinds;
+    for (const auto& k : c.kinds) names.push_back(k.name);
+  }
   const YAML::Node phases = root.need("phases", "a list of phases");
   if (!phases.IsSequence()) root.fail("phases", "expected a list of phases");
   at.note("phases", phases);

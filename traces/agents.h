@@ -4,7 +4,8 @@
 // Contract:
 // - An AgentsConfig names session kinds (`kinds:`, a map from any name to its figures) and a
 //   schedule (`phases:`). The defaults, traces/generators/agents.yaml, equal
-//   default_agents_config(); that file gives each figure's source.
+//   default_agents_config(); that file gives each figure's source. A file without `kinds:`
+//   takes the default kinds, so a schedule of its own needs only `phases:`.
 // - Arrivals: phase p covers [D_p, D_p + duration_s), D_p the sum of the earlier durations.
 //   Within it sessions arrive as a Poisson process at rate_p * rate_scale sessions per second
 //   (rate 0: an idle phase), and each draws its kind from the phase's mix (weights >= 0, kinds
