@@ -42,11 +42,13 @@ class Ledger {
   void skipped(int32_t i) { status_[static_cast<size_t>(i)] = Status::kSkipped; }
   void arrived(int32_t i, sim::Nanos t);
   void turn_ttft(double s) { turn_ttfts_.push_back(s); }
+  void turn(const sim::TurnRecord& t) { turns_.push_back(t); }  // a completed turn
 
   // `on_replica(r, h)` gives the metrics of a session still on a replica.
   std::vector<sim::SessionRecord> records(
       const std::function<const sim::SessionMetrics&(int32_t, int32_t)>& on_replica) const;
   const std::vector<double>& turn_ttfts() const { return turn_ttfts_; }
+  const std::vector<sim::TurnRecord>& turns() const { return turns_; }
   int64_t size() const { return static_cast<int64_t>(loc_.size()); }
 
  private:
@@ -56,6 +58,7 @@ class Ledger {
   std::vector<sim::SessionMetrics> done_;  // finished sessions' metrics
   std::vector<sim::Nanos> arrived_;        // by `arrived` (-1: not given); empty until the first
   std::vector<double> turn_ttfts_;
+  std::vector<sim::TurnRecord> turns_;  // in completion order
 };
 
 }  // namespace isim::cluster

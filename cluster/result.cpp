@@ -6,6 +6,7 @@
 #include "cluster/lockstep.h"
 #include "cluster/roles.h"
 #include "cluster/tiers.h"
+#include "cluster/transfers.h"
 
 namespace isim::cluster {
 
@@ -71,6 +72,12 @@ RunResult Cluster::result() {
   r.summary =
       sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations,
                      sim::union_seconds(std::move(busy_spans)), fleet_.ledger().turn_ttfts());
+  r.turns = fleet_.ledger().turns();
+  std::sort(r.turns.begin(), r.turns.end(), [](const sim::TurnRecord& a, const sim::TurnRecord& b) {
+    if (a.start_s != b.start_s) return a.start_s < b.start_s;
+    return a.session != b.session ? a.session < b.session : a.seg < b.seg;
+  });
+  sim::add_turn_stats(r.summary, r.turns);
   r.fleet.router = fleet_.router().name();
   r.fleet.replicas = size();
   r.fleet.busy_imbalance = imbalance(busy);
@@ -85,6 +92,9 @@ RunResult Cluster::result() {
   if (roles_) roles_->fill(r);
   if (tiers_) tiers_->fill(r);
   if (lockstep_) r.lockstep = lockstep_->stats();
+  if (transfers_)
+    for (const auto& [kind, bytes] : transfers_->bytes_by_kind())
+      r.link_bytes.emplace_back(kind, bytes);
   return r;
 }
 

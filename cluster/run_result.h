@@ -109,6 +109,9 @@ struct RunResult {
   DisaggStats disagg;
   TierStats tiers;
   LockstepStats lockstep;  // groups == 0: none
+  std::vector<sim::TurnRecord> turns;  // completed turns, by (start, session, segment)
+  // KV bytes moved by link kind (cluster/transfers.h), in kind order; empty: no links.
+  std::vector<std::pair<std::string, double>> link_bytes;
 };
 
 }  // namespace isim::cluster

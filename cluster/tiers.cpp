@@ -98,6 +98,7 @@ void Tiers::store_entry(TierStore& store, const TierEntry& e, const sim::KvManag
     g.ready = std::max(g.ready == sim::kForever ? f_.now() : g.ready, f_.now()) +
               transfer_estimate(cfg_.pool.link, g.bytes);
     stats_.link_bytes[kLinkCascade] += g.bytes;
+    f_.parts().transfers->account(cfg_.pool.link.kind, g.bytes);
     store_entry(pool_, g, m);
   }
 }

@@ -16,6 +16,7 @@ int32_t Transfers::add(const LinkSpec& spec) {
 
 void Transfers::start(int32_t li, double bytes, const KvMove& m, TransferClient& to) {
   const int64_t id = links_[li].start(f_.now(), bytes);
+  bytes_by_kind_[links_[li].spec().kind] += bytes;
   moving_[{li, id}] = InFlight{m, &to};
   links_.schedule(f_.queue(), target_, kLink, li);
 }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,10 @@ class Transfers final : public Component {
   int32_t add(const LinkSpec& spec);  // the new link's index
   const Link& link(int32_t li) const { return links_[li]; }
   void start(int32_t li, double bytes, const KvMove& m, TransferClient& to);
+  // Bytes moved by link kind (LinkSpec::kind): every copy `start`ed, plus copies that use no
+  // GPU link but are costed by one (`account`: host-to-pool cascades).
+  void account(const std::string& kind, double bytes) { bytes_by_kind_[kind] += bytes; }
+  const std::map<std::string, double>& bytes_by_kind() const { return bytes_by_kind_; }
   void handle(const sim::Event& ev) override;
   // `seen[i]`: the replicas holding session i; a copy in flight between two counts once after.
   void check(std::vector<int32_t>& seen) const;
@@ -79,6 +84,7 @@ class Transfers final : public Component {
   };
   LinkSet links_;
   std::map<std::pair<int32_t, int64_t>, InFlight> moving_;  // by (link, transfer id)
+  std::map<std::string, double> bytes_by_kind_;
 };
 
 }  // namespace isim::cluster

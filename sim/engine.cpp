@@ -185,8 +185,12 @@ void Engine::emit_token(SessionState& s) {
   s.decoded_in_seg += 1;
   s.context += 1;
   s.chunked = false;
+  // Inter-token latency: the longest gap of the segment, kept without per-token storage.
+  if (s.decoded_in_seg > 1) s.seg_max_gap = std::max(s.seg_max_gap, t - s.last_token);
+  s.last_token = t;
   if (s.decoded_in_seg == 1) {
     s.seg_first_token = t;
+    s.seg_max_gap = 0;
     if (s.seg == 0) {
       s.m.first_token = t;
       if (listener) listener->first_token(replica_, s, t - s.arrival);

@@ -123,7 +123,7 @@ Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   std::vector<double> turn_ttfts) {
   Summary s;
   s.sessions = static_cast<int64_t>(sessions.size());
-  std::vector<double> ttft, tpot, e2e, norm, resume;
+  std::vector<double> ttft, tpot, e2e, norm, resume, req;
   double first_arrival = 0, last_finish = 0;
   bool any = false;
   int64_t tokens = 0;
@@ -142,6 +142,7 @@ Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
     if (r.resume_ttft_s >= 0) resume.push_back(r.resume_ttft_s);
     e2e.push_back(r.e2e_s);
     if (r.normalized_latency_s >= 0) norm.push_back(r.normalized_latency_s);
+    if (const double x = request_latency(r); x >= 0) req.push_back(x);
   }
   s.makespan_s = any ? last_finish - first_arrival : 0;
   s.busy_window_s = busy_window_s;
@@ -155,12 +156,29 @@ Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
   s.normalized_latency = make_stat(std::move(norm));
   s.resume_ttft = make_stat(std::move(resume));
   s.turn_ttft = make_stat(std::move(turn_ttfts));
+  s.request_latency = make_stat(std::move(req));
   s.counters = c;
   s.waste = w;
   s.gpu_blocks = gpu_blocks;
   s.cpu_blocks = cpu_blocks;
   s.extrapolations = extrapolations;
   return s;
+}
+
+double request_latency(const SessionRecord& r) {
+  if (r.status != "finished" || r.segments <= 0 || r.e2e_s < 0) return -1;
+  return (r.e2e_s - r.intercept_s) / static_cast<double>(r.segments);
+}
+
+void add_turn_stats(Summary& s, const std::vector<TurnRecord>& turns) {
+  std::vector<double> ttft, itl;
+  ttft.reserve(turns.size());
+  for (const auto& t : turns) {
+    ttft.push_back(t.ttft_s);
+    if (t.itl_max_s >= 0) itl.push_back(t.itl_max_s);
+  }
+  s.request_ttft = make_stat(std::move(ttft));
+  s.itl_max = make_stat(std::move(itl));
 }
 
 }  // namespace isim::sim

@@ -10,6 +10,8 @@
 // - E2E: finish - arrival. Intercept time: sum of the trace's intercept durations.
 // - Normalized latency (InferCept): (finish - arrival - intercept time)
 //   / (decoded tokens + returned tokens).
+// - Per-request latency: (e2e - intercept time) / segments, per finished session; per-turn
+//   TTFT and inter-token latency: sim/turn_metrics.h.
 // - Percentiles use the nearest-rank rule over finished sessions: p-th = sorted[ceil(p/100·n)-1].
 // - Waste: GPU block-seconds in five classes summed over the run (see WasteBreakdown).
 // - Makespan: the last finish - the first arrival, over finished sessions.
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "sim/time.h"
+#include "sim/turn_metrics.h"
 
 namespace isim::sim {
 
@@ -135,6 +138,12 @@ struct Summary {
   SloAttainment slo;
   bool overloaded = false;  // the queue grew without bound (experiments/run/goodput.h)
   double queue_growth_per_s = 0;  // the least-squares slope that judged it
+  // Per turn (sim/turn_metrics.h): every completed turn's TTFT and longest inter-token gap,
+  // and per finished session (e2e - intercepts) / segments.
+  Stat request_ttft, itl_max, request_latency;
+  TurnGoodput turn_goodput;
+  std::vector<WindowStats> windows;  // metrics.window_s (empty: none asked)
+  std::vector<double> recovery_s;    // per metrics.shifts_s entry; < 0: never recovered
 };
 
 // `busy_window_s` is the busy window (union_seconds of every replica's busy spans).
@@ -142,5 +151,10 @@ Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
                   int64_t extrapolations, double busy_window_s,
                   std::vector<double> turn_ttfts = {});
+
+// Fills `s.request_ttft` and `s.itl_max` from `turns` (sim/turn_metrics.h).
+void add_turn_stats(Summary& s, const std::vector<TurnRecord>& turns);
+// (e2e - intercept time) / segments of a finished session; < 0 otherwise.
+double request_latency(const SessionRecord& r);
 
 }  // namespace isim::sim

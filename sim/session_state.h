@@ -130,6 +130,8 @@ struct SessionState {
   Nanos pause_start = -1;
   Nanos intercept_end = -1;
   Nanos seg_first_token = -1;  // first token of the current segment
+  Nanos last_token = -1;       // the latest output token of the current segment
+  Nanos seg_max_gap = 0;       // the longest gap between consecutive tokens of the current segment
   SessionMetrics m;
 
   int64_t pending_prefill(int64_t block_tokens) const {

@@ -128,6 +128,7 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   j["gpu_blocks"] = s.gpu_blocks;
   j["cpu_blocks"] = s.cpu_blocks;
   j["profile_extrapolations"] = s.extrapolations;
+  add_turn_json(j, s);
   return j;
 }
 
@@ -185,6 +186,20 @@ nlohmann::ordered_json tiers_json(const cluster::TierStats& t) {
   return j;
 }
 
+// The known link kinds always (0 when unused: the same results.csv columns in every run),
+// then any other kind, and the total.
+nlohmann::ordered_json link_bytes_json(const cluster::RunResult& r) {
+  nlohmann::ordered_json j;
+  double total = 0;
+  for (const char* k : {"nvlink", "infiniband", "roce", "pcie"}) j[k] = 0.0;
+  for (const auto& [kind, bytes] : r.link_bytes) {
+    j[kind] = bytes;
+    total += bytes;
+  }
+  j["total"] = total;
+  return j;
+}
+
 nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replica) {
   nlohmann::ordered_json j;
   j["router"] = r.fleet.router;
@@ -194,6 +209,10 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
   j["busy_imbalance"] = r.fleet.busy_imbalance;
   j["queued_imbalance"] = r.fleet.queued_imbalance;
   j["migrations"] = r.fleet.migrations;
+  // Every KV copy over a link, by kind (prefill transfers, paused-KV moves, tier and peer
+  // fetches, host-to-pool cascades), and the role switches (0 without roles).
+  j["link_bytes"] = link_bytes_json(r);
+  j["role_switches"] = r.disagg.enabled ? r.disagg.role_switches : 0;
   if (r.disagg.enabled) {
     const auto& d = r.disagg;
     auto& x = j["disagg"];
@@ -326,6 +345,8 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     f.commit();
   }
   if (e.cluster.given) write_fleet_files(dir, r);
+  if (!r.summary.windows.empty())
+    write_windows_csv((fs::path(dir) / "windows.csv").string(), r.summary);
   {
     Experiment one = e;
     one.policies = {p};

@@ -22,11 +22,20 @@ double share_of(double part, double total);
 
 nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy);
 
+// The per-turn parts of summary.json (experiments/run/outputs_turns.cpp): request_ttft_s,
+// request_latency_s, itl_max_s, turn_goodput (null values without a turn SLO), and when asked
+// for windows (metrics.window_s) and recovery_s / recovery_max_s (metrics.shifts_s; null: never
+// recovered). Called by summary_json.
+void add_turn_json(nlohmann::ordered_json& j, const sim::Summary& s);
+// windows.csv: one row per window of `s.windows` (empty cells: not applicable).
+void write_windows_csv(const std::string& path, const sim::Summary& s);
+
 // The fleet parts of summary.json: `lost_kv_reuse_tokens` by cause and `cluster` (router,
 // replicas, load imbalance, migrations, and with `per_replica` one entry per replica).
 void add_fleet_json(nlohmann::ordered_json& j, const cluster::RunResult& r, bool per_replica);
 
-// Writes the four files into `dir` (created if missing); with `cluster:` also replicas.csv, and
+// Writes the four files into `dir` (created if missing), windows.csv with metrics.window_s;
+// with `cluster:` also replicas.csv, and
 // summary.json gains `cluster` and `lost_kv_reuse_tokens`, sessions.csv the replica columns.
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,
                const cluster::RunResult& r);

@@ -7,6 +7,7 @@
 
 #include "core/input_error.h"
 #include "experiments/run/goodput.h"
+#include "experiments/run/turn_metrics.h"
 #include "experiments/spec/engine_spec.h"
 #include "live/live_executor.h"
 #include "policies/kv_managers.h"
@@ -117,6 +118,7 @@ cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const Polic
                               const cluster::ProgressFn& progress) {
   cluster::RunResult r = simulate_policy(e, in, p, checks, observer, progress);
   r.summary.slo = slo_attainment(r.sessions, e.slo, r.summary.busy_window_s);
+  add_turn_metrics(r.summary, r.turns, r.sessions, e.turn_slo, e.run_metrics);
   const Overload o = judge_overload(r.sessions, r.timeseries);
   r.summary.overloaded = o.overloaded;
   r.summary.queue_growth_per_s = o.growth_per_s;

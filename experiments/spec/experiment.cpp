@@ -274,15 +274,17 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   parse_executor(root, e);
   parse_policies(root, e);
   e.slo = parse_run_slo(root);
+  e.turn_slo = take_turn_slo(e.slo);
   if (auto sw = root.value("sweep")) parse_sweep(sw, file, e);
   if (root.has("plot")) parse_plot(root, e);
   if (root.has("metrics")) {
-    const YamlMap m = root.map("metrics", {"timeseries_interval_s"});
+    const YamlMap m = root.map("metrics", {"timeseries_interval_s", "window_s", "shifts_s"});
     auto& t = e.engine.timeseries_interval_s;
     t = m.get<double>("timeseries_interval_s", t, "seconds");
     if (m.has("timeseries_interval_s") && !(t >= kMinTimeSeriesInterval_s))
       m.fail("timeseries_interval_s",
              fmt::format("must be >= {} s (an engine step takes longer)", kMinTimeSeriesInterval_s));
+    parse_run_metrics(m, e.turn_slo, e.run_metrics);
   }
   // Last: the groups start from the experiment's complete engine settings.
   e.cluster = parse_cluster(root, base_dir, e.engine, parse_engine);
@@ -373,7 +375,12 @@ YAML::Node Experiment::resolved() const {
   }
   r["policies"] = ps;
   r["metrics"]["timeseries_interval_s"] = num(engine.timeseries_interval_s);
-  if (!slo.empty()) r["slo"] = resolved_slo(slo);
+  if (!slo.empty() || !turn_slo.empty()) {
+    YAML::Node y = slo.empty() ? YAML::Node(YAML::NodeType::Map) : resolved_slo(slo);
+    add_resolved_turn_slo(y, turn_slo);
+    r["slo"] = y;
+  }
+  add_resolved_run_metrics(r["metrics"], run_metrics);
   for (const auto& ax : sweep) r["sweep"][ax.key] = axis_yaml(ax);
   if (has_validate) {
     r["validate"]["model"] = validate.model;

@@ -32,6 +32,7 @@
 
 #include "core/strict_yaml.h"
 #include "experiments/spec/cluster_spec.h"
+#include "experiments/spec/metrics_spec.h"
 #include "experiments/spec/slo.h"
 #include "policies/builtin.h"
 #include "sim/engine_config.h"
@@ -97,6 +98,8 @@ struct Experiment {
   std::vector<PolicySpec> policies;
   ClusterSpec cluster;           // `cluster:`; not given = a cluster of one
   RunSlo slo;                    // `slo:` per-session limits (experiments/spec/slo.h); empty: none
+  TurnSlo turn_slo;              // `slo:`'s turn-level limits (request_ttft_s, itl_max_s)
+  RunMetricsSpec run_metrics;    // `metrics.window_s`, `metrics.shifts_s`
   std::vector<SweepAxis> sweep;  // in file order; empty = not a sweep
   bool has_plot = false;
   PlotSpec plot;

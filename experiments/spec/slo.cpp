@@ -1,6 +1,7 @@
 // SLO metrics and an experiment's `slo:` (experiments/spec/slo.h).
 #include "experiments/spec/slo.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -74,9 +75,10 @@ RunSlo parse_run_slo(const YamlMap& root) {
     const std::string key = "slo." + name;
     if (kv.second.IsMap() || name.find('.') != std::string::npos)
       throw InputError(yaml_where(file, kv.first, key) + percentile_note);
-    if (!find_metric(name))
+    const auto& turn = turn_slo_metrics();
+    if (!find_metric(name) && std::find(turn.begin(), turn.end(), name) == turn.end())
       throw InputError(yaml_where(file, kv.first, key) + ": unknown SLO metric '" + name +
-                       "'; valid: " + metric_names());
+                       "'; valid: " + metric_names() + "; per turn: itl_max_s, request_ttft_s");
     for (const auto& [k, v] : out)
       if (k == name) throw InputError(yaml_where(file, kv.first, key) + ": listed twice");
     const auto v = read_as<double>(kv.second, file, key, "an upper limit in the metric's unit");
@@ -92,6 +94,28 @@ YAML::Node resolved_slo(const RunSlo& slo) {
   YAML::Node y;
   for (const auto& [k, v] : slo) y[k] = fmt::format("{}", v);
   return y;
+}
+
+const std::vector<std::string>& turn_slo_metrics() {
+  static const std::vector<std::string> v = {"itl_max_s", "request_ttft_s"};
+  return v;
+}
+
+TurnSlo take_turn_slo(RunSlo& slo) {
+  TurnSlo t;
+  std::erase_if(slo, [&t](const std::pair<std::string, double>& kv) {
+    double* limit = kv.first == "request_ttft_s" ? &t.request_ttft_s
+                    : kv.first == "itl_max_s"    ? &t.itl_max_s
+                                                 : nullptr;
+    if (limit) *limit = kv.second;
+    return limit != nullptr;
+  });
+  return t;
+}
+
+void add_resolved_turn_slo(YAML::Node& y, const TurnSlo& t) {
+  if (t.request_ttft_s > 0) y["request_ttft_s"] = fmt::format("{}", t.request_ttft_s);
+  if (t.itl_max_s > 0) y["itl_max_s"] = fmt::format("{}", t.itl_max_s);
 }
 
 }  // namespace isim::exp

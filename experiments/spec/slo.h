@@ -8,6 +8,9 @@
 // - parse_run_slo reads an experiment's `slo:` (absent: empty): METRIC -> a finite limit > 0.
 //   InputError "FILE:LINE: slo.KEY: ..." for an unknown metric, a percentile key (a target of
 //   `isim plan`, said so), a repeated metric or a limit that is not a number > 0.
+// - Turn-level keys of the same `slo:` (turn_slo_metrics(): itl_max_s, request_ttft_s) bound
+//   each turn (one LLM request, sim/turn_metrics.h): parse_run_slo reads them like the others,
+//   take_turn_slo moves them out into a TurnSlo. A turn meets it when each limit given holds.
 #pragma once
 
 #include <string>
@@ -49,5 +52,17 @@ using RunSlo = std::vector<std::pair<std::string, double>>;
 RunSlo parse_run_slo(const YamlMap& root);
 // `slo` as YAML for config.resolved.yaml (a map; null node when empty).
 YAML::Node resolved_slo(const RunSlo& slo);
+
+// Turn-level limits (0: not given).
+struct TurnSlo {
+  double request_ttft_s = 0;  // a turn's first token - its start
+  double itl_max_s = 0;       // a turn's longest gap between output tokens
+  bool empty() const { return request_ttft_s <= 0 && itl_max_s <= 0; }
+};
+const std::vector<std::string>& turn_slo_metrics();  // itl_max_s, request_ttft_s
+// Removes the turn-level keys from `slo` and returns them.
+TurnSlo take_turn_slo(RunSlo& slo);
+// Adds `t`'s limits to `y` (resolved_slo's map).
+void add_resolved_turn_slo(YAML::Node& y, const TurnSlo& t);
 
 }  // namespace isim::exp

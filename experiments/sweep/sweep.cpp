@@ -73,6 +73,8 @@ std::vector<std::pair<std::string, std::string>> metric_fields(const cluster::Ru
   if (fleet) add_fleet_json(j, r, /*per_replica=*/false);
   j.erase("policy");
   j.erase("slo");  // the limits are the spec's (or a swept column); goodput.* are the results
+  j.erase("windows");     // arrays: each run folder's windows.csv has them
+  j.erase("recovery_s");  // recovery_max_s stays
   flatten(j, "", out);
   return out;
 }

@@ -18,6 +18,7 @@
 #include "core/out_path.h"
 #include "experiments/plots/plot_context.h"
 #include "experiments/sweep/journal_record.h"
+#include "experiments/sweep/sweep_aggregate.h"
 #include "experiments/sweep/sweep_report.h"
 #include "experiments/sweep/sweep_shards.h"
 
@@ -35,6 +36,7 @@ const char* const kSweepPlots[] = {"latency.png", "throughput.png", "waste.png",
 // interrupted sweep never leaves them looking current.
 void remove_sweep_outputs(const std::string& out) {
   remove_file((fs::path(out) / "results.csv").string());
+  remove_file((fs::path(out) / "aggregate.csv").string());
   for (const char* png : kSweepPlots) remove_file((fs::path(out) / png).string());
 }
 
@@ -126,6 +128,15 @@ int plot_sweep(const fs::path& csv, const std::string& out, const Sweep& sweep,
   return plot_goodput(py, csv, out, sweep, res);
 }
 
+// With `seed` among the swept keys: aggregate.csv beside results.csv (sweep_aggregate.h).
+void write_aggregate(const std::string& results_path, const std::string& text) {
+  const std::string agg = aggregate_csv(text, results_path);
+  if (agg.empty()) return;
+  const fs::path path = fs::path(results_path).parent_path() / "aggregate.csv";
+  write_file_atomic(path.string(), agg);
+  fmt::print("aggregate: {} (mean and 95% interval over seeds)\n", path.string());
+}
+
 // What follows the runs: plot_context.json, then a shard's merge hint, or a whole sweep's
 // results.csv, table and plots. The exit code.
 int finish_sweep(const Sweep& sweep, const SweepResults& res, const Journal& journal,
@@ -146,6 +157,7 @@ int finish_sweep(const Sweep& sweep, const SweepResults& res, const Journal& jou
   write_file_atomic(csv.string(), res.csv());
   fmt::print("results: {} ({} run(s), {} columns)\n", csv.string(), res.rows.size(),
              res.header.size());
+  write_aggregate(csv.string(), res.csv());
   if (!keep_runs_dir.empty()) fmt::print("runs: {}/<index>/\n", keep_runs_dir);
   fmt::print("\n{}", sweep_table(res));
   int rc = sweep.base.has_plot ? plot_sweep(csv, out, sweep, res) : 0;
@@ -247,6 +259,7 @@ int merge_sweep(const std::string& out_csv, const std::vector<std::string>& inpu
         missing.size(), rows + missing.size() - 1, list, out_csv));
   }
   write_file_atomic(out_csv, text);
+  write_aggregate(out_csv, text);
   if (!journals)
     fmt::print(stderr,
                "note: results.csv files do not say how many runs their sweep has: runs past "

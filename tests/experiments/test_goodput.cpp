@@ -45,7 +45,8 @@ TEST_CASE("slo: per-session limits, checked like every key") {
         "ttft_s: 2); a statistic over the run such as ttft_s.p99 is a target of isim plan");
   CHECK(error_of(std::string(kMinimal) + "slo: {latency: 1}\n") ==
         "e.yaml:4: slo.latency: unknown SLO metric 'latency'; valid: e2e_s, "
-        "normalized_latency_s, resume_ttft_s, tpot_s, ttft_s");
+        "normalized_latency_s, resume_ttft_s, tpot_s, ttft_s; per turn: itl_max_s, "
+        "request_ttft_s");
   CHECK(error_of(std::string(kMinimal) + "slo: {ttft_s: 0}\n") ==
         "e.yaml:4: slo.ttft_s: must be a finite upper limit > 0 in the metric's unit");
   CHECK(error_of(std::string(kMinimal) + "slo: {ttft_s: .inf}\n") ==

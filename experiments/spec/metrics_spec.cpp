@@ -1,0 +1,36 @@
+// metrics.window_s and metrics.shifts_s (experiments/spec/metrics_spec.h).
+#include "experiments/spec/metrics_spec.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/input_error.h"
+
+namespace isim::exp {
+
+void parse_run_metrics(const YamlMap& m, const TurnSlo& turn, RunMetricsSpec& rm) {
+  rm.window_s = m.get<double>("window_s", 0.0, "seconds");
+  if (m.has("window_s") && !(rm.window_s > 0))
+    m.fail("window_s", "must be a window length > 0 in seconds");
+  if (!m.has("shifts_s")) return;
+  const YAML::Node n = m.value("shifts_s");
+  if (!n.IsSequence() || n.size() == 0)
+    m.fail("shifts_s", "expected a non-empty list of shift times in seconds, e.g. [1200, 2400]");
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string key = m.key_path("shifts_s") + "[" + std::to_string(i) + "]";
+    const auto v = read_as<double>(n[i], m.file(), key, "a time in seconds");
+    if (!(v >= 0)) throw InputError(yaml_where(m.file(), n[i], key) + ": must be >= 0 s");
+    rm.shifts_s.push_back(v);
+  }
+  if (!(turn.request_ttft_s > 0))
+    m.fail("shifts_s",
+           "the time to recover is judged against slo.request_ttft_s: give that limit too");
+}
+
+void add_resolved_run_metrics(YAML::Node metrics, const RunMetricsSpec& rm) {
+  if (rm.window_s > 0) metrics["window_s"] = fmt::format("{}", rm.window_s);
+  for (double t : rm.shifts_s) metrics["shifts_s"].push_back(fmt::format("{}", t));
+}
+
+}  // namespace isim::exp
