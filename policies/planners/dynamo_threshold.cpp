@@ -1,6 +1,8 @@
-// dynamo-load: NVIDIA Dynamo's load-based planner, as its documentation publishes it
-// (https://docs.nvidia.com/dynamo/latest/architecture/load_planner.html; the rules are those of
-// examples/llm/components/planner.py in ai-dynamo/dynamo), moved onto a fleet of fixed size.
+// dynamo-threshold: NVIDIA Dynamo's older load-based planner (queue and KV thresholds), as its
+// documentation published it (https://docs.nvidia.com/dynamo/latest/architecture/load_planner.html;
+// the rules are those of examples/llm/components/planner.py in ai-dynamo/dynamo), moved onto a
+// fleet of fixed size. Dynamo's current load planner (regression on engine metrics) is
+// dynamo-load (dynamo_load.cpp).
 //
 // Every pull (metric_pulling_interval, 1 s) it records
 // - the prefill queue: sessions waiting on prefill replicas / prefill replicas (Dynamo counts
@@ -39,10 +41,10 @@ struct LoadConfig {
   int32_t grace = 3, buffer = 3, step = 1;
 };
 
-class DynamoLoad final : public cluster::Planner {
+class DynamoThreshold final : public cluster::Planner {
  public:
-  explicit DynamoLoad(const LoadConfig& c) : cfg_(c) {}
-  std::string name() const override { return "dynamo-load"; }
+  explicit DynamoThreshold(const LoadConfig& c) : cfg_(c) {}
+  std::string name() const override { return "dynamo-threshold"; }
   double pull_interval_s() const override { return cfg_.pull_s; }
   double interval_s() const override { return cfg_.interval_s; }
 
@@ -154,14 +156,15 @@ LoadConfig read_config(const Params& p) {
 
 }  // namespace
 
-void add_planner_dynamo_load(cluster::PlannerRegistry& reg) {
-  reg.add("dynamo-load",
-          "Dynamo's load planner: prefill queue 0.5/0.2, decode KV 0.9/0.5, +-1 per 30 s",
-          [](const Params& p) {
-            const LoadConfig c = read_config(p);
-            p.done("planner 'dynamo-load'");
-            return std::make_unique<DynamoLoad>(c);
-          });
+void add_planner_dynamo_threshold(cluster::PlannerRegistry& reg) {
+  reg.add(
+      "dynamo-threshold",
+      "Dynamo's older threshold planner: prefill queue 0.5/0.2, decode KV 0.9/0.5, +-1 per 30 s",
+      [](const Params& p) {
+        const LoadConfig c = read_config(p);
+        p.done("planner 'dynamo-threshold'");
+        return std::make_unique<DynamoThreshold>(c);
+      });
 }
 
 }  // namespace isim::policy

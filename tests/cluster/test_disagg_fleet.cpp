@@ -76,12 +76,12 @@ TEST_CASE("every planner keeps the invariants on a loaded disaggregated fleet") 
   const trace::Trace t = mix(240, 12.0);
   const std::vector<Case> cases = {
       {"static", {}},
-      {"dynamo-load", {{"adjustment_interval", "2"}, {"metric_pulling_interval", "0.5"}}},
+      {"dynamo-threshold", {{"adjustment_interval", "2"}, {"metric_pulling_interval", "0.5"}}},
       {"dynamo-sla", {{"adjustment_interval", "2"}}, "layer"},
       {"online", {{"interval_s", "1"}}, "whole", true, "drop", 0.2, "threshold"},
       {"online", {{"interval_s", "1"}, {"patience", "1"}}, "layer", false, "drop", 0.5},
       {"dynamo-sla", {{"adjustment_interval", "2"}}, "layer", false, "move", 0, "threshold"},
-      {"dynamo-load",
+      {"dynamo-threshold",
        {{"adjustment_interval", "2"}, {"metric_pulling_interval", "0.5"}},
        "whole", true, "move", 0.2, "threshold"},
   };
