@@ -93,16 +93,17 @@ void Cluster::turn_first_token(int32_t r, const sim::SessionState& s, sim::Nanos
   first_token(r, s, ttft);
 }
 
-void Cluster::first_token(int32_t, const sim::SessionState&, sim::Nanos ttft) {
-  if (planning_) planning_->first_token(ttft);
+void Cluster::first_token(int32_t r, const sim::SessionState& s, sim::Nanos ttft) {
+  if (planning_) planning_->first_token(ttft, r, s.context);
 }
 
-void Cluster::segment_done(int32_t, const sim::SessionState& s, int64_t outputs, double decode_s) {
+void Cluster::segment_done(int32_t r, const sim::SessionState& s, int64_t outputs,
+                           double decode_s) {
   const sim::Nanos start = s.seg == 0 ? s.arrival : s.intercept_end;
   fleet_.ledger().turn({s.idx, s.seg, sim::to_seconds(start),
                         sim::to_seconds(s.seg_first_token - start),
                         outputs >= 2 ? sim::to_seconds(s.seg_max_gap) : -1.0, outputs});
-  if (planning_) planning_->segment_done(s, outputs, decode_s);
+  if (planning_) planning_->segment_done(s, outputs, decode_s, r);
 }
 
 void Cluster::prefilled(int32_t r, int32_t h, const sim::SessionState& s,

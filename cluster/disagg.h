@@ -16,6 +16,14 @@
 // - The split: a new session, or a resumed turn, goes to a prefill replica when its uncached
 //   input exceeds `threshold_tokens` ("threshold", llm-d's rule) or always ("always"); else it
 //   is served where it is (a decode or mixed replica prefills it locally).
+// - `resume_kv`: what a resumed turn sent to a prefill replica does with the KV its holder kept.
+//   "fetch" (default): the KV moves over the holder's link to the prefill replica (NVLink within
+//   a node, the inter-node link otherwise; both ends hold its blocks in flight), the turn starts
+//   when it lands (the wait counts in its TTFT) and only what was not held is prefilled; when
+//   the prefill replica has no room (or the KV is not on the holder's GPU) it falls back to
+//   "recompute", counted. "recompute" (the ablation): the holder's KV is dropped (lost reuse,
+//   cause migration) and the prefill replica recomputes it. A fleet with KV tiers
+//   (cluster/tiers.h) decides by the tiers' rule instead.
 // - Switching: a replica leaving its role first drains (drain_first) or keeps serving the work
 //   it holds in the old role (zero-downtime), is unavailable for `cost_s`, then takes the new
 //   role. KV it holds for paused sessions is kept or dropped (`paused_kv`), and counted.
@@ -42,14 +50,20 @@ struct LinksConfig {
 struct SplitConfig {
   std::string mode = "always";  // or "threshold"
   int64_t threshold_tokens = 0;
+  std::string resume_kv = "fetch";  // or "recompute"
 };
 
 struct SwitchConfig {
-  double cost_s = 0;             // the "zero-downtime, same parallel mapping" case
+  double cost_s = 0;  // the "zero-downtime, same parallel mapping" case
   bool drain_first = false;
   // KV held for paused sessions by a replica that stops decoding: "keep", "drop" (lost
   // reuse, cause role_switch) or "move" (over a link to a decode replica with room).
   std::string paused_kv = "keep";
+  // A worker restart, as Dynamo scales a pool (drain, restart, load the model again): the
+  // switch drains the replica (restart implies drain_first), then the worker is down for
+  // `cost_s` and loses ALL its KV: its paused sessions' KV is dropped (lost reuse, cause
+  // role_switch; paused_kv does not apply) and its prefix cache emptied, both counted.
+  bool restart = false;
 };
 
 struct DisaggConfig {

@@ -7,8 +7,8 @@
 //   interval later.
 // - A snapshot holds only what a running system can observe: each replica's role and state
 //   now, and what happened during the last pull interval (arrivals routed to prefill, tokens
-//   emitted, first-token and inter-token latencies of the turns that completed them). Never a
-//   session's future; no trace look-ahead.
+//   emitted, first-token and inter-token latencies of the turns that completed them, fleet-wide
+//   and per replica). Never a session's future; no trace look-ahead.
 // - `decide` sees the snapshots observed so far (it keeps what it needs) and the context: the
 //   roles now and each replica's cost model (the profile, which Dynamo's SLA planner measures
 //   before deployment). It returns changes for distinct replicas, none to a replica that is
@@ -48,6 +48,19 @@ struct ReplicaMetrics {
   double mean_iteration_s = 0;         // mean iteration time over the last pull interval (0: none)
   int64_t prefill_tokens_done = 0;     // prefill tokens computed during the last pull interval
   int64_t decode_tokens_done = 0;      // tokens decoded during the last pull interval
+  // vLLM's kv_cache_usage: GPU blocks held by requests that are running, waiting, swapped or
+  // moving / GPU blocks, now. Cached-free blocks and paused sessions' idle KV (which the
+  // engine may evict) count as free, unlike in kv_utilization.
+  double kv_cache_usage = 0;
+  int64_t active_kv_blocks = 0;  // those blocks
+  // Over the last pull interval, on this replica: turns that emitted their first token here,
+  // their mean TTFT and mean context at that token (0: none); inter-token gaps of turns that
+  // ended here and their mean.
+  int64_t ttft_count = 0;
+  double ttft_mean_s = 0;
+  double ttft_isl_mean = 0;
+  int64_t itl_count = 0;
+  double itl_mean_s = 0;
 };
 
 struct FleetSnapshot {

@@ -5,11 +5,15 @@
 #include <stdexcept>
 
 #include "cluster/roles.h"
+#include "sim/replica_queues.h"
 
 namespace isim::cluster {
 
 Planning::Planning(Fleet& f, Planner* planner)
-    : Component(f), planner_(planner), marks_(static_cast<size_t>(f.size())) {}
+    : Component(f),
+      planner_(planner),
+      marks_(static_cast<size_t>(f.size())),
+      per_replica_(static_cast<size_t>(f.size())) {}
 
 void Planning::handle(const sim::Event& ev) {
   switch (ev.type) {
@@ -38,15 +42,25 @@ void Planning::start() {
   schedule(f_.now() + every, sim::kPrioPlanner + 1, kDecide, 0);
 }
 
-void Planning::first_token(sim::Nanos ttft) {
+void Planning::first_token(sim::Nanos ttft, int32_t r, int64_t context) {
   ++window_.ttft_count;
   ttft_sum_ += sim::to_seconds(ttft);
+  if (r < 0) return;
+  ReplicaWindow& w = per_replica_[static_cast<size_t>(r)];
+  ++w.ttft_n;
+  w.ttft_sum += sim::to_seconds(ttft);
+  w.isl_sum += static_cast<double>(context);
 }
 
-void Planning::segment_done(const sim::SessionState& s, int64_t outputs, double decode_s) {
+void Planning::segment_done(const sim::SessionState& s, int64_t outputs, double decode_s,
+                            int32_t r) {
   if (outputs > 1) {
     window_.itl_count += outputs - 1;
     itl_sum_ += decode_s;
+    if (r >= 0) {
+      per_replica_[static_cast<size_t>(r)].itl_n += outputs - 1;
+      per_replica_[static_cast<size_t>(r)].itl_sum += decode_s;
+    }
   }
   ++window_.turns_finished;
   // The turn's input as a stateless API sees it: the whole context before its outputs.
@@ -57,6 +71,25 @@ void Planning::segment_done(const sim::SessionState& s, int64_t outputs, double 
 void Planning::prefill_request(int64_t uncached_tokens) {
   ++window_.prefill_requests;
   window_.prefill_tokens += uncached_tokens;
+}
+
+// vLLM's kv_cache_usage numerator: the distinct GPU blocks held by sessions that are not
+// paused (running, waiting, swapped, importing or exporting); a paused session's idle KV and
+// the cached-free blocks are free to the engine.
+int64_t Planning::active_blocks(const sim::Engine& e) {
+  const sim::ReplicaQueues& q = e.view().queues();
+  std::vector<int32_t> handles(q.running());
+  for (const auto& k : q.waiting()) handles.push_back(k.h);
+  for (const auto& k : q.swapped()) handles.push_back(k.h);
+  handles.insert(handles.end(), q.importing().begin(), q.importing().end());
+  handles.insert(handles.end(), q.exporting().begin(), q.exporting().end());
+  std::vector<sim::BlockId> blocks;
+  for (const int32_t h : handles) {
+    const auto& b = e.view().session(h).gpu_blocks;
+    blocks.insert(blocks.end(), b.begin(), b.end());
+  }
+  std::sort(blocks.begin(), blocks.end());
+  return std::unique(blocks.begin(), blocks.end()) - blocks.begin();
 }
 
 void Planning::pull() {
@@ -90,6 +123,16 @@ void Planning::pull() {
     m.prefill_tokens_done = c.prefill_tokens - mk.prefill_tokens;
     m.decode_tokens_done = c.decode_tokens - mk.decode_tokens;
     snap.decode_tokens += m.decode_tokens_done;
+    m.active_kv_blocks = active_blocks(e);
+    m.kv_cache_usage =
+        static_cast<double>(m.active_kv_blocks) / static_cast<double>(e.view().gpu().total());
+    ReplicaWindow& w = per_replica_[static_cast<size_t>(r)];
+    m.ttft_count = w.ttft_n;
+    m.ttft_mean_s = mean(w.ttft_sum, w.ttft_n);
+    m.ttft_isl_mean = mean(w.isl_sum, w.ttft_n);
+    m.itl_count = w.itl_n;
+    m.itl_mean_s = mean(w.itl_sum, w.itl_n);
+    w = ReplicaWindow{};
     mk = {c.prefill_tokens, c.decode_tokens, c.iterations, c.busy_time};
     snap.replicas.push_back(m);
   }

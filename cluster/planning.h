@@ -26,8 +26,9 @@ class Planning final : public Component {
   bool keeps_run() const override { return false; }
   void start();
   // Observations of the current interval.
-  void first_token(sim::Nanos ttft);
-  void segment_done(const sim::SessionState& s, int64_t outputs, double decode_s);
+  // `r`: the replica that emitted the token (or ended the turn); -1: fleet-wide only.
+  void first_token(sim::Nanos ttft, int32_t r = -1, int64_t context = 0);
+  void segment_done(const sim::SessionState& s, int64_t outputs, double decode_s, int32_t r = -1);
   void prefill_request(int64_t uncached_tokens);
 
  private:
@@ -38,11 +39,18 @@ class Planning final : public Component {
   };
   void pull();
   void decide();
+  static int64_t active_blocks(const sim::Engine& e);
 
   Planner* planner_;
   FleetSnapshot window_;
   double ttft_sum_ = 0, itl_sum_ = 0, isl_sum_ = 0, osl_sum_ = 0;
   std::vector<PullMark> marks_;
+  // Per replica, this pull interval: first tokens (count, TTFT sum, context sum), gaps.
+  struct ReplicaWindow {
+    int64_t ttft_n = 0, itl_n = 0;
+    double ttft_sum = 0, isl_sum = 0, itl_sum = 0;
+  };
+  std::vector<ReplicaWindow> per_replica_;
   sim::Nanos last_pull_ = 0;
 };
 

@@ -99,12 +99,46 @@ void Roles::place_resume(int32_t i, RouteRequest& q, double duration_s, sim::Nan
     holder.resume(at.handle, duration_s, ended_at);
     return;
   }
+  // Without tiers (which decide by their own rule above), the KV held moves with the turn.
+  if (!tiers && to_prefill && cfg_.split.resume_kv == "fetch" && q.holder_kv_tokens > 0) {
+    if (fetch_resume(i, r, duration_s, ended_at)) return;
+    ++stats_.resume_fetch_fallbacks;  // no room there (or the KV is not on the GPU): recompute
+  }
   sim::SessionState moved = holder.handoff().export_paused(at.handle, sim::LostCause::kMigration);
   f_.touch(at.replica);
   ++moved.m.migrations;
   ++f_.counts().migrations;
   moved.export_after_prefill = exports;
   f_.ledger().placed(i, r, f_.replica(r).admit_resumed(std::move(moved), duration_s, ended_at));
+}
+
+// split.resume_kv fetch: the KV the holder kept moves to r over the holder's link, and the
+// turn resumes on r when it lands (landed). False: r has no room, or the KV is not movable.
+bool Roles::fetch_resume(int32_t i, int32_t r, double duration_s, sim::Nanos ended_at) {
+  const Location at = f_.ledger().where(i);
+  sim::Engine& holder = f_.replica(at.replica);
+  sim::Engine& dst = f_.replica(r);
+  if (!holder.handoff().can_move_paused(at.handle)) return false;
+  const int64_t kv = holder.view().session(at.handle).kv;
+  if (!dst.handoff().can_import(kv) &&
+      !dst.handoff().make_room(sim::blocks_for(kv, dst.view().block_tokens())))
+    return false;
+  holder.handoff().start_move(at.handle);
+  KvMove m;
+  m.kind = KvMove::kFetchPeer;
+  m.session = i;
+  m.src = at.replica;
+  m.src_h = at.handle;
+  m.since = ended_at < 0 ? f_.now() : ended_at;
+  m.intercept_s = duration_s;
+  m.tokens = kv;
+  ++f_.counts().migrations;
+  launch(r, kv_bytes(holder, kv), m);
+  ++stats_.resume_fetches;
+  stats_.resume_fetched_tokens += kv;
+  stats_.transfer_bytes += kv_bytes(holder, kv);
+  f_.touch(at.replica);
+  return true;
 }
 
 void Roles::prefilled(int32_t r, int32_t h, const sim::SessionState& s,
@@ -204,6 +238,7 @@ void Roles::launch(int32_t dst, double send_bytes, KvMove m) {
   copy.gpu_blocks.clear();
   copy.cpu_blocks.clear();
   copy.h = -1;
+  if (m.kind == KvMove::kFetchPeer) ++copy.m.migrations;  // the session resumes elsewhere
   m.dst = dst;
   m.dst_h = f_.replica(dst).handoff().reserve_import(std::move(copy));
   m.started_at = f_.now();
@@ -217,6 +252,13 @@ void Roles::landed(const KvMove& t) {
   f_.ledger().placed(t.session, t.dst, t.dst_h);
   f_.touch(t.src);
   f_.touch(t.dst);
+  if (t.kind == KvMove::kFetchPeer) {
+    // A resumed turn's KV reached its prefill replica: the turn starts now, its TTFT counted
+    // from the intercept's end.
+    fetch_s_sum_ += sim::to_seconds(f_.now() - t.since);
+    f_.parts().intercepts->resume_on(t.dst, t.dst_h, t.intercept_s, t.since);
+    return;
+  }
   if (t.kind == KvMove::kPausedMove) {
     ++stats_.switch_moves;
     stats_.switch_moved_tokens += kv;

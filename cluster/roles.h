@@ -5,8 +5,9 @@
 // Contract:
 // - The split (`place_arrival`, `place_resume`) sends a session's prefill to a prefill replica
 //   or serves it locally; a resumed turn served locally stays with the KV its holder kept,
-//   unless the holder drains. Routes prefer replicas of the pool that are not switching, then
-//   the pool, then any replica.
+//   unless the holder drains. A resumed turn sent to a prefill replica fetches the holder's KV
+//   or recomputes it (`split.resume_kv`, cluster/disagg.h). Routes prefer replicas of the pool that
+//   are not switching, then the pool, then any replica.
 // - A prefilled session's KV (`prefilled`) moves to a decode replica chosen by the router once
 //   that replica has room (a FIFO per decode replica; a replica that no longer decodes sends
 //   its queue elsewhere), over the source's link (cluster/transfers.h); with `transfer: layer`
@@ -69,6 +70,7 @@ class Roles final : public Component, public TransferClient {
   };
   int32_t route_in(const RouteRequest& q, int pool);
   void pump_imports();
+  bool fetch_resume(int32_t i, int32_t r, double duration_s, sim::Nanos ended_at);
   void start_transfer(int32_t dst, const PendingImport& p);
   void launch(int32_t dst, double send_bytes, KvMove m);
   int32_t link_index(int32_t src, int32_t dst) const;
@@ -92,7 +94,7 @@ class Roles final : public Component, public TransferClient {
   std::vector<std::array<int32_t, 3>> stray_paused_;
   std::map<int32_t, sim::Nanos> resume_on_landing_;
   DisaggStats stats_;
-  double transfer_s_sum_ = 0, wait_s_sum_ = 0;
+  double transfer_s_sum_ = 0, wait_s_sum_ = 0, fetch_s_sum_ = 0;
 };
 
 }  // namespace isim::cluster

@@ -53,7 +53,7 @@ void Roles::begin_switch(int32_t r, Role to) {
   ++stats_.role_switches;
   switch_to_[i] = to;
   switching_[i] = 1;
-  if (cfg_.switching.drain_first) {
+  if (cfg_.switching.drain_first || cfg_.switching.restart) {
     draining_[i] = 1;  // progress_switches pays the cost once its work is done
     return;
   }
@@ -74,7 +74,14 @@ void Roles::progress_switches() {
     } else if (roles_[i] != switch_to_[i]) {
       continue;
     }
-    if (cfg_.switching.paused_kv != "keep" && switch_to_[i] == Role::kPrefill) {
+    if (cfg_.switching.restart) {
+      // The worker restarts: all of its KV is gone.
+      const auto [paused_tokens, cached_blocks] = e.handoff().restart(sim::LostCause::kRoleSwitch);
+      ++stats_.restarts;
+      stats_.restart_paused_tokens += paused_tokens;
+      stats_.restart_cached_tokens += cached_blocks * e.view().block_tokens();
+      f_.touch(r);
+    } else if (cfg_.switching.paused_kv != "keep" && switch_to_[i] == Role::kPrefill) {
       // It stops decoding: the KV of its paused sessions is dropped or moved.
       const std::vector<int32_t> paused = e.view().paused();
       for (int32_t h : paused) relocate_paused(r, h);
@@ -185,6 +192,8 @@ void Roles::fill(RunResult& r) const {
   const auto n = static_cast<double>(stats_.transfers);
   r.disagg.transfer_s_mean = n > 0 ? transfer_s_sum_ / n : 0;
   r.disagg.transfer_wait_s_mean = n > 0 ? wait_s_sum_ / n : 0;
+  const auto nf = static_cast<double>(stats_.resume_fetches);
+  r.disagg.resume_fetch_s_mean = nf > 0 ? fetch_s_sum_ / nf : 0;
 }
 
 }  // namespace isim::cluster

@@ -70,6 +70,17 @@ struct DisaggStats {
   int64_t switch_kept_tokens = 0;  // paused KV a move found no room for (kept)
   std::vector<RoleSample> roles;   // one per time-series sample
   std::vector<std::pair<std::string, std::string>> planner_facts;
+  // split.resume_kv fetch: resumed turns whose held KV moved to their prefill replica, its
+  // tokens, the mean intercept end to landing, and the fetches that fell back to recompute.
+  int64_t resume_fetches = 0;
+  int64_t resume_fetched_tokens = 0;
+  double resume_fetch_s_mean = 0;
+  int64_t resume_fetch_fallbacks = 0;
+  // switching.restart: switches that restarted their worker, and the KV each restart lost
+  // (paused sessions' KV, and prefix-cache blocks' tokens).
+  int64_t restarts = 0;
+  int64_t restart_paused_tokens = 0;
+  int64_t restart_cached_tokens = 0;
 };
 
 // KV tiers across the fleet (cluster/kv_tiers.h); enabled when a replica's manager uses them.

@@ -15,7 +15,8 @@
 
 namespace isim::policy {
 
-#define ISIM_PLANNERS(X) X(static) X(dynamo_load) X(dynamo_sla) X(online)
+#define ISIM_PLANNERS(X) \
+  X(static) X(dynamo_threshold) X(dynamo_sla) X(online) X(dynamo_load) X(schedule)
 
 #define ISIM_DECLARE_PLANNER(name) void add_planner_##name(cluster::PlannerRegistry& reg);
 ISIM_PLANNERS(ISIM_DECLARE_PLANNER)

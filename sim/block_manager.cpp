@@ -47,6 +47,12 @@ bool BlockPool::forget(BlockId b) {
   return true;
 }
 
+int64_t BlockPool::forget_cached() {
+  int64_t n = 0;
+  while (!cached_.empty()) n += forget(cached_.begin()->second) ? 1 : 0;
+  return n;
+}
+
 bool BlockPool::allocate(int64_t n, std::vector<BlockId>& out) {
   ++version_;
   if (n < 0) throw std::logic_error(name_ + ": negative allocation");

@@ -73,6 +73,8 @@ class BlockPool {
   // evicted: its content will never be asked for. False (changing nothing) if `b` is held or
   // not cached. Not counted as an eviction.
   bool forget(BlockId b);
+  // Forgets every cached block (a worker restart empties its prefix cache); returns how many.
+  int64_t forget_cached();
 
   // Marks held block `b` as worth keeping: once cached, it is evicted only after every cached
   // block that is not marked (LRU within each class). The mark goes when the block is freed.

@@ -122,4 +122,16 @@ void Handoff::drop_paused(int32_t h, LostCause why) {
   notes_.note(h);
 }
 
+std::pair<int64_t, int64_t> Handoff::restart(LostCause why) {
+  if (queues_.has_work() || !queues_.exporting().empty() || !queues_.importing().empty())
+    throw std::logic_error("Handoff::restart: the replica still has work");
+  int64_t tokens = 0;
+  const std::vector<int32_t> paused = queues_.paused();
+  for (const int32_t h : paused) {
+    tokens += table_[h].kv;
+    drop_paused(h, why);
+  }
+  return {tokens, kv_.gpu().forget_cached()};
+}
+
 }  // namespace isim::sim

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "sim/replica_notes.h"
 #include "sim/waste_meter.h"
@@ -57,6 +58,10 @@ class Handoff {
   SessionState export_paused(int32_t handle, LostCause why);
   // Drops the KV of paused session `handle`, counted as lost to `why` (it stays here).
   void drop_paused(int32_t handle, LostCause why);
+  // A worker restart (cluster/disagg.h switching.restart), on a replica with no work left:
+  // every paused session's KV is dropped (lost to `why`) and the prefix cache emptied.
+  // Returns the paused KV tokens dropped and the cached blocks forgotten.
+  std::pair<int64_t, int64_t> restart(LostCause why);
   // Session `handle` was forked from (traces/session.h kFork): others may hold its blocks past
   // the prompt, so the accounting and the checks treat its whole chain as shareable.
   void share_chain(int32_t handle) { table_[handle].chain_shared = true; }

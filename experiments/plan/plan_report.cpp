@@ -49,7 +49,7 @@ std::string roles_of(const CandidateResult& c) {
 }
 
 // The policy, and the router, split and planner when the plan compares several:
-// "preserve/round-robin", "preserve/1:3/dynamo-load".
+// "preserve/round-robin", "preserve/1:3/dynamo-threshold".
 std::string choice(const PlanResult& r, const CandidateResult& c) {
   std::string s = c.candidate->policy;
   auto add = [&s](const std::string& part) {

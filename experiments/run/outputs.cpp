@@ -228,6 +228,13 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
     x["switch_moves"] = d.switch_moves;
     x["switch_moved_tokens"] = d.switch_moved_tokens;
     x["switch_kept_tokens"] = d.switch_kept_tokens;
+    x["resume_fetches"] = d.resume_fetches;
+    x["resume_fetched_tokens"] = d.resume_fetched_tokens;
+    x["resume_fetch_s_mean"] = d.resume_fetch_s_mean;
+    x["resume_fetch_fallbacks"] = d.resume_fetch_fallbacks;
+    x["restarts"] = d.restarts;
+    x["restart_paused_tokens"] = d.restart_paused_tokens;
+    x["restart_cached_tokens"] = d.restart_cached_tokens;
   }
   if (r.tiers.enabled) j["kv_tiers"] = tiers_json(r.tiers);
   if (r.lockstep.groups > 0) j["lockstep"] = lockstep_json(r.lockstep);

@@ -24,7 +24,7 @@
 //       transfer: whole                   # or layer
 //     split: {mode: threshold, threshold_tokens: 512}   # or `split: always` (the default)
 //     switching: {cost_s: 0, drain_first: false, paused_kv: keep}   # or drop, move
-//     planner: static             # or {name: dynamo-load, PARAM: VALUE, ...}
+//     planner: static             # or {name: dynamo-threshold, PARAM: VALUE, ...}
 //
 //   cluster:                      # KV tiers (cluster/kv_tiers.h), for managers that use them
 //     replicas: 8

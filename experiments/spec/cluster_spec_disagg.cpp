@@ -50,6 +50,7 @@ const std::vector<std::string> kLinkKinds = {"nvlink", "infiniband", "roce"};
 const std::vector<std::string> kTransfers = {"whole", "layer"};
 const std::vector<std::string> kSplitModes = {"always", "threshold"};
 const std::vector<std::string> kPausedKv = {"keep", "drop", "move"};
+const std::vector<std::string> kResumeKv = {"fetch", "recompute"};
 
 // One link: a map whose keys refine `l` (the default of its kind of place).
 cluster::LinkSpec parse_link(const YamlMap& links, const std::string& key, cluster::LinkSpec l) {
@@ -76,14 +77,15 @@ void parse_links(const YamlMap& cl, cluster::LinksConfig& l) {
 void parse_split(const YamlMap& cl, cluster::SplitConfig& s) {
   const YAML::Node n = cl.value("split");
   if (!n) return;
-  const std::string expected = "always, threshold or {mode, threshold_tokens}";
+  const std::string expected = "always, threshold or {mode, threshold_tokens, resume_kv}";
   if (n.IsScalar()) {
     s.mode = read_as<std::string>(n, cl.file(), cl.key_path("split"), expected);
     for (const auto& m : kSplitModes)
       if (m == s.mode) return;
     cl.fail("split", "expected " + expected + ", got '" + s.mode + "'");
   }
-  const YamlMap m = cl.map("split", {"mode", "threshold_tokens"}, expected);
+  const YamlMap m = cl.map("split", {"mode", "threshold_tokens", "resume_kv"}, expected);
+  if (m.has("resume_kv")) s.resume_kv = one_of(m, "resume_kv", kResumeKv);
   if (m.has("mode")) {
     s.mode = one_of(m, "mode", kSplitModes);
   } else if (m.has("threshold_tokens")) {
@@ -99,10 +101,16 @@ void parse_split(const YamlMap& cl, cluster::SplitConfig& s) {
 
 void parse_switching(const YamlMap& cl, cluster::SwitchConfig& s) {
   if (!cl.has("switching")) return;
-  const YamlMap m = cl.map("switching", {"cost_s", "drain_first", "paused_kv"});
+  const YamlMap m = cl.map("switching", {"cost_s", "drain_first", "paused_kv", "restart"});
   s.cost_s = number(m, "cost_s", s.cost_s, false, "seconds");
   s.drain_first = m.get<bool>("drain_first", s.drain_first, "true or false");
   if (m.has("paused_kv")) s.paused_kv = one_of(m, "paused_kv", kPausedKv);
+  s.restart = m.get<bool>("restart", s.restart, "true or false");
+  // A restarted worker drains first: restart implies drain_first, and contradicts its `false`.
+  if (s.restart && m.has("drain_first") && !s.drain_first)
+    m.fail("drain_first",
+           "must be true when " + m.key_path("restart") + " is (a restarted worker drains first)");
+  if (s.restart) s.drain_first = true;
 }
 
 YAML::Node resolved_link(const cluster::LinkSpec& l) {
@@ -198,9 +206,11 @@ void resolved_disagg_settings(const cluster::DisaggConfig& d, YAML::Node& out) {
   out["links"]["transfer"] = d.links.transfer;
   out["split"]["mode"] = d.split.mode;
   if (d.split.mode == "threshold") out["split"]["threshold_tokens"] = d.split.threshold_tokens;
+  out["split"]["resume_kv"] = d.split.resume_kv;
   out["switching"]["cost_s"] = num(d.switching.cost_s);
   out["switching"]["drain_first"] = d.switching.drain_first;
   out["switching"]["paused_kv"] = d.switching.paused_kv;
+  out["switching"]["restart"] = d.switching.restart;
 }
 
 std::unique_ptr<cluster::Planner> make_planner(const std::string& name, const Params& params,

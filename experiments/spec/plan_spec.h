@@ -17,7 +17,7 @@
 //   lockstep groups in a disaggregated fleet are not simulated.
 // - Disaggregation axes (experiments/spec/cluster_spec.h has the cluster side):
 //     pd_splits: [mixed, "1:3", "1:1"]        # default [mixed]
-//     planners: [static, dynamo-load, {name: online, PARAM: VALUE}]   # default [static]
+//     planners: [static, dynamo-threshold, {name: online, PARAM: VALUE}]   # default [static]
 //     cluster: {links: ..., split: ..., switching: ...}   # as in an experiment's cluster:
 //   A split "P:D" is a ratio, since the plan sizes the fleet: a fleet of n replicas has
 //   round(n x P / (P + D)) prefill replicas, at least 1 and at most n - 1, prefill first, the

@@ -73,7 +73,7 @@ void parse_planners(const YamlMap& root, std::vector<PlannerChoice>& out) {
   if (!n) return;
   if (!n.IsSequence() || n.size() == 0)
     root.fail("planners",
-              "expected a non-empty list of planners, e.g. [static, dynamo-load]; "
+              "expected a non-empty list of planners, e.g. [static, dynamo-threshold]; "
               "valid: " +
                   policy::planner_registry().names_joined());
   out.clear();

@@ -1,27 +1,34 @@
-// dynamo-load: NVIDIA Dynamo's load-based planner, as its documentation publishes it
-// (https://docs.nvidia.com/dynamo/latest/architecture/load_planner.html; the rules are those of
-// examples/llm/components/planner.py in ai-dynamo/dynamo), moved onto a fleet of fixed size.
+// dynamo-load: NVIDIA Dynamo's current load-based planner ("load-based scaling", the SLA
+// planner's reactive mode; docs/pages/design-docs/planner-design.md and
+// components/src/dynamo/planner/utils/load_based_regression.py in ai-dynamo/dynamo), moved
+// onto a fleet of fixed size.
 //
-// Every pull (metric_pulling_interval, 1 s) it records
-// - the prefill queue: sessions waiting on prefill replicas / prefill replicas (Dynamo counts
-//   requests in its prefill queue; per worker here so that one threshold serves any pool size);
-// - the KV cache utilisation of every decode replica.
-// Every adjustment_interval (30 s) it averages them over the interval's pulls and wants
-// - prefill +1 when the mean queue > prefill_queue_scale_up_threshold (0.5) and the queue's
-//   trend, last + (last - first) x prefill_queue_buffer_intervals (3), is also above it
-//   (Dynamo's NEW_PREFILL_WORKER_QUEUE_BUFFER_PERIOD); -1 when the mean < ..._down_threshold (0.2);
-// - decode +1 when the mean KV > decode_kv_scale_up_threshold (0.9); -1 when < ..._down (0.5).
-// The fleet is fixed, so a wish becomes a move of `step` (1) replicas, Dynamo's +-1:
-//   prefill +1, decode not +1          -> decode to prefill
-//   decode +1, prefill not +1          -> prefill to decode
-//   prefill -1, decode 0               -> prefill to decode
-//   decode -1, prefill 0               -> decode to prefill
-//   both +1, both -1, both 0           -> nothing
-// A move that removes a decode replica is refused for the no_decode_scale_down_intervals (3)
-// decisions after one that added a decode replica (Dynamo's NEW_DECODE_WORKER_GRACE_PERIOD).
-// While any prefill or decode replica is switching, Dynamo's "workers changed, no adjustment"
-// applies: no change, and the grace window does not count down. The interval's samples are
-// dropped after every decision.
+// Each pull (metric_pulling_interval, 1 s: a stand-in for Dynamo's per-iteration engine
+// metrics) adds, per replica, one observation to a sliding window of the last
+// max_num_fpm_samples (64) for its pool:
+// - prefill replicas that emitted first tokens: x = queued prefill tokens + their mean input
+//   (Dynamo's active_prefill_tokens + ISL), y = their mean TTFT;
+// - decode replicas that finished turns: x = active KV blocks (held by running, waiting or
+//   moving requests; Dynamo's active_decode_blocks), y = their mean inter-token gap.
+// Every load_adjustment_interval (5 s), for each pool with at least load_min_observations (5)
+// observations, an ordinary least-squares line y = a x + b gives the largest load within the
+// SLA (ttft_s 0.5, itl_s 0.05: Dynamo's ttft 500 ms, itl 50 ms): x_sla = (SLA - b) / a; with a
+// slope <= 0, the smallest x observed under the SLA (or the smallest x). For prefill the load
+// compared is the queue, so the target is x_sla less the window's mean input (no decision when
+// that is <= 0: the SLA is out of reach whatever the queue). A pool wants
+// - +1 when EVERY engine of it is above its target now (every engine's estimated latency
+//   exceeds the SLA);
+// - -1 when it has more than one engine and every engine is below
+//   target x (n - 1) / n x load_scaling_down_sensitivity / 100 (80): the consolidation check,
+//   the remaining n - 1 engines would stay within the SLA with the sensitivity's margin.
+// The fleet is fixed, so the wishes become one move (Dynamo scales by +-1 per interval):
+//   prefill +1, decode not +1 -> decode to prefill;   decode +1, prefill not +1 -> prefill to
+//   decode;   prefill -1, decode 0 -> prefill to decode;   decode -1, prefill 0 -> decode to
+//   prefill;   otherwise nothing.
+// Scaling is blocking in Dynamo: while any prefill or decode replica is switching, no change.
+#include <algorithm>
+#include <deque>
+#include <optional>
 #include <vector>
 
 #include "policies/planners.h"
@@ -33,121 +40,147 @@ namespace {
 
 using cluster::Role;
 
-struct LoadConfig {
-  double pull_s = 1, interval_s = 30;
-  double kv_up = 0.9, kv_down = 0.5, queue_up = 0.5, queue_down = 0.2;
-  int32_t grace = 3, buffer = 3, step = 1;
+struct RegressionConfig {
+  double pull_s = 1, interval_s = 5, ttft_s = 0.5, itl_s = 0.05, sensitivity = 80;
+  int32_t window = 64, min_obs = 5;
+};
+
+// A sliding window of (x, y) and its least-squares line, as Dynamo's LoadBasedRegressionModel.
+class Window {
+ public:
+  explicit Window(size_t size) : size_(size) {}
+  void add(double x, double y) {
+    obs_.emplace_back(x, y);
+    if (obs_.size() > size_) obs_.pop_front();
+  }
+  size_t size() const { return obs_.size(); }
+  double mean_x() const {
+    double s = 0;
+    for (const auto& [x, y] : obs_) s += x;
+    return obs_.empty() ? 0 : s / static_cast<double>(obs_.size());
+  }
+  // The largest x whose fitted y is within `sla` (>= 0); nothing below `min_obs` points.
+  std::optional<double> x_at(double sla, size_t min_obs) const {
+    if (obs_.size() < min_obs || obs_.empty()) return std::nullopt;
+    const auto n = static_cast<double>(obs_.size());
+    double mx = 0, my = 0;
+    for (const auto& [x, y] : obs_) {
+      mx += x / n;
+      my += y / n;
+    }
+    double sxy = 0, sxx = 0;
+    for (const auto& [x, y] : obs_) {
+      sxy += (x - mx) * (y - my);
+      sxx += (x - mx) * (x - mx);
+    }
+    const double a = sxx > 0 ? sxy / sxx : 0;
+    if (a > 0) return std::max(0.0, (sla - (my - a * mx)) / a);
+    // Non-positive slope: the smallest load seen under the SLA, else the smallest load.
+    std::optional<double> below, any;
+    for (const auto& [x, y] : obs_) {
+      any = any ? std::min(*any, x) : x;
+      if (y < sla) below = below ? std::min(*below, x) : x;
+    }
+    return std::max(0.0, below ? *below : *any);
+  }
+
+ private:
+  size_t size_;
+  std::deque<std::pair<double, double>> obs_;
 };
 
 class DynamoLoad final : public cluster::Planner {
  public:
-  explicit DynamoLoad(const LoadConfig& c) : cfg_(c) {}
+  explicit DynamoLoad(const RegressionConfig& c)
+      : cfg_(c),
+        prefill_(static_cast<size_t>(c.window)),
+        decode_(static_cast<size_t>(c.window)),
+        isl_(static_cast<size_t>(c.window)) {}
   std::string name() const override { return "dynamo-load"; }
   double pull_interval_s() const override { return cfg_.pull_s; }
   double interval_s() const override { return cfg_.interval_s; }
 
   void observe(const cluster::FleetSnapshot& s) override {
     latest_ = s.replicas;
-    int64_t waiting = 0, prefill = 0;
     for (const cluster::ReplicaMetrics& m : s.replicas) {
-      if (m.role == Role::kPrefill) {
-        waiting += m.waiting_sessions;
-        ++prefill;
-      } else if (m.role == Role::kDecode) {
-        kv_sum_ += m.kv_utilization;
-        ++kv_n_;
+      if (m.role == Role::kPrefill && m.ttft_count > 0) {
+        prefill_.add(static_cast<double>(m.queued_prefill_tokens) + m.ttft_isl_mean, m.ttft_mean_s);
+        isl_.add(m.ttft_isl_mean, 0);
+      } else if (m.role == Role::kDecode && m.itl_count > 0) {
+        decode_.add(static_cast<double>(m.active_kv_blocks), m.itl_mean_s);
       }
     }
-    if (prefill > 0) queue_.push_back(static_cast<double>(waiting) / static_cast<double>(prefill));
   }
 
   std::vector<cluster::RoleChange> decide(const cluster::PlannerContext& c) override {
-    std::vector<cluster::RoleChange> out = adjust(c);
-    queue_.clear();
-    kv_sum_ = 0;
-    kv_n_ = 0;
-    return out;
+    if (planners::any_switching(c)) return {};
+    const auto min_obs = static_cast<size_t>(cfg_.min_obs);
+    int dp = 0, dd = 0;
+    if (const auto x = prefill_.x_at(cfg_.ttft_s, min_obs)) {
+      const double target = *x - isl_.mean_x();
+      if (target > 0)
+        dp = wish(Role::kPrefill, target,
+                  [](const cluster::ReplicaMetrics& m) { return double(m.queued_prefill_tokens); });
+    }
+    if (const auto x = decode_.x_at(cfg_.itl_s, min_obs))
+      dd = wish(Role::kDecode, *x,
+                [](const cluster::ReplicaMetrics& m) { return double(m.active_kv_blocks); });
+    Role from = Role::kMixed;
+    if (dp > 0 && dd <= 0) from = Role::kDecode;
+    if (dd > 0 && dp <= 0) from = Role::kPrefill;
+    if (dp < 0 && dd == 0) from = Role::kPrefill;
+    if (dd < 0 && dp == 0) from = Role::kDecode;
+    return planners::move_out(c, latest_, from, 1);
   }
 
   std::vector<std::pair<std::string, std::string>> describe() const override {
     using planners::num;
     return {{"metric_pulling_interval", num(cfg_.pull_s)},
-            {"adjustment_interval", num(cfg_.interval_s)},
-            {"decode_kv_scale_up_threshold", num(cfg_.kv_up)},
-            {"decode_kv_scale_down_threshold", num(cfg_.kv_down)},
-            {"prefill_queue_scale_up_threshold", num(cfg_.queue_up)},
-            {"prefill_queue_scale_down_threshold", num(cfg_.queue_down)},
-            {"no_decode_scale_down_intervals", std::to_string(cfg_.grace)},
-            {"prefill_queue_buffer_intervals", std::to_string(cfg_.buffer)},
-            {"step", std::to_string(cfg_.step)}};
+            {"load_adjustment_interval", num(cfg_.interval_s)},
+            {"ttft_s", num(cfg_.ttft_s)},
+            {"itl_s", num(cfg_.itl_s)},
+            {"max_num_fpm_samples", std::to_string(cfg_.window)},
+            {"load_min_observations", std::to_string(cfg_.min_obs)},
+            {"load_scaling_down_sensitivity", num(cfg_.sensitivity)}};
   }
 
  private:
-  // -1, 0 or +1 for the prefill pool, from the interval's mean queue and its trend.
-  int prefill_wish() const {
-    double sum = 0;
-    for (const double q : queue_) sum += q;
-    const double mean = sum / static_cast<double>(queue_.size());
-    const double trend = queue_.back() + (queue_.back() - queue_.front()) * cfg_.buffer;
-    if (mean > cfg_.queue_up) return trend > cfg_.queue_up ? 1 : 0;
-    return mean < cfg_.queue_down ? -1 : 0;
-  }
-  int decode_wish() const {
-    const double mean = kv_sum_ / static_cast<double>(kv_n_);
-    return mean > cfg_.kv_up ? 1 : (mean < cfg_.kv_down ? -1 : 0);
-  }
-  // The role that gives up a replica (kMixed: none), by the table above.
-  static Role losing_role(int dp, int dd) {
-    if (dp > 0 && dd <= 0) return Role::kDecode;
-    if (dd > 0 && dp <= 0) return Role::kPrefill;
-    if (dp < 0 && dd == 0) return Role::kPrefill;
-    if (dd < 0 && dp == 0) return Role::kDecode;
-    return Role::kMixed;
+  // +1: every engine of `pool` above `target`; -1: the consolidation check passes; else 0.
+  template <class Load>
+  int wish(Role pool, double target, Load load) const {
+    std::vector<double> loads;
+    for (const cluster::ReplicaMetrics& m : latest_)
+      if (m.role == pool && !m.switching) loads.push_back(load(m));
+    if (loads.empty()) return 0;
+    const auto n = static_cast<double>(loads.size());
+    if (std::all_of(loads.begin(), loads.end(), [&](double x) { return x > target; })) return 1;
+    const double boundary = target * (n - 1) / n * cfg_.sensitivity / 100;
+    if (loads.size() > 1 &&
+        std::all_of(loads.begin(), loads.end(), [&](double x) { return x < boundary; }))
+      return -1;
+    return 0;
   }
 
-  std::vector<cluster::RoleChange> adjust(const cluster::PlannerContext& c) {
-    if (queue_.empty() || kv_n_ == 0 || planners::any_switching(c)) return {};
-    const Role from = losing_role(prefill_wish(), decode_wish());
-    std::vector<cluster::RoleChange> out;
-    if (from == Role::kPrefill || (from == Role::kDecode && grace_left_ == 0))
-      out = planners::move_out(c, latest_, from, cfg_.step);
-    if (!out.empty() && from == Role::kPrefill)
-      grace_left_ = cfg_.grace;  // a decode replica was added
-    else if (grace_left_ > 0)
-      --grace_left_;
-    return out;
-  }
-
-  LoadConfig cfg_;
+  RegressionConfig cfg_;
+  Window prefill_, decode_;
+  Window isl_;  // the prefill observations' inputs (x only), for the queue target
   std::vector<cluster::ReplicaMetrics> latest_;
-  std::vector<double> queue_;  // per-worker prefill queue, one per pull this interval
-  double kv_sum_ = 0;          // decode KV utilisation over (replica, pull) pairs
-  int64_t kv_n_ = 0;
-  int32_t grace_left_ = 0;  // decisions still barred from removing a decode replica
 };
 
-LoadConfig read_config(const Params& p) {
-  LoadConfig c;
+RegressionConfig read_regression(const Params& p) {
+  RegressionConfig c;
   c.pull_s = planners::seconds_param(p, "metric_pulling_interval", 1);
-  c.interval_s = planners::seconds_param(p, "adjustment_interval", 30);
-  c.kv_up = planners::fraction_param(p, "decode_kv_scale_up_threshold", 0.9);
-  c.kv_down = planners::fraction_param(p, "decode_kv_scale_down_threshold", 0.5);
-  c.queue_up = planners::non_negative_param(p, "prefill_queue_scale_up_threshold", 0.5);
-  c.queue_down = planners::non_negative_param(p, "prefill_queue_scale_down_threshold", 0.2);
-  const auto count = [&](const char* key, int32_t def) {
-    return p.get<int32_t>(key, def, "an integer >= 0", [](int32_t x) { return x >= 0; });
-  };
-  c.grace = count("no_decode_scale_down_intervals", 3);
-  c.buffer = count("prefill_queue_buffer_intervals", 3);
-  c.step = planners::step_param(p);
-  if (c.kv_down > c.kv_up)
-    p.fail("decode_kv_scale_down_threshold",
-           "must not exceed decode_kv_scale_up_threshold (" + planners::num(c.kv_up) + ")");
-  if (c.queue_down > c.queue_up)
-    p.fail("prefill_queue_scale_down_threshold",
-           "must not exceed prefill_queue_scale_up_threshold (" + planners::num(c.queue_up) + ")");
+  c.interval_s = planners::seconds_param(p, "load_adjustment_interval", 5);
+  c.ttft_s = planners::seconds_param(p, "ttft_s", 0.5);
+  c.itl_s = planners::seconds_param(p, "itl_s", 0.05);
+  c.sensitivity = p.get<double>("load_scaling_down_sensitivity", 80, "a number in [0, 100]",
+                                [](double x) { return x >= 0 && x <= 100; });
+  c.window = p.get<int32_t>("max_num_fpm_samples", 64, "an integer >= 1",
+                            [](int32_t x) { return x >= 1; });
+  c.min_obs = p.get<int32_t>("load_min_observations", 5, "an integer >= 2",
+                             [](int32_t x) { return x >= 2; });
   if (c.interval_s < c.pull_s)
-    p.fail("adjustment_interval",
+    p.fail("load_adjustment_interval",
            "must be at least metric_pulling_interval (" + planners::num(c.pull_s) + ")");
   return c;
 }
@@ -156,9 +189,10 @@ LoadConfig read_config(const Params& p) {
 
 void add_planner_dynamo_load(cluster::PlannerRegistry& reg) {
   reg.add("dynamo-load",
-          "Dynamo's load planner: prefill queue 0.5/0.2, decode KV 0.9/0.5, +-1 per 30 s",
+          "Dynamo's load planner: regression of TTFT/ITL on load, +1 when every engine is "
+          "over the SLA, -1 after a consolidation check, per 5 s",
           [](const Params& p) {
-            const LoadConfig c = read_config(p);
+            const RegressionConfig c = read_regression(p);
             p.done("planner 'dynamo-load'");
             return std::make_unique<DynamoLoad>(c);
           });

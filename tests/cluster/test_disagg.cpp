@@ -83,7 +83,9 @@ struct Fleet {
 
 }  // namespace
 
-TEST_CASE("a session prefills on a prefill replica, its KV crosses the link, it decodes on a decode replica") {
+TEST_CASE(
+    "a session prefills on a prefill replica, its KV crosses the link, it decodes on a decode "
+    "replica") {
   Fleet f({Role::kPrefill, Role::kDecode});
   const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 3)}}};
   SUBCASE("whole KV after the prefill") {
@@ -154,11 +156,13 @@ TEST_CASE("a resumed turn above the split threshold is prefilled remotely, below
     CHECK(r.disagg.transfers == 1);
     CHECK(r.summary.counters.recomputed_tokens == 0);
   }
-  SUBCASE("6 tokens return: r0 prefills, recomputing what r1 held") {
+  SUBCASE("6 tokens return, resume_kv recompute: r0 prefills, recomputing what r1 held") {
     // 7 uncached tokens > 5: the turn goes to r0, which dropped nothing but holds only the
     // prompt's blocks in no cache (the trace has no prefix hashes), so it recomputes the 9
     // tokens r1 held (lost by migration) plus 7: 16 tokens, 26 ms, first token at 1.065 s; the
     // 16 KV tokens (16000 B) take 2 + 16 = 18 ms, landing at 1.083 s; one decode to 1.094 s.
+    // (The default, fetch, is tested in test_roles_kv.cpp.)
+    f.cfg.split.resume_kv = "recompute";
     auto r = f.run(trace_with(6));
     CHECK(rec(r, "a").finish_s == doctest::Approx(1.094));
     CHECK(r.disagg.transfers == 2);
@@ -273,7 +277,9 @@ TEST_CASE("paused KV moves over the link to a decode replica when its replica st
     // moves the paused KV at once: the same landing. Either way 1.039 + 15 ms + 11 ms.
     f.cfg.switching.paused_kv = "move";
     SUBCASE("zero-downtime") {}
-    SUBCASE("drain-first") { f.cfg.switching.drain_first = true; }
+    SUBCASE("drain-first") {
+      f.cfg.switching.drain_first = true;
+    }
     Scripted plan(0.03, {{0, {{1, Role::kPrefill}}}});
     auto r = f.run(trace_with(1.0), &plan);
     CHECK(r.disagg.switch_moves == 1);
@@ -309,7 +315,9 @@ TEST_CASE("a turn sent back to the prefill replica hits the blocks it computed t
   // the 4 prompt blocks under the session's block hashes, so it recomputes only the 17th token
   // (lost by migration) and prefills it with the 4 returned and the last output: 6 tokens,
   // 10 + 6 = 16 ms.
+  // resume_kv recompute: the fetch (the default) would bring r1's 17 tokens instead.
   Fleet f({Role::kPrefill, Role::kDecode});
+  f.cfg.split.resume_kv = "recompute";
   const trace::Trace t = {trace::Session{"a", 0.0, {seg(16, 2, "tool", 1.0), seg(4, 2)}}};
   auto r = f.run(t, nullptr, "least-loaded", "vllm-v1");
   const auto& a = rec(r, "a");
@@ -318,8 +326,9 @@ TEST_CASE("a turn sent back to the prefill replica hits the blocks it computed t
   CHECK(r.summary.counters.lost_reuse[static_cast<size_t>(sim::LostCause::kMigration)] == 1);
 }
 
-TEST_CASE("Checks: a bool turns on every check, after every event; global_only leaves the "
-          "engines unchecked; per_iteration checks all but not after every event") {
+TEST_CASE(
+    "Checks: a bool turns on every check, after every event; global_only leaves the "
+    "engines unchecked; per_iteration checks all but not after every event") {
   Fleet f({Role::kPrefill, Role::kDecode});
   const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 3)}}};
   auto router = policy::router_registry().create("least-loaded", "test", Params({}, "router"));

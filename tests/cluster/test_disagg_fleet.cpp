@@ -1,7 +1,7 @@
 // Disaggregated fleets under load: InferCept's generated mix on 8 replicas with every planner,
-// both transfer modes, both switching modes and every paused_kv rule. Every replica's invariants are checked after
-// each iteration and the global one (each session and each KV in one place, or in flight
-// between exactly two) after each instant; every session must finish, and equal inputs must
+// both transfer modes, both switching modes and every paused_kv rule. Every replica's invariants
+// are checked after each iteration and the global one (each session and each KV in one place, or in
+// flight between exactly two) after each instant; every session must finish, and equal inputs must
 // give equal runs.
 #include <doctest/doctest.h>
 
@@ -35,6 +35,8 @@ struct Case {
   std::string paused_kv = "keep";
   double cost_s = 0;
   std::string split = "always";
+  bool restart = false;
+  std::string resume_kv = "fetch";
 };
 
 // `checked`: every invariant after each iteration and the global ones after each instant.
@@ -49,8 +51,8 @@ cluster::RunResult run(const trace::Trace& t, const Case& k, bool checked = true
   d.links.intra_node = {"nvlink", 0.05, 1e-5};
   d.links.inter_node = {"infiniband", 0.01, 2e-5};
   d.links.transfer = k.transfer;
-  d.split = {k.split, 64};
-  d.switching = {k.cost_s, k.drain, k.paused_kv};
+  d.split = {k.split, 64, k.resume_kv};
+  d.switching = {k.cost_s, k.drain, k.paused_kv, k.restart};
   d.planner = k.planner;
   auto planner =
       policy::planner_registry().create(k.planner, "test", Params(k.params, "cluster.planner"));
@@ -76,16 +78,40 @@ TEST_CASE("every planner keeps the invariants on a loaded disaggregated fleet") 
   const trace::Trace t = mix(240, 12.0);
   const std::vector<Case> cases = {
       {"static", {}},
-      {"dynamo-load", {{"adjustment_interval", "2"}, {"metric_pulling_interval", "0.5"}}},
+      {"dynamo-threshold", {{"adjustment_interval", "2"}, {"metric_pulling_interval", "0.5"}}},
       {"dynamo-sla", {{"adjustment_interval", "2"}}, "layer"},
       {"online", {{"interval_s", "1"}}, "whole", true, "drop", 0.2, "threshold"},
       {"online", {{"interval_s", "1"}, {"patience", "1"}}, "layer", false, "drop", 0.5},
       {"dynamo-sla", {{"adjustment_interval", "2"}}, "layer", false, "move", 0, "threshold"},
-      {"dynamo-load",
+      {"dynamo-threshold",
        {{"adjustment_interval", "2"}, {"metric_pulling_interval", "0.5"}},
-       "whole", true, "move", 0.2, "threshold"},
+       "whole",
+       true,
+       "move",
+       0.2,
+       "threshold"},
+      {"dynamo-load",
+       {{"load_adjustment_interval", "2"},
+        {"metric_pulling_interval", "0.5"},
+        {"ttft_s", "0.02"},
+        {"itl_s", "0.012"}},
+       "layer",
+       false,
+       "keep",
+       0.3,
+       "threshold",
+       true},
+      {"schedule",
+       {{"at_s", "1, 5, 10"}, {"prefill", "5, 1, 4"}},
+       "whole",
+       true,
+       "keep",
+       0.2,
+       "threshold",
+       true,
+       "recompute"},
   };
-  int64_t switches = 0, dropped = 0, moved = 0;
+  int64_t switches = 0, dropped = 0, moved = 0, restarts = 0, fetches = 0;
   for (const Case& k : cases) {
     CAPTURE(k.planner);
     CAPTURE(k.transfer);
@@ -100,6 +126,9 @@ TEST_CASE("every planner keeps the invariants on a loaded disaggregated fleet") 
     switches += r.disagg.role_switches;
     dropped += r.disagg.switch_dropped_tokens;
     moved += r.disagg.switch_moves;
+    restarts += r.disagg.restarts;
+    fetches += r.disagg.resume_fetches;
+    if (k.resume_kv == "recompute") CHECK(r.disagg.resume_fetches == 0);
     if (k.paused_kv != "move") CHECK(r.disagg.switch_moves == 0);
     // Equal inputs, equal runs (the checks ran on the first; the checks slow the whole suite
     // under the sanitizers most).
@@ -115,4 +144,6 @@ TEST_CASE("every planner keeps the invariants on a loaded disaggregated fleet") 
   CHECK(switches > 0);
   CHECK(dropped > 0);
   CHECK(moved > 0);
+  CHECK(restarts > 0);  // schedule's moves restart their workers
+  CHECK(fetches > 0);   // resume_kv fetch, the default
 }

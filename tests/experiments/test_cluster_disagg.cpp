@@ -130,7 +130,7 @@ TEST_CASE("links, split, switching and planner: the cited defaults, or as given"
                      "    transfer: layer\n"
                      "  split: {threshold_tokens: 512}\n"
                      "  switching: {cost_s: 1.5, drain_first: true, paused_kv: drop}\n"
-                     "  planner: dynamo-load\n")
+                     "  planner: dynamo-threshold\n")
                      .disagg;
   CHECK(g.links.replicas_per_node == 4);
   CHECK(g.links.intra_node == cluster::LinkSpec{"nvlink", 300.0, 3e-6});  // kind, latency kept
@@ -141,7 +141,7 @@ TEST_CASE("links, split, switching and planner: the cited defaults, or as given"
   CHECK(g.switching.cost_s == 1.5);
   CHECK(g.switching.drain_first);
   CHECK(g.switching.paused_kv == "drop");
-  CHECK(g.planner == "dynamo-load");
+  CHECK(g.planner == "dynamo-threshold");
   CHECK(cluster_of("{replicas: 2, roles: \"1:1\", split: threshold}").disagg.split.mode ==
         "threshold");
   CHECK(cluster_of("{replicas: 2, roles: \"1:1\", split: {mode: always}}").disagg.split.mode ==
@@ -310,7 +310,7 @@ TEST_CASE("every links, split and switching error names its key and the valid va
 TEST_CASE("the planner is checked against the registry when the spec is read") {
   CHECK(error16("planner: online") ==
         "e.yaml:4: cluster.planner: needs a disaggregated fleet (cluster.roles)");
-  CHECK(error16("roles: mixed, planner: {name: dynamo-load}") ==
+  CHECK(error16("roles: mixed, planner: {name: dynamo-threshold}") ==
         "e.yaml:4: cluster.planner: needs a disaggregated fleet (cluster.roles)");
   CHECK(error16("planner: static") == "(no error)");  // static on a mixed fleet changes nothing
   const std::string unknown = error16("roles: \"8:8\", planner: nonsense");

@@ -74,9 +74,9 @@ TEST_CASE("without the axes a plan has one layout: mixed with the static planner
 }
 
 TEST_CASE("pd_splits x planners: every split with every planner, a mixed fleet static only") {
-  const auto p = parse("pd_splits: [mixed, \"1:3\", 8:8]\nplanners: [static, dynamo-load]");
-  CHECK(layouts(p) == std::vector<std::string>{"mixed/static", "1:3/static", "1:3/dynamo-load",
-                                               "8:8/static", "8:8/dynamo-load"});
+  const auto p = parse("pd_splits: [mixed, \"1:3\", 8:8]\nplanners: [static, dynamo-threshold]");
+  CHECK(layouts(p) == std::vector<std::string>{"mixed/static", "1:3/static", "1:3/dynamo-threshold",
+                                               "8:8/static", "8:8/dynamo-threshold"});
   CHECK(p.pd_splits[1].prefill == 1);
   CHECK(p.pd_splits[1].decode == 3);
   // Planners alone, with one split and a parameterless planner: the labels carry no params.
@@ -126,8 +126,8 @@ TEST_CASE("every malformed split or planner names its key and list index") {
         "p.yaml:5: pd_splits: expected a non-empty list of P:D splits or mixed, e.g. [mixed, 1:3]");
   CHECK(error_of("pd_splits: []") ==
         "p.yaml:5: pd_splits: expected a non-empty list of P:D splits or mixed, e.g. [mixed, 1:3]");
-  CHECK(error_of("planners: [dynamo-load]") ==
-        "p.yaml:5: planners[0]: dynamo-load needs a P:D split (pd_splits has only mixed)");
+  CHECK(error_of("planners: [dynamo-threshold]") ==
+        "p.yaml:5: planners[0]: dynamo-threshold needs a P:D split (pd_splits has only mixed)");
   CHECK(error_of("pd_splits: [mixed]\nplanners: [static, online]") ==
         "p.yaml:6: planners[1]: online needs a P:D split (pd_splits has only mixed)");
   CHECK(error_of("pd_splits: [\"1:1\"]\nplanners: [static, static]") ==
@@ -138,7 +138,7 @@ TEST_CASE("every malformed split or planner names its key and list index") {
         "p.yaml:6: planners[0]: expected a planner name or {name: ..., params}");
   CHECK(error_of("planners: static")
             .rfind("p.yaml:5: planners: expected a non-empty list of planners, e.g. [static, "
-                   "dynamo-load]; valid: ",
+                   "dynamo-threshold]; valid: ",
                    0) == 0);
   const std::string unknown = error_of("pd_splits: [\"1:1\"]\nplanners: [static, nonsense]");
   CHECK(unknown.rfind("p.yaml:6: planners[1]: unknown ", 0) == 0);
@@ -186,12 +186,12 @@ TEST_CASE("the report names each result's split, planner and the sized fleet's r
   spec.candidates[0].policy = "preserve";
   spec.pd_splits = {exp::SplitChoice{}, exp::SplitChoice{"1:3", 1, 3}};
   spec.planners = {exp::PlannerChoice{},
-                   exp::PlannerChoice{"dynamo-load", Params{}, "dynamo-load"}};
+                   exp::PlannerChoice{"dynamo-threshold", Params{}, "dynamo-threshold"}};
   spec.layouts = {{0, 0}, {1, 0}, {1, 1}};
   exp::PlanResult r;
   r.spec = &spec;
   r.output_tokens_per_session = 100;
-  // Sized fleets: mixed 5, 1:3 static 4, 1:3 dynamo-load 3 replicas (cheapest first).
+  // Sized fleets: mixed 5, 1:3 static 4, 1:3 dynamo-threshold 3 replicas (cheapest first).
   const int64_t sized[] = {5, 4, 3};
   for (size_t k = 0; k < 3; ++k) {
     exp::CandidateResult c;
@@ -208,20 +208,20 @@ TEST_CASE("the report names each result's split, planner and the sized fleet's r
     r.ranked.push_back(c);
   }
   exp::rank_plan(r);
-  REQUIRE(r.ranked[0].planner->name == "dynamo-load");
+  REQUIRE(r.ranked[0].planner->name == "dynamo-threshold");
   REQUIRE(r.savings.size() == 1);
   CHECK(r.savings[0] ==
-        "d: preserve/1:3/dynamo-load needs 3 G GPUs where preserve/1:3/static needs 4, "
+        "d: preserve/1:3/dynamo-threshold needs 3 G GPUs where preserve/1:3/static needs 4, "
         "preserve/mixed/static needs 5 ($6.00/h instead of $10.00/h: 40% less)");
   const std::string csv = r.csv();
   CHECK(csv.substr(0, csv.find('\n')).find(",warnings,pd_split,planner,pd_roles") !=
         std::string::npos);
   // 3 replicas at 1:3: round(0.75) = 1 prefill, 2 decode; 4 at 1:3: 1 and 3.
-  CHECK(csv.find(",1:3,dynamo-load,1:2\n") != std::string::npos);
+  CHECK(csv.find(",1:3,dynamo-threshold,1:2\n") != std::string::npos);
   CHECK(csv.find(",1:3,static,1:3\n") != std::string::npos);
   CHECK(csv.find(",mixed,static,\n") != std::string::npos);
   const std::string table = r.table();
   CHECK(table.find(" split ") != std::string::npos);
   CHECK(table.find(" planner ") != std::string::npos);
-  CHECK(table.find(" 1:3 (1:2)  dynamo-load ") != std::string::npos);
+  CHECK(table.find(" 1:3 (1:2)  dynamo-threshold ") != std::string::npos);
 }

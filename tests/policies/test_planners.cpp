@@ -1,5 +1,5 @@
 // The role planners: registry, parameter checks, and hand-computed decision sequences of static
-// and dynamo-load (dynamo-sla and online: test_planners_adaptive.cpp).
+// and dynamo-threshold (dynamo-sla and online: test_planners_adaptive.cpp).
 #include <doctest/doctest.h>
 
 #include "core/input_error.h"
@@ -17,17 +17,21 @@ TEST_CASE("every planner is registered, described and built with its defaults") 
   for (const auto* e : policy::planner_registry().entries()) {
     names.push_back(e->name);
     CHECK(!e->description.empty());
-    CHECK(make_planner(e->name)->name() == e->name);
+    // schedule has no default schedule: it takes one.
+    std::map<std::string, std::string> params;
+    if (e->name == "schedule") params = {{"at_s", "0"}, {"prefill", "1"}};
+    CHECK(make_planner(e->name, params)->name() == e->name);
   }
-  CHECK(names == std::vector<std::string>{"dynamo-load", "dynamo-sla", "online", "static"});
+  CHECK(names == std::vector<std::string>{"dynamo-load", "dynamo-sla", "dynamo-threshold", "online",
+                                          "schedule", "static"});
   CHECK_THROWS_WITH_AS(make_planner("dynamo"),
-                       "test: unknown planner 'dynamo'; valid: dynamo-load, dynamo-sla, online, "
-                       "static",
+                       "test: unknown planner 'dynamo'; valid: dynamo-load, dynamo-sla, "
+                       "dynamo-threshold, online, schedule, static",
                        InputError);
 }
 
 TEST_CASE("planner defaults: intervals and provenance") {
-  auto load = make_planner("dynamo-load");
+  auto load = make_planner("dynamo-threshold");
   CHECK(load->pull_interval_s() == 1.0);
   CHECK(load->interval_s() == 30.0);
   using Facts = std::vector<std::pair<std::string, std::string>>;
@@ -64,8 +68,8 @@ TEST_CASE("unknown planner parameters are rejected, listing the ones it takes") 
                        "cluster.planner.step: unknown parameter; planner 'static' takes "
                        "interval_s",
                        InputError);
-  CHECK_THROWS_WITH_AS(make_planner("dynamo-load", {{"interval_s", "30"}}),
-                       "cluster.planner.interval_s: unknown parameter; planner 'dynamo-load' "
+  CHECK_THROWS_WITH_AS(make_planner("dynamo-threshold", {{"interval_s", "30"}}),
+                       "cluster.planner.interval_s: unknown parameter; planner 'dynamo-threshold' "
                        "takes metric_pulling_interval, adjustment_interval, "
                        "decode_kv_scale_up_threshold, decode_kv_scale_down_threshold, "
                        "prefill_queue_scale_up_threshold, prefill_queue_scale_down_threshold, "
@@ -91,15 +95,15 @@ TEST_CASE("every checked planner parameter names its key when the value is bad")
   const Bad cases[] = {
       {"static", "interval_s", "0", "a number of seconds > 0"},
       {"static", "interval_s", "inf", "a number of seconds > 0"},
-      {"dynamo-load", "metric_pulling_interval", "-1", "a number of seconds > 0"},
-      {"dynamo-load", "adjustment_interval", "nan", "a number of seconds > 0"},
-      {"dynamo-load", "decode_kv_scale_up_threshold", "1.5", "a number in [0, 1]"},
-      {"dynamo-load", "decode_kv_scale_down_threshold", "-0.1", "a number in [0, 1]"},
-      {"dynamo-load", "prefill_queue_scale_up_threshold", "-1", "a number >= 0"},
-      {"dynamo-load", "prefill_queue_scale_down_threshold", "x", "a number >= 0"},
-      {"dynamo-load", "no_decode_scale_down_intervals", "-1", "an integer >= 0"},
-      {"dynamo-load", "prefill_queue_buffer_intervals", "1.5", "an integer >= 0"},
-      {"dynamo-load", "step", "0", "an integer >= 1"},
+      {"dynamo-threshold", "metric_pulling_interval", "-1", "a number of seconds > 0"},
+      {"dynamo-threshold", "adjustment_interval", "nan", "a number of seconds > 0"},
+      {"dynamo-threshold", "decode_kv_scale_up_threshold", "1.5", "a number in [0, 1]"},
+      {"dynamo-threshold", "decode_kv_scale_down_threshold", "-0.1", "a number in [0, 1]"},
+      {"dynamo-threshold", "prefill_queue_scale_up_threshold", "-1", "a number >= 0"},
+      {"dynamo-threshold", "prefill_queue_scale_down_threshold", "x", "a number >= 0"},
+      {"dynamo-threshold", "no_decode_scale_down_intervals", "-1", "an integer >= 0"},
+      {"dynamo-threshold", "prefill_queue_buffer_intervals", "1.5", "an integer >= 0"},
+      {"dynamo-threshold", "step", "0", "an integer >= 1"},
       {"dynamo-sla", "adjustment_interval", "0", "a number of seconds > 0"},
       {"dynamo-sla", "itl_target_s", "-0.05", "a number of seconds > 0"},
       {"dynamo-sla", "step", "-2", "an integer >= 1"},
@@ -122,15 +126,17 @@ TEST_CASE("every checked planner parameter names its key when the value is bad")
                          InputError);
   }
   // Pairs that must be ordered.
-  CHECK_THROWS_WITH_AS(make_planner("dynamo-load", {{"decode_kv_scale_down_threshold", "0.95"}}),
-                       "cluster.planner.decode_kv_scale_down_threshold: must not exceed "
-                       "decode_kv_scale_up_threshold (0.9)",
-                       InputError);
-  CHECK_THROWS_WITH_AS(make_planner("dynamo-load", {{"prefill_queue_scale_up_threshold", "0.1"}}),
-                       "cluster.planner.prefill_queue_scale_down_threshold: must not exceed "
-                       "prefill_queue_scale_up_threshold (0.1)",
-                       InputError);
-  CHECK_THROWS_WITH_AS(make_planner("dynamo-load", {{"adjustment_interval", "0.5"}}),
+  CHECK_THROWS_WITH_AS(
+      make_planner("dynamo-threshold", {{"decode_kv_scale_down_threshold", "0.95"}}),
+      "cluster.planner.decode_kv_scale_down_threshold: must not exceed "
+      "decode_kv_scale_up_threshold (0.9)",
+      InputError);
+  CHECK_THROWS_WITH_AS(
+      make_planner("dynamo-threshold", {{"prefill_queue_scale_up_threshold", "0.1"}}),
+      "cluster.planner.prefill_queue_scale_down_threshold: must not exceed "
+      "prefill_queue_scale_up_threshold (0.1)",
+      InputError);
+  CHECK_THROWS_WITH_AS(make_planner("dynamo-threshold", {{"adjustment_interval", "0.5"}}),
                        "cluster.planner.adjustment_interval: must be at least "
                        "metric_pulling_interval (1)",
                        InputError);
@@ -153,7 +159,7 @@ TEST_CASE("planner static: never changes a role, whatever the load") {
 
 namespace {
 
-// One dynamo-load pull: `waiting` sessions queued on the lowest-index prefill replica (the
+// One dynamo-threshold pull: `waiting` sessions queued on the lowest-index prefill replica (the
 // per-worker queue is waiting / prefill replicas) and KV utilisation `kv` on every decode one.
 void load_pull(PlannerFleet& f, cluster::Planner& p, int32_t waiting, double kv) {
   bool first = true;
@@ -176,7 +182,7 @@ Changes load_interval(PlannerFleet& f, cluster::Planner& p, int32_t waiting, dou
 
 }  // namespace
 
-TEST_CASE("planner dynamo-load: the decision sequence on a synthetic metric series") {
+TEST_CASE("planner dynamo-threshold: the decision sequence on a synthetic metric series") {
   // Replicas 0-1 prefill, 2-7 decode. Work, used to pick the replica that moves: queued prefill
   // tokens and running sessions.
   PlannerFleet f({P, P, D, D, D, D, D, D});
@@ -186,7 +192,7 @@ TEST_CASE("planner dynamo-load: the decision sequence on a synthetic metric seri
     f.m[r].queued_prefill_tokens = queued[r];
     f.m[r].running_sessions = running[r];
   }
-  auto p = make_planner("dynamo-load");
+  auto p = make_planner("dynamo-threshold");
 
   // 1. Queue 0 for 10 pulls, then 2 on 2 workers (1.0 each) for 20: mean 0.667 > 0.5 and the
   //    trend 1 + (1 - 0) x 3 = 4 > 0.5, so prefill +1; KV 0.7 is steady. A decode replica goes
@@ -224,13 +230,14 @@ TEST_CASE("planner dynamo-load: the decision sequence on a synthetic metric seri
   CHECK(f.of(P) == std::vector<int32_t>{0, 6});
 }
 
-TEST_CASE("planner dynamo-load: the queue trend, at least one replica per role, switching, step") {
+TEST_CASE(
+    "planner dynamo-threshold: the queue trend, at least one replica per role, switching, step") {
   SUBCASE("a queue above the threshold on average but draining fast adds no prefill replica") {
     PlannerFleet f({P, D, D});
     f.m[1].running_sessions = 2;
     f.m[2].running_sessions = 1;
-    auto p = make_planner("dynamo-load");
-    auto q = make_planner("dynamo-load", {{"prefill_queue_buffer_intervals", "0"}});
+    auto p = make_planner("dynamo-threshold");
+    auto q = make_planner("dynamo-threshold", {{"prefill_queue_buffer_intervals", "0"}});
     // Queue 3 for 10 pulls, then 1: mean 1.667 > 0.5, but the trend 1 + (1 - 3) x 3 < 0.5.
     // Without buffer intervals the last pull, 1 > 0.5, is the prediction.
     for (cluster::Planner* x : {p.get(), q.get()}) {
@@ -242,7 +249,7 @@ TEST_CASE("planner dynamo-load: the queue trend, at least one replica per role, 
   }
   SUBCASE("the last replica of a role never moves") {
     PlannerFleet f({P, D});
-    auto p = make_planner("dynamo-load");
+    auto p = make_planner("dynamo-threshold");
     CHECK(load_interval(f, *p, 0, 0.7).empty());  // prefill -1, decode steady
     CHECK(load_interval(f, *p, 0, 0.3).empty());  // both -1
     CHECK(load_interval(f, *p, 3, 0.3).empty());  // decode -1 and prefill +1
@@ -250,7 +257,7 @@ TEST_CASE("planner dynamo-load: the queue trend, at least one replica per role, 
   }
   SUBCASE("no adjustment while a replica switches; a switching replica never moves") {
     PlannerFleet f({P, D, D, D, M});
-    auto p = make_planner("dynamo-load", {{"step", "2"}});
+    auto p = make_planner("dynamo-threshold", {{"step", "2"}});
     f.c.switching[2] = 1;
     CHECK(load_interval(f, *p, 2, 0.7).empty());
     f.c.switching[2] = 0;
@@ -264,7 +271,7 @@ TEST_CASE("planner dynamo-load: the queue trend, at least one replica per role, 
   }
   SUBCASE("no pulls, no decision") {
     PlannerFleet f({P, D});
-    auto p = make_planner("dynamo-load");
+    auto p = make_planner("dynamo-threshold");
     CHECK(f.decide(*p).empty());
   }
 }
