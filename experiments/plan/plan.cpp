@@ -9,6 +9,24 @@
 
 namespace isim::exp {
 
+namespace {
+
+// Turn metric `metric` (turn_slo_metrics() order: itl_max_s, request_ttft_s) of the turns that
+// start in [from_s, to_s]; turns where it is undefined are left out.
+std::vector<double> turn_values(const std::vector<sim::TurnRecord>& turns, size_t metric,
+                                double from_s, double to_s) {
+  const bool itl = turn_slo_metrics()[metric] == "itl_max_s";
+  std::vector<double> xs;
+  for (const auto& t : turns) {
+    if (t.start_s < from_s || t.start_s > to_s) continue;
+    const double x = itl ? t.itl_max_s : t.ttft_s;
+    if (x >= 0) xs.push_back(x);
+  }
+  return xs;
+}
+
+}  // namespace
+
 Verdict judge_run(const cluster::RunResult& r, const std::vector<Slo>& slos, double rate,
                   double from_s, double to_s, double divergence) {
   Verdict v;
@@ -19,10 +37,14 @@ Verdict judge_run(const cluster::RunResult& r, const std::vector<Slo>& slos, dou
   }
   for (const auto& s : slos) {
     std::vector<double> xs;
-    for (const auto& rec : r.sessions) {
-      if (rec.arrival_s < from_s || rec.arrival_s > to_s) continue;
-      double x = slo_metrics()[s.metric].value(rec);
-      if (x >= 0) xs.push_back(x);
+    if (s.turn) {
+      xs = turn_values(r.turns, s.metric, from_s, to_s);
+    } else {
+      for (const auto& rec : r.sessions) {
+        if (rec.arrival_s < from_s || rec.arrival_s > to_s) continue;
+        double x = slo_metrics()[s.metric].value(rec);
+        if (x >= 0) xs.push_back(x);
+      }
     }
     v.values.push_back(xs.empty() ? 0.0 : slo_stat(sim::make_stat(std::move(xs)), s.stat));
   }

@@ -65,7 +65,14 @@ void parse_slo(const YAML::Node& n, const std::string& file, const std::string& 
       metrics.push_back(slo_metrics()[i].name);
       if (slo_metrics()[i].name == metric) s.metric = i;
     }
-    if (s.metric == slo_metrics().size())
+    for (size_t i = 0; i < turn_slo_metrics().size(); ++i) {
+      metrics.push_back(turn_slo_metrics()[i]);
+      if (s.metric == slo_metrics().size() && turn_slo_metrics()[i] == metric) {
+        s.metric = i;
+        s.turn = true;
+      }
+    }
+    if (!s.turn && s.metric == slo_metrics().size())
       throw InputError(yaml_where(file, kv.first, key) + ": unknown SLO metric '" + metric +
                        "'; valid: " + joined(metrics) +
                        " (each with .STAT: " + joined(slo_stats()) + ")");

@@ -9,6 +9,9 @@
 //   expert_skew). A candidate is one deployment with one policy behind one router, in file
 //   order (routers innermost). Every key is checked; errors are InputError("FILE:LINE: key:
 //   reason").
+// - SLO metrics are per session (slo_metrics(): the statistic over the sessions arriving in the
+//   measured span) or per turn (turn_slo_metrics(): request_ttft_s, itl_max_s; the statistic
+//   over the turns starting in that span, sim/turn_metrics.h), e.g. itl_max_s.p99: 0.1.
 // - DP/EP deployments: dp, ep, ep_overlap and expert_skew have the bounds and meaning of a
 //   cluster group's (cluster_spec.h, read by the same code) and are checked against the profile
 //   when it is loaded (check_parallel_profile). The plan's unit is then one group of dp engine

@@ -37,9 +37,10 @@ const std::vector<std::string>& slo_stats();  // mean, p50, p90, p99, max
 
 struct Slo {
   std::string key;    // METRIC.STAT, e.g. ttft_s.p99
-  size_t metric = 0;  // index into slo_metrics()
+  size_t metric = 0;  // index into slo_metrics(), or into turn_slo_metrics() when `turn`
   std::string stat;
   double limit = 0;
+  bool turn = false;  // a statistic over turns (request_ttft_s, itl_max_s), not sessions
 };
 // The statistic `slo.stat` of `st`.
 double slo_stat(const sim::Stat& st, const std::string& stat);
