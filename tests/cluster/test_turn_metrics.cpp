@@ -108,6 +108,8 @@ namespace {
 struct TurnFleet {
   TurnFleet(std::vector<cluster::Role> roles, const std::string& manager) {
     profile = test::round_profile();
+    profile.model.layers = 2;  // two layers of 125-dim heads: still 1000 KV bytes per token
+    profile.model.head_dim = 125;
     cfg.enabled = !roles.empty();
     cfg.roles = roles;
     cfg.links.intra_node = {"nvlink", 0.001, 2e-3};
@@ -155,13 +157,26 @@ TEST_CASE("disaggregated: the KV transfer is inside the turn's longest token gap
   // Prefill 8 on r0: token 1 at 18 ms. 8000 B over the 1 MB/s link: 2 + 8 ms, landing at 28.
   // Decodes on r1: 28 -> 39 (token 2: gap 39 - 18 = 21 ms), 39 -> 50 (token 3: gap 11).
   TurnFleet f({cluster::Role::kPrefill, cluster::Role::kDecode}, "");
-  auto r = f.run({trace::Session{"a", 0.0, {seg(8, 3)}}}, 400);
-  REQUIRE(r.turns.size() == 1);
-  CHECK(r.turns[0].ttft_s == doctest::Approx(0.018).epsilon(1e-9));
-  CHECK(r.turns[0].itl_max_s == doctest::Approx(0.021).epsilon(1e-9));
-  CHECK(r.summary.itl_max.p99 == doctest::Approx(0.021).epsilon(1e-9));
-  CHECK(link_bytes_of(r, "nvlink") == doctest::Approx(8000));
-  CHECK(link_bytes_of(r, "infiniband") == 0);
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 3)}}};
+  SUBCASE("whole KV after the prefill") {
+    auto r = f.run(t, 400);
+    REQUIRE(r.turns.size() == 1);
+    CHECK(r.turns[0].ttft_s == doctest::Approx(0.018).epsilon(1e-9));
+    CHECK(r.turns[0].itl_max_s == doctest::Approx(0.021).epsilon(1e-9));
+    CHECK(r.summary.itl_max.p99 == doctest::Approx(0.021).epsilon(1e-9));
+    CHECK(link_bytes_of(r, "nvlink") == doctest::Approx(8000));
+    CHECK(link_bytes_of(r, "infiniband") == 0);
+  }
+  SUBCASE("layer by layer: the link still carries all 8000 B") {
+    // The 18 ms prefill could stream 18000 B, so only the last layer (4000 B) moves after it:
+    // 2 + 4 ms, landing at 24; decodes 24 -> 35 (gap 35 - 18 = 17 ms) -> 46 (gap 11).
+    f.cfg.links.transfer = "layer";
+    auto r = f.run(t, 400);
+    REQUIRE(r.turns.size() == 1);
+    CHECK(r.turns[0].itl_max_s == doctest::Approx(0.017).epsilon(1e-9));
+    CHECK(link_bytes_of(r, "nvlink") == doctest::Approx(8000));
+    CHECK(r.disagg.transfer_bytes == doctest::Approx(8000));
+  }
 }
 
 TEST_CASE("KV tiers: the demotion to the pool and the fetch back count on its link's kind") {
