@@ -16,7 +16,14 @@ int32_t Transfers::add(const LinkSpec& spec) {
 
 void Transfers::start(int32_t li, double bytes, const KvMove& m, TransferClient& to) {
   const int64_t id = links_[li].start(f_.now(), bytes);
-  bytes_by_kind_[links_[li].spec().kind] += bytes;
+  // A layer-wise prefill transfer sends here only what its last prefill iteration could not
+  // stream: the link carried the whole KV.
+  double carried = bytes;
+  if (m.kind == KvMove::kPrefilled) {
+    const sim::Engine& src = f_.engine(m.src);
+    carried = std::max(bytes, kv_bytes(src, src.view().session(m.src_h).kv));
+  }
+  bytes_by_kind_[links_[li].spec().kind] += carried;
   moving_[{li, id}] = InFlight{m, &to};
   links_.schedule(f_.queue(), target_, kLink, li);
 }

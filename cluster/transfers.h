@@ -69,8 +69,9 @@ class Transfers final : public Component {
   int32_t add(const LinkSpec& spec);  // the new link's index
   const Link& link(int32_t li) const { return links_[li]; }
   void start(int32_t li, double bytes, const KvMove& m, TransferClient& to);
-  // Bytes moved by link kind (LinkSpec::kind): every copy `start`ed, plus copies that use no
-  // GPU link but are costed by one (`account`: host-to-pool cascades).
+  // Bytes moved by link kind (LinkSpec::kind): every copy `start`ed (a prefilled session's
+  // whole KV, the part a layer-wise transfer streamed during the prefill included), plus copies
+  // that use no GPU link but are costed by one (`account`: host-to-pool cascades).
   void account(const std::string& kind, double bytes) { bytes_by_kind_[kind] += bytes; }
   const std::map<std::string, double>& bytes_by_kind() const { return bytes_by_kind_; }
   void handle(const sim::Event& ev) override;

@@ -69,6 +69,9 @@ int cmd_list(const Args& args) {
   for (const auto& st : slo_stats()) stats += (stats.empty() ? "" : ", ") + st;
   fmt::print("SLO metrics (isim plan, slo: METRIC.STAT: limit; STAT one of {}):\n", stats);
   for (const auto& m : slo_metrics()) fmt::print("  {:<18} {}\n", m.name, m.description);
+  fmt::print("turn SLO keys (a run's slo: KEY: limit, per turn; docs/observability.md):\n");
+  fmt::print("  {:<18} {}\n", "request_ttft_s", "a turn's first token - its start (s)");
+  fmt::print("  {:<18} {}\n", "itl_max_s", "a turn's longest gap between output tokens (s)");
   fmt::print("profile forms:\n");
   fmt::print("  {:<18} {}\n", "linear", "T(x) = base + slope * batched tokens (InferCept's form)");
   fmt::print("  {:<18} {}\n", "tables",

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace isim::exp {
 
@@ -83,14 +84,19 @@ std::vector<sim::WindowStats> time_windows(const std::vector<sim::TurnRecord>& t
 
 double recovery_time(const std::vector<sim::TurnRecord>& turns, double shift_s,
                      double ttft_limit_s) {
-  double last = -1;
-  for (const auto& t : turns) last = std::max(last, t.start_s);
+  // (start, TTFT) by start: each bucket is one contiguous range.
+  std::vector<std::pair<double, double>> by_start;
+  by_start.reserve(turns.size());
+  for (const auto& t : turns) by_start.emplace_back(t.start_s, t.ttft_s);
+  std::sort(by_start.begin(), by_start.end());
+  if (by_start.empty()) return -1;
+  const double last = by_start.back().first;
   auto good = [&](int64_t k) {
     const double from = shift_s + kRecoveryBucket_s * static_cast<double>(k);
     const double to = from + kRecoveryBucket_s;
+    auto lo = std::lower_bound(by_start.begin(), by_start.end(), std::pair{from, -1e300});
     std::vector<double> v;
-    for (const auto& t : turns)
-      if (t.start_s >= from && t.start_s < to) v.push_back(t.ttft_s);
+    for (auto it = lo; it != by_start.end() && it->first < to; ++it) v.push_back(it->second);
     return !v.empty() && stat_of(std::move(v)).p95 <= ttft_limit_s;
   };
   bool prev = false;

@@ -285,6 +285,9 @@ std::vector<std::string> results_header(const Sweep& s) {
   cluster::RunResult none;
   none.disagg.enabled = fleet_columns(s) && disagg_columns(s);
   none.tiers.enabled = fleet_columns(s) && tier_columns(s);
+  // metrics.shifts_s in any run: the recovery_max_s column (empty in the other runs).
+  for (const auto& r : s.runs)
+    if (!r.experiment.run_metrics.shifts_s.empty()) none.summary.recovery_s = {0};
   for (const auto& [k, v] : metric_fields(none, fleet_columns(s))) h.push_back(k);
   return h;
 }

@@ -5,11 +5,19 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "cluster/cluster.h"
+#include "cluster/simulation.h"
+#include "policies/builtin.h"
+#include "policies/kv_managers.h"
+#include "policies/routers.h"
 #include "tests/sim_fixtures.h"
 
 using namespace isim;
+using isim::test::rec;
 using isim::test::seg;
 
 namespace {
@@ -90,4 +98,97 @@ TEST_CASE("a turn with one output token has no inter-token gap") {
   CHECK(r.turns[0].itl_max_s < 0);
   CHECK(r.summary.itl_max.n == 0);
   CHECK(r.summary.request_ttft.n == 1);
+}
+
+namespace {
+
+// A fleet on the round profile (1000 KV bytes per token), preserve, vllm-v0, every invariant
+// checked: with `roles`, disaggregated over 1 MB/s links with 2 ms latency (8000 B: 10 ms);
+// with `manager`, KV tiers: a pool over a 4 MB/s, 20 ms "infiniband" link, no node CPU tier.
+struct TurnFleet {
+  TurnFleet(std::vector<cluster::Role> roles, const std::string& manager) {
+    profile = test::round_profile();
+    profile.model.layers = 2;  // two layers of 125-dim heads: still 1000 KV bytes per token
+    profile.model.head_dim = 125;
+    cfg.enabled = !roles.empty();
+    cfg.roles = roles;
+    cfg.links.intra_node = {"nvlink", 0.001, 2e-3};
+    cfg.links.inter_node = {"infiniband", 0.0005, 2e-3};
+    cfg.tiers.node_cpu.capacity_gib = 0;
+    cfg.tiers.pool = {1.0, {"infiniband", 0.004, 0.020}};
+    cfg.tiers.fetch_threshold_tokens = 1;
+    const size_t n = roles.empty() ? 1 : roles.size();
+    for (size_t i = 0; i < n; ++i) {
+      executors.push_back(std::make_unique<sim::SimExecutor>(profile));
+      policies.push_back(
+          policy::policy_registry().create("preserve", "test", policy::PolicyParams{}));
+      if (!manager.empty())
+        managers.push_back(policy::kv_manager_registry().create(manager, "test", Params({}, "m")));
+    }
+  }
+  cluster::RunResult run(const trace::Trace& t, int64_t gpu_blocks) {
+    std::vector<cluster::ReplicaSpec> v;
+    for (size_t i = 0; i < executors.size(); ++i) {
+      sim::EngineConfig c;
+      c.scheduler = "vllm-v0";
+      c.gpu_blocks = gpu_blocks;
+      v.push_back({c, executors[i].get(), policies[i].get(), "",
+                   managers.empty() ? nullptr : managers[i].get()});
+    }
+    auto r = policy::router_registry().create("least-loaded", "test", Params({}, "router"));
+    return cluster::simulate(t, std::move(v), *r, cfg, nullptr, /*checks=*/true);
+  }
+  sim::Profile profile;
+  cluster::DisaggConfig cfg;
+  std::vector<std::unique_ptr<sim::Executor>> executors;
+  std::vector<std::unique_ptr<sim::Policy>> policies;
+  std::vector<std::unique_ptr<sim::KvManager>> managers;
+};
+
+double link_bytes_of(const cluster::RunResult& r, const std::string& kind) {
+  for (const auto& [k, v] : r.link_bytes)
+    if (k == kind) return v;
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("disaggregated: the KV transfer is inside the turn's longest token gap, and on nvlink") {
+  // Prefill 8 on r0: token 1 at 18 ms. 8000 B over the 1 MB/s link: 2 + 8 ms, landing at 28.
+  // Decodes on r1: 28 -> 39 (token 2: gap 39 - 18 = 21 ms), 39 -> 50 (token 3: gap 11).
+  TurnFleet f({cluster::Role::kPrefill, cluster::Role::kDecode}, "");
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 3)}}};
+  SUBCASE("whole KV after the prefill") {
+    auto r = f.run(t, 400);
+    REQUIRE(r.turns.size() == 1);
+    CHECK(r.turns[0].ttft_s == doctest::Approx(0.018).epsilon(1e-9));
+    CHECK(r.turns[0].itl_max_s == doctest::Approx(0.021).epsilon(1e-9));
+    CHECK(r.summary.itl_max.p99 == doctest::Approx(0.021).epsilon(1e-9));
+    CHECK(link_bytes_of(r, "nvlink") == doctest::Approx(8000));
+    CHECK(link_bytes_of(r, "infiniband") == 0);
+  }
+  SUBCASE("layer by layer: the link still carries all 8000 B") {
+    // The 18 ms prefill could stream 18000 B, so only the last layer (4000 B) moves after it:
+    // 2 + 4 ms, landing at 24; decodes 24 -> 35 (gap 35 - 18 = 17 ms) -> 46 (gap 11).
+    f.cfg.links.transfer = "layer";
+    auto r = f.run(t, 400);
+    REQUIRE(r.turns.size() == 1);
+    CHECK(r.turns[0].itl_max_s == doctest::Approx(0.017).epsilon(1e-9));
+    CHECK(link_bytes_of(r, "nvlink") == doctest::Approx(8000));
+    CHECK(r.disagg.transfer_bytes == doctest::Approx(8000));
+  }
+}
+
+TEST_CASE("KV tiers: the demotion to the pool and the fetch back count on its link's kind") {
+  // tests/cluster/test_kv_tiers.cpp's long case: a (40 in, 2 out, a 1 s tool, 4 in, 2 out) is
+  // evicted to the pool at 0.1 s by b (40 in at 0.1 s) and fetched back: 41 KV tokens each
+  // way, 41,000 B + 41,000 B on the pool's infiniband link. a's resumed turn: TTFT 45.25 ms.
+  TurnFleet f({}, "global-lru");
+  auto r = f.run({trace::Session{"a", 0.0, {seg(40, 2, "tool", 1.0), seg(4, 2)}},
+                  trace::Session{"b", 0.1, {seg(40, 2)}}},
+                 14);
+  CHECK(link_bytes_of(r, "infiniband") == doctest::Approx(82000));
+  CHECK(rec(r, "a").resume_ttft_s == doctest::Approx(0.04525));
+  CHECK(r.summary.turn_ttft.max == doctest::Approx(0.04525));
+  CHECK(r.summary.request_ttft.n == 3);
 }

@@ -3,13 +3,20 @@
 // expected value is worked out by hand in the comments from the synthetic records.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/csv.h"
 #include "experiments/run/turn_metrics.h"
 #include "experiments/sweep/sweep_aggregate.h"
+#include "tests/cli_helpers.h"
+#include "tests/experiments/sweep_fixtures.h"
 #include "tests/spec_helpers.h"
+#include "tests/test_paths.h"
 
 using namespace isim;
 
@@ -212,4 +219,84 @@ TEST_CASE("aggregate.csv: mean and Student-t 95% half-width per point over seeds
   // No seed column: no aggregate.
   CHECK(exp::aggregate_csv("run_index,policy,arrival.rate,estimator,x\n0,swap,1,,1\n", "r.csv")
             .empty());
+}
+
+namespace {
+
+// "one" (1 output) at 0, "two" (3 outputs) at 0.1 s, "tool" at 0.2 s: 2 outputs, a 100 s tool
+// call, 2 outputs. Four turns; the last starts after 100.2 s.
+std::string turn_trace(const std::filesystem::path& d) {
+  return test::write_file(
+      d / "t.jsonl", R"({"id":"one","arrival_s":0,"segments":[{"input":20,"output":1}]})"
+                     "\n"
+                     R"({"id":"two","arrival_s":0.1,"segments":[{"input":20,"output":3}]})"
+                     "\n"
+                     R"({"id":"tool","arrival_s":0.2,"segments":[{"input":20,"output":2,)"
+                     R"("intercept":{"kind":"tool","duration_s":100}},{"input":5,"output":2}]})"
+                     "\n");
+}
+
+std::string turn_spec(const std::string& trace, const std::string& extra) {
+  return "name: tm\ntrace: {from: jsonl, path: " + trace +
+         "}\narrival: {process: replay}\nprofile: " + test::sweep::profile() +
+         "\npolicy: preserve\nslo: {request_ttft_s: 5, itl_max_s: 10}\n"
+         "metrics: {window_s: 50, shifts_s: [0]}\n" +
+         extra;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "isim run and sweep: the turn metrics in summary.json, windows.csv, results.csv and "
+    "aggregate.csv") {
+  const auto d = test::scratch("turn-metrics-cli");
+  const auto trace = turn_trace(d);
+  const auto run = test::write_file(d / "r.yaml", turn_spec(trace, ""));
+  REQUIRE(test::sweep::run_isim("run " + run + " --out " + (d / "o").string()) == 0);
+  const auto j = nlohmann::json::parse(test::slurp(d / "o/preserve/summary.json"));
+  CHECK(j["request_ttft_s"]["n"] == 4);
+  CHECK(j["itl_max_s"]["n"] == 3);  // "one" has a single output token
+  CHECK(j["request_latency_s"]["n"] == 3);
+  // Milliseconds each, far within 5 s and 10 s: all 4 turns meet the turn SLO.
+  CHECK(j["turn_goodput"]["turns"] == 4);
+  CHECK(j["turn_goodput"]["met"] == 4);
+  // Windows of 50 s up to the last start (> 100 s): [0,50), [50,100) empty, [100,150).
+  REQUIRE(j["windows"].size() == 3);
+  CHECK(j["windows"][0]["turns"] == 3);
+  CHECK(j["windows"][1]["turns"] == 0);
+  CHECK(j["windows"][1]["request_ttft_s"]["p95"].is_null());
+  CHECK(j["windows"][2]["turns"] == 1);
+  // From the shift at 0: [0,30) good, [30,60) empty (not good), ... [90,120) good, and no turn
+  // after it: never recovered by the rule (null).
+  REQUIRE(j["recovery_s"].size() == 1);
+  CHECK(j["recovery_s"][0].is_null());
+  CHECK(j["recovery_max_s"].is_null());
+  const auto w = read_csv(test::slurp(d / "o/preserve/windows.csv"), "windows.csv");
+  REQUIRE(w.size() == 4);
+  CHECK(w[0].fields[0] == "start_s");
+  CHECK(w[2].fields[2] == "0");
+  CHECK(w[2].fields[3].empty());
+
+  const auto sw = test::write_file(d / "s.yaml", turn_spec(trace, "sweep: {seed: [1, 2]}\n"));
+  REQUIRE(test::sweep::run_isim("sweep " + sw + " --jobs 1 --out " + (d / "s").string()) == 0);
+  const auto res = read_csv(test::slurp(d / "s/results.csv"), "results.csv");
+  const auto& h = res.front().fields;
+  auto has = [&h](const std::string& c) { return std::find(h.begin(), h.end(), c) != h.end(); };
+  CHECK(has("request_ttft_s.p95"));
+  CHECK(has("itl_max_s.p99"));
+  CHECK(has("request_latency_s.mean"));
+  CHECK(has("turn_goodput.share"));
+  CHECK(has("recovery_max_s"));
+  CHECK_FALSE(has("windows"));
+  CHECK_FALSE(has("recovery_s"));
+  // Replayed arrivals: both seeds give the same run, so the half-widths are 0.
+  const auto agg = read_csv(test::slurp(d / "s/aggregate.csv"), "aggregate.csv");
+  REQUIRE(agg.size() == 2);
+  CHECK(agg[0].fields[0] == "policy");
+  CHECK(agg[0].fields[2] == "seeds");
+  CHECK(agg[1].fields[2] == "2");
+  const auto& ah = agg[0].fields;
+  const auto c = std::find(ah.begin(), ah.end(), "request_ttft_s.n.ci95") - ah.begin();
+  REQUIRE(c < static_cast<long>(ah.size()));
+  CHECK(agg[1].fields[static_cast<size_t>(c)] == "0");
 }
