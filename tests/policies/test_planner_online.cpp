@@ -238,3 +238,28 @@ TEST_CASE("planner online: equal snapshots give equal decisions; parameters name
   }
   CHECK(a.f.c.roles == b.f.c.roles);
 }
+
+TEST_CASE(
+    "planner online: paused agents about to return move a replica before their prefills come") {
+  // One "bash" call has ended (5 s, 640 tokens returned), so with min_samples 1 a bash call
+  // paused for 1 s returns within h = 10 s with probability 1 (the only longer wait, 5 s, ended
+  // by 11 s). 100 such sessions, 640-token contexts whose KV is gone: 1280 uncached tokens each,
+  // 128000 in all, nothing routed yet. Prompts of 1280: s = 0.2 s, x = 0.3 s, rho = 0.6 / 0.8 =
+  // 0.75 < 0.8: 4800 tokens/s a replica, need 128000 / 10 / 4800 = 2.67 against 2. V(2) = 10 x
+  // 0.67 x 2.67 / 2 = 8.89, V(3) = 0. Decode: no output known (0), KV 80000 + 128000 = 2.08
+  // replicas of 3. Gain 8.89 > 3.125: decode replica 3 moves. The ablation sees no demand.
+  OnlineFleet a, b;
+  auto fc = make_planner(
+      "online", {{"horizon_s", "10"}, {"smoothing", "1"}, {"patience", "1"}, {"min_samples", "1"}});
+  auto now = make_planner("online", {{"horizon_s", "10"},
+                                     {"smoothing", "1"},
+                                     {"patience", "1"},
+                                     {"min_samples", "1"},
+                                     {"forecast", "false"}});
+  for (OnlineFleet* o : {&a, &b}) {
+    o->f.s.intercepts_ended = {{"bash", 5.0, 640}};
+    o->f.s.paused.assign(100, cluster::PausedSession{"bash", 1.0, 640, 0, 2});
+  }
+  CHECK(a.decide(*fc, 0, 0) == Changes{{3, P}});
+  CHECK(b.decide(*now, 0, 0).empty());
+}
