@@ -108,6 +108,7 @@ void Arrivals::arrive(int32_t i) {
   RouteRequest q;
   q.session = i;
   q.context_tokens = f_.source(i).segments.front().input;
+  if (Planning* planning = f_.parts().planning) planning->arrival(q.context_tokens);
   sim::SessionState s = arriving(i);
   if (Roles* roles = f_.parts().roles) {
     roles->place_arrival(i, std::move(s), q);

@@ -34,7 +34,7 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
   if (disagg.enabled) {
     roles_ = std::make_unique<Roles>(fleet_, disagg, planner);
     parts.roles = roles_.get();
-    planning_ = std::make_unique<Planning>(fleet_, planner);
+    planning_ = std::make_unique<Planning>(fleet_, planner, disagg.switching.cost_s);
     parts.planning = planning_.get();
   }
   lockstep_ = std::make_unique<Lockstep>(fleet_);

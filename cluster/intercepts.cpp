@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "cluster/planning.h"
 #include "cluster/roles.h"
 #include "cluster/tiers.h"
 
@@ -11,6 +12,7 @@ namespace isim::cluster {
 void Intercepts::handle(const sim::Event& ev) {
   if (ev.type != kEnd) unknown(ev);
   const auto i = static_cast<int32_t>(ev.arg);
+  if (Planning* planning = f_.parts().planning) planning->intercept_ended(i);
   const Location at = f_.ledger().where(i);
   if (f_.engine(at.replica).view().session(at.handle).moving_paused) {
     f_.parts().roles->resume_on_landing(i, f_.now());  // resumes when its KV lands
@@ -21,6 +23,7 @@ void Intercepts::handle(const sim::Event& ev) {
 
 void Intercepts::paused(int32_t r, int32_t h, const sim::SessionState& s, sim::Nanos duration) {
   schedule(f_.now() + duration, sim::kPrioInterceptEnd, kEnd, s.idx);
+  if (Planning* planning = f_.parts().planning) planning->paused(s);
   if (Roles* roles = f_.parts().roles) roles->paused(r, h, s);
 }
 

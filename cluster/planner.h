@@ -9,6 +9,10 @@
 //   now, and what happened during the last pull interval (arrivals routed to prefill, tokens
 //   emitted, first-token and inter-token latencies of the turns that completed them, fleet-wide
 //   and per replica). Never a session's future; no trace look-ahead.
+// - The paused-agent population (`paused`, appended): every session now in an intercept, with
+//   what its harness knows (the tool's kind, how long it has waited, its context, the KV its
+//   holder keeps). `intercepts_ended` and `resumed_turns` are the past only: a tool's returned
+//   tokens are known once it returned, a turn's output once the turn finished.
 // - `decide` sees the snapshots observed so far (it keeps what it needs) and the context: the
 //   roles now and each replica's cost model (the profile, which Dynamo's SLA planner measures
 //   before deployment). It returns changes for distinct replicas, none to a replica that is
@@ -63,6 +67,28 @@ struct ReplicaMetrics {
   double itl_mean_s = 0;
 };
 
+// A session paused in an intercept at the pull (FleetSnapshot::paused).
+struct PausedSession {
+  std::string kind;            // the intercept's kind (the tool called; "" when untyped)
+  double elapsed_s = 0;        // since it paused
+  int64_t context_tokens = 0;  // its context now
+  int64_t held_kv_tokens = 0;  // KV tokens its holder still keeps for it (GPU or CPU)
+  int32_t replica = -1;        // the replica holding it
+};
+
+// An intercept that ended during the pull interval.
+struct InterceptEnded {
+  std::string kind;
+  double duration_s = 0;
+  int64_t returned_tokens = 0;  // the tool's result: the next turn's new input
+};
+
+// A turn that followed an intercept of `kind` and emitted its last token during the interval.
+struct TurnAfterIntercept {
+  std::string kind;
+  int64_t output_tokens = 0;
+};
+
 struct FleetSnapshot {
   sim::Nanos t = 0;  // when it was pulled
   double dt_s = 0;   // the pull interval it covers
@@ -80,6 +106,12 @@ struct FleetSnapshot {
   double isl_mean = 0;           // those turns' mean input: the whole context before their
                                  // outputs, as a stateless API receives it
   double osl_mean = 0;           // those turns' mean output tokens
+  // The paused-agent population now (session order), and the past of the last pull interval.
+  std::vector<PausedSession> paused;
+  std::vector<InterceptEnded> intercepts_ended;
+  std::vector<TurnAfterIntercept> resumed_turns;
+  int64_t arrivals = 0;              // new sessions that arrived
+  int64_t arrival_input_tokens = 0;  // their first turns' input (before any prefix-cache hit)
 };
 
 struct RoleChange {
@@ -96,6 +128,8 @@ struct PlannerContext {
   std::vector<const sim::CostModel*> cost_models;  // by replica
   std::vector<int32_t> max_num_seqs;               // by replica
   std::vector<int64_t> max_num_batched_tokens;     // by replica
+  double switch_cost_s = 0;                        // cluster.switching.cost_s
+  std::vector<int64_t> kv_capacity_tokens;         // by replica: GPU blocks x block tokens
 };
 
 class Planner {

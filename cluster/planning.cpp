@@ -9,11 +9,12 @@
 
 namespace isim::cluster {
 
-Planning::Planning(Fleet& f, Planner* planner)
+Planning::Planning(Fleet& f, Planner* planner, double switch_cost_s)
     : Component(f),
       planner_(planner),
       marks_(static_cast<size_t>(f.size())),
-      per_replica_(static_cast<size_t>(f.size())) {}
+      per_replica_(static_cast<size_t>(f.size())),
+      switch_cost_s_(switch_cost_s) {}
 
 void Planning::handle(const sim::Event& ev) {
   switch (ev.type) {
@@ -66,6 +67,54 @@ void Planning::segment_done(const sim::SessionState& s, int64_t outputs, double 
   // The turn's input as a stateless API sees it: the whole context before its outputs.
   isl_sum_ += static_cast<double>(s.context - outputs);
   osl_sum_ += static_cast<double>(outputs);
+  const auto k = after_kind_.find(s.idx);
+  if (k == after_kind_.end()) return;
+  window_.resumed_turns.push_back({k->second, outputs});
+  after_kind_.erase(k);
+}
+
+void Planning::arrival(int64_t input_tokens) {
+  ++window_.arrivals;
+  window_.arrival_input_tokens += input_tokens;
+}
+
+void Planning::paused(const sim::SessionState& s) {
+  if (!planner_) return;
+  paused_[s.idx] = {s.intercept_kind(), f_.now()};
+}
+
+void Planning::intercept_ended(int32_t i) {
+  const auto it = paused_.find(i);
+  if (it == paused_.end()) return;
+  const Location at = f_.ledger().where(i);
+  int64_t returned = 0;
+  if (at.replica >= 0) {
+    // The tool returned: its result, the next turn's new input, is known now.
+    const auto seg =
+        static_cast<size_t>(f_.engine(at.replica).view().session(at.handle).segments_done());
+    const trace::Session& src = f_.source(i);
+    if (seg + 1 < src.segments.size()) returned = src.segments[seg + 1].input;
+  }
+  window_.intercepts_ended.push_back(
+      {it->second.kind, sim::to_seconds(f_.now() - it->second.since), returned});
+  after_kind_[i] = it->second.kind;
+  paused_.erase(it);
+}
+
+void Planning::list_paused(FleetSnapshot& snap) const {
+  for (const auto& [i, mark] : paused_) {
+    const Location at = f_.ledger().where(i);
+    if (at.replica < 0) continue;
+    const sim::ReplicaView& v = f_.engine(at.replica).view();
+    const sim::SessionState& s = v.session(at.handle);
+    PausedSession p;
+    p.kind = mark.kind;
+    p.elapsed_s = sim::to_seconds(f_.now() - mark.since);
+    p.context_tokens = s.context;
+    p.held_kv_tokens = std::max<int64_t>(0, s.kv - s.dropped_blocks * v.block_tokens());
+    p.replica = at.replica;
+    snap.paused.push_back(std::move(p));
+  }
 }
 
 void Planning::prefill_request(int64_t uncached_tokens) {
@@ -136,6 +185,7 @@ void Planning::pull() {
     mk = {c.prefill_tokens, c.decode_tokens, c.iterations, c.busy_time};
     snap.replicas.push_back(m);
   }
+  list_paused(snap);
   planner_->observe(snap);
   window_ = FleetSnapshot{};
   ttft_sum_ = itl_sum_ = isl_sum_ = osl_sum_ = 0;
@@ -154,7 +204,10 @@ void Planning::decide() {
     ctx.cost_models.push_back(&f_.engine(r).view().cost_model());
     ctx.max_num_seqs.push_back(f_.spec(r).config.max_num_seqs);
     ctx.max_num_batched_tokens.push_back(f_.spec(r).config.max_num_batched_tokens);
+    const sim::ReplicaView& v = f_.engine(r).view();
+    ctx.kv_capacity_tokens.push_back(v.gpu().total() * v.block_tokens());
   }
+  ctx.switch_cost_s = switch_cost_s_;
   roles.apply(planner_->decide(ctx));
   schedule(f_.now() + sim::from_seconds(planner_->interval_s()), sim::kPrioPlanner + 1, kDecide, 0);
 }

@@ -347,3 +347,51 @@ TEST_CASE(
     CHECK(rec(fleet.result(), "a").finish_s == doctest::Approx(0.050));  // as in the first case
   }
 }
+
+TEST_CASE("a planner's pulls carry the paused agents, the calls that ended and the turns after") {
+  // Roles P, D; pulls every 50 ms. a arrives at 0 with 8 tokens (the first pull counts it),
+  // prefills on r0 (18 ms), lands on r1 at 28 ms, decodes once (39 ms) and pauses in "bash"
+  // for 1 s holding 9 KV tokens of a 10-token context. The pull at 50 ms sees it paused for
+  // 11 ms; the call ends at 1.039 s, returning the next turn's 4 input tokens; that turn's 3
+  // outputs are reported, by the kind of the call before it, in the pull after it finished.
+  // b (the same from 0.2 s, paused at 0.239 s for 3 s in "wait") keeps the run, and the pulls,
+  // going past that.
+  Fleet f({Role::kPrefill, Role::kDecode});
+  Scripted plan(0.05, {});
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 2, "bash", 1.0), seg(4, 3)}},
+                          trace::Session{"b", 0.2, {seg(8, 2, "wait", 3.0), seg(1, 1)}}};
+  auto r = f.run(t, &plan);
+  const cluster::FleetSnapshot& first = plan.pulls[0];
+  CHECK(first.arrivals == 1);
+  CHECK(first.arrival_input_tokens == 8);
+  REQUIRE(first.paused.size() == 1);
+  CHECK(first.paused[0].kind == "bash");
+  CHECK(first.paused[0].elapsed_s == doctest::Approx(0.011));
+  CHECK(first.paused[0].context_tokens == 10);
+  CHECK(first.paused[0].held_kv_tokens == 9);
+  CHECK(first.paused[0].replica == 1);
+  REQUIRE(plan.pulls[19].paused.size() == 2);  // at 1.0 s, both in their calls
+  CHECK(plan.pulls[19].paused[0].elapsed_s == doctest::Approx(0.961));
+  CHECK(plan.pulls[19].paused[1].kind == "wait");
+  CHECK(plan.pulls[19].paused[1].elapsed_s == doctest::Approx(0.761));
+  REQUIRE(plan.pulls[20].paused.size() == 1);  // at 1.05 s, a's call ended
+  CHECK(plan.pulls[20].paused[0].kind == "wait");
+  REQUIRE(plan.pulls[20].intercepts_ended.size() == 1);
+  CHECK(plan.pulls[20].intercepts_ended[0].kind == "bash");
+  CHECK(plan.pulls[20].intercepts_ended[0].duration_s == doctest::Approx(1.0));
+  CHECK(plan.pulls[20].intercepts_ended[0].returned_tokens == 4);
+  REQUIRE(plan.pulls.size() > 40);
+  int64_t after = 0, ended = 0;
+  for (size_t k = 0; k <= 40; ++k) {  // to 2.05 s: before b's call ends
+    const cluster::FleetSnapshot& s = plan.pulls[k];
+    ended += static_cast<int64_t>(s.intercepts_ended.size());
+    for (const cluster::TurnAfterIntercept& x : s.resumed_turns) {
+      CHECK(x.kind == "bash");
+      CHECK(x.output_tokens == 3);
+      ++after;
+    }
+  }
+  CHECK(ended == 1);
+  CHECK(after == 1);
+  CHECK(rec(r, "a").finish_s < 3.0);
+}

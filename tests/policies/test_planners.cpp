@@ -54,11 +54,16 @@ TEST_CASE("planner defaults: intervals and provenance") {
   CHECK(online->pull_interval_s() == 1.0);
   CHECK(online->interval_s() == 5.0);
   CHECK(online->describe() == Facts{{"interval_s", "5"},
-                                    {"smoothing", "0.2"},
-                                    {"drain_horizon_s", "10"},
-                                    {"kv_guard", "0.9"},
+                                    {"horizon_s", "30"},
+                                    {"ttft_s", "0.5"},
+                                    {"itl_s", "0.05"},
+                                    {"headroom", "0.8"},
+                                    {"dead_band", "0.25"},
                                     {"patience", "3"},
-                                    {"step", "1"}});
+                                    {"forecast", "true"},
+                                    {"window", "256"},
+                                    {"min_samples", "10"},
+                                    {"smoothing", "0.2"}});
   CHECK(make_planner("static", {{"interval_s", "12.5"}})->describe() ==
         Facts{{"interval_s", "12.5"}});
 }
@@ -81,7 +86,8 @@ TEST_CASE("unknown planner parameters are rejected, listing the ones it takes") 
                        InputError);
   CHECK_THROWS_WITH_AS(make_planner("online", {{"smoothing_s", "1"}}),
                        "cluster.planner.smoothing_s: unknown parameter; planner 'online' takes "
-                       "interval_s, smoothing, drain_horizon_s, kv_guard, patience, step",
+                       "interval_s, horizon_s, ttft_s, itl_s, headroom, dead_band, patience, "
+                       "forecast, window, min_samples, smoothing",
                        InputError);
 }
 
@@ -109,12 +115,17 @@ TEST_CASE("every checked planner parameter names its key when the value is bad")
       {"dynamo-sla", "step", "-2", "an integer >= 1"},
       {"dynamo-sla", "correction", "maybe", "true or false"},
       {"online", "interval_s", "0", "a number of seconds > 0"},
+      {"online", "horizon_s", "-1", "a number of seconds > 0"},
+      {"online", "ttft_s", "0", "a number of seconds > 0"},
+      {"online", "itl_s", "nan", "a number of seconds > 0"},
+      {"online", "headroom", "0", "a number in (0, 1]"},
+      {"online", "dead_band", "-0.5", "a number >= 0"},
+      {"online", "patience", "0", "an integer >= 1"},
+      {"online", "forecast", "maybe", "true or false"},
+      {"online", "window", "0", "an integer >= 1"},
+      {"online", "min_samples", "0", "an integer >= 1"},
       {"online", "smoothing", "0", "a number in (0, 1]"},
       {"online", "smoothing", "1.01", "a number in (0, 1]"},
-      {"online", "drain_horizon_s", "0", "a number of seconds > 0"},
-      {"online", "kv_guard", "2", "a number in [0, 1]"},
-      {"online", "patience", "0", "an integer >= 1"},
-      {"online", "step", "0", "an integer >= 1"},
   };
   for (const Bad& b : cases) {
     CAPTURE(b.planner);
