@@ -201,8 +201,26 @@ void Arrivals::start_dependents(int32_t p, Trigger why) {
   for (int32_t j : dependents_[static_cast<size_t>(p)]) {
     const trace::StartAfter& a = f_.source(j).start_after;
     if (why != Trigger::kBoth && a.on_finish != (why == Trigger::kFinish)) continue;
-    schedule(f_.now() + sim::from_seconds(a.delay_s), sim::kPrioArrival, kStartAfter, j);
+    sim::Nanos at = f_.now() + sim::from_seconds(a.delay_s);
+    if (a.windows) {  // user-phases: only inside the user's active windows
+      const double t = sim::to_seconds(at), next = a.windows->next_start(t);
+      if (next < 0) {
+        never_start(j);
+        continue;
+      }
+      if (next > t) at = sim::from_seconds(next);
+    }
+    schedule(at, sim::kPrioArrival, kStartAfter, j);
   }
+}
+
+void Arrivals::never_start(int32_t j) {
+  if (f_.ledger().status(j) == Status::kPending) {  // one skipped by load is counted there
+    f_.ledger().not_started(j);
+    ++f_.counts().done;
+    ++not_started_;
+  }
+  for (int32_t d : dependents_[static_cast<size_t>(j)]) never_start(d);
 }
 
 }  // namespace isim::cluster

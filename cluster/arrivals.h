@@ -16,7 +16,10 @@
 //   replica is skipped as usual, but at the instant it would have arrived it starts every
 //   session that depends on it. `load` throws std::logic_error for a dependency on the session
 //   itself, a later one, or none of the trace, or a delay that is not finite >= 0 (code builds
-//   them, not users).
+//   them, not users). A dependency with windows (user-phases) fires only inside one: at the
+//   next window's start when it falls between two, and never when none is left; then the
+//   session and every session depending on it are not started (ledger kNotStarted, counted
+//   as done, `not_started()`), and the run's result drops them from its records.
 // - An arriving session goes where the router says (with roles, where Roles::place_arrival
 //   says). The first arrival opens every replica's waste accounting and starts the planner.
 // - Forks (traces/session.h kFork): a fork gets its parent's chain over the shared prefix when
@@ -48,6 +51,8 @@ class Arrivals final : public Component {
     return fork_session_ == i && fork_block_tokens_ == bt ? &fork_chain_ : nullptr;
   }
   const std::vector<std::string>& skipped() const { return skipped_; }
+  // Sessions never started: their user had no active window left (StartAfter windows).
+  int64_t not_started() const { return not_started_; }
 
  private:
   enum class Trigger { kArrival, kFinish, kBoth };
@@ -61,6 +66,7 @@ class Arrivals final : public Component {
   // starts all its dependents now instead.
   bool starting(int32_t i);
   void start_dependents(int32_t p, Trigger why);
+  void never_start(int32_t j);  // with every session depending on it, recursively
   bool has_start_after(int32_t i) const { return f_.source(i).start_after.session >= 0; }
 
   std::vector<std::string> skipped_;
@@ -78,6 +84,7 @@ class Arrivals final : public Component {
   int32_t fork_session_ = -1;
   int64_t fork_block_tokens_ = 0;
   std::vector<uint64_t> fork_chain_;
+  int64_t not_started_ = 0;
 };
 
 }  // namespace isim::cluster

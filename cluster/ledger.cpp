@@ -54,7 +54,9 @@ std::vector<sim::SessionRecord> Ledger::records(
     r.intercept_s = sim::to_seconds(m.intercept_time);
     const sim::Nanos arrival = moved ? arrived_[i] : sim::from_seconds(src.arrival_s);
     if (st != Status::kFinished) {
-      r.status = st == Status::kSkipped ? "skipped" : "unfinished";
+      r.status = st == Status::kSkipped      ? "skipped"
+                 : st == Status::kNotStarted ? "not_started"
+                                             : "unfinished";
       out.push_back(std::move(r));
       continue;
     }

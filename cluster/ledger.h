@@ -24,7 +24,9 @@
 
 namespace isim::cluster {
 
-enum class Status : uint8_t { kPending, kOnReplica, kFinished, kSkipped };
+// kNotStarted: a user-phases session whose user had no active window left (trace::StartAfter
+// windows); `records` lists it with status "not_started".
+enum class Status : uint8_t { kPending, kOnReplica, kFinished, kSkipped, kNotStarted };
 
 struct Location {
   int32_t replica = -1;
@@ -40,6 +42,7 @@ class Ledger {
   void placed(int32_t i, int32_t replica, int32_t handle);
   void finished(int32_t i, const sim::SessionMetrics& m);
   void skipped(int32_t i) { status_[static_cast<size_t>(i)] = Status::kSkipped; }
+  void not_started(int32_t i) { status_[static_cast<size_t>(i)] = Status::kNotStarted; }
   void arrived(int32_t i, sim::Nanos t);
   void turn_ttft(double s) { turn_ttfts_.push_back(s); }
   void turn(const sim::TurnRecord& t) { turns_.push_back(t); }  // a completed turn

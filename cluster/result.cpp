@@ -33,6 +33,10 @@ RunResult Cluster::result() {
       fleet_.ledger().records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
         return engine(rep).view().session(h).m;
       });
+  r.not_started = arrivals_->not_started();
+  if (r.not_started > 0)  // never started is not a failure: out of every metric
+    std::erase_if(r.sessions,
+                  [](const sim::SessionRecord& s) { return s.status == "not_started"; });
   sim::Counters c;
   sim::WasteBreakdown w;
   int64_t gpu = 0, cpu = 0, extrapolations = 0;

@@ -114,6 +114,7 @@ struct RunResult {
   std::vector<ReplicaResult> replicas;
   FleetStats fleet;
   std::vector<std::string> skipped;
+  int64_t not_started = 0;  // user-phases sessions never started, dropped from `sessions`
   std::vector<std::pair<std::string, std::string>> policy_facts;  // e.g. the estimator
   std::vector<std::pair<std::string, std::string>> router_facts;
   sim::ExecutorReport executor;  // live executors: measured seconds, integrity, token streams

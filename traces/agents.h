@@ -22,6 +22,8 @@
 //   floor(system_prompt / block_tokens) blocks carry hash values of the kind, the same in every
 //   session and for every seed; the others carry values drawn for the session, so no two
 //   sessions share them. Prefix caching and kv-aware routing can reuse a kind's system prompt.
+//   Session::shared_prompt is K.system_prompt (capped by the prompt) for every session whose
+//   prompt does not start with its parent's context.
 // - Summarisation (K.summarise, off when unset): before a segment k >= 1 whose input would take
 //   the context above at_tokens, the harness summarises: segment k carries kReset {tokens =
 //   K.system_prompt + a summary_tokens draw (at least 1), shared = K.system_prompt}, and the

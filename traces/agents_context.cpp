@@ -90,6 +90,7 @@ Session agent_session(const AgentKind& k, int64_t block, double start_s, Rng& rn
     s.segments.push_back(next);
   }
   truncate_to_context(s, k.max_context);
+  if (!base) s.shared_prompt = std::min(k.system_prompt, s.segments[0].input);
   if (forks)
     std::erase_if(*forks, [&](const ForkPoint& f) { return f.segment + 1 >= s.segments.size(); });
   return s;

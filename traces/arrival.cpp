@@ -63,6 +63,10 @@ const ArrivalRegistry& arrival_registry() {
             "closed loop: arrival.users concurrent users replay sessions in a row, recycled from "
             "the pool (kv-cache-tester's --recycle)",
             process(apply_users));
+    reg.add("user-phases",
+            "closed loop per class: arrival.phases give each class's users per phase (repeated "
+            "arrival.cycles times); users start sessions only while active",
+            process(apply_user_phases));
     return reg;
   }();
   return r;

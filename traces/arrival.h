@@ -28,7 +28,24 @@
 //   (docs/agent-kv.md "Closed-loop users" has the rules for signals, prefix hashes and
 //   subagents). Seeded draws, in order: the cycles' shuffles (Fisher-Yates from the top), then
 //   per user its offset and its f. max_delay_s and the advance fractions default to the
-//   tester's values (60 s, 0). The other processes ignore these keys, as all but poisson ignore
+//   tester's values (60 s, 0).
+//   salt_copies (default false): every copy's prefix hashes past its root's shared system/tool
+//   prefix are salted per user session (traces/arrival_copies.h has the rule), so copies of one
+//   root share that prefix and nothing more; false keeps every hash as the trace has it.
+// - `user-phases` (traces/arrival_phases.cpp; docs/agent-workloads.md): closed-loop users per
+//   class whose number changes by phase. A root's class is session_class(its id). `phases`
+//   (repeated `cycles` times) give each a duration and users per class; user u of class c is
+//   active in the phases where u < users[c]. Each user replays its class's roots as `users`
+//   does (sessions_per_user of them at most; seeded draws: every class's shuffles, classes in
+//   the order they first appear in the phases, then class by class and user by user its offset
+//   and its advance fraction), but a session
+//   only starts inside an active window (trace::ActiveWindows): its first at the first instant
+//   in a window at or after its first window's start + its stagger offset, each later one when
+//   its previous finishes, or at its next window's start; with no window left it and the
+//   user's later ones are never started. Ids: `<class>/u<u>/<k>/<id>`. salt_copies, stagger_s,
+//   max_delay_s and the advance fractions act as for `users`. Bad values: InputError naming
+//   `arrival.phases[i].KEY`, `arrival.cycles` or the `users` key (phases_problem).
+// The other processes ignore these keys, as all but poisson ignore
 //   `rate`. A bad value is an InputError naming `arrival.KEY` (users_problem); so is a
 //   non-empty trace without a root (`arrival.process`). An empty trace stays empty.
 // - arrival_registry() lists each process with a one-line description (`isim list` prints
@@ -41,6 +58,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/registry.h"
 #include "traces/session.h"
@@ -57,7 +76,20 @@ struct ArrivalSpec {
   double stagger_s = 60;                    // first sessions start within [0, stagger_s)
   double max_delay_s = 60;                  // intercept cap (0: none)
   double advance_min = 0, advance_max = 0;  // fractions of the first session skipped
+  bool salt_copies = false;                 // users, user-phases: salt past the shared prefix
+  // user-phases only.
+  struct Phase {
+    double duration_s = 0;                               // > 0
+    std::vector<std::pair<std::string, int64_t>> users;  // class -> users (>= 0), file order
+  };
+  std::vector<Phase> phases = {};  // the initializer keeps `ArrivalSpec{process, rate, seed}` quiet
+  int64_t cycles = 1;              // the phases repeat this many times (>= 1)
 };
+
+// The class of a session (user-phases, trace.kinds): its id up to the first '/', less a
+// trailing "-<digits>" (the agents source names sessions "<kind>-<i>"): "computer-use-12/sub-0"
+// is of class "computer-use", "trace_0002" of class "trace_0002".
+std::string session_class(const std::string& id);
 
 // The first bad `users` setting of `a` (whatever its process), as {key under arrival, reason};
 // key "" when all are valid. One rule for the experiment reader and the process itself.
@@ -65,9 +97,13 @@ struct ArrivalProblem {
   std::string key, reason;
 };
 ArrivalProblem users_problem(const ArrivalSpec& a);
+// The same for user-phases: the phases and cycles, then the keys it shares with users (key
+// "phases[i].duration_s", "phases[i].users.CLASS", "phases", "cycles" or a users key).
+ArrivalProblem phases_problem(const ArrivalSpec& a);
 
 // The users process (arrival_users.cpp); callers go through apply_arrivals.
 void apply_users(Trace& t, const ArrivalSpec& a);
+void apply_user_phases(Trace& t, const ArrivalSpec& a);  // arrival_phases.cpp
 
 struct ArrivalProcess {
   std::function<void(Trace&, const ArrivalSpec&)> apply;

@@ -10,15 +10,17 @@
 // - Only a segment that is followed by another one may carry an intercept: the last segment
 //   never does (a session ends when its last output token is decoded).
 // - Intercept kinds are free-form names; durations are seconds, >= 0.
-// - Session::start_after is built by code (an arrival process), never read from or written to
-//   a trace file: a session that has one arrives when its predecessor does or finishes, not at
-//   its arrival_s (StartAfter).
+// - Session::start_after and shared_prompt are built by code (an arrival process, a source),
+//   never read from or written to a trace file: a session with a start_after arrives when its
+//   predecessor does or finishes, not at its arrival_s (StartAfter).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace isim::trace {
@@ -101,12 +103,35 @@ struct PrefixHashes {
 // predecessor that fits no replica counts as finished at the instant it would have arrived.
 // session = -1: none, the session arrives at arrival_s. Not part of the JSONL format, so a trace
 // written and read back loses it.
+//
+// `windows` (user-phases, traces/arrival_phases.h): when set, the session may only start inside
+// one of these [begin, end) spans of run time: at the instant the dependency fires (+ delay) if
+// that lies in a span, else at the next span's begin, and never when no span is left (it and
+// every session depending on it are then not started). One list per user, shared by pointer
+// (compared by value). A session with windows and session = -1 arrives at arrival_s, which lies
+// in a span.
+struct ActiveWindows {
+  std::vector<std::pair<double, double>> spans;  // [begin, end) in seconds, sorted, disjoint
+
+  bool operator==(const ActiveWindows&) const = default;
+  // The first instant >= t inside a span; -1 when none is left.
+  double next_start(double t) const {
+    for (const auto& [b, e] : spans)
+      if (t < e) return std::max(t, b);
+    return -1;
+  }
+};
+
 struct StartAfter {
   int32_t session = -1;
   bool on_finish = true;
   double delay_s = 0;
+  std::shared_ptr<const ActiveWindows> windows = {};
 
-  bool operator==(const StartAfter&) const = default;
+  bool operator==(const StartAfter& o) const {
+    return session == o.session && on_finish == o.on_finish && delay_s == o.delay_s &&
+           (windows == o.windows || (windows && o.windows && *windows == *o.windows));
+  }
 };
 
 struct Session {
@@ -115,6 +140,11 @@ struct Session {
   std::vector<Segment> segments;
   PrefixHashes prefix = {};  // the initializer keeps `Session{id, arrival, segments}` warning-free
   StartAfter start_after = {};
+  // The leading prompt tokens the source knows every session of its origin begins with (system
+  // prompt and tool definitions: weka system_tokens + tool_tokens, agents the kind's
+  // system_prompt); 0: not known. Built by code (`arrival.salt_copies` keeps their hashes);
+  // not part of the JSONL format.
+  int64_t shared_prompt = 0;
 
   bool operator==(const Session&) const = default;
 

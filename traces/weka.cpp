@@ -338,6 +338,12 @@ void import_file(const std::string& path, Trace& out, WekaReport& rep) {
   const size_t first = out.size();
   convert_agent(f, f.need(doc, "requests", ""), "requests", fs::path(path).stem().string(), 0,
                 nullptr, out, rep);
+  // The system prompt and tool definitions lead the file's own first prompt (Session::
+  // shared_prompt), when the file gives both.
+  if (doc.contains("system_tokens") && doc.contains("tool_tokens"))
+    out[first].shared_prompt =
+        std::min(f.count(doc, "system_tokens", "", 0) + f.count(doc, "tool_tokens", "", 0),
+                 out[first].segments[0].input);
   auto where = [&](size_t i) { return path + ": " + out[i].id; };
   for (size_t i = first; i < out.size(); ++i) validate_session(out[i], where(i));
   // A file's forks name sessions of that file only, so its sessions are checked alone.

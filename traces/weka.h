@@ -4,8 +4,10 @@
 // Format read: {block_size, hash_id_scope ("local" (default): ids are unique within a file
 // only, or "global"), requests[]}. A request is either a model call {t, in, out, hash_ids[],
 // stop, input_types[], think_time?, api_time?} or a subagent {type: "subagent", agent_id, t,
-// duration_ms?, requests[]} (which may nest further). Everything else (model, type s/n,
-// output_types, ttft, totals, ...) is ignored.
+// duration_ms?, requests[]} (which may nest further). system_tokens and tool_tokens (optional
+// counts) set the file's own session's Session::shared_prompt to their sum, capped by its first
+// prompt (both given; else 0). Everything else (model, type s/n, output_types, ttft, totals, ...)
+// is ignored.
 //
 // Conversion, per agent (its calls in file order):
 // - Call 0 starts a session: input = in, output = out, prefix = its hash_ids with block_tokens =

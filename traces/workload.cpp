@@ -2,9 +2,11 @@
 #include "traces/workload.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/input_error.h"
 #include "traces/generator.h"
@@ -37,6 +39,26 @@ void check_time_range(const WorkloadSpec& ts, const ArrivalSpec& arrival, const 
   }
 }
 
+// trace.kinds: the sessions of the listed classes, in trace order.
+void keep_kinds(Workload& w, const std::vector<std::string>& kinds) {
+  std::set<std::string> all;
+  Trace kept;
+  for (Session& s : w.trace) {
+    std::string c = session_class(s.id);
+    if (std::find(kinds.begin(), kinds.end(), c) != kinds.end()) kept.push_back(std::move(s));
+    all.insert(std::move(c));
+  }
+  if (kept.empty()) {
+    std::string list;
+    for (const auto& c : all) list += (list.empty() ? "" : ", ") + c;
+    throw InputError(fmt::format("trace.kinds: no session of the classes [{}]; the trace's: {}",
+                                 fmt::join(kinds, ", "), list));
+  }
+  w.notes.push_back(fmt::format("trace.kinds=[{}]: {} of {} sessions kept", fmt::join(kinds, ", "),
+                                kept.size(), w.trace.size()));
+  w.trace = std::move(kept);
+}
+
 }  // namespace
 
 Workload make_workload(const WorkloadSpec& ts, const ArrivalSpec& arrival, uint64_t seed,
@@ -48,6 +70,7 @@ Workload make_workload(const WorkloadSpec& ts, const ArrivalSpec& arrival, uint6
           ->load({ts.path, ts.sessions, seed, ts.think_time_s, ts.rate_scale, ts.block_tokens});
   w.trace = std::move(loaded.trace);
   w.notes = std::move(loaded.notes);
+  if (!ts.kinds.empty()) keep_kinds(w, ts.kinds);
   if (ts.limit > 0 && static_cast<size_t>(ts.limit) < w.trace.size())
     w.trace.resize(static_cast<size_t>(ts.limit));
   if (ts.max_context > 0) {

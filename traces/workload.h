@@ -4,6 +4,8 @@
 // Contract: make_workload(spec, arrival, seed, origin), in this order:
 // - loads `spec.from` (trace_source_registry, "trace.from" in its errors) with path, sessions,
 //   seed, think_time_s, rate_scale and block_tokens; the source's notes come first;
+// - kinds (non-empty) keeps the sessions whose session_class (traces/arrival.h) is listed (a
+//   note counts them); none left: InputError "trace.kinds: ..." listing the trace's classes;
 // - limit > 0 keeps the first `limit` sessions; max_context > 0 cuts every longer session to it
 //   (truncate_to_context; a note counts them); draw > 0 draws that many with replacement
 //   (bootstrap, seeded by `seed`);
@@ -39,6 +41,8 @@ struct WorkloadSpec {
   double intercept_scale = 1;  // every intercept's duration is multiplied by this (> 0)
   double rate_scale = 1;       // agents: multiplies every phase's arrival rate (> 0)
   int64_t block_tokens = 0;    // dynamo-agentic: tokens per hash id (0: its default, 512)
+  // Non-empty: keep only the sessions of these classes (trace::session_class).
+  std::vector<std::string> kinds;
 };
 
 struct Workload {

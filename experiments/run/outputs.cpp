@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -12,6 +13,7 @@
 #include "core/input_error.h"
 #include "experiments/run/goodput.h"
 #include "experiments/version.h"
+#include "traces/arrival_phases.h"
 
 namespace isim::exp {
 
@@ -40,6 +42,23 @@ void add_goodput_json(nlohmann::ordered_json& j, const sim::SloAttainment& a) {
   const bool set = !a.limits.empty();
   auto value = [set](auto v) { return set ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
   j["goodput"] = {{"sessions", value(a.met)}, {"share", value(a.share)}, {"per_s", value(a.per_s)}};
+}
+
+// user-phases: the sessions never started, and the root copies started per phase and class.
+void add_phase_starts(nlohmann::ordered_json& j, const trace::ArrivalSpec& a, const trace::Trace& t,
+                      const cluster::RunResult& r) {
+  j["not_started"] = r.not_started;
+  std::unordered_map<std::string, double> at;  // the run's arrival of each started session
+  for (const auto& s : r.sessions) at.emplace(s.id, s.arrival_s);
+  for (const auto& w : trace::phase_starts(a, t, [&](size_t i) {
+         const auto it = at.find(t[i].id);
+         return it == at.end() ? -1.0 : it->second;
+       })) {
+    nlohmann::ordered_json p = {
+        {"cycle", w.cycle}, {"phase", w.phase}, {"begin_s", w.begin_s}, {"end_s", w.end_s}};
+    for (const auto& [c, n] : w.started) p["started"][c] = n;
+    j["phase_starts"].push_back(p);
+  }
 }
 
 // A number, or an empty cell when it is not applicable (< 0).
@@ -305,6 +324,7 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     auto j = summary_json(r.summary, p.name);
     for (const auto& [k, v] : r.policy_facts) j["policy_" + k] = v;
     j["skipped_sessions"] = r.skipped;
+    if (e.arrival.process == "user-phases") add_phase_starts(j, e.arrival, in.trace, r);
     if (e.cluster.given) add_fleet_json(j, r, /*per_replica=*/true);
     if (r.executor.live) {
       // Measured, so not byte-reproducible: kept in one section that tools can ignore.

@@ -10,6 +10,7 @@
 
 #include "core/input_error.h"
 #include "core/strict_yaml.h"
+#include "experiments/spec/arrival_spec.h"
 #include "experiments/spec/engine_spec.h"
 #include "experiments/spec/sweep_variants.h"
 #include "live/live_executor.h"
@@ -137,7 +138,8 @@ void parse_plot(const YamlMap& root, Experiment& e) {
 void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t) {
   const YamlMap tr = root.map("trace",
                               {"from", "path", "limit", "draw", "sessions", "max_context",
-                               "think_time_s", "intercept_scale", "rate_scale", "block_tokens"},
+                               "think_time_s", "intercept_scale", "rate_scale", "block_tokens",
+                               "kinds"},
                               "{from, path, ...}");
   t.from = tr.get<std::string>("from", t.from, "a string");
   const bool generated = trace::trace_source_registry().create(t.from, tr.where("from"))->generated;
@@ -173,6 +175,7 @@ void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t)
     if (t.from != "dynamo-agentic")
       tr.fail("block_tokens", "only a dynamo-agentic trace leaves its block size to the run");
   }
+  t.kinds = parse_trace_kinds(tr);
   if (t.max_context == 1) tr.fail("max_context", "must be >= 2 (a prompt token and one output)");
   if (generated && t.sessions <= 0)
     tr.fail("sessions", "a generator needs sessions > 0 (how many to generate)");
@@ -200,9 +203,10 @@ void parse_users(const YamlMap& ar, trace::ArrivalSpec& a) {
 
 void parse_arrival(const YamlMap& root, trace::ArrivalSpec& a) {
   if (!root.has("arrival")) return;
-  const YamlMap ar =
-      root.map("arrival", {"process", "rate", "users", "sessions_per_user", "stagger_s",
-                           "max_delay_s", "advance_min", "advance_max"});
+  std::vector<std::string> keys = {"process",   "rate",        "users",       "sessions_per_user",
+                                   "stagger_s", "max_delay_s", "advance_min", "advance_max"};
+  keys.insert(keys.end(), kArrivalClassKeys.begin(), kArrivalClassKeys.end());
+  const YamlMap ar = root.map("arrival", keys);
   a.process = ar.get<std::string>("process", a.process,
                                   "one of " + trace::arrival_registry().names_joined());
   trace::arrival_registry().get(a.process, ar.where("process"));
@@ -211,6 +215,7 @@ void parse_arrival(const YamlMap& root, trace::ArrivalSpec& a) {
     if (!(a.rate > 0)) ar.fail("rate", "must be > 0 sessions per second");
   }
   parse_users(ar, a);
+  parse_arrival_classes(ar, a);
 }
 
 void parse_validate(const YamlMap& root, const std::string& base_dir, Experiment& e) {
@@ -342,6 +347,7 @@ YAML::Node Experiment::resolved() const {
   if (trace.intercept_scale != 1) t["intercept_scale"] = num(trace.intercept_scale);
   if (trace.rate_scale != 1) t["rate_scale"] = num(trace.rate_scale);
   if (trace.block_tokens > 0) t["block_tokens"] = trace.block_tokens;
+  for (const auto& k : trace.kinds) t["kinds"].push_back(k);
   r["trace"] = t;
   r["arrival"]["process"] = arrival.process;
   r["arrival"]["rate"] = num(arrival.rate);
@@ -353,6 +359,8 @@ YAML::Node Experiment::resolved() const {
     r["arrival"]["advance_min"] = num(arrival.advance_min);
     r["arrival"]["advance_max"] = num(arrival.advance_max);
   }
+  YAML::Node ar = r["arrival"];
+  resolved_arrival_classes(arrival, ar);
   r["profile"] = profile;
   r["engine"] = resolved_engine(engine);
   if (cluster.given) r["cluster"] = resolved_cluster(cluster);

@@ -204,10 +204,10 @@ PlanWorkload parse_workload(const YamlMap& root) {
     if (ar.has("process")) {
       process =
           ar.require<std::string>("process", "one of " + trace::arrival_registry().names_joined());
-      if (process == "users")
-        ar.fail("process",
-                "users is a closed loop whose load is its number of users; the plan "
-                "searches an arrival rate (poisson or replay)");
+      if (process == "users" || process == "user-phases")
+        ar.fail("process", process +
+                               " is a closed loop whose load is its number of users; the plan "
+                               "searches an arrival rate (poisson or replay)");
       w.arrival["process"] = ar.value("process");
     }
   }

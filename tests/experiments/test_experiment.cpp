@@ -172,7 +172,8 @@ TEST_CASE("arrival process users: its keys, their checks, and the resolved spec"
         "e.yaml:4: arrival.advance_min: must be a fraction in [0, 1], got -1");
   CHECK(error_of(at + ", user: 2}\n") ==
         "e.yaml:4: arrival.user: unknown key; valid keys: process, rate, users, "
-        "sessions_per_user, stagger_s, max_delay_s, advance_min, advance_max");
+        "sessions_per_user, stagger_s, max_delay_s, advance_min, advance_max, salt_copies, "
+        "phases, cycles");
   // An override goes through the same checks.
   YAML::Node y = YAML::Load(head + "arrival: {process: users, users: 2}\n");
   exp::apply_override(y, "arrival.users=0");

@@ -121,7 +121,8 @@ TEST_CASE("a sweep runs policies outermost, then the keys in file order, values 
 TEST_CASE("swept keys and values are validated like -p and named sweep.<key>") {
   CHECK(sweep_error(spec_text("  arrival.rat: [1]\n")) ==
         "s.yaml:9: sweep.arrival.rat = 1: arrival.rat: unknown key; valid keys: process, rate, "
-        "users, sessions_per_user, stagger_s, max_delay_s, advance_min, advance_max");
+        "users, sessions_per_user, stagger_s, max_delay_s, advance_min, advance_max, "
+        "salt_copies, phases, cycles");
   CHECK(sweep_error(spec_text("  engine.max_num_seqs: [8, -1]\n")) ==
         "s.yaml:9: sweep.engine.max_num_seqs = -1: engine.max_num_seqs: must be > 0");
   CHECK(sweep_error(spec_text("  engine.scheduler: [chunked, fifo]\n")) ==

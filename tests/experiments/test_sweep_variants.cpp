@@ -286,7 +286,7 @@ TEST_CASE("variants: a bad value names sweep.variants[I].set.KEY and the value")
   CHECK(one("arrival.rat: 1") ==
         "s.yaml:9: sweep.variants[1].set.arrival.rat = 1: arrival.rat: unknown key; valid keys: "
         "process, rate, users, sessions_per_user, stagger_s, max_delay_s, advance_min, "
-        "advance_max");
+        "advance_max, salt_copies, phases, cycles");
   CHECK(one("trace.from.x: 1") ==
         "s.yaml:9: sweep.variants[1].set.trace.from.x = 1: "
         "'trace.from' is 'generator', not a map or a list");

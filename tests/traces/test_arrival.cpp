@@ -98,7 +98,7 @@ TEST_CASE("arrival: replay keeps arrival times") {
 TEST_CASE("arrival: bad process or rate") {
   Trace t = sessions(1);
   CHECK_THROWS_WITH_AS(apply_arrivals(t, ArrivalSpec{"uniform", 1.0, 1}),
-                       "arrival.process: unknown process 'uniform'; valid: poisson, replay, users",
+                       "arrival.process: unknown process 'uniform'; valid: poisson, replay, user-phases, users",
                        isim::InputError);
   for (double rate : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     CAPTURE(rate);

@@ -28,7 +28,7 @@ TEST_CASE("every trace source and arrival process is registered with a descripti
     processes.push_back(e->name);
     CHECK(!e->description.empty());
   }
-  CHECK(processes == std::vector<std::string>{"poisson", "replay", "users"});
+  CHECK(processes == std::vector<std::string>{"poisson", "replay", "user-phases", "users"});
 }
 
 TEST_CASE("an unknown trace source lists the valid ones") {

@@ -17,6 +17,13 @@ inline trace::Trace parse_jsonl_text(const std::string& text) {
   return trace::parse_jsonl(in, "t.jsonl");
 }
 
+// `t` as the native format keeps it: Session::shared_prompt is source knowledge the JSONL format
+// does not carry (traces/session.h), so a round trip compares against this.
+inline trace::Trace as_written(trace::Trace t) {
+  for (auto& s : t) s.shared_prompt = 0;
+  return t;
+}
+
 // The InputError message for `text` (origin t.jsonl), or "" when it parses.
 inline std::string jsonl_error(const std::string& text) {
   try {
