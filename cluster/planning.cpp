@@ -14,6 +14,7 @@ Planning::Planning(Fleet& f, Planner* planner, double switch_cost_s)
       planner_(planner),
       marks_(static_cast<size_t>(f.size())),
       per_replica_(static_cast<size_t>(f.size())),
+      seen_(static_cast<size_t>(f.size())),
       switch_cost_s_(switch_cost_s) {}
 
 void Planning::handle(const sim::Event& ev) {
@@ -125,20 +126,29 @@ void Planning::prefill_request(int64_t uncached_tokens) {
 // vLLM's kv_cache_usage numerator: the distinct GPU blocks held by sessions that are not
 // paused (running, waiting, swapped, importing or exporting); a paused session's idle KV and
 // the cached-free blocks are free to the engine.
-int64_t Planning::active_blocks(const sim::Engine& e) {
+int64_t Planning::active_blocks(int32_t r) {
+  const sim::Engine& e = f_.engine(r);
   const sim::ReplicaQueues& q = e.view().queues();
-  std::vector<int32_t> handles(q.running());
-  for (const auto& k : q.waiting()) handles.push_back(k.h);
-  for (const auto& k : q.swapped()) handles.push_back(k.h);
-  handles.insert(handles.end(), q.importing().begin(), q.importing().end());
-  handles.insert(handles.end(), q.exporting().begin(), q.exporting().end());
-  std::vector<sim::BlockId> blocks;
-  for (const int32_t h : handles) {
-    const auto& b = e.view().session(h).gpu_blocks;
-    blocks.insert(blocks.end(), b.begin(), b.end());
+  std::vector<uint32_t>& seen = seen_[static_cast<size_t>(r)];
+  seen.resize(static_cast<size_t>(e.view().gpu().total()), 0);
+  if (++stamp_ == 0) {  // wrapped: every mark is stale again
+    for (auto& v : seen_) std::fill(v.begin(), v.end(), 0);
+    stamp_ = 1;
   }
-  std::sort(blocks.begin(), blocks.end());
-  return std::unique(blocks.begin(), blocks.end()) - blocks.begin();
+  int64_t n = 0;
+  auto count = [&](int32_t h) {
+    for (const sim::BlockId b : e.view().session(h).gpu_blocks) {
+      uint32_t& mark = seen[static_cast<size_t>(b)];
+      n += mark != stamp_;
+      mark = stamp_;
+    }
+  };
+  for (const int32_t h : q.running()) count(h);
+  for (const auto& k : q.waiting()) count(k.h);
+  for (const auto& k : q.swapped()) count(k.h);
+  for (const int32_t h : q.importing()) count(h);
+  for (const int32_t h : q.exporting()) count(h);
+  return n;
 }
 
 void Planning::pull() {
@@ -172,7 +182,7 @@ void Planning::pull() {
     m.prefill_tokens_done = c.prefill_tokens - mk.prefill_tokens;
     m.decode_tokens_done = c.decode_tokens - mk.decode_tokens;
     snap.decode_tokens += m.decode_tokens_done;
-    m.active_kv_blocks = active_blocks(e);
+    m.active_kv_blocks = active_blocks(r);
     m.kv_cache_usage =
         static_cast<double>(m.active_kv_blocks) / static_cast<double>(e.view().gpu().total());
     ReplicaWindow& w = per_replica_[static_cast<size_t>(r)];

@@ -55,7 +55,7 @@ class Planning final : public Component {
   };
   void pull();
   void decide();
-  static int64_t active_blocks(const sim::Engine& e);
+  int64_t active_blocks(int32_t r);
   void list_paused(FleetSnapshot& snap) const;
 
   Planner* planner_;
@@ -68,6 +68,9 @@ class Planning final : public Component {
     double ttft_sum = 0, isl_sum = 0, itl_sum = 0;
   };
   std::vector<ReplicaWindow> per_replica_;
+  // active_blocks' marks: block b of replica r was counted at pull `stamp_` (linear, no sort).
+  std::vector<std::vector<uint32_t>> seen_;
+  uint32_t stamp_ = 0;
   sim::Nanos last_pull_ = 0;
   double switch_cost_s_ = 0;
   std::map<int32_t, PauseMark> paused_;        // by session: in an intercept now

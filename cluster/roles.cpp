@@ -136,7 +136,7 @@ bool Roles::fetch_resume(int32_t i, int32_t r, double duration_s, sim::Nanos end
   launch(r, kv_bytes(holder, kv), m);
   ++stats_.resume_fetches;
   stats_.resume_fetched_tokens += kv;
-  stats_.transfer_bytes += kv_bytes(holder, kv);
+  stats_.resume_fetch_bytes += kv_bytes(holder, kv);
   f_.touch(at.replica);
   return true;
 }

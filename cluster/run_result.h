@@ -74,6 +74,7 @@ struct DisaggStats {
   // tokens, the mean intercept end to landing, and the fetches that fell back to recompute.
   int64_t resume_fetches = 0;
   int64_t resume_fetched_tokens = 0;
+  double resume_fetch_bytes = 0;  // not in transfer_bytes (the prefills' transfers)
   double resume_fetch_s_mean = 0;
   int64_t resume_fetch_fallbacks = 0;
   // switching.restart: switches that restarted their worker, and the KV each restart lost

@@ -249,6 +249,7 @@ nlohmann::ordered_json cluster_json(const cluster::RunResult& r, bool per_replic
     x["switch_kept_tokens"] = d.switch_kept_tokens;
     x["resume_fetches"] = d.resume_fetches;
     x["resume_fetched_tokens"] = d.resume_fetched_tokens;
+    x["resume_fetch_bytes"] = d.resume_fetch_bytes;
     x["resume_fetch_s_mean"] = d.resume_fetch_s_mean;
     x["resume_fetch_fallbacks"] = d.resume_fetch_fallbacks;
     x["restarts"] = d.restarts;

@@ -78,6 +78,7 @@ TEST_CASE(
     CHECK(a.replica_last == 1);
     CHECK(r.disagg.resume_fetches == 1);
     CHECK(r.disagg.resume_fetched_tokens == 9);
+    CHECK(r.disagg.resume_fetch_bytes == doctest::Approx(9000));
     CHECK(r.disagg.resume_fetch_s_mean == doctest::Approx(0.011));
     CHECK(r.disagg.resume_fetch_fallbacks == 0);
     CHECK(r.disagg.transfers == 2);  // the two prefills' transfers; the fetch is counted apart

@@ -148,6 +148,22 @@ TEST_CASE("links, split, switching and planner: the cited defaults, or as given"
         "always");
 }
 
+TEST_CASE("resume_kv and restart: defaults fetch and false; restart implies drain_first") {
+  const auto d =
+      parse(std::string(kMinimal) + "cluster: {replicas: 16, roles: \"4:12\"}\n").cluster.disagg;
+  CHECK(d.split.resume_kv == "fetch");
+  CHECK_FALSE(d.switching.restart);
+  const auto g = parse(std::string(kMinimal) +
+                       "cluster: {replicas: 16, roles: \"4:12\", split: {resume_kv: recompute},"
+                       " switching: {restart: true, cost_s: 60}}\n")
+                     .cluster.disagg;
+  CHECK(g.split.resume_kv == "recompute");
+  CHECK(g.split.mode == "always");
+  CHECK(g.switching.restart);
+  CHECK(g.switching.drain_first);
+  CHECK(g.switching.cost_s == 60);
+}
+
 TEST_CASE("config.resolved.yaml records every disaggregation setting, and reads back") {
   const auto e =
       parse(std::string(kMinimal) +
@@ -163,8 +179,8 @@ TEST_CASE("config.resolved.yaml records every disaggregation setting, and reads 
         "  intra_node:\n    kind: nvlink\n    gbps: 450\n    latency_us: 3\n"
         "  inter_node:\n    kind: infiniband\n    gbps: 50\n    latency_us: 10\n"
         "  transfer: whole\n"
-        "split:\n  mode: threshold\n  threshold_tokens: 256\n"
-        "switching:\n  cost_s: 0\n  drain_first: false\n  paused_kv: keep\n"
+        "split:\n  mode: threshold\n  threshold_tokens: 256\n  resume_kv: fetch\n"
+        "switching:\n  cost_s: 0\n  drain_first: false\n  paused_kv: keep\n  restart: false\n"
         "planner: static");
   const auto again = exp::parse_experiment(e.resolved(), "r.yaml", "/elsewhere").cluster;
   CHECK(again.disagg.roles == e.cluster.disagg.roles);
@@ -285,11 +301,11 @@ TEST_CASE("every links, split and switching error names its key and the valid va
         "e.yaml:4: cluster.links.bandwidth: unknown key; valid keys: replicas_per_node, "
         "intra_node, inter_node, transfer");
   CHECK(error16("split: sometimes") ==
-        "e.yaml:4: cluster.split: expected always, threshold or {mode, threshold_tokens}, got "
-        "'sometimes'");
+        "e.yaml:4: cluster.split: expected always, threshold or {mode, threshold_tokens, "
+        "resume_kv}, got 'sometimes'");
   CHECK(error16("split: [always]") ==
-        "e.yaml:4: cluster.split: expected always, threshold or {mode, threshold_tokens}, got a "
-        "list");
+        "e.yaml:4: cluster.split: expected always, threshold or {mode, threshold_tokens, "
+        "resume_kv}, got a list");
   CHECK(error16("split: {mode: never}") ==
         "e.yaml:4: cluster.split.mode: expected always or threshold, got 'never'");
   CHECK(error16("split: {threshold_tokens: -1}") ==
@@ -304,7 +320,12 @@ TEST_CASE("every links, split and switching error names its key and the valid va
         "e.yaml:4: cluster.switching.paused_kv: expected keep, drop or move, got 'carry'");
   CHECK(error16("switching: {cost: 1}") ==
         "e.yaml:4: cluster.switching.cost: unknown key; valid keys: cost_s, drain_first, "
-        "paused_kv");
+        "paused_kv, restart");
+  CHECK(error16("split: {resume_kv: move}") ==
+        "e.yaml:4: cluster.split.resume_kv: expected fetch or recompute, got 'move'");
+  CHECK(error16("switching: {restart: true, drain_first: false}") ==
+        "e.yaml:4: cluster.switching.drain_first: must be true when cluster.switching.restart is "
+        "(a restarted worker drains first)");
 }
 
 TEST_CASE("the planner is checked against the registry when the spec is read") {

@@ -325,7 +325,7 @@ TEST_CASE("results.csv of mixed and disaggregated variants: every row as wide as
   for (size_t i = 0; i < h.size(); ++i)
     if (h[i] == "cluster.disagg.planner") planner = i;
   REQUIRE(planner > 0);
-  CHECK(h.back() == "cluster.disagg.switch_kept_tokens");  // the disagg columns come last
+  CHECK(h.back() == "cluster.disagg.restart_cached_tokens");  // the disagg columns come last
   exp::SweepOptions o;
   auto res = exp::run_sweep(s, o);
   REQUIRE(res.rows.size() == 4);  // discard, swap x mixed, static-1:3
