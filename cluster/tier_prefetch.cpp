@@ -68,6 +68,16 @@ void Tiers::set_up_prices_and_prefetch() {
 
 bool Tiers::prefetch_check() {
   if (f_.all_done()) return false;
+  // A replica that evicted idle KV or preempted since the last check needs its blocks for the
+  // work it runs: no prefetch to it this time.
+  pressed_.resize(static_cast<size_t>(f_.size()), 0);
+  std::vector<bool> calm(static_cast<size_t>(f_.size()));
+  for (int32_t r = 0; r < f_.size(); ++r) {
+    const sim::Counters& k = f_.engine(r).counters();
+    const int64_t now_pressed = k.idle_evictions + k.preemptions;
+    calm[static_cast<size_t>(r)] = now_pressed == pressed_[static_cast<size_t>(r)];
+    pressed_[static_cast<size_t>(r)] = now_pressed;
+  }
   // Candidates first (a prefetch takes its entry out of the store): (store, session).
   std::vector<std::pair<TierStore*, int32_t>> offers;
   auto collect = [&](TierStore& st) {
@@ -78,7 +88,9 @@ bool Tiers::prefetch_check() {
   collect(pool_);
   for (const auto& [store, idx] : offers) {
     const TierEntry* e = store->find(idx);
-    if (e) try_prefetch(*store, *e);
+    if (e && f_.ledger().status(idx) == Status::kOnReplica &&
+        calm[static_cast<size_t>(f_.ledger().where(idx).replica)])
+      try_prefetch(*store, *e);
   }
   return true;
 }
@@ -99,9 +111,12 @@ bool Tiers::try_prefetch(TierStore& store, const TierEntry& entry) {
   const double bytes = kv_bytes(eng, entry.tokens);
   const LinkSpec& link = cpu ? cfg_.node_cpu.link : cfg_.pool.link;
   if (!m.prefetch_now(s, f_.now(), sim::to_seconds(transfer_estimate(link, bytes)))) return false;
-  // Room: free blocks beyond what the first waiting session needs; nothing is evicted for it.
-  const int64_t need = sim::blocks_for(entry.tokens, eng.view().block_tokens());
-  if (eng.view().gpu().free() - need < eng.view().waiting_head_need()) return false;
+  // Room: free blocks beyond what queued and running work needs (the prefill still to do, and
+  // a block of growth per decoding session); nothing is evicted for it.
+  const int64_t bt = eng.view().block_tokens();
+  const sim::ReplicaLoad load = eng.view().load();
+  const int64_t busy = sim::blocks_for(load.queued_prefill_tokens, bt) + load.decode_sequences;
+  if (eng.view().gpu().free() - sim::blocks_for(entry.tokens, bt) < busy) return false;
   sim::Engine& dst = f_.replica(r);
   if (!dst.handoff().can_import(entry.tokens)) return false;
   const TierEntry e = store.take(i);

@@ -20,11 +20,13 @@
 // - Prefetch (tier_prefetch.cpp): where a replica's manager asks for it
 //   (KvManager::prefetch_interval_s > 0, the smallest across the fleet sets the period), a
 //   periodic check offers the manager each paused session whose KV sits, landed, in a tier its
-//   replica reaches; a yes copies it back to that replica's GPU when the replica has the blocks
-//   free beyond what its first waiting session needs (nothing is evicted for it). The session
-//   stays paused, with its KV. If its intercept ends while the copy is in flight, it resumes
-//   when the copy lands. `prefetch_hits`: its next turn started with that KV there; the bytes of
-//   the others are `prefetch_wasted_bytes` (evicted again, or it resumed elsewhere).
+//   replica reaches. A yes copies it back to that replica's GPU when the replica has the blocks
+//   free beyond what its queued and running work needs (the prefill still to do, and a block of
+//   growth per decoding session; nothing is evicted for it), and has neither evicted idle KV
+//   nor preempted since the previous check (the run's start, for the first). The session stays
+//   paused, with its KV. If its intercept ends while the copy is in flight, it resumes when the
+//   copy lands. `prefetch_hits`: its next turn started with that KV there; the bytes of the
+//   others are `prefetch_wasted_bytes` (evicted again, or it resumed elsewhere).
 // - `check` (the global invariant): an entry's session waits, paused and holding no KV, on a
 //   replica; no store holds more than its capacity.
 #pragma once
@@ -130,6 +132,7 @@ class Tiers final : public TransferClient {
   std::unique_ptr<Component> prefetch_timer_;                // null: no manager prefetches
   std::map<int32_t, Flight> prefetch_flight_;                // by session: copies in flight
   std::map<int32_t, double> prefetched_;  // by session: landed, bytes, turn not started
+  std::vector<int64_t> pressed_;  // by replica: idle evictions + preemptions at the last check
 };
 
 }  // namespace isim::cluster
