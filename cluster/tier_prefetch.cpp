@@ -117,6 +117,10 @@ bool Tiers::try_prefetch(TierStore& store, const TierEntry& entry) {
   const sim::ReplicaLoad load = eng.view().load();
   const int64_t busy = sim::blocks_for(load.queued_prefill_tokens, bt) + load.decode_sequences;
   if (eng.view().gpu().free() - sim::blocks_for(entry.tokens, bt) < busy) return false;
+  // Resumed sessions' fetches waiting for room there come first.
+  if (std::any_of(pending_.begin(), pending_.end(),
+                  [r](const PendingFetch& p) { return p.dst == r; }))
+    return false;
   sim::Engine& dst = f_.replica(r);
   if (!dst.handoff().can_import(entry.tokens)) return false;
   const TierEntry e = store.take(i);

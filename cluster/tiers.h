@@ -22,10 +22,10 @@
 //   periodic check offers the manager each paused session whose KV sits, landed, in a tier its
 //   replica reaches. A yes copies it back to that replica's GPU when the replica has the blocks
 //   free beyond what its queued and running work needs (the prefill still to do, and a block of
-//   growth per decoding session; nothing is evicted for it), and has neither evicted idle KV
-//   nor preempted since the previous check (the run's start, for the first). The session stays
-//   paused, with its KV. If its intercept ends while the copy is in flight, it resumes when the
-//   copy lands. `prefetch_hits`: its next turn started with that KV there; the bytes of the
+//   growth per decoding session; nothing is evicted for it), no fetch waits for room there,
+//   and it has neither evicted idle KV nor preempted since the previous check (the run's
+//   start, for the first). The session stays paused, with its KV. If its intercept ends while
+//   the copy is in flight, it resumes when the copy lands. `prefetch_hits`: its next turn started with that KV there; the bytes of the
 //   others are `prefetch_wasted_bytes` (evicted again, or it resumed elsewhere).
 // - `check` (the global invariant): an entry's session waits, paused and holding no KV, on a
 //   replica; no store holds more than its capacity.
