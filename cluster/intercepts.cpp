@@ -15,6 +15,10 @@ void Intercepts::handle(const sim::Event& ev) {
   if (Planning* planning = f_.parts().planning) planning->intercept_ended(i);
   const Location at = f_.ledger().where(i);
   if (f_.engine(at.replica).view().session(at.handle).moving_paused) {
+    if (Tiers* tiers = f_.parts().tiers; tiers && tiers->prefetching(i)) {
+      tiers->resume_on_landing(i, f_.now());  // a prefetch: resumes when it lands
+      return;
+    }
     f_.parts().roles->resume_on_landing(i, f_.now());  // resumes when its KV lands
     return;
   }

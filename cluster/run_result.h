@@ -102,6 +102,11 @@ struct TierStats {
   std::array<double, kTierLinks> link_bytes{};
   std::array<double, 2> peak_gib{};  // node_cpu (the fullest node), pool
   double fetch_s_mean = 0;           // intercept end to landing, per fetch
+  // Prefetches (sim/kv_manager.h): tier KV brought back to a paused session's GPU before its
+  // intercept ended; hits: its turn started with that KV there; wasted: the bytes of the rest
+  // (evicted again, or the session resumed elsewhere).
+  int64_t prefetches = 0, prefetch_hits = 0;
+  double prefetch_wasted_bytes = 0;
   int64_t recompute_saved() const {
     return fetched_tokens[0] + fetched_tokens[1] + fetched_tokens[2];
   }

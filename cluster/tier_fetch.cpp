@@ -72,6 +72,7 @@ bool Tiers::resume_with_tiers(const RouteRequest& q, int32_t r, double intercept
   const sim::SessionState& s = f_.engine(at.replica).view().session(at.handle);
   TierStats& st = stats_;
   ++st.lookups;
+  if (prefetched_.count(q.session)) prefetch_settled(q.session, r == at.replica && s.kv > 0);
   if (r == at.replica && s.kv > 0) {
     ++st.hits[kHitGpu];
     return false;

@@ -38,9 +38,11 @@ Tiers::Tiers(Fleet& f, const KvTiersConfig& cfg, const LinksConfig& links)
     t.add(cfg.pool.link);
   }
   stats_.enabled = true;
+  set_up_prices_and_prefetch();
 }
 
 void Tiers::evicting(int32_t r, const sim::SessionState& s) {
+  if (prefetched_.count(s.idx)) prefetch_settled(s.idx, false);  // evicted again before use
   const sim::KvManager& m = f_.engine(r).kv_manager();
   const bool cpu = node_of(r).present();
   const bool pool = pool_.present();
@@ -109,6 +111,7 @@ void Tiers::start_copy(int32_t r, int k, double bytes, const KvMove& c) {
 }
 
 void Tiers::landed(const KvMove& c) {
+  if (c.kind == KvMove::kPrefetch) return prefetch_landed(c);
   if (c.kind == KvMove::kDemote) {
     TierStore& store = c.tier == TierKind::kNodeCpu ? nodes_[static_cast<size_t>(c.node)] : pool_;
     store.mark_ready(c.session, c.written, f_.now());
@@ -155,6 +158,7 @@ void Tiers::fill(RunResult& out) const {
   out.tiers.peak_gib[1] = pool_.peak() / kGiB;
   const int64_t fetches = stats_.fetches[0] + stats_.fetches[1] + stats_.fetches[2];
   out.tiers.fetch_s_mean = fetches > 0 ? fetch_s_sum_ / static_cast<double>(fetches) : 0;
+  for (const auto& [i, bytes] : prefetched_) out.tiers.prefetch_wasted_bytes += bytes;  // unused
 }
 
 }  // namespace isim::cluster

@@ -14,6 +14,19 @@
 //   (FIFO, `pump_fetches` after each instant's events), a peer fetch without room resumes on
 //   the holder. Prefill estimates run on copies of the replicas' cost models, so that the
 //   run's own counters see the iterations only.
+// - Reload prices: each replica's KV manager gets a sim::ReloadPricer for the run: bringing back
+//   `tokens` costs the cheaper of a recompute (the prefill estimate) and a fetch over the link
+//   to the nearest tier present (the node's CPU tier, else the pool; none: recompute).
+// - Prefetch (tier_prefetch.cpp): where a replica's manager asks for it
+//   (KvManager::prefetch_interval_s > 0, the smallest across the fleet sets the period), a
+//   periodic check offers the manager each paused session whose KV sits, landed, in a tier its
+//   replica reaches. A yes copies it back to that replica's GPU when the replica has the blocks
+//   free beyond what its queued and running work needs (the prefill still to do, and a block of
+//   growth per decoding session; nothing is evicted for it), no fetch waits for room there,
+//   and it has neither evicted idle KV nor preempted since the previous check (the run's
+//   start, for the first). The session stays paused, with its KV. If its intercept ends while
+//   the copy is in flight, it resumes when the copy lands. `prefetch_hits`: its next turn started with that KV there; the bytes of the
+//   others are `prefetch_wasted_bytes` (evicted again, or it resumed elsewhere).
 // - `check` (the global invariant): an entry's session waits, paused and holding no KV, on a
 //   replica; no store holds more than its capacity.
 #pragma once
@@ -56,6 +69,11 @@ class Tiers final : public TransferClient {
   bool resume_with_tiers(const RouteRequest& q, int32_t r, double intercept_s, sim::Nanos ended_at);
   void pump_fetches();
   void landed(const KvMove& m) override;
+  // Prefetch: the periodic check (false: the run is over, no next one); whether session i's
+  // prefetch is in flight; its intercept ended at `ended_at` while it was.
+  bool prefetch_check();
+  bool prefetching(int32_t i) const { return prefetch_flight_.count(i) > 0; }
+  void resume_on_landing(int32_t i, sim::Nanos ended_at) { prefetch_flight_[i].resume = ended_at; }
   void check() const;
   void fill(RunResult& r) const;
 
@@ -80,6 +98,17 @@ class Tiers final : public TransferClient {
   void start_copy(int32_t r, int k, double bytes, const KvMove& c);
   sim::Nanos prefill_cost(const sim::Engine& dst, int64_t kv, int64_t total) const;
   TierStore& node_of(int32_t r) { return nodes_[static_cast<size_t>(r / per_node_)]; }
+  void set_up_prices_and_prefetch();  // from the constructor
+  bool try_prefetch(TierStore& store, const TierEntry& e);
+  void prefetch_landed(const KvMove& c);
+  // A resumed or evicted session that had been prefetched: a hit, or wasted bytes.
+  void prefetch_settled(int32_t i, bool hit);
+  class Pricer;
+  class PrefetchTimer;
+  struct Flight {
+    double bytes = 0;
+    sim::Nanos resume = -1;  // its intercept ended then, during the copy (-1: not yet)
+  };
 
   Fleet& f_;
   KvTiersConfig cfg_;
@@ -99,6 +128,11 @@ class Tiers final : public TransferClient {
   // The estimates run on copies of the replicas' cost models, so that they leave the run's own
   // counters (profile extrapolations) as the iterations alone make them.
   mutable std::map<const sim::CostModel*, std::unique_ptr<sim::CostModel>> estimators_;
+  std::vector<std::unique_ptr<sim::ReloadPricer>> pricers_;  // one per replica
+  std::unique_ptr<Component> prefetch_timer_;                // null: no manager prefetches
+  std::map<int32_t, Flight> prefetch_flight_;                // by session: copies in flight
+  std::map<int32_t, double> prefetched_;  // by session: landed, bytes, turn not started
+  std::vector<int64_t> pressed_;  // by replica: idle evictions + preemptions at the last check
 };
 
 }  // namespace isim::cluster

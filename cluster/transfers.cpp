@@ -47,7 +47,8 @@ void Transfers::check(std::vector<int32_t>& seen) const {
     if (m.kind == KvMove::kDemote) continue;
     ++fetching;
     const sim::SessionState& b = f_.engine(m.dst).view().session(m.dst_h);
-    const bool fetch = m.kind == KvMove::kFetchTier || m.kind == KvMove::kFetchPeer;
+    const bool fetch =
+        m.kind == KvMove::kFetchTier || m.kind == KvMove::kFetchPeer || m.kind == KvMove::kPrefetch;
     if (fetch) {
       if (b.idx != m.session || b.phase != sim::Phase::kImporting || b.kv != m.tokens)
         fail(fmt::format("session {}: its KV fetch to replica {} lost its end", m.session, m.dst));

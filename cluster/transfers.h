@@ -36,6 +36,7 @@ struct KvMove {
     kDemote,      // tiers: to a node's CPU tier or the pool (no replica end)
     kFetchTier,   // tiers: from a tier to the replica that resumes the session
     kFetchPeer,   // tiers: from the holder's GPU to the replica that resumes the session
+    kPrefetch,    // tiers: from a tier to a paused session's replica, before its resume
   } kind = kPrefilled;
   int32_t session = 0;
   int32_t src = -1, src_h = -1;  // the exporting end, or -1

@@ -103,6 +103,17 @@ class History final : public DurationEstimator {
     return std::max(sim::to_seconds(sum) / static_cast<double>(n) - elapsed_s, 0.0);
   }
 
+  double p_within(const std::string& kind, double elapsed_s, double horizon_s) const override {
+    auto it = kinds_.find(kind);
+    if (it == kinds_.end() || it->second.n < min_samples_) return -1;
+    const sim::Nanos e = sim::from_seconds(std::max(elapsed_s, 0.0));
+    const int64_t longer = it->second.tree.above(e).first;
+    if (longer <= 0) return 0;
+    const int64_t later =
+        it->second.tree.above(e + sim::from_seconds(std::max(horizon_s, 0.0))).first;
+    return static_cast<double>(longer - later) / static_cast<double>(longer);
+  }
+
  private:
   struct Kind {
     Tree tree;

@@ -6,7 +6,7 @@
 // | elapsed   | the time already elapsed (no knowledge needed)                               |
 // | history   | mean residual life E[D - t | D > t] over completed intercepts of the same    |
 // |           | kind; `elapsed` until `min_samples` of that kind have completed, or when no   |
-// |           | completed one lasted longer than t                                           |
+// |           | completed one lasted longer than t; also P(D <= t + H | D > t) (p_within)    |
 //
 // Contract: estimates are >= 0 and deterministic. Estimators see the past only: the kind of
 // the pause, how long it has lasted, and the intercepts that have ended (`observe`). The one
@@ -34,6 +34,14 @@ class DurationEstimator {
   // The estimate for paused session `s`; only the oracle looks further than its kind.
   virtual double remaining_for(const sim::SessionState& s, double elapsed_s) const {
     return remaining_s(s.intercept_kind(), elapsed_s);
+  }
+  // Past only: the chance that a pause of `kind` that has lasted `elapsed_s` ends within
+  // `horizon_s` more, P(D <= e + H | D > e) over the intercepts of that kind that have ended; a
+  // negative number when it has no basis (the base class; `history` before `min_samples`), and
+  // 0 when none of them lasted longer than e.
+  virtual double p_within(const std::string& /*kind*/, double /*elapsed_s*/,
+                          double /*horizon_s*/) const {
+    return -1;
   }
   // An intercept of `kind` ended after `duration_s`.
   virtual void observe(const std::string& /*kind*/, double /*duration_s*/) {}

@@ -18,7 +18,7 @@ namespace isim::policy {
 
 using KvManagerRegistry = Registry<sim::KvManager, const Params&>;
 
-#define ISIM_KV_MANAGERS(X) X(local) X(global_lru) X(agent_aware)
+#define ISIM_KV_MANAGERS(X) X(local) X(global_lru) X(agent_aware) X(dynamo_agentic) X(oracle_belady)
 
 #define ISIM_DECLARE_KV_MANAGER(name) void add_kv_manager_##name(KvManagerRegistry& reg);
 ISIM_KV_MANAGERS(ISIM_DECLARE_KV_MANAGER)

@@ -92,7 +92,8 @@ class KvResidency {
 
  private:
   friend struct EngineTestAccess;  // tests/cluster/test_invariant_faults.cpp plants faults
-  void release_worthless(std::vector<BlockId>& blocks);
+  // reset_tail: a reset's discarded tail (KvManager::frees_reset_tail), else an ended session's.
+  void release_worthless(std::vector<BlockId>& blocks, bool reset_tail);
   bool evict_half_swapped();
 
   SessionTable& table_;

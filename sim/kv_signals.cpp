@@ -23,8 +23,8 @@ size_t shareable_gpu_blocks(const SessionState& s) {
       s, s.chain_shared ? static_cast<int64_t>(s.chain.size()) : s.prompt_chain_blocks);
 }
 
-void KvResidency::release_worthless(std::vector<BlockId>& blocks) {
-  if (!kv_->frees_worthless()) {
+void KvResidency::release_worthless(std::vector<BlockId>& blocks, bool reset_tail) {
+  if (!kv_->frees_worthless() || (reset_tail && !kv_->frees_reset_tail())) {
     gpu_.release(blocks);
     return;
   }
@@ -69,7 +69,7 @@ void KvResidency::apply_reset(SessionState& s) {
   s.gpu_blocks.resize(static_cast<size_t>(keep_gpu));
   s.cpu_blocks.resize(static_cast<size_t>(keep_cpu));
   counters_.reset_released_tokens += kv_before - keep;
-  release_worthless(gpu_tail);
+  release_worthless(gpu_tail, /*reset_tail=*/true);
   cpu_.release(cpu_tail);
   s.dropped_blocks = keep_dropped;
   s.kv = keep;
@@ -92,7 +92,7 @@ void KvResidency::finish_ended(SessionState& s) {
   std::vector<BlockId> own(s.gpu_blocks.begin() + static_cast<std::ptrdiff_t>(lead),
                            s.gpu_blocks.end());
   s.gpu_blocks.resize(lead);
-  release_worthless(own);
+  release_worthless(own, /*reset_tail=*/false);
 }
 
 }  // namespace isim::sim

@@ -202,6 +202,9 @@ nlohmann::ordered_json tiers_json(const cluster::TierStats& t) {
     j["link_bytes"][cluster::tier_link_name(l)] = t.link_bytes[static_cast<size_t>(l)];
   j["peak_gib"] = {{"node_cpu", t.peak_gib[0]}, {"pool", t.peak_gib[1]}};
   j["fetch_s_mean"] = t.fetch_s_mean;
+  j["prefetches"] = t.prefetches;
+  j["prefetch_hits"] = t.prefetch_hits;
+  j["prefetch_wasted_bytes"] = t.prefetch_wasted_bytes;
   return j;
 }
 

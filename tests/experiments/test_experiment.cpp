@@ -66,9 +66,10 @@ TEST_CASE("spec errors name the file, line and key") {
         "vllm-requests, weka-claude-code");
   CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
         "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0, vllm-v1");
-  CHECK(error_of(std::string(kMinimal) + "engine: {kv_manager: lfu}\n") ==
-        "e.yaml:4: engine.kv_manager: unknown kv manager 'lfu'; valid: agent-aware, global-lru, "
-        "local");
+  CHECK(
+      error_of(std::string(kMinimal) + "engine: {kv_manager: lfu}\n") ==
+      "e.yaml:4: engine.kv_manager: unknown kv manager 'lfu'; valid: agent-aware, dynamo-agentic, "
+      "global-lru, local, oracle-belady");
   CHECK(error_of(std::string(kMinimal) + "arrival: {rate: -1}\n") ==
         "e.yaml:4: arrival.rate: must be > 0 sessions per second");
   CHECK(error_of(std::string(kMinimal) + "engine: {max_num_seqs: many}\n") ==

@@ -44,7 +44,7 @@ TEST_CASE("the kv managers are registered and listed") {
   CHECK(reg.contains("agent-aware"));
   CHECK_THROWS_WITH_AS(reg.create("lfu", "engine.kv_manager", Params({}, "kv")),
                        "engine.kv_manager: unknown kv manager 'lfu'; valid: agent-aware, "
-                       "global-lru, local",
+                       "dynamo-agentic, global-lru, local, oracle-belady",
                        InputError);
   CHECK_THROWS_AS(reg.create("agent-aware", "x", Params({{"default_priority", "101"}}, "kv")),
                   InputError);
