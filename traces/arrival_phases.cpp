@@ -183,4 +183,21 @@ std::vector<PhaseStarts> phase_starts(const ArrivalSpec& a, const Trace& t,
   return out;
 }
 
+std::vector<std::pair<std::string, int64_t>> ran_out(
+    const ArrivalSpec& a, const Trace& t, const std::function<double(size_t)>& started_at) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const auto& c : phase_classes(a)) out.push_back({c, 0});
+  std::vector<char> followed(t.size(), 0);  // a later root copy of the same user starts after it
+  for (const Session& s : t)
+    if (s.start_after.windows && s.start_after.session >= 0)
+      followed[static_cast<size_t>(s.start_after.session)] = 1;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].start_after.windows || followed[i] || started_at(i) < 0) continue;
+    const std::string c = t[i].id.substr(0, t[i].id.find('/'));
+    for (auto& [name, n] : out)
+      if (name == c) ++n;
+  }
+  return out;
+}
+
 }  // namespace isim::trace

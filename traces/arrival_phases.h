@@ -6,6 +6,9 @@
 // sessions whose start dependency carries windows) that started in it: started_at(i) is session
 // i's arrival in the run, or a negative value when it never started. Sessions that started
 // after the last window (none should) are not counted. Deterministic.
+// ran_out(a, t, started_at): per class (same order), the users whose last root copy started:
+// they ran out of sessions (sessions_per_user) and may have idled while still active, so the
+// class's concurrency fell below its phase's users.
 #pragma once
 
 #include <cstdint>
@@ -27,5 +30,7 @@ struct PhaseStarts {
 
 std::vector<PhaseStarts> phase_starts(const ArrivalSpec& a, const Trace& t,
                                       const std::function<double(size_t)>& started_at);
+std::vector<std::pair<std::string, int64_t>> ran_out(
+    const ArrivalSpec& a, const Trace& t, const std::function<double(size_t)>& started_at);
 
 }  // namespace isim::trace

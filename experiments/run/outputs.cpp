@@ -50,10 +50,12 @@ void add_phase_starts(nlohmann::ordered_json& j, const trace::ArrivalSpec& a, co
   j["not_started"] = r.not_started;
   std::unordered_map<std::string, double> at;  // the run's arrival of each started session
   for (const auto& s : r.sessions) at.emplace(s.id, s.arrival_s);
-  for (const auto& w : trace::phase_starts(a, t, [&](size_t i) {
-         const auto it = at.find(t[i].id);
-         return it == at.end() ? -1.0 : it->second;
-       })) {
+  const auto started = [&](size_t i) {
+    const auto it = at.find(t[i].id);
+    return it == at.end() ? -1.0 : it->second;
+  };
+  for (const auto& [c, n] : trace::ran_out(a, t, started)) j["users_ran_out"][c] = n;
+  for (const auto& w : trace::phase_starts(a, t, started)) {
     nlohmann::ordered_json p = {
         {"cycle", w.cycle}, {"phase", w.phase}, {"begin_s", w.begin_s}, {"end_s", w.end_s}};
     for (const auto& [c, n] : w.started) p["started"][c] = n;

@@ -148,6 +148,9 @@ TEST_CASE("user-phases: sessions started per class per phase window") {
   CHECK(w[3].phase == 1);
   CHECK(w[3].begin_s == 0.1875);
   CHECK(w[3].end_s == 0.25);
+  // The users' last root copies: x/u0/1 started (x user 0 ran out), x/u1/1 did not, y/u0/1
+  // started (y user 0 ran out).
+  CHECK(ran_out(a, t, [&](size_t i) { return at[i]; }) == Counts{{"x", 1}, {"y", 1}});
 }
 
 TEST_CASE("trace.kinds keeps the sessions of the listed classes") {
