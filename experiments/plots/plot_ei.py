@@ -32,6 +32,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plot_style  # noqa: E402  (beside this file, whatever the working directory)
 
 PROG = "plot_ei.py"
 # (column, label, unit) of the four headline metrics; a missing column is an error.
@@ -136,7 +137,7 @@ def print_table(agg, group, series):
             print("| " + " | ".join(cells) + " |")
 
 
-def plot_bars(plt, agg, group, out):
+def plot_bars(plt, agg, group, out, title):
     fig, axes = plt.subplots(2, 2, figsize=(max(9, 0.45 * len(agg.series) * len(agg.groups) + 4),
                                             8))
     palette = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
@@ -168,9 +169,9 @@ def plot_bars(plt, agg, group, out):
         if group:
             ax.set_xlabel(group)
     axes.flat[0].legend(fontsize=7, ncol=2)
-    fig.suptitle("mean over seeds, bars: 95% interval")
+    fig.suptitle(title + "mean over seeds, bars: 95% interval")
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    plot_style.save(fig, out, dpi=110)
     plt.close(fig)
 
 
@@ -202,7 +203,7 @@ def read_series(path, xcol, ycol):
     return xs, ys
 
 
-def plot_timeline(plt, agg, runs, variants, phase_s, out):
+def plot_timeline(plt, agg, runs, variants, phase_s, out, title):
     g0 = agg.groups[0]
     picked = []
     for s in agg.series:
@@ -237,8 +238,9 @@ def plot_timeline(plt, agg, runs, variants, phase_s, out):
                 ax.axvline(t, color="#999999", linestyle=":", linewidth=1)
                 t += phase_s
     axes[-1, 0].set_xlabel("simulated time (s)")
+    fig.suptitle(title + "first seed: P95 per-turn TTFT per window, prefill replicas")
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    plot_style.save(fig, out, dpi=110)
     plt.close(fig)
     return True
 
@@ -259,17 +261,23 @@ def main():
     print_table(agg, a.group, a.series)
     if a.table_only:
         return
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print(PROG + ": error: needs matplotlib (Debian: python3-matplotlib)", file=sys.stderr)
-        sys.exit(3)
-    plot_bars(plt, agg, a.group, a.out_prefix + "-latency.png")
-    print("wrote " + a.out_prefix + "-latency.png")
     runs = first_runs(a.sweep_dir, a.group, a.series)
-    if plot_timeline(plt, agg, runs, a.timeline, a.phase_s, a.out_prefix + "-timeline.png"):
+    try:
+        ctx = plot_style.load_context(os.path.join(a.sweep_dir, "plot_context.json"))
+    except ValueError as e:
+        fail(str(e))
+    line = plot_style.context_line(ctx, width=110) if ctx else ""
+    title = line + "\n" if line else ""
+    try:
+        plt = plot_style.setup()
+    except ImportError:
+        print(PROG + ": error: matplotlib is not installed (Debian: python3-matplotlib)",
+              file=sys.stderr)
+        sys.exit(3)
+    plot_bars(plt, agg, a.group, a.out_prefix + "-latency.png", title)
+    print("wrote " + a.out_prefix + "-latency.png")
+    if plot_timeline(plt, agg, runs, a.timeline, a.phase_s, a.out_prefix + "-timeline.png",
+                     title):
         print("wrote " + a.out_prefix + "-timeline.png")
 
 
