@@ -57,6 +57,10 @@ class Checker {
 
   Fleet& f_;
   bool global_, each_;
+  // check_global's scratch: sessions seen on replicas this check (by trace index, all zero
+  // between checks) and which entries it touched, so a check costs O(sessions on replicas).
+  mutable std::vector<int32_t> seen_;
+  mutable std::vector<int32_t> touched_;
 };
 
 }  // namespace isim::cluster

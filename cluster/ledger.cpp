@@ -8,14 +8,20 @@ Ledger::Ledger(const trace::Trace& trace)
       status_(trace.size(), Status::kPending),
       done_(trace.size()) {}
 
+void Ledger::set_status(int32_t i, Status st) {
+  Status& cur = status_[static_cast<size_t>(i)];
+  on_replica_ += (st == Status::kOnReplica) - (cur == Status::kOnReplica);
+  cur = st;
+}
+
 void Ledger::placed(int32_t i, int32_t replica, int32_t handle) {
   loc_[static_cast<size_t>(i)] = {replica, handle};
-  status_[static_cast<size_t>(i)] = Status::kOnReplica;
+  set_status(i, Status::kOnReplica);
 }
 
 void Ledger::finished(int32_t i, const sim::SessionMetrics& m) {
   loc_[static_cast<size_t>(i)] = {};
-  status_[static_cast<size_t>(i)] = Status::kFinished;
+  set_status(i, Status::kFinished);
   done_[static_cast<size_t>(i)] = m;
 }
 

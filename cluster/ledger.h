@@ -41,8 +41,8 @@ class Ledger {
   Status status(int32_t i) const { return status_[static_cast<size_t>(i)]; }
   void placed(int32_t i, int32_t replica, int32_t handle);
   void finished(int32_t i, const sim::SessionMetrics& m);
-  void skipped(int32_t i) { status_[static_cast<size_t>(i)] = Status::kSkipped; }
-  void not_started(int32_t i) { status_[static_cast<size_t>(i)] = Status::kNotStarted; }
+  void skipped(int32_t i) { set_status(i, Status::kSkipped); }
+  void not_started(int32_t i) { set_status(i, Status::kNotStarted); }
   void arrived(int32_t i, sim::Nanos t);
   void turn_ttft(double s) { turn_ttfts_.push_back(s); }
   void turn(const sim::TurnRecord& t) { turns_.push_back(t); }  // a completed turn
@@ -53,8 +53,13 @@ class Ledger {
   const std::vector<double>& turn_ttfts() const { return turn_ttfts_; }
   const std::vector<sim::TurnRecord>& turns() const { return turns_; }
   int64_t size() const { return static_cast<int64_t>(loc_.size()); }
+  // Sessions whose status is kOnReplica now (kept as statuses change: the global check compares
+  // it with what the replicas hold without scanning the whole trace).
+  int64_t on_replica() const { return on_replica_; }
 
  private:
+  void set_status(int32_t i, Status st);
+
   const trace::Trace& trace_;
   std::vector<Location> loc_;
   std::vector<Status> status_;
@@ -62,6 +67,7 @@ class Ledger {
   std::vector<sim::Nanos> arrived_;        // by `arrived` (-1: not given); empty until the first
   std::vector<double> turn_ttfts_;
   std::vector<sim::TurnRecord> turns_;  // in completion order
+  int64_t on_replica_ = 0;
 };
 
 }  // namespace isim::cluster

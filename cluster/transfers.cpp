@@ -38,7 +38,7 @@ void Transfers::handle(const sim::Event& ev) {
   links_.schedule(f_.queue(), target_, kLink, li);
 }
 
-void Transfers::check(std::vector<int32_t>& seen) const {
+void Transfers::check(std::vector<int32_t>& seen, const std::vector<int32_t>& touched) const {
   auto fail = [](const std::string& m) { throw std::logic_error("global invariant: " + m); };
   size_t importing = 0, fetching = 0;
   for (int32_t r = 0; r < f_.size(); ++r) importing += f_.engine(r).view().queues().importing().size();
@@ -76,8 +76,8 @@ void Transfers::check(std::vector<int32_t>& seen) const {
   }
   if (importing != fetching)
     fail(fmt::format("{} sessions import KV but {} transfers are in flight", importing, fetching));
-  for (size_t i = 0; i < seen.size(); ++i)
-    if (seen[i] > 1) fail(fmt::format("session {} is on two replicas", i));
+  for (int32_t i : touched)
+    if (seen[static_cast<size_t>(i)] > 1) fail(fmt::format("session {} is on two replicas", i));
 }
 
 }  // namespace isim::cluster

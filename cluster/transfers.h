@@ -77,7 +77,8 @@ class Transfers final : public Component {
   const std::map<std::string, double>& bytes_by_kind() const { return bytes_by_kind_; }
   void handle(const sim::Event& ev) override;
   // `seen[i]`: the replicas holding session i; a copy in flight between two counts once after.
-  void check(std::vector<int32_t>& seen) const;
+  // `touched`: the sessions with seen[i] > 0 (so the check never scans the whole trace).
+  void check(std::vector<int32_t>& seen, const std::vector<int32_t>& touched) const;
 
  private:
   struct InFlight {
