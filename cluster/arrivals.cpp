@@ -21,7 +21,8 @@ void Arrivals::load() {
   const trace::Trace& trace = f_.trace();
   for (int32_t r = 0; r < f_.size(); ++r)
     if (f_.spec(r).executor->live())
-      f_.spec(r).executor->begin(trace, f_.engine(r).view().blocks().gpu, f_.engine(r).view().blocks().cpu);
+      f_.spec(r).executor->begin(trace, f_.engine(r).view().blocks().gpu,
+                                 f_.engine(r).view().blocks().cpu);
   std::set<int64_t> block_sizes;
   bool live = false;
   for (int32_t r = 0; r < f_.size(); ++r) {

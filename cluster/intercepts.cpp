@@ -50,7 +50,8 @@ void Intercepts::resume(int32_t i, sim::Nanos ended_at) {
     // The summary replaces the context; of the KV held, only the surviving tokens still count.
     q.context_tokens = next.event.tokens;
     q.holder_kv_tokens = next.kv_surviving(s.kv);
-    q.holder_gpu_blocks = std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.view().block_tokens());
+    q.holder_gpu_blocks =
+        std::min(q.holder_gpu_blocks, q.holder_kv_tokens / holder.view().block_tokens());
   }
   q.context_tokens += next.input;
   Tiers* tiers = f_.parts().tiers;

@@ -42,16 +42,16 @@ const char* role_name(Role r);  // "mixed", "prefill", "decode"
 
 struct ReplicaMetrics {
   Role role = Role::kMixed;
-  bool switching = false;              // between roles (draining or paying the switch cost)
-  int64_t queued_prefill_tokens = 0;   // prefill still to do (ReplicaLoad)
-  int32_t waiting_sessions = 0;        // sessions queued for a first or resumed prefill
+  bool switching = false;             // between roles (draining or paying the switch cost)
+  int64_t queued_prefill_tokens = 0;  // prefill still to do (ReplicaLoad)
+  int32_t waiting_sessions = 0;       // sessions queued for a first or resumed prefill
   int32_t running_sessions = 0;
   int32_t decoding_sessions = 0;
-  double kv_utilization = 0;           // GPU blocks in use / GPU blocks, now
-  double busy_fraction = 0;            // share of the last pull interval spent iterating
-  double mean_iteration_s = 0;         // mean iteration time over the last pull interval (0: none)
-  int64_t prefill_tokens_done = 0;     // prefill tokens computed during the last pull interval
-  int64_t decode_tokens_done = 0;      // tokens decoded during the last pull interval
+  double kv_utilization = 0;        // GPU blocks in use / GPU blocks, now
+  double busy_fraction = 0;         // share of the last pull interval spent iterating
+  double mean_iteration_s = 0;      // mean iteration time over the last pull interval (0: none)
+  int64_t prefill_tokens_done = 0;  // prefill tokens computed during the last pull interval
+  int64_t decode_tokens_done = 0;   // tokens decoded during the last pull interval
   // vLLM's kv_cache_usage: GPU blocks held by requests that are running, waiting, swapped or
   // moving / GPU blocks, now. Cached-free blocks and paused sessions' idle KV (which the
   // engine may evict) count as free, unlike in kv_utilization.
@@ -122,9 +122,9 @@ struct RoleChange {
 
 struct PlannerContext {
   sim::Nanos now = 0;
-  std::vector<Role> roles;  // by replica, now: a zero-downtime switch shows its new role at
-                            // once; a draining replica its old role until its work is done
-  std::vector<char> switching;                     // by replica
+  std::vector<Role> roles;      // by replica, now: a zero-downtime switch shows its new role at
+                                // once; a draining replica its old role until its work is done
+  std::vector<char> switching;  // by replica
   std::vector<const sim::CostModel*> cost_models;  // by replica
   std::vector<int32_t> max_num_seqs;               // by replica
   std::vector<int64_t> max_num_batched_tokens;     // by replica

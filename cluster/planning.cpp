@@ -174,7 +174,8 @@ void Planning::pull() {
     m.waiting_sessions = static_cast<int32_t>(ts.waiting + ts.swapped);
     m.running_sessions = static_cast<int32_t>(ts.running);
     m.decoding_sessions = e.view().decoding_sessions();
-    m.kv_utilization = static_cast<double>(e.view().gpu().used()) / static_cast<double>(e.view().gpu().total());
+    m.kv_utilization =
+        static_cast<double>(e.view().gpu().used()) / static_cast<double>(e.view().gpu().total());
     const double busy = sim::to_seconds(c.busy_time - mk.busy);
     const int64_t iters = c.iterations - mk.iterations;
     m.busy_fraction = snap.dt_s > 0 ? std::min(1.0, busy / snap.dt_s) : 0;

@@ -67,8 +67,8 @@ void Roles::progress_switches() {
     if (!switching_[i] || f_.engine(r).handoff().held_until() > f_.now()) continue;
     sim::Engine& e = f_.replica(r);
     if (draining_[i]) {
-      if (e.has_work() || !e.view().queues().exporting().empty() || !e.view().queues().importing().empty() ||
-          !imports_[i].empty())
+      if (e.has_work() || !e.view().queues().exporting().empty() ||
+          !e.view().queues().importing().empty() || !imports_[i].empty())
         continue;
       draining_[i] = 0;
     } else if (roles_[i] != switch_to_[i]) {

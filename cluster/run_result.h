@@ -126,7 +126,7 @@ struct RunResult {
   sim::ExecutorReport executor;  // live executors: measured seconds, integrity, token streams
   DisaggStats disagg;
   TierStats tiers;
-  LockstepStats lockstep;  // groups == 0: none
+  LockstepStats lockstep;              // groups == 0: none
   std::vector<sim::TurnRecord> turns;  // completed turns, by (start, session, segment)
   // KV bytes moved by link kind (cluster/transfers.h), in kind order; empty: no links.
   std::vector<std::pair<std::string, double>> link_bytes;

@@ -112,7 +112,9 @@ bool Tiers::fetch_peer(const RouteRequest& q, int32_t r, const FetchPlan& p, dou
   sim::Engine& holder = f_.replica(at.replica);
   sim::Engine& dst = f_.replica(r);
   const int64_t kv = holder.view().session(at.handle).kv;
-  if (!dst.handoff().can_import(kv) && !dst.handoff().make_room(sim::blocks_for(kv, dst.view().block_tokens()))) return false;
+  if (!dst.handoff().can_import(kv) &&
+      !dst.handoff().make_room(sim::blocks_for(kv, dst.view().block_tokens())))
+    return false;
   holder.handoff().start_move(at.handle);
   sim::SessionState copy = holder.view().session(at.handle);
   copy.gpu_blocks.clear();
@@ -158,7 +160,8 @@ void Tiers::fetch_tier(const RouteRequest& q, int32_t r, const FetchPlan& p, dou
 // Starts a tier fetch when its destination has room (evicting idle KV if needed).
 bool Tiers::start_fetch(const PendingFetch& f) {
   sim::Engine& dst = f_.replica(f.dst);
-  if (!dst.handoff().can_import(f.tokens) && !dst.handoff().make_room(sim::blocks_for(f.tokens, dst.view().block_tokens())))
+  if (!dst.handoff().can_import(f.tokens) &&
+      !dst.handoff().make_room(sim::blocks_for(f.tokens, dst.view().block_tokens())))
     return false;
   const Location at = f_.ledger().where(f.session);
   sim::SessionState moved =

@@ -25,8 +25,9 @@
 //   growth per decoding session; nothing is evicted for it), no fetch waits for room there,
 //   and it has neither evicted idle KV nor preempted since the previous check (the run's
 //   start, for the first). The session stays paused, with its KV. If its intercept ends while
-//   the copy is in flight, it resumes when the copy lands. `prefetch_hits`: its next turn started with that KV there; the bytes of the
-//   others are `prefetch_wasted_bytes` (evicted again, or it resumed elsewhere).
+//   the copy is in flight, it resumes when the copy lands. `prefetch_hits`: its next turn started
+//   with that KV there; the bytes of the others are `prefetch_wasted_bytes` (evicted again, or it
+//   resumed elsewhere).
 // - `check` (the global invariant): an entry's session waits, paused and holding no KV, on a
 //   replica; no store holds more than its capacity.
 #pragma once

@@ -41,7 +41,8 @@ void Transfers::handle(const sim::Event& ev) {
 void Transfers::check(std::vector<int32_t>& seen, const std::vector<int32_t>& touched) const {
   auto fail = [](const std::string& m) { throw std::logic_error("global invariant: " + m); };
   size_t importing = 0, fetching = 0;
-  for (int32_t r = 0; r < f_.size(); ++r) importing += f_.engine(r).view().queues().importing().size();
+  for (int32_t r = 0; r < f_.size(); ++r)
+    importing += f_.engine(r).view().queues().importing().size();
   for (const auto& [key, in] : moving_) {
     const KvMove& m = in.move;
     if (m.kind == KvMove::kDemote) continue;

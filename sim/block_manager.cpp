@@ -9,7 +9,9 @@ constexpr uint64_t kValuedKey = uint64_t{1} << 63;  // release counts stay far b
 }  // namespace
 
 BlockPool::BlockPool(std::string name, int64_t total)
-    : name_(std::move(name)), total_(total), by_hash_(std::min<int64_t>(std::max<int64_t>(total, 0), 1024)) {
+    : name_(std::move(name)),
+      total_(total),
+      by_hash_(std::min<int64_t>(std::max<int64_t>(total, 0), 1024)) {
   if (total < 0 || total > INT32_MAX) throw std::logic_error(name_ + ": bad pool size");
 }
 

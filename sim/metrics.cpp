@@ -119,8 +119,7 @@ int64_t Counters::lost_reuse_total() const {
 
 Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
-                  int64_t extrapolations, double busy_window_s,
-                  std::vector<double> turn_ttfts) {
+                  int64_t extrapolations, double busy_window_s, std::vector<double> turn_ttfts) {
   Summary s;
   s.sessions = static_cast<int64_t>(sessions.size());
   std::vector<double> ttft, tpot, e2e, norm, resume, req;

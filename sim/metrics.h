@@ -107,8 +107,8 @@ struct Counters {
   int64_t prefix_evicted_tokens = 0;
   // Agent context signals (traces/session.h ContextEvent).
   int64_t resets = 0;
-  int64_t reset_released_tokens = 0;  // KV tokens a reset made worthless
-  int64_t forks = 0;                  // forked sessions admitted with their parent's chain
+  int64_t reset_released_tokens = 0;   // KV tokens a reset made worthless
+  int64_t forks = 0;                   // forked sessions admitted with their parent's chain
   int64_t worthless_freed_blocks = 0;  // released blocks the KV manager unhashed at once
   int64_t lost_reuse_total() const;
   // Adds every count of `o` (a fleet's totals are the merge of its replicas').
@@ -119,9 +119,9 @@ struct Counters {
 // (experiments/run/goodput.h) when one is set: `limits` empty means none was.
 struct SloAttainment {
   std::vector<std::pair<std::string, double>> limits;  // metric name -> per-session upper limit
-  int64_t met = 0;   // sessions that finished and met every limit
-  double share = 0;  // met / sessions
-  double per_s = 0;  // met / busy window (goodput)
+  int64_t met = 0;                                     // sessions that finished and met every limit
+  double share = 0;                                    // met / sessions
+  double per_s = 0;                                    // met / busy window (goodput)
 };
 
 struct Summary {
@@ -136,7 +136,7 @@ struct Summary {
   int64_t gpu_blocks = 0, cpu_blocks = 0;
   int64_t extrapolations = 0;
   SloAttainment slo;
-  bool overloaded = false;  // the queue grew without bound (experiments/run/goodput.h)
+  bool overloaded = false;        // the queue grew without bound (experiments/run/goodput.h)
   double queue_growth_per_s = 0;  // the least-squares slope that judged it
   // Per turn (sim/turn_metrics.h): every completed turn's TTFT and longest inter-token gap,
   // and per finished session (e2e - intercepts) / segments.

@@ -34,11 +34,11 @@
 namespace isim::sim {
 
 enum class Phase : uint8_t {
-  kPending,  // not arrived yet
-  kWaiting,  // in the waiting queue (new, resumed, or preempted)
-  kRunning,  // in the running set: prefilling or decoding
-  kPaused,   // in an intercept
-  kSwapped,  // intercept over, KV on CPU, waiting for swap-in
+  kPending,    // not arrived yet
+  kWaiting,    // in the waiting queue (new, resumed, or preempted)
+  kRunning,    // in the running set: prefilling or decoding
+  kPaused,     // in an intercept
+  kSwapped,    // intercept over, KV on CPU, waiting for swap-in
   kExporting,  // prefilled on a prefill replica: its KV waits to leave over a link
   kImporting,  // its KV is arriving over a link into blocks reserved here
   kFinished,
@@ -98,9 +98,9 @@ struct SessionState {
   int64_t seg_output = 0;      // the engine's copy of the current segment's output count
   int64_t recompute_left = 0;
   std::array<int64_t, kLostCauses> recompute_cause{};  // sums to recompute_left
-  bool swap_out_pending = false;  // paused under `swap`; copied out at the next iteration
-  bool chunked = false;           // rebuilding its context in S - R chunks (min-waste)
-  bool discarded = false;         // KV dropped at its last pause
+  bool swap_out_pending = false;      // paused under `swap`; copied out at the next iteration
+  bool chunked = false;               // rebuilding its context in S - R chunks (min-waste)
+  bool discarded = false;             // KV dropped at its last pause
   bool export_after_prefill = false;  // this turn runs on a prefill replica: its KV leaves
                                       // after the prefill (cleared when it does)
   bool moving_paused = false;  // paused, its KV moving to another replica (exporting/importing)
@@ -115,11 +115,11 @@ struct SessionState {
   std::vector<uint64_t> chain;
   int64_t prompt_chain_blocks = 0;  // leading entries of `chain` named by the trace's prompt
                                     // hashes: the only blocks other sessions can share
-  int64_t chain_block_tokens = 0;  // the block size `chain` is in (0: none computed yet); a
-                                   // session arriving from a replica with the same block size
-                                   // keeps its chain, extended past the prompt (hash_every_block)
+  int64_t chain_block_tokens = 0;   // the block size `chain` is in (0: none computed yet); a
+                                    // session arriving from a replica with the same block size
+                                    // keeps its chain, extended past the prompt (hash_every_block)
   int64_t published = 0;
-  int32_t generation = 0;    // context resets so far: salts the hashes of blocks computed since
+  int32_t generation = 0;     // context resets so far: salts the hashes of blocks computed since
   bool chain_shared = false;  // a fork's family: blocks past the prompt may be held by others
   // Set by the owner for a forked session (ContextEvent kFork) before admission: the parent's
   // chain over the shared prefix's full blocks, in `fork_block_tokens` blocks.

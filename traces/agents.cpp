@@ -128,8 +128,7 @@ std::vector<std::string> keys_of(const YAML::Node& n, const std::string& file,
                                  const std::string& path) {
   std::vector<std::string> keys;
   if (!n.IsMap()) return keys;
-  for (const auto& kv : n)
-    keys.push_back(yaml_key(kv.first, file, path));
+  for (const auto& kv : n) keys.push_back(yaml_key(kv.first, file, path));
   return keys;
 }
 

@@ -76,8 +76,8 @@ Session agent_session(const AgentKind& k, int64_t block, double start_s, Rng& rn
     context += seg.input + seg.output;
     // Past max_context the rest would be truncated anyway; stopping also bounds the work.
     if (j == steps || context >= k.max_context) break;
-    seg.intercept = step_intercept(k, rng, forks, {s.segments.size() - 1, context, intact, waited},
-                                   end_s);
+    seg.intercept =
+        step_intercept(k, rng, forks, {s.segments.size() - 1, context, intact, waited}, end_s);
     waited += seg.intercept->duration_s;
     end_s += seg.intercept->duration_s;
     Segment next{at_least_one(k.tool.returned, rng), 0, std::nullopt};
@@ -112,8 +112,8 @@ void add_subagents(Trace& t, size_t parent, const AgentKind& pk,
     Rng rng(f.seed);
     for (int64_t i = 0; i < f.count; ++i) {
       const double at = std::min(p.arrival_s + f.after_s, kMaxSeconds);
-      Session s = agent_session(ck, c.block_tokens, at, rng, nullptr,
-                                spec.share_context ? &base : nullptr);
+      Session s =
+          agent_session(ck, c.block_tokens, at, rng, nullptr, spec.share_context ? &base : nullptr);
       s.id = fmt::format("{}/sub-{}", p.id, n++);
       const int64_t shared = spec.share_context ? std::min(f.context, s.segments[0].input) : 0;
       s.segments[0].event = {ContextEventKind::kFork, shared, 0, p.id};

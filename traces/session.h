@@ -72,7 +72,7 @@ struct Segment {
   int64_t input = 0;
   int64_t output = 0;
   std::optional<Intercept> intercept;
-  ContextEvent event = {};              // kNone: no signal
+  ContextEvent event = {};                // kNone: no signal
   std::vector<Retention> retention = {};  // in `begin` order, not overlapping
 
   bool operator==(const Segment&) const = default;

@@ -60,8 +60,8 @@ struct File {
       if (required) fail(key_of(at, key), "missing");
       return std::nullopt;
     }
-    const std::string problem = json_lines::time_problem(*it, "a finite number >= 0",
-                                                         ms ? 1000 : 1, ms ? "ms" : "s");
+    const std::string problem =
+        json_lines::time_problem(*it, "a finite number >= 0", ms ? 1000 : 1, ms ? "ms" : "s");
     if (!problem.empty()) fail(key_of(at, key), problem);
     return it->get<double>() * (ms ? 1e-3 : 1);
   }

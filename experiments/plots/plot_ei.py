@@ -3,11 +3,11 @@
 over seeds: experiments/specs/evolving-infra*.yaml, pd-adaptive.yaml, agent-kv.yaml.
 
 usage: plot_ei.py SWEEP_OUT_DIR OUT_PREFIX [--group COLUMN] [--series COLUMN] [--phase-s S]
-                  [--timeline VARIANT ...] [--table-only]
+                  [--phases N] [--timeline VARIANT ...] [--table-only]
 
 SWEEP_OUT_DIR is what `isim sweep SPEC --keep-runs --out DIR` wrote for a spec that sweeps `seed`:
 DIR/aggregate.csv (mean and 95% interval over the seeds, experiments/sweep/sweep_aggregate.h),
-DIR/results.csv, and per run DIR/runs/<run_index>/<policy>/{roles.csv,windows.csv}. Writes:
+DIR/results.csv, and per run DIR/runs/<run_index>[/<policy>]/{roles.csv,windows.csv}. Writes:
   OUT_PREFIX-latency.png   four panels (mean per-request latency, P95 per-turn TTFT, P99 of each
                            turn's longest inter-token gap, turn goodput share), one bar per series
                            (the --series column, default `variant`) in sweep order, grouped by the
@@ -17,7 +17,7 @@ DIR/results.csv, and per run DIR/runs/<run_index>/<policy>/{roles.csv,windows.cs
                            every variant with a roles.csv, at most 6), first seed, first group:
                            P95 per-turn TTFT per window and, on a twin axis, the prefill replica
                            count over time (roles.csv); phase boundaries every --phase-s seconds
-                           (0: none);
+                           (0: none) between the --phases phases (0: to the end);
 and prints a Markdown table of the aggregate (mean ± interval) to stdout.
 
 Needs matplotlib (Debian: python3-matplotlib) for the plots, not for --table-only. Exit status 2
@@ -187,7 +187,9 @@ def first_runs(sweep_dir, group, series):
     for _, r in rows:
         key = (r[col[group]] if group else "", r[col[series]])
         if key not in out:
-            out[key] = os.path.join(sweep_dir, "runs", r[col["run_index"]], r[col["policy"]])
+            run = os.path.join(sweep_dir, "runs", r[col["run_index"]])
+            sub = os.path.join(run, r[col["policy"]])  # a run folder of several policies
+            out[key] = sub if os.path.isdir(sub) else run
     return out
 
 
@@ -203,7 +205,7 @@ def read_series(path, xcol, ycol):
     return xs, ys
 
 
-def plot_timeline(plt, agg, runs, variants, phase_s, out, title):
+def plot_timeline(plt, agg, runs, variants, phase_s, phases, out, title):
     g0 = agg.groups[0]
     picked = []
     for s in agg.series:
@@ -234,7 +236,7 @@ def plot_timeline(plt, agg, runs, variants, phase_s, out, title):
             tw.set_ylabel("prefill replicas")
         if phase_s > 0 and wx:
             t = phase_s
-            while t < max(wx):
+            while t < max(wx) and (phases <= 0 or t < phases * phase_s - 1e-9):
                 ax.axvline(t, color="#999999", linestyle=":", linewidth=1)
                 t += phase_s
     axes[-1, 0].set_xlabel("simulated time (s)")
@@ -252,6 +254,7 @@ def main():
     ap.add_argument("--group", default="")
     ap.add_argument("--series", default="variant")
     ap.add_argument("--phase-s", type=float, default=0)
+    ap.add_argument("--phases", type=int, default=0)
     ap.add_argument("--timeline", nargs="*", default=[])
     ap.add_argument("--table-only", action="store_true")
     a = ap.parse_args()
@@ -276,7 +279,7 @@ def main():
         sys.exit(3)
     plot_bars(plt, agg, a.group, a.out_prefix + "-latency.png", title)
     print("wrote " + a.out_prefix + "-latency.png")
-    if plot_timeline(plt, agg, runs, a.timeline, a.phase_s, a.out_prefix + "-timeline.png",
+    if plot_timeline(plt, agg, runs, a.timeline, a.phase_s, a.phases, a.out_prefix + "-timeline.png",
                      title):
         print("wrote " + a.out_prefix + "-timeline.png")
 

@@ -136,11 +136,11 @@ void parse_plot(const YamlMap& root, Experiment& e) {
 }
 
 void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t) {
-  const YamlMap tr = root.map("trace",
-                              {"from", "path", "limit", "draw", "sessions", "max_context",
-                               "think_time_s", "intercept_scale", "rate_scale", "block_tokens",
-                               "kinds"},
-                              "{from, path, ...}");
+  const YamlMap tr =
+      root.map("trace",
+               {"from", "path", "limit", "draw", "sessions", "max_context", "think_time_s",
+                "intercept_scale", "rate_scale", "block_tokens", "kinds"},
+               "{from, path, ...}");
   t.from = tr.get<std::string>("from", t.from, "a string");
   const bool generated = trace::trace_source_registry().create(t.from, tr.where("from"))->generated;
   t.path = resolve_spec_path(base_dir, tr.get<std::string>("path", "", "a path"));
@@ -181,7 +181,8 @@ void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t)
     tr.fail("sessions", "a generator needs sessions > 0 (how many to generate)");
   if (t.sessions > trace::kMaxSessions)
     tr.fail("sessions", fmt::format("expected at most {} sessions (the limit on a generated "
-                                    "trace), got {}", trace::kMaxSessions, t.sessions));
+                                    "trace), got {}",
+                                    trace::kMaxSessions, t.sessions));
 }
 
 // The users process's keys; like `rate` for replay, the other processes ignore them.
@@ -263,10 +264,10 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   Experiment e;
   e.origin = file;
   if (!node || !node.IsMap()) throw InputError(file + ": expected a YAML map of experiment keys");
-  const YamlMap root(node, file, "",
-                     {"name", "seed", "trace", "arrival", "profile", "engine", "cluster",
-                      "executor", "policy", "policies", "metrics", "slo", "sweep", "plot",
-                      "validate"});
+  const YamlMap root(
+      node, file, "",
+      {"name", "seed", "trace", "arrival", "profile", "engine", "cluster", "executor", "policy",
+       "policies", "metrics", "slo", "sweep", "plot", "validate"});
   e.name = root.get<std::string>("name", e.name, "a string");
   e.seed = root.get<uint64_t>("seed", e.seed, "a non-negative integer");
   parse_trace(root, base_dir, e.trace);
@@ -287,8 +288,8 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
     auto& t = e.engine.timeseries_interval_s;
     t = m.get<double>("timeseries_interval_s", t, "seconds");
     if (m.has("timeseries_interval_s") && !(t >= kMinTimeSeriesInterval_s))
-      m.fail("timeseries_interval_s",
-             fmt::format("must be >= {} s (an engine step takes longer)", kMinTimeSeriesInterval_s));
+      m.fail("timeseries_interval_s", fmt::format("must be >= {} s (an engine step takes longer)",
+                                                  kMinTimeSeriesInterval_s));
     parse_run_metrics(m, e.turn_slo, e.run_metrics);
   }
   // Last: the groups start from the experiment's complete engine settings.

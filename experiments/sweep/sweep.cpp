@@ -72,8 +72,8 @@ std::vector<std::pair<std::string, std::string>> metric_fields(const cluster::Ru
   auto j = summary_json(r.summary, "");
   if (fleet) add_fleet_json(j, r, /*per_replica=*/false);
   j.erase("policy");
-  j.erase("slo");  // the limits are the spec's (or a swept column); goodput.* are the results
-  j.erase("windows");     // arrays: each run folder's windows.csv has them
+  j.erase("slo");      // the limits are the spec's (or a swept column); goodput.* are the results
+  j.erase("windows");  // arrays: each run folder's windows.csv has them
   j.erase("recovery_s");  // recovery_max_s stays
   flatten(j, "", out);
   return out;
@@ -213,7 +213,8 @@ Sweep expand_sweep(const YAML::Node& root, const std::string& file, const std::s
     if (!rate)
       throw InputError(file +
                        ": plot: the plots are against arrival rate (or a multi-turn trace's think "
-                       "time); add arrival.rate to sweep: (e.g. arrival.rate: [1, 2, 4])");    check_waste_rate(s.base.plot, axes);
+                       "time); add arrival.rate to sweep: (e.g. arrival.rate: [1, 2, 4])");
+    check_waste_rate(s.base.plot, axes);
   }
   return s;
 }

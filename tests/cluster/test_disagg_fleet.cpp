@@ -84,7 +84,10 @@ TEST_CASE("every planner keeps the invariants on a loaded disaggregated fleet") 
       // A prefill pool sized at 10% utilisation takes decode replicas, whose paused KV drops.
       {"online",
        {{"interval_s", "1"}, {"patience", "1"}, {"headroom", "0.1"}, {"forecast", "false"}},
-       "layer", false, "drop", 0.5},
+       "layer",
+       false,
+       "drop",
+       0.5},
       {"dynamo-sla", {{"adjustment_interval", "2"}}, "layer", false, "move", 0, "threshold"},
       {"dynamo-threshold",
        {{"adjustment_interval", "2"}, {"metric_pulling_interval", "0.5"}},

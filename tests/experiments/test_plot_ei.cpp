@@ -36,8 +36,8 @@ fs::path sweep_dir(const fs::path& d) {
   for (const char* v : {"mixed", "online"})
     for (const char* u : {"8", "16"})
       for (int seed = 1; seed <= 3; ++seed, ++i) {
-        results += std::to_string(i) + ",preserve," + v + "," + u + "," + std::to_string(seed) +
-                   ",,1\n";
+        results +=
+            std::to_string(i) + ",preserve," + v + "," + u + "," + std::to_string(seed) + ",,1\n";
         const fs::path run = d / "runs" / std::to_string(i) / "preserve";
         fs::create_directories(run);
         test::write_file(run / "windows.csv",

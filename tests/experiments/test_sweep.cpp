@@ -224,8 +224,7 @@ TEST_CASE("results.csv has every summary metric, flattened, with the run's exact
   CHECK(std::stod(col("waste_share.free")) == r.summary.waste.free / tot);
 }
 
-TEST_CASE("results.csv is byte-identical for any number of jobs" *
-          doctest::test_suite("threads")) {
+TEST_CASE("results.csv is byte-identical for any number of jobs" * doctest::test_suite("threads")) {
   auto d = test::scratch("jobs");
   auto path = test::write_file(d / "s.yaml", spec_text());
   auto s = exp::load_sweep(path, {});

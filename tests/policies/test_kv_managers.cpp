@@ -51,8 +51,9 @@ TEST_CASE("the kv managers are registered and listed") {
   CHECK_THROWS_AS(reg.create("local", "x", Params({{"bogus", "1"}}, "kv")), InputError);
 }
 
-TEST_CASE("a reset frees the old context's blocks at once under agent-aware; global-lru keeps "
-          "them cached until pressure takes an older useful block instead") {
+TEST_CASE(
+    "a reset frees the old context's blocks at once under agent-aware; global-lru keeps "
+    "them cached until pressure takes an older useful block instead") {
   // 5 GPU blocks. p (0 s): an 8-token prompt with trace hashes, 1 output: prefills 0 -> 18 ms
   // and finishes; its 2 blocks stay cached (p1 released first, so oldest). a (0.1 s): 10
   // tokens, 3 blocks from the 3 free ones: prefill 100 -> 120 ms, decode -> 131 ms, pause (a
@@ -130,13 +131,13 @@ TEST_CASE("a forked subagent shares its parent's prefix blocks, refcounts exact"
   }
   SUBCASE("an ended subagent's own blocks: cached under local, freed under agent-aware") {
     // Segment 0 forks, so the end goes on a second segment after a 0.1 s tool.
-    trace::Session child{"C", 1.0, {c0, with_event(seg(1, 1), {trace::ContextEventKind::kEnd, 0, 0, ""})}};
+    trace::Session child{
+        "C", 1.0, {c0, with_event(seg(1, 1), {trace::ContextEventKind::kEnd, 0, 0, ""})}};
     child.segments[0].intercept = trace::Intercept{"tool", 0.1};
     // C: prefill 1.000 -> 1.014 s (first output), pause 0.1 s, then 1 token: context 14, 13
     // KV: prefill 2 tokens 1.114 -> 1.126 s, its output ends it. It holds 4 blocks: P's two,
     // and two of its own, of which the full one (tokens 8-11) is published.
-    const trace::Trace t = {trace::Session{"P", 0.0, {seg(10, 2, "tool", 5.0), seg(1, 1)}},
-                            child};
+    const trace::Trace t = {trace::Session{"P", 0.0, {seg(10, 2, "tool", 5.0), seg(1, 1)}}, child};
     for (const char* m : {"local", "agent-aware"}) {
       CAPTURE(m);
       Replica r(m);
@@ -154,8 +155,9 @@ TEST_CASE("a forked subagent shares its parent's prefix blocks, refcounts exact"
   }
 }
 
-TEST_CASE("eviction order: local takes the newest idle session, global-lru the least recently "
-          "used, agent-aware the lowest retention priority") {
+TEST_CASE(
+    "eviction order: local takes the newest idle session, global-lru the least recently "
+    "used, agent-aware the lowest retention priority") {
   // 6 blocks, no prefix caching. A (0 s) and B (0.05 s): 8 tokens each, one output, then a 10 s
   // tool holding 8 KV tokens in 2 blocks: A pauses at 18 ms, B at 68 ms. C (1 s): 12 tokens
   // needs 3 blocks with 2 free, so one idle session's KV goes; it recomputes those 8 tokens at
@@ -190,8 +192,9 @@ TEST_CASE("eviction order: local takes the newest idle session, global-lru the l
   }
 }
 
-TEST_CASE("no oracle: agent-aware's choice is the same whatever the running intercepts' true "
-          "durations") {
+TEST_CASE(
+    "no oracle: agent-aware's choice is the same whatever the running intercepts' true "
+    "durations") {
   // A and B pause (same kind, same priority) holding 2 blocks each; C needs one of them out at
   // 1 s. Their true durations (10 s and 20 s, or swapped) lie after 1 s: the choice may depend
   // on elapsed time and on completed intercepts only, so the same session is evicted.
@@ -209,8 +212,9 @@ TEST_CASE("no oracle: agent-aware's choice is the same whatever the running inte
   CHECK(rec(x, "A").recomputed_tokens + rec(x, "B").recomputed_tokens == 8);
 }
 
-TEST_CASE("resets, forks and ends on a loaded fleet: every invariant after every iteration and "
-          "instant, under every manager") {
+TEST_CASE(
+    "resets, forks and ends on a loaded fleet: every invariant after every iteration and "
+    "instant, under every manager") {
   // Small agent sessions on the round profile: a 16-token system prompt, contexts summarised at
   // 120 tokens, and tool steps that start 1-2 subagents sharing the parent's context (p = 0.3).
   // Three replicas of 100 blocks (400 tokens) behind kv-aware: pressure, evictions, forks that

@@ -97,9 +97,10 @@ TEST_CASE("arrival: replay keeps arrival times") {
 
 TEST_CASE("arrival: bad process or rate") {
   Trace t = sessions(1);
-  CHECK_THROWS_WITH_AS(apply_arrivals(t, ArrivalSpec{"uniform", 1.0, 1}),
-                       "arrival.process: unknown process 'uniform'; valid: poisson, replay, user-phases, users",
-                       isim::InputError);
+  CHECK_THROWS_WITH_AS(
+      apply_arrivals(t, ArrivalSpec{"uniform", 1.0, 1}),
+      "arrival.process: unknown process 'uniform'; valid: poisson, replay, user-phases, users",
+      isim::InputError);
   for (double rate : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
     CAPTURE(rate);
     CHECK_THROWS_WITH_AS(apply_arrivals(t, ArrivalSpec{"poisson", rate, 1}),
@@ -118,7 +119,7 @@ TEST_CASE("arrival: poisson keeps a subagent's offset from its parent and draws 
     if (parent[0] != 0) s.segments[0].event = {ContextEventKind::kFork, 0, 0, parent};
     return s;
   };
-  Trace t = {make("s0", 0, ""), make("c", 4, "s0"),     make("s1", 0, ""), make("g", 5, "c"),
+  Trace t = {make("s0", 0, ""),      make("c", 4, "s0"), make("s1", 0, ""), make("g", 5, "c"),
              make("o", 7, "nobody"), make("x", 7, "s2"), make("s2", 7, "")};
   CHECK(t[0].segments[0].event == none);
   apply_arrivals(t, ArrivalSpec{"poisson", 4.0, 9});

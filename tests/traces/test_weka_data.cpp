@@ -140,8 +140,8 @@ TEST_CASE("weka data: all 58 sessions import; stats match a count from the raw J
   const std::string report = trace_stats(t);
   CHECK(report.find(fmt::format("resets: {} in {} sessions\n", c.resets, c.reset_agents)) !=
         std::string::npos);
-  CHECK(report.find(fmt::format("subagents: {} (sessions with a fork) under {} parents", c.subagents,
-                                c.parents)) != std::string::npos);
+  CHECK(report.find(fmt::format("subagents: {} (sessions with a fork) under {} parents",
+                                c.subagents, c.parents)) != std::string::npos);
   const std::vector<std::string> all = row_of(report, "all");
   REQUIRE(all.size() == 7);
   CHECK(all[1] == std::to_string(c.waits));
