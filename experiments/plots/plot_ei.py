@@ -156,7 +156,11 @@ def plot_bars(plt, agg, group, out, title):
                 ys.append(p[m])
                 es.append(0 if math.isnan(p[m + ".ci95"]) else p[m + ".ci95"])
                 values.append(p[m])
-            ax.bar(xs, ys, width, yerr=es, capsize=2, label=s,
+            # Intervals are clipped at 0 (and at 1 for a share): a mean over 3 seeds with a wide
+            # interval would otherwise draw below what the metric can take.
+            top = 1.0 if m == "turn_goodput.share" else math.inf
+            err = [[min(e, y) for e, y in zip(es, ys)], [min(e, top - y) for e, y in zip(es, ys)]]
+            ax.bar(xs, ys, width, yerr=err, capsize=2, label=s,
                    color=palette[j % len(palette)],
                    hatch=hatches[(j // len(palette)) % len(hatches)], edgecolor="white")
         positive = [v for v in values if v > 0]
@@ -168,9 +172,10 @@ def plot_bars(plt, agg, group, out, title):
         ax.set_xticklabels([g or "" for g in agg.groups])
         if group:
             ax.set_xlabel(group)
-    axes.flat[0].legend(fontsize=7, ncol=2)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 5), fontsize=8)
     fig.suptitle(title + "mean over seeds, bars: 95% interval")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06 + 0.03 * ((len(labels) - 1) // 5), 1, 1))
     plot_style.save(fig, out, dpi=110)
     plt.close(fig)
 

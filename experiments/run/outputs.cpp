@@ -19,8 +19,6 @@ namespace isim::exp {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 // A statistic over no sessions is not applicable: null (an empty results.csv cell), not 0.
 nlohmann::ordered_json stat_json(const sim::Stat& s) {
   nlohmann::ordered_json j;
@@ -34,6 +32,8 @@ nlohmann::ordered_json stat_json(const sim::Stat& s) {
     j[k] = s.n > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
   return j;
 }
+
+namespace {
 
 // `slo` (the per-session limits, {} when none) and `goodput` (null values when none).
 void add_goodput_json(nlohmann::ordered_json& j, const sim::SloAttainment& a) {

@@ -20,6 +20,9 @@ namespace isim::exp {
 // part / total, or 0 for an empty total (the waste shares of summary.json and the table).
 double share_of(double part, double total);
 
+// A statistic as {n, mean, p50, p90, p95, p99, max}; over no values each is null (an empty
+// results.csv cell), not 0.
+nlohmann::ordered_json stat_json(const sim::Stat& s);
 nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& policy);
 
 // The per-turn parts of summary.json (experiments/run/outputs_turns.cpp): request_ttft_s,

@@ -19,19 +19,6 @@ Json value_or_null(double v) {
   return v < 0 ? Json(nullptr) : Json(v);
 }
 
-Json turn_stat_json(const sim::Stat& s) {
-  Json j;
-  j["n"] = s.n;
-  for (auto [k, v] : {std::pair<const char*, double>{"mean", s.mean},
-                      {"p50", s.p50},
-                      {"p90", s.p90},
-                      {"p95", s.p95},
-                      {"p99", s.p99},
-                      {"max", s.max}})
-    j[k] = s.n > 0 ? Json(v) : Json(nullptr);
-  return j;
-}
-
 Json window_json(const sim::WindowStats& w) {
   Json j;
   j["start_s"] = w.start_s;
@@ -55,9 +42,9 @@ std::string csv_cell(double v) {
 }  // namespace
 
 void add_turn_json(nlohmann::ordered_json& j, const sim::Summary& s) {
-  j["request_ttft_s"] = turn_stat_json(s.request_ttft);
-  j["request_latency_s"] = turn_stat_json(s.request_latency);
-  j["itl_max_s"] = turn_stat_json(s.itl_max);
+  j["request_ttft_s"] = stat_json(s.request_ttft);
+  j["request_latency_s"] = stat_json(s.request_latency);
+  j["itl_max_s"] = stat_json(s.itl_max);
   const auto& g = s.turn_goodput;
   auto v = [&g](auto x) { return g.set ? Json(x) : Json(nullptr); };
   j["turn_goodput"] = {

@@ -247,9 +247,14 @@ TEST_CASE("agents: config errors name the file, line and key") {
   CHECK(load_error(config_text(kKind, kPhase)) == "");
   CHECK(load_error("kinds: {}\nphases: []\nrate: 1\n") ==
         "a.yaml:3: rate: unknown key; valid keys: block_tokens, rate_scale, kinds, phases");
-  CHECK(load_error("phases: []\n") ==
-        "a.yaml:1: kinds: missing (expected a map of kind names "
-        "to kinds)");
+  // Without `kinds:` the default kinds (agents.yaml's, in its order) serve the phases.
+  CHECK(load_error("phases: []\n") == "a.yaml:1: phases: needs at least one phase");
+  const auto only = isim::test::scratch("agents-no-kinds") / "a.yaml";
+  isim::test::write_file(only, "phases: [{duration_s: 10, rate: 1, mix: {math: 1}}]\n");
+  const AgentsConfig c = load_agents_config(only.string());
+  REQUIRE(c.kinds.size() == 3);
+  CHECK((c.kinds[0].name == "coding" && c.kinds[1].name == "math" &&
+         c.kinds[2].name == "computer-use"));
   CHECK(load_error("kinds: [a]\nphases: []\n") ==
         "a.yaml:1: kinds: expected a map of kind names to kinds, got a list");
   CHECK(load_error(config_text(kKind + "    extra: 1\n", kPhase)) ==
