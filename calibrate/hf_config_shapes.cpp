@@ -203,8 +203,9 @@ Shapes read_gptj_shapes(HfKeys& c, HfImport& imp) {
   s.heads = c.count("n_head");
   s.kv_heads = s.heads;
   if (s.hidden % s.heads != 0)
-    c.fail("n_embd", fmt::format("{} is not a multiple of n_head {}; expected a multiple", s.hidden,
-                                 s.heads));
+    c.fail("n_embd", fmt::format("{} is not a multiple of n_head {}; expected a multiple of n_head "
+                                 "(head_dim is n_embd / n_head)",
+                                 s.hidden, s.heads));
   s.head_dim = s.hidden / s.heads;
   imp.origin.insert(imp.origin.end(), {{"layers", c.name("n_layer")},
                                        {"hidden", c.name("n_embd")},

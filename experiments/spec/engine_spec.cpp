@@ -35,7 +35,10 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
   if (c.kv_capacity != "auto" && c.kv_capacity != "vllm" && c.kv_capacity != "reserve")
     en.fail("kv_capacity", "expected auto, vllm or reserve, got '" + c.kv_capacity + "'");
   if (c.max_long_partial_prefills > c.max_num_partial_prefills)
-    en.fail("max_long_partial_prefills", "must be <= max_num_partial_prefills");
+    en.fail("max_long_partial_prefills",
+            fmt::format("{} is more than max_num_partial_prefills {}; expected at most "
+                        "max_num_partial_prefills",
+                        c.max_long_partial_prefills, c.max_num_partial_prefills));
   if (c.gpu_blocks > sim::kMaxPoolBlocks) fail_pool(en, "gpu_blocks", c.gpu_blocks);
   if (c.cpu_blocks > sim::kMaxPoolBlocks) fail_pool(en, "cpu_blocks", c.cpu_blocks);
   if (en.has("kv_manager")) {

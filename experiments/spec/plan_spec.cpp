@@ -200,7 +200,9 @@ PlanWorkload parse_workload(const YamlMap& root) {
   if (root.has("arrival")) {
     const YamlMap ar = root.map("arrival", {"process", "rate"});
     if (ar.has("rate"))
-      ar.fail("rate", "the plan searches the rate; give the rate to serve as peak_rate");
+      ar.fail("rate",
+              "the plan searches the rate; remove it and give the highest rate to serve as "
+              "peak_rate");
     if (ar.has("process")) {
       process =
           ar.require<std::string>("process", "one of " + trace::arrival_registry().names_joined());

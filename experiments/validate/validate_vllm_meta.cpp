@@ -248,7 +248,9 @@ VllmMeta parse_vllm_meta(const std::string& text, const std::string& origin) {
   } catch (const json::exception& e) {
     throw InputError(origin + ": <json>: " + e.what());
   }
-  if (!root.is_object()) throw InputError(origin + ": <json>: expected an object");
+  if (!root.is_object())
+    throw InputError(origin + ": <json>: expected a JSON object (a vLLM run's meta.json), got " +
+                     shown(root));
   const MetaReader m(root, origin);
   if (m.integer("schema_version", 0) != 1)
     m.fail("schema_version", "expected 1, got " + shown(root["schema_version"]));
@@ -271,7 +273,8 @@ VllmMeta parse_vllm_meta(const std::string& text, const std::string& origin) {
   if (s.resolved_config) read_resolved(m, meta);
   if (meta.max_long_partial_prefills > meta.max_num_partial_prefills)
     m.fail(meta.key_of("max_long_partial_prefills"),
-           fmt::format("{} is more than max_num_partial_prefills {}",
+           fmt::format("{} is more than max_num_partial_prefills {}; expected at most "
+                       "max_num_partial_prefills",
                        meta.max_long_partial_prefills, meta.max_num_partial_prefills));
   refuse_parallel(m, meta);
   meta.dataset_path = m.text("dataset_path");

@@ -11,6 +11,7 @@ isim_test(test_calibrate_import LIBS isim_calibrate SOURCES
   calibrate/test_hf_config.cpp
   calibrate/test_hf_config_shared.cpp
   calibrate/test_hf_config_moe.cpp
+  calibrate/test_hf_config_guards.cpp
   calibrate/test_model_cli.cpp
 )
 # test_import_cli.cpp runs the real isim binary.

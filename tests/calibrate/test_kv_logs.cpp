@@ -88,6 +88,16 @@ TEST_CASE("vLLM KV terms: a pipeline stage before the last has no sampler") {
   // 32256 x 15 x 256 + 1024 x 2 x 2048
   CHECK(last.sampler == 128057344.0);
   CHECK(last.peak == 128057344.0);
+  SUBCASE("more sequences allowed than tokens per step: the sampler takes one per token") {
+    // vLLM's dummy sampler run takes min(max_num_seqs, max_num_batched_tokens) sequences:
+    // max_num_seqs 4096 > 2048 tokens gives 2048, so 32256 x 15 x 2048 + 1024 x 2 x 2048 =
+    // 990,904,320 + 4,194,304 = 995,098,624 B (4096 sequences would give 1,985,413,120).
+    k.max_num_seqs = 4096;
+    const sim::VllmKvTerms many = sim::vllm_kv_terms(spec.shape, mem, k);
+    CHECK(many.seqs == 2048);
+    CHECK(many.sampler == 995098624.0);
+    CHECK(many.peak == 995098624.0);
+  }
   SUBCASE("MLA: one latent per token and layer, on every tensor-parallel rank") {
     sim::ModelShape mla = spec.shape;
     mla.mla.kv_lora_rank = 512;

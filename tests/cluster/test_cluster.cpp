@@ -136,6 +136,58 @@ TEST_CASE("kv-aware places a session on the replica whose prefix cache holds its
   }
 }
 
+TEST_CASE("kv-aware: overlap_weight trades cached prefill blocks against held decode blocks") {
+  // p1 (16 tokens, 4 hashed blocks) arrives at 0: both replicas cost the same, so replica 0
+  // (lowest index); it finishes at 26 ms and its 4 blocks stay cached there. h (24 tokens, the
+  // same 4 blocks then 2 more) arrives at 0.5 s: 2w + 6 on replica 0 against 6w + 6 on 1, so 0;
+  // it prefills its 8 uncached tokens (18 ms) and pauses for 10 s holding 6 blocks.
+  // p2 (20 tokens = 5 blocks, the same 4 hashed) arrives at 1 s:
+  //   replica 0: w x 1 uncached + (6 held + 5) = w + 11; replica 1: w x 5 + (0 + 5) = 5w + 5.
+  //   w = 1: 12 against 10, replica 1 (no hit: TTFT 10 + 20 = 30 ms);
+  //   w = 4: 15 against 25, replica 0 (16 hit tokens: TTFT 10 + 4 = 14 ms).
+  const trace::PrefixHashes h4{4, {11, 12, 13, 14}};
+  const trace::PrefixHashes h6{4, {11, 12, 13, 14, 21, 22}};
+  const trace::Trace t = {trace::Session{"p1", 0.0, {seg(16, 1)}, h4},
+                          trace::Session{"h", 0.5, {seg(24, 1, "tool", 10.0), seg(1, 1)}, h6},
+                          trace::Session{"p2", 1.0, {seg(20, 1)}, h4}};
+  SUBCASE("weight 1: the emptier replica") {
+    Fleet f(2, "preserve");
+    auto r = f.run(t, "kv-aware", {{"overlap_weight", "1"}});
+    CHECK(rec(r, "h").replica_first == 0);
+    CHECK(rec(r, "p2").replica_first == 1);
+    CHECK(rec(r, "p2").prefix_hit_tokens == 0);
+    CHECK(rec(r, "p2").ttft_s == doctest::Approx(0.030));
+  }
+  SUBCASE("weight 4: the replica with the cached prefix") {
+    Fleet f(2, "preserve");
+    auto r = f.run(t, "kv-aware", {{"overlap_weight", "4"}});
+    CHECK(rec(r, "h").replica_first == 0);
+    CHECK(rec(r, "p2").replica_first == 0);
+    CHECK(rec(r, "p2").prefix_hit_tokens == 16);
+    CHECK(rec(r, "p2").ttft_s == doctest::Approx(0.014));
+  }
+}
+
+TEST_CASE("kv-aware: a resumed session is credited the KV its holder kept") {
+  // a alone on 2 replicas: replica 0 (tie). Prefill 8 (18 ms), one decode (11 ms), paused at
+  // 29 ms holding 9 KV tokens (3 blocks) of a 10-token context. The resume at 1.029 s has 14
+  // context tokens, 4 blocks:
+  //   replica 0 (holder): 4 - 9 / 4 = 2 uncached + (3 used + 4 - 3 held) = 2 + 4 = 6;
+  //   replica 1: 4 uncached + (0 + 4) = 8.
+  // So a stays (had the holder's 3 blocks been counted as new, replica 0 would cost
+  // 2 + 3 + 4 = 9 and a would move): it prefills the 5 tokens without KV, 10 + 5 = 15 ms.
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(8, 2, "tool", 1.0), seg(4, 1)}}};
+  Fleet f(2, "preserve");
+  auto r = f.run(t, "kv-aware");
+  const auto& a = rec(r, "a");
+  CHECK(a.replica_first == 0);
+  CHECK(a.replica_last == 0);
+  CHECK(a.migrations == 0);
+  CHECK(a.recomputed_tokens == 0);
+  CHECK(a.resume_ttft_s == doctest::Approx(0.015));
+  CHECK(a.finish_s == doctest::Approx(1.044));
+}
+
 TEST_CASE("least-loaded spreads an imbalanced burst by outstanding tokens") {
   // Four sessions at t = 0 with prompts 40, 8, 8, 8, one output each. Least-loaded: s1 -> 0
   // (tie), then replica 0 has 40 queued tokens and replica 1 has 0, 8, 16: s2, s3, s4 -> 1.

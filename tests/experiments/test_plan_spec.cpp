@@ -16,6 +16,20 @@ namespace fs = std::filesystem;
 using test::hand_plan;
 using test::run_isim;
 
+TEST_CASE("a plan's arrival.rate is refused: the plan searches the rate") {
+  const std::string prof =
+      test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
+  const auto y = YAML::Load(
+      "peak_rate: 10\nslo: {ttft_s.p99: 2}\ntrace: {from: generator}\n"
+      "arrival: {rate: 2}\npolicies: [discard]\n"
+      "deployments: {a: {profile: " +
+      prof + ", price_per_gpu_hour: 1}}\n");
+  CHECK_THROWS_WITH_AS(exp::parse_plan(y, "p.yaml", "."),
+                       "p.yaml:4: arrival.rate: the plan searches the rate; remove it and give "
+                       "the highest rate to serve as peak_rate",
+                       InputError);
+}
+
 TEST_CASE("SLOs are read flat or nested, and each names a known metric and statistic") {
   const std::string prof =
       test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";

@@ -231,3 +231,29 @@ TEST_CASE("a rebuild that stops one token short decodes that token (vllm-v1)") {
   CHECK(rec(r, "c").recomputed_tokens == 8);
   CHECK(r.summary.counters.preemptions == 2);
 }
+
+TEST_CASE("lost reuse by cause: a discard at the intercept and a preemption are told apart") {
+  // The run of "partial prefills that fill the GPU between them" above (chunked, 12 GPU blocks,
+  // 32-token batches): l prefills 32 tokens and is discarded at its `long` intercept (the
+  // policy drops its 32 KV tokens: cause intercept); n is preempted at 111 ms holding 4 blocks
+  // (16 KV tokens: cause preemption). Both rebuild in full, so the split is exact:
+  //   intercept 32, preemption 16, idle eviction / migration / role switch 0, total 48.
+  const trace::Trace t = {trace::Session{"l", 0.0, {seg(32, 1, "long", 0.001), seg(7, 2)}},
+                          trace::Session{"n", 0.050, {seg(40, 2)}}};
+  Watchdog pol(std::make_unique<DiscardLongInChunks>());
+  const auto r = run(t, engine("chunked", 12, 32), pol);
+  const auto cause = [](sim::LostCause c) { return static_cast<size_t>(c); };
+  const auto& lost = r.summary.counters.lost_reuse;
+  CHECK(lost[cause(sim::LostCause::kIntercept)] == 32);
+  CHECK(lost[cause(sim::LostCause::kPreemption)] == 16);
+  CHECK(lost[cause(sim::LostCause::kIdleEviction)] == 0);
+  CHECK(lost[cause(sim::LostCause::kMigration)] == 0);
+  CHECK(lost[cause(sim::LostCause::kRoleSwitch)] == 0);
+  CHECK(r.summary.counters.lost_reuse_total() == 48);
+  // Per session: l recomputes its 32, n its 16.
+  CHECK(rec(r, "l").recomputed_tokens == 32);
+  CHECK(rec(r, "n").recomputed_tokens == 16);
+  // The names summary.json and results.csv print (lost_kv_reuse_tokens.<name>).
+  CHECK(std::string(sim::lost_cause_name(sim::LostCause::kIntercept)) == "intercept");
+  CHECK(std::string(sim::lost_cause_name(sim::LostCause::kPreemption)) == "preemption");
+}

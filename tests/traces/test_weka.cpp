@@ -312,3 +312,22 @@ TEST_CASE("weka: errors name the file and the JSON path") {
   const std::string none = empty.string() + ": no *.json files";
   CHECK_THROWS_WITH_AS(import_weka(empty.string()), none.c_str(), isim::InputError);
 }
+
+TEST_CASE("weka: subagents nested more than 64 deep are refused, naming where") {
+  // A chain of `depth` subagents, each one call at t 0 then its own subagent (t 0, 0 ms: it
+  // starts with its parent's first call). Each level is requests[1] of the one above, so the
+  // 65th is at requests[1] followed by 64 x .requests[1].
+  const auto chain = [](int depth) {
+    std::string inner;
+    for (int d = depth; d >= 1; --d)
+      inner = fmt::format(R"({{"type":"subagent","agent_id":"a{}","t":0,"duration_ms":0,)"
+                          R"("requests":[{}{}]}})",
+                          d, call(0, 8, 1, "[1,2]", "end_turn", R"(["text"])", kTimes),
+                          inner.empty() ? "" : "," + inner);
+    return file_text(call(0, 8, 1, "[1,2]", "end_turn", R"(["text"])", kTimes) + "," + inner);
+  };
+  CHECK(error_of(chain(64)) == "");
+  std::string at = "requests[1]";
+  for (int d = 2; d <= 65; ++d) at += ".requests[1]";
+  CHECK(error_of(chain(65)) == "w.json: " + at + ": subagents nested more than 64 deep");
+}
