@@ -360,12 +360,14 @@ TEST_CASE("against vllm: bad input exits 2 naming the file and the key") {
         "requests.jsonl)\n");
   CHECK(test::run_bin("isim", "validate --against vllm /nonexistent-run", nullptr, &e2) == 2);
   CHECK(e2.find("needs --profile PROFILE.yaml") != std::string::npos);
-  if (!sim::scheduler_registry().contains(exp::kAgainstVllmScheduler)) {
-    CHECK(test::run_bin("isim", "validate --against vllm /nonexistent-run --profile p", nullptr,
-                        &e2) == 2);
-    CHECK(e2.find("--scheduler: the default 'vllm-v1' is not registered in this build; valid: ") !=
-          std::string::npos);
-  }
+  // Every build registers the default scheduler (vllm-v1), so without --scheduler the verb
+  // takes it and goes on to read the run (check_scheduler's refusal is for a build without it).
+  REQUIRE(sim::scheduler_registry().contains(exp::kAgainstVllmScheduler));
+  CHECK(test::run_bin("isim", "validate --against vllm /nonexistent-run --profile p", nullptr,
+                      &e2) == 2);
+  CHECK(e2 ==
+        "isim: error: /nonexistent-run: not a folder (expected a vLLM run: meta.json, "
+        "requests.jsonl)\n");
 }
 
 TEST_CASE("against vllm: the shared RTX 4090 run end to end (structure, not accuracy)" *
