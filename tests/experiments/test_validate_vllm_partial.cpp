@@ -259,7 +259,7 @@ TEST_CASE("against vllm, partial meta.json: a section present is read strictly")
               m["engine_kwargs"]["max_long_partial_prefills"] = 2;
             }) ==
         "r/meta.json: engine_kwargs.max_long_partial_prefills: 2 is more than "
-        "max_num_partial_prefills 1");
+        "max_num_partial_prefills 1; expected at most max_num_partial_prefills");
   CHECK(err({"kv_cache"}, [](auto& m) { m["engine_kwargs"]["gpu_memory_utilization"] = 2; }) ==
         "r/meta.json: engine_kwargs.gpu_memory_utilization: expected a fraction in (0, 1], got 2");
   // The block size is named by the key it came from.
