@@ -165,6 +165,7 @@ int cmd_trace(const Args& all) {
     if (vm.count("block-tokens") && block_tokens < 1)
       throw usage_error("--block-tokens must be >= 1", kConvertHelp);
     check_out_file(vm["out"].as<std::string>(), "OUT");
+    check_not_input(vm["out"].as<std::string>(), "OUT", {vm["in"].as<std::string>()});
     auto t = read_any(from, vm["in"].as<std::string>(), block_tokens);
     trace::write_jsonl_file(vm["out"].as<std::string>(), t);
     fmt::print(stderr, "wrote {} sessions to {}\n", t.size(), vm["out"].as<std::string>());
@@ -191,6 +192,7 @@ int cmd_trace(const Args& all) {
         [](int64_t n) { return n >= 0 && n <= trace::kMaxSessions; });
     std::string g = vm["in"].as<std::string>();
     check_out_file(vm["out"].as<std::string>(), "OUT");
+    if (g != "default") check_not_input(vm["out"].as<std::string>(), "OUT", {g});
     trace::Trace t;
     if (vm.count("agents")) {
       if (vm.count("multiturn") || vm.count("rate"))
