@@ -194,6 +194,7 @@ int cmd_trace(const Args& all) {
     check_out_file(vm["out"].as<std::string>(), "OUT");
     if (g != "default") check_not_input(vm["out"].as<std::string>(), "OUT", {g});
     trace::Trace t;
+    if (sessions <= 0) throw usage_error("--sessions must be > 0", kGenHelp);  // --agents too
     if (vm.count("agents")) {
       if (vm.count("multiturn") || vm.count("rate"))
         throw usage_error("--agents sets its own arrivals: no --rate, no --multiturn", kGenHelp);
@@ -207,7 +208,6 @@ int cmd_trace(const Args& all) {
                  vm["out"].as<std::string>());
       return 0;
     }
-    if (sessions <= 0) throw usage_error("--sessions must be > 0", kGenHelp);
     if (vm.count("multiturn")) {
       auto cfg =
           g == "default" ? trace::default_multiturn_config() : trace::load_multiturn_config(g);
