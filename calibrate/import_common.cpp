@@ -87,6 +87,7 @@ CsvTable read_csv(const std::string& path) {
   int n = 0;
   while (std::getline(in, line)) {
     ++n;
+    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // a UTF-8 byte-order mark
     if (line.empty() || line == "\r") continue;
     std::vector<std::string> cells = split_commas(line);
     if (t.header.empty()) {

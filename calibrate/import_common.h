@@ -4,9 +4,10 @@
 //
 // Contract:
 // - `read_csv` reads a header line and comma-separated rows (no quoting; every row must have the
-//   header's column count). A missing file, a missing column or a cell that is not a number
-//   throws InputError: "FILE: cannot open", "FILE: column: missing (columns: ...)",
-//   "FILE:LINE: column: expected a number, got '...'".
+//   header's column count; a UTF-8 byte-order mark before the header is skipped). A missing
+//   file, a missing column or a cell that is not a number throws InputError: "FILE: cannot
+//   open", "FILE: column: missing (columns: ...)", "FILE:LINE: column: expected a number, got
+//   '...'".
 // - `knee_tokens(dense)`: the saturation knee of a time-by-tokens curve. The marginal cost of
 //   the tokens added by doubling x is m(x) = (T(2x) - T(x)) / x (T interpolated piecewise
 //   linearly). It is read on the octave ladder x_max / 2, x_max / 4, ... (down to x_min), so

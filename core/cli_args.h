@@ -7,6 +7,8 @@
 // component parameters follow (core/params.h: finite numbers; whole decimal integers in
 // range, so `--jobs -1` is no SIZE_MAX): "--NAME: expected WHAT, got 'TEXT'" (InputError,
 // exit 2) when the text is not one or fails the check.
+// An option given an empty value (`--out ''`, `--name=`) is refused before the verb sees it:
+// "--NAME: expected a value, got ''" (InputError, exit 2); no option takes '' to mean anything.
 #pragma once
 
 #include <algorithm>
@@ -30,12 +32,26 @@ struct UsageError {
   std::string usage;
 };
 
+// Refuses an option whose value is empty, named as the user wrote it (-p, --out, --out=).
+inline const boost::program_options::parsed_options& no_empty_values(
+    const boost::program_options::parsed_options& parsed) {
+  for (const auto& o : parsed.options) {
+    if (o.position_key >= 0 || o.original_tokens.empty()) continue;  // positionals
+    for (const auto& v : o.value) {
+      if (!v.empty()) continue;
+      const std::string& tok = o.original_tokens.front();
+      throw InputError(tok.substr(0, tok.find('=')) + ": expected a value, got ''");
+    }
+  }
+  return parsed;
+}
+
 inline boost::program_options::variables_map parse_args(
     const Args& args, const boost::program_options::options_description& opts,
     const boost::program_options::positional_options_description& pos) {
   namespace po = boost::program_options;
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+  po::store(no_empty_values(po::command_line_parser(args).options(opts).positional(pos).run()), vm);
   po::notify(vm);
   return vm;
 }

@@ -52,7 +52,7 @@ inline boost::program_options::variables_map parse_visible_hidden(
   po::options_description all;
   all.add(visible).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::store(no_empty_values(po::command_line_parser(args).options(all).positional(pos).run()), vm);
   po::notify(vm);
   return vm;
 }

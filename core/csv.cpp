@@ -43,7 +43,7 @@ std::vector<CsvRecord> read_csv(const std::string& text, const std::string& file
   CsvRecord rec;
   std::string field;
   size_t line = 1;
-  size_t i = 0;
+  size_t i = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // a UTF-8 byte-order mark
   bool in_record = false;
   rec.line = 1;
   while (i < text.size()) {

@@ -4,7 +4,8 @@
 // 4180; a quote inside is doubled); join_csv makes one line of such fields ending in "\n".
 // read_csv reads a whole file's text into records, quoted fields may span lines; a record's
 // `line` is where it starts (1-based). An unterminated quoted field is an InputError
-// "FILE:LINE: unterminated quoted field", FILE being `file`.
+// "FILE:LINE: unterminated quoted field", FILE being `file`. A UTF-8 byte-order mark at the start
+// of `text` (spreadsheets write one) is skipped, not read into the first field.
 #pragma once
 
 #include <cstddef>

@@ -63,6 +63,15 @@ void check_out_file(const std::string& path, const std::string& flag) {
     fail(flag, path, std::string("cannot write: ") + std::strerror(errno));
 }
 
+void check_not_input(const std::string& path, const std::string& flag,
+                     const std::vector<std::string>& inputs) {
+  std::error_code ec;
+  for (const auto& in : inputs) {
+    if (!in.empty() && fs::equivalent(path, in, ec))
+      fail(flag, path, "is the input " + in + "; writing it would replace it: give another file");
+  }
+}
+
 std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides) {
   if (overrides.empty()) return "results/" + name;
   std::string joined, all;

@@ -12,6 +12,9 @@
 //   folder FOLDER" when it does not: files are written where told, folders are not made for
 //   them).
 // "Can be written" is access(2) W_OK|X_OK: what the process's own permissions allow.
+// - check_not_input: PATH (a file to write) is none of INPUTS, however spelt (fs::equivalent:
+//   ./x, a link), so that writing it never replaces a file the command reads: "is the input
+//   INPUT; writing it would replace it: give another file". Inputs that do not exist are skipped.
 // - default_out_dir(name, overrides): the folder a command writes to without --out:
 //   "results/NAME" without overrides; else "results/NAME-" plus the overrides joined by ','
 //   (characters other than letters, digits and . _ = + - become '_'), or, when that is longer
@@ -27,6 +30,8 @@ namespace isim {
 void check_out_dir(const std::string& dir, const std::string& flag);
 void make_out_dir(const std::string& dir, const std::string& flag);
 void check_out_file(const std::string& path, const std::string& flag);
+void check_not_input(const std::string& path, const std::string& flag,
+                     const std::vector<std::string>& inputs);
 std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides);
 
 }  // namespace isim

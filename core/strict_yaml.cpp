@@ -42,7 +42,20 @@ std::string joined(const std::vector<std::string>& names) {
   return s;
 }
 
-// "ORIGIN:LINE: <yaml>: message" (`with_line`) or "ORIGIN: <yaml>: message".
+// The 1-based number of the first of lines 1..`last` whose indentation holds a tab; 0 if none.
+int tab_indented_line(const std::string& text, int last) {
+  int line = 1;
+  for (size_t i = 0; i < text.size() && line <= last; ++line) {
+    const size_t end = std::min(text.find('\n', i), text.size());
+    const size_t body = text.find_first_not_of(" \t", i);
+    if (text.find('\t', i) < std::min(body, end)) return line;
+    i = end + 1;
+  }
+  return 0;
+}
+
+// "ORIGIN:LINE: <yaml>: message" (`with_line`) or "ORIGIN: <yaml>: message"; when a line up to
+// the one at fault indents with a tab, the message says so (unless the parser's words do).
 YAML::Node parse(const std::string& text, const std::string& origin, bool with_line) {
   require_utf8(text, origin, with_line);
   try {
@@ -50,7 +63,12 @@ YAML::Node parse(const std::string& text, const std::string& origin, bool with_l
   } catch (const YAML::Exception& e) {
     std::string at = origin;
     if (with_line && e.mark.line >= 0) at += ":" + std::to_string(e.mark.line + 1);
-    throw InputError(at + ": <yaml>: " + e.msg);
+    std::string hint;
+    const int tab =
+        e.msg.find("tab") == std::string::npos ? tab_indented_line(text, e.mark.line + 1) : 0;
+    if (tab > 0)
+      hint = "; line " + std::to_string(tab) + " indents with a tab (YAML indents with spaces)";
+    throw InputError(at + ": <yaml>: " + e.msg + hint);
   }
 }
 

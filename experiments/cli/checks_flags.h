@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 
 #include "cluster/cluster.h"
+#include "core/input_error.h"
 
 namespace isim::exp {
 
@@ -21,6 +22,10 @@ inline void add_checks_options(boost::program_options::options_description& opts
 }
 
 inline cluster::Checks checks_from(const boost::program_options::variables_map& vm) {
+  if (vm.count("check-invariants") && vm.count("check-global"))
+    throw InputError(
+        "--check-invariants and --check-global: give one of them, not both "
+        "(--check-invariants checks the fleet's global invariant too)");
   if (vm.count("check-invariants")) return cluster::Checks::per_iteration();
   if (vm.count("check-global")) return cluster::Checks::global_only();
   return false;

@@ -69,6 +69,7 @@ int model_import(const Args& args) {
   if (config.empty()) throw usage_error("missing HF_CONFIG.json", kModelImportHelp);
   if (out.empty()) throw usage_error("missing --out M.yaml", kModelImportHelp);
   check_out_file(out, "--out");
+  check_not_input(out, "--out", {config});
   if (std::filesystem::exists(out) && !vm.count("force"))
     throw InputError("--out " + out + ": exists; pass --force to overwrite it");
 

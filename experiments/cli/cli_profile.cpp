@@ -4,6 +4,7 @@
 
 #include "core/cli_args.h"
 #include "core/cli_help.h"
+#include "core/out_path.h"
 #include "experiments/cli/cli.h"
 #include "sim/profile.h"
 
@@ -48,7 +49,10 @@ int cmd_profile_show(const Args& args) {
   const po::variables_map vm = parse_visible_hidden(args, opts, hidden, pos);
   if (vm.count("help")) return print_help(kShowHelp, opts);
   if (path.empty()) throw usage_error("needs PROFILE.yaml", kShowHelp);
-  if (vm.count("plot")) return cmd_profile_plot(path, png);
+  if (vm.count("plot")) {
+    check_not_input(png, "--plot", {path});
+    return cmd_profile_plot(path, png);
+  }
   std::cout << sim::describe_profile(sim::load_profile(path));
   return 0;
 }

@@ -95,6 +95,7 @@ int cmd_profile_analytic(const Args& args) {
   if (gpu_path.empty() || model_path.empty() || out.empty())
     throw usage_error("--gpu, --model and --out are required", kAnalyticHelp);
   check_out_file(out, "--out");
+  check_not_input(out, "--out", {gpu_path, model_path, fit_from, fit_gpu});
   if (fit_from.empty() != fit_gpu.empty())
     throw usage_error(
         "--fit-from and --fit-gpu go together (the measured profile and its GPU's spec)",

@@ -83,6 +83,7 @@ int cmd_profile_import(const Args& args) {
   if (in_dir.empty()) throw usage_error("missing IN_DIR", kImportHelp);
   if (out.empty()) throw usage_error("missing --out P.yaml", kImportHelp);
   check_out_file(out, "--out");
+  check_not_input(out, "--out", {model_path});
   if (tp < 1) throw usage_error("--tp must be >= 1", kImportHelp);
   if (lss.link_gbps < 0) throw usage_error("--link-gbps must be > 0", kImportHelp);
   if (memory_gib < 0 || pcie_gbps < 0) {

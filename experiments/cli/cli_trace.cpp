@@ -165,6 +165,7 @@ int cmd_trace(const Args& all) {
     if (vm.count("block-tokens") && block_tokens < 1)
       throw usage_error("--block-tokens must be >= 1", kConvertHelp);
     check_out_file(vm["out"].as<std::string>(), "OUT");
+    check_not_input(vm["out"].as<std::string>(), "OUT", {vm["in"].as<std::string>()});
     auto t = read_any(from, vm["in"].as<std::string>(), block_tokens);
     trace::write_jsonl_file(vm["out"].as<std::string>(), t);
     fmt::print(stderr, "wrote {} sessions to {}\n", t.size(), vm["out"].as<std::string>());
@@ -191,7 +192,9 @@ int cmd_trace(const Args& all) {
         [](int64_t n) { return n >= 0 && n <= trace::kMaxSessions; });
     std::string g = vm["in"].as<std::string>();
     check_out_file(vm["out"].as<std::string>(), "OUT");
+    if (g != "default") check_not_input(vm["out"].as<std::string>(), "OUT", {g});
     trace::Trace t;
+    if (sessions <= 0) throw usage_error("--sessions must be > 0", kGenHelp);  // --agents too
     if (vm.count("agents")) {
       if (vm.count("multiturn") || vm.count("rate"))
         throw usage_error("--agents sets its own arrivals: no --rate, no --multiturn", kGenHelp);
@@ -205,7 +208,6 @@ int cmd_trace(const Args& all) {
                  vm["out"].as<std::string>());
       return 0;
     }
-    if (sessions <= 0) throw usage_error("--sessions must be > 0", kGenHelp);
     if (vm.count("multiturn")) {
       auto cfg =
           g == "default" ? trace::default_multiturn_config() : trace::load_multiturn_config(g);

@@ -225,6 +225,8 @@ void parse_validate(const YamlMap& root, const std::string& base_dir, Experiment
   e.has_validate = true;
   e.validate.model =
       resolve_spec_path(base_dir, v.get<std::string>("model", "", "a model YAML path"));
+  if (!e.validate.model.empty() && !fs::exists(e.validate.model))
+    v.fail("model", "no such file " + e.validate.model);
   e.validate.quick = v.get<bool>("quick", e.validate.quick, "true or false");
 }
 

@@ -98,9 +98,12 @@ struct Where {
 }  // namespace
 
 bool is_journal(const std::string& path) {
-  if (fs::is_directory(path)) return true;
+  if (fs::is_directory(path) || fs::path(path).extension() == ".jsonl") return true;
   std::ifstream f(path, std::ios::binary);
-  return f && f.peek() == '{';
+  char head[4] = {};
+  f.read(head, 4);
+  const bool bom = std::string(head, 3) == "\xEF\xBB\xBF";  // a UTF-8 byte-order mark
+  return f.gcount() > (bom ? 3 : 0) && head[bom ? 3 : 0] == '{';
 }
 
 std::string merge_shards(const std::vector<std::string>& given) {

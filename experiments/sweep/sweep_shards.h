@@ -88,7 +88,9 @@ inline Journal open_journal(const std::string& out_dir, const Sweep& s, const Sh
 std::string record_line(const RunRecord& r);
 
 std::string merge_shards(const std::vector<std::string>& paths);
-// Whether `path` is a journal (or a folder): its first byte is '{', or it is a folder.
+// Whether `path` is a journal (or a folder): a folder, a file named *.jsonl (so that a damaged
+// journal is reported as one, not as a results.csv), or one whose first byte (after a UTF-8
+// byte-order mark) is '{'.
 bool is_journal(const std::string& path);
 
 Shard shard_from_env(const std::function<const char*(const char*)>& get);

@@ -157,6 +157,27 @@ TEST_CASE("strict yaml: control characters are refused; a string that is not UTF
   CHECK(got.starts_with("f.yaml"));
 }
 
+TEST_CASE("strict yaml: a parse error after a tab-indented line says the line indents with a tab") {
+  // Before, `isim run` on such a spec said only "F:4: <yaml>: illegal map value" (issue 36's
+  // bad-input pass, tests/bad_inputs: spec_tab_indent).
+  const std::string tab = write("isim_strict_tab.yaml", "name: a\ntrace:\n\tfrom: x\n  path: y\n");
+  CHECK(error_of([&] { isim::load_yaml_file(tab); }) ==
+        tab +
+            ":3: <yaml>: illegal map value; line 3 indents with a tab (YAML indents with spaces)");
+  // Where the parser's own message speaks of the tab, it is left as it is.
+  const std::string said =
+      write("isim_strict_tab3.yaml", "name: a\ntrace:\n  from: x\n\tpath: y\n");
+  CHECK(error_of([&] { isim::load_yaml_file(said); }) ==
+        said + ":4: <yaml>: illegal tab when looking for indentation");
+  std::filesystem::remove(said);
+  std::filesystem::remove(tab);
+  // A tab inside a line (not its indentation) is no hint: the parser's words alone.
+  const std::string inner = write("isim_strict_tab2.yaml", "name: a\tb\nx: [1\n");
+  CHECK(error_of([&] { isim::load_yaml_file(inner); }) ==
+        inner + ":3: <yaml>: end of sequence flow not found");
+  std::filesystem::remove(inner);
+}
+
 TEST_CASE("strict yaml: loading files and -p values") {
   const std::string ok = write("isim_strict_ok.yaml", "name: a\n");
   CHECK(isim::load_yaml_file(ok)["name"].as<std::string>() == "a");
