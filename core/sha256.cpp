@@ -1,4 +1,5 @@
 #include "core/sha256.h"
+#include "core/input_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -82,14 +83,14 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  std::ifstream in = open_input_file(path, "a file to hash");
   Sha256 h;
   std::array<char, 1 << 16> chunk{};
   while (in) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     h.update(std::string_view(chunk.data(), static_cast<size_t>(in.gcount())));
   }
+  check_read(in, path, 0);
   return h.hex();
 }
 
