@@ -53,8 +53,8 @@ TEST_CASE("refuse first: a spec's name is a file name, never a path") {
   CHECK(isim::test::run_shell("cd " + d.string() + " && " + isim::test::bin_dir() + "/isim run " +
                                   refuse_first_spec(d) + " -p name=../evil",
                               nullptr, &err) == 2);
-  CHECK(err == std::string("isim: error: -p name=../evil: name: ") + kRefuseFirstName +
-                   "'../evil'\n");
+  CHECK(err ==
+        std::string("isim: error: -p name=../evil: name: ") + kRefuseFirstName + "'../evil'\n");
   CHECK_FALSE(fs::exists(d / "evil"));
   CHECK_FALSE(fs::exists(d / "results"));
 }
@@ -63,9 +63,9 @@ TEST_CASE("refuse first: --trace-events to a folder is refused before the first 
   const fs::path d = isim::test::scratch("refuse-first-trace-events");
   fs::create_directories(d / "a-folder");
   std::string err;
-  CHECK(isim::test::run_bin("isim", "run " + refuse_first_spec(d) + " --out " +
-                                        (d / "o").string() + " --trace-events " +
-                                        (d / "a-folder").string(),
+  CHECK(isim::test::run_bin("isim",
+                            "run " + refuse_first_spec(d) + " --out " + (d / "o").string() +
+                                " --trace-events " + (d / "a-folder").string(),
                             nullptr, &err) == 2);
   CHECK(err == "isim: error: --trace-events " + (d / "a-folder").string() +
                    ": is a folder; give a file to write\n");
@@ -74,20 +74,18 @@ TEST_CASE("refuse first: --trace-events to a folder is refused before the first 
 
 TEST_CASE("refuse first: profile show --plot checks its destination before the work") {
   std::string out, err;
-  CHECK(isim::test::run_bin("isim",
-                            "profile show " + refuse_first_profile() +
-                                " --plot /nonexistent-dir/p.png",
-                            &out, &err) == 2);
+  CHECK(isim::test::run_bin(
+            "isim", "profile show " + refuse_first_profile() + " --plot /nonexistent-dir/p.png",
+            &out, &err) == 2);
   CHECK(err == "isim: error: --plot /nonexistent-dir/p.png: no such folder /nonexistent-dir\n");
   CHECK(out.empty());  // the summary was not printed either
 }
 
 TEST_CASE("refuse first: a journal whose numeric metric became text is refused on merge") {
   const fs::path d = isim::test::scratch("refuse-first-journal");
-  const std::string head =
-      R"({"isim_sweep_shard":1,"isim":"x","spec":"0","runs":1,"shard":[1,1],)"
-      R"("columns":["run_index","policy","estimator","ttft_s.mean"]})"
-      "\n";
+  const std::string head = R"({"isim_sweep_shard":1,"isim":"x","spec":"0","runs":1,"shard":[1,1],)"
+                           R"("columns":["run_index","policy","estimator","ttft_s.mean"]})"
+                           "\n";
   auto record = [](const std::string& value) {
     return R"({"index":0,"key":"policy=swap","fingerprint":"0","policy":"swap","point":[],)"
            R"("estimator":"","metrics":{"ttft_s.mean":)" +
@@ -95,8 +93,7 @@ TEST_CASE("refuse first: a journal whose numeric metric became text is refused o
   };
   const std::string good = isim::test::write_file(d / "good.jsonl", head + record("\"1.5\""));
   // The CSV row: run_index 0, policy swap, no estimator, ttft_s.mean 1.5.
-  CHECK(isim::exp::merge_shards({good}) ==
-        "run_index,policy,estimator,ttft_s.mean\n0,swap,,1.5\n");
+  CHECK(isim::exp::merge_shards({good}) == "run_index,policy,estimator,ttft_s.mean\n0,swap,,1.5\n");
   const std::string bad = isim::test::write_file(d / "bad.jsonl", head + record("\"fast\""));
   // Line 2: the record after the header.
   CHECK(error_of_call([&] { isim::exp::merge_shards({bad}); }) ==
