@@ -16,6 +16,7 @@
 #include "calibrate/hf_config_keys.h"
 #include "calibrate/hf_config_params.h"
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "core/json_shown.h"
 
 namespace isim::calib {
@@ -283,14 +284,7 @@ HfImport import_hf_config_text(const std::string& text, const std::string& path,
 }
 
 HfImport import_hf_config(const std::string& path, const HfImportOptions& options) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(path + ": is a folder; expected a config.json file");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open");
-  std::ostringstream text;
-  text << f.rdbuf();
-  return import_hf_config_text(text.str(), path, options);
+  return import_hf_config_text(read_input_file(path, "a config.json file"), path, options);
 }
 
 }  // namespace isim::calib

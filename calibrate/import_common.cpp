@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 
 namespace isim::calib {
 
@@ -79,8 +80,7 @@ std::string CsvTable::where(std::size_t row) const {
 }
 
 CsvTable read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open");
+  std::ifstream in = open_input_file(path, "a CSV table", std::ios::in);
   CsvTable t;
   t.path = path;
   std::string line;
@@ -102,6 +102,7 @@ CsvTable read_csv(const std::string& path) {
     t.lines.push_back(n);
   }
   if (t.header.empty()) throw InputError(path + ": empty file (expected a header line)");
+  check_read(in, path, n + 1);
   return t;
 }
 

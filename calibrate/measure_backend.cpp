@@ -20,7 +20,7 @@ namespace isim::calib {
 namespace {
 
 std::string read_first(const std::string& path, const std::string& key) {
-  std::ifstream f(path);
+  std::ifstream f(path);  // a /proc file the machine writes, not a user's input
   std::string line;
   while (std::getline(f, line)) {
     if (line.rfind(key, 0) != 0) continue;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 
 namespace isim::calib {
 
@@ -262,11 +263,7 @@ VllmStartupLog parse_vllm_startup_log(const std::string& text, const std::string
 }
 
 VllmStartupLog read_vllm_startup_log(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot read");
-  std::ostringstream s;
-  s << f.rdbuf();
-  return parse_vllm_startup_log(s.str(), path);
+  return parse_vllm_startup_log(read_input_file(path, "a vLLM startup log"), path);
 }
 
 }  // namespace isim::calib

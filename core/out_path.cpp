@@ -72,6 +72,14 @@ void check_not_input(const std::string& path, const std::string& flag,
   }
 }
 
+std::string name_problem(const std::string& name) {
+  if (!name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos)
+    return "";
+  return "expected a file name (it names the folder results/NAME: no '/', not empty, '.' or "
+         "'..'), got '" +
+         name + "'";
+}
+
 std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides) {
   if (overrides.empty()) return "results/" + name;
   std::string joined, all;

@@ -33,5 +33,10 @@ void check_out_file(const std::string& path, const std::string& flag);
 void check_not_input(const std::string& path, const std::string& flag,
                      const std::vector<std::string>& inputs);
 std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides);
+// - name_problem(name): "" when NAME can be the folder results/NAME (a file name: not empty,
+//   not "." or "..", no '/'), else the reason, for the spec reader to report at its `name`
+//   key: "expected a file name (it names the folder results/NAME: no '/', not empty, '.' or
+//   '..'), got '../x'". A name with '/' would write outside results/.
+std::string name_problem(const std::string& name);
 
 }  // namespace isim

@@ -1,12 +1,16 @@
 #include "core/sha256.h"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 
 namespace isim {
 
@@ -82,14 +86,17 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  std::ifstream in = open_input_file(path, "a file to hash");
   Sha256 h;
   std::array<char, 1 << 16> chunk{};
+  int64_t line = 1;  // the line a failed read was in
   while (in) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    h.update(std::string_view(chunk.data(), static_cast<size_t>(in.gcount())));
+    const std::string_view got(chunk.data(), static_cast<size_t>(in.gcount()));
+    h.update(got);
+    line += std::count(got.begin(), got.end(), '\n');
   }
+  check_read(in, path, line);
   return h.hex();
 }
 

@@ -5,14 +5,19 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
 #include <type_traits>
 #include <utility>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
+#include "core/yaml_depth.h"
 
 namespace isim {
 
@@ -58,8 +63,18 @@ int tab_indented_line(const std::string& text, int last) {
 // the one at fault indents with a tab, the message says so (unless the parser's words do).
 YAML::Node parse(const std::string& text, const std::string& origin, bool with_line) {
   require_utf8(text, origin, with_line);
+  const std::string too_deep = "nested more than " + std::to_string(kMaxYamlNesting) +
+                               " levels deep (lists or maps inside each other); expected at most " +
+                               std::to_string(kMaxYamlNesting) + " levels";
+  if (const size_t line = yaml_too_deep_line(text); line > 0)
+    throw InputError(origin + (with_line ? ":" + std::to_string(line) : "") +
+                     ": <yaml>: " + too_deep);
   try {
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {  // a nesting the scan above undercounted
+    std::string at = origin;
+    if (with_line && e.mark.line >= 0) at += ":" + std::to_string(e.mark.line + 1);
+    throw InputError(at + ": <yaml>: " + too_deep);
   } catch (const YAML::Exception& e) {
     std::string at = origin;
     if (with_line && e.mark.line >= 0) at += ":" + std::to_string(e.mark.line + 1);
@@ -147,13 +162,10 @@ std::string yaml_key_path(const std::string& parent, const std::string& key) {
 }
 
 YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
-  if (!in)
+  if (::access(path.c_str(), F_OK) != 0)
     throw InputError(path + ": cannot open" + (what.empty() ? "" : " " + what) + ": " +
                      std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), path, true);
+  return parse(read_input_file(path, what.empty() ? "a YAML file" : "a YAML " + what), path, true);
 }
 
 YAML::Node parse_yaml_value(const std::string& text, const std::string& origin) {

@@ -6,7 +6,11 @@
 //   yaml-cpp marked on the node at fault ("FILE: key.path: reason" where it marked none, e.g. a
 //   node built in code). Front ends print it and exit 2 (core/input_error.h).
 // - load_yaml_file: "FILE: cannot open[ WHAT]: <system reason>", or "FILE:LINE: <yaml>:
-//   <parser message>" when the text is not YAML. parse_yaml_value reads one-line text (a `-p`
+//   <parser message>" when the text is not YAML. The file is opened by core/input_file.h (a
+//   directory, device or FIFO is refused by name, the size capped). Text nested more than
+//   kMaxYamlNesting levels (core/yaml_depth.h) is "FILE:LINE: <yaml>: nested more than 100
+//   levels deep (lists or maps inside each other); expected at most 100 levels", checked before
+//   yaml-cpp parses it. parse_yaml_value reads one-line text (a `-p`
 //   value) and reports "ORIGIN: <yaml>: <parser message>". Both refuse text that is not UTF-8
 //   ("<yaml>: invalid UTF-8 at column C (byte 0xFF); expected UTF-8 text"), which yaml-cpp
 //   would pass into strings that JSON writers then refuse.

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "sim/cost_model.h"
 #include "sim/profile_reader.h"
 #include "traces/limits.h"
@@ -326,12 +327,7 @@ Profile parse_profile(const std::string& yaml_text, const std::string& origin) {
 }
 
 Profile load_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("{}: read failed", path));
-  Profile p = parse_profile(text.str(), path);
+  Profile p = parse_profile(read_input_file(path, "a YAML profile"), path);
   p.path = path;
   return p;
 }

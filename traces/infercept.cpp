@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
 #include "traces/trace_file.h"
@@ -174,14 +175,12 @@ int64_t estimate_tokens(const std::string& text) {
 }
 
 Trace import_infercept(const std::string& path, ImportReport* report) {
-  std::ifstream in = open_trace_file(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
+  const std::string body = read_input_file(path, "an InferCept trace", kMaxWholeDataBytes);
   ojson doc;
   try {
     // ordered_json deep-copies a value when its object grows (nlohmann 3.11), which recursion
     // a value nested 200,000 deep turns into a stack overflow: refuse such nesting first.
-    doc = ojson::parse(buf.str(), [&](int depth, ojson::parse_event_t, ojson&) {
+    doc = ojson::parse(body, [&](int depth, ojson::parse_event_t, ojson&) {
       if (depth > kMaxDepth)
         throw InputError(fmt::format(
             "{}: <json>: values nested more than {} deep (the format nests 3: {{session_id: "

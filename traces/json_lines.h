@@ -2,9 +2,10 @@
 // format `WHERE: FIELD: reason`, how a bad value is quoted (isim::shown, core/json_shown.h),
 // token counts (traces/limits.h) and the line loop.
 //
-// Contract: count_field reads an integer in [min, kMaxTokens]. for_each_json_line calls fn(json, where, line) for every non-blank line of `in`
-// (CRLF tolerated), with where = "ORIGIN:LINE"; a line that is not JSON throws InputError
-// `ORIGIN:LINE: <json>: parser message`.
+// Contract: count_field reads an integer in [min, kMaxTokens]. for_each_json_line calls fn(json,
+// where, line) for every non-blank line of `in` (CRLF tolerated), with where = "ORIGIN:LINE"; a
+// line that is not JSON throws InputError `ORIGIN:LINE: <json>: parser message`; a read that fails
+// half-way throws `ORIGIN:LINE: read error; ...` (core/input_file.h), LINE the line it failed in.
 #pragma once
 
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "core/json_shown.h"
 #include "traces/limits.h"
 
@@ -73,7 +75,8 @@ std::string time_problem(const Json& v, const std::string& expected, double per_
 template <class Fn>
 void for_each_json_line(std::istream& in, const std::string& origin, Fn&& fn) {
   std::string line;
-  for (int64_t n = 1; std::getline(in, line); ++n) {
+  int64_t n = 1;
+  for (; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     const std::string where = fmt::format("{}:{}", origin, n);
@@ -85,6 +88,7 @@ void for_each_json_line(std::istream& in, const std::string& origin, Fn&& fn) {
     }
     fn(j, where, n);
   }
+  check_read(in, origin, n);
 }
 
 }  // namespace isim::trace::json_lines

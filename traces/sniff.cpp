@@ -41,6 +41,9 @@ std::string format_of(const std::string& r) {
 }
 
 Sniffed sniff_file(const std::string& path) {
+  std::error_code
+      ec;  // a FIFO or device is never opened here (it may block): the reader refuses it
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   std::string text(kSniffBytes, '\0');

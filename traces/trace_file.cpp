@@ -5,16 +5,12 @@
 #include <filesystem>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 
 namespace isim::trace {
 
 std::ifstream open_trace_file(const std::string& path, std::ios::openmode mode) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(path + ": is a directory; expected a trace file");
-  std::ifstream in(path, mode);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  return in;
+  return open_input_file(path, "a trace file", mode);
 }
 
 void require_sessions(const Trace& t, const std::string& path, const char* why) {

@@ -3,8 +3,9 @@
 //
 // Contract:
 // - open_trace_file returns the open stream, or throws InputError "PATH: cannot open: <system
-//   reason>", or "PATH: is a directory; expected a trace file" (a directory opens as a stream
-//   that reads nothing, which used to give a trace of 0 sessions).
+//   reason>", or "PATH: is a directory; expected a regular file (a trace file)" (likewise a
+//   FIFO, never opened, or a device: core/input_file.h). Readers call isim::check_read after
+//   their loop, so a read that fails half-way is an error, not the end of the trace.
 // - require_sessions throws InputError "PATH: no sessions (WHY)" for an empty trace: a file
 //   that holds no session is a mistake (a wrong path, a truncated copy), never a workload.
 #pragma once

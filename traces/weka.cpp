@@ -15,6 +15,7 @@
 
 #include "core/hash.h"
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "traces/json_lines.h"
 #include "traces/jsonl.h"
 #include "traces/trace_file.h"
@@ -319,10 +320,10 @@ void convert_agent(const File& f, const json& requests, const std::string& at,
 }
 
 void import_file(const std::string& path, Trace& out, WekaReport& rep) {
-  std::ifstream in = open_trace_file(path);
+  const std::string text = read_input_file(path, "a Weka trace", kMaxWholeDataBytes);
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::exception& e) {
     throw InputError(path + ": <json>: " + e.what());
   }

@@ -193,8 +193,9 @@ int cmd_plan_merge(const Args& args) {
     throw usage_error("merge needs SPEC.yaml and at least one journal", kMergeHelp);
   const PlanSpec spec = load_plan(spec_path, overrides);
   if (out.empty()) out = default_out_dir(spec.name, overrides);
-  make_out_dir(out, "--out");
+  check_out_dir(out, "--out");
   const PlanResult res = merge_plan(spec, spec_yaml(spec_path, overrides), inputs);
+  make_out_dir(out, "--out");  // after the journals are read: a refusal leaves no folder
   return report_plan(res, out, vm.count("no-plot") > 0);
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/cli/cli.h"
 #include "experiments/run/run_script.h"
 #include "experiments/sweep/sweep.h"
@@ -100,6 +101,7 @@ nlohmann::json plot_data(const sim::Profile& p) {
 }  // namespace
 
 int cmd_profile_plot(const std::string& profile_path, const std::string& png) {
+  check_out_file(png, "--plot");  // before the work: a bad destination used to end in a traceback
   const sim::Profile p = sim::load_profile(profile_path);
   std::cout << sim::describe_profile(p);
   std::string tried;

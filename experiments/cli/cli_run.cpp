@@ -161,8 +161,8 @@ int cmd_run(const Args& args) {
   const RunExperiment x = load_run_experiment(f->spec);  // spec/
   const Experiment& e = x.experiment;
   const std::string out = f->out.empty() ? default_out_dir(e.name, x.out_keys) : f->out;
+  check_run_views(f->views);  // before the folder is made: a refusal leaves nothing behind
   make_out_dir(out, "--out");
-  check_run_views(f->views);
   const RunReport r = run_experiment(e, out, f->checks, f->views, f->progress,
                                      [&](const std::string& dir) { plot_replicas(dir, e); });
   return print_run_report(e, r);

@@ -8,6 +8,7 @@
 #include "core/atomic_file.h"
 #include "core/cli_args.h"
 #include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/run/run_script.h"
 
 namespace isim::exp {
@@ -62,6 +63,7 @@ void check_run_views(RunViews& v) {
     if (!dir.empty() && !fs::is_directory(dir, ec))
       throw InputError(fmt::format("--trace-events {}: the folder {} does not exist",
                                    v.trace_events, dir.string()));
+    check_out_file(v.trace_events, "--trace-events");  // a folder, or one we cannot write into
   }
   if (!v.plot) return;
   std::string tried;

@@ -6,7 +6,8 @@
 // - `add_run_view_options` declares the three flags; `run_views_from` reads them: the limit is a
 //   whole number from 1 to kMaxTraceEventsLimit (InputError naming --trace-events-limit
 //   otherwise), and only with --trace-events (a limit without it is an InputError too).
-// - `check_run_views` runs before any simulation: the trace file's folder must exist, and --plot
+// - `check_run_views` runs before any simulation: the trace file's folder must exist, the file
+//   be writable and not a folder (core/out_path.h check_out_file), and --plot
 //   needs a python3 with matplotlib (InputError saying how to get one). So a long run never ends
 //   in an error its flags could have shown at once.
 // - `event_trace_for` gives the recorder for one policy's run (null without --trace-events);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/out_path.h"
 #include "core/strict_yaml.h"
 #include "experiments/spec/arrival_spec.h"
 #include "experiments/spec/engine_spec.h"
@@ -271,6 +272,7 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
       {"name", "seed", "trace", "arrival", "profile", "engine", "cluster", "executor", "policy",
        "policies", "metrics", "slo", "sweep", "plot", "validate"});
   e.name = root.get<std::string>("name", e.name, "a string");
+  if (const std::string why = name_problem(e.name); !why.empty()) root.fail("name", why);
   e.seed = root.get<uint64_t>("seed", e.seed, "a non-negative integer");
   parse_trace(root, base_dir, e.trace);
   parse_arrival(root, e.arrival);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/out_path.h"
 #include "core/strict_yaml.h"
 #include "experiments/spec/cluster_spec.h"
 #include "experiments/spec/plan_spec.h"
@@ -333,6 +334,7 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
                      {"name", "seeds", "trace", "arrival", "peak_rate", "slo", "search", "engine",
                       "policies", "routers", "pd_splits", "planners", "cluster", "deployments"});
   p.name = root.get<std::string>("name", p.name, "a string");
+  if (const std::string why = name_problem(p.name); !why.empty()) root.fail("name", why);
   parse_seeds(root, p.seeds);
   p.peak_rate = positive(root.need("peak_rate", "the sessions per second to serve"), file,
                          "peak_rate", "sessions per second");

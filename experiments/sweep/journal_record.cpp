@@ -1,13 +1,17 @@
 #include "experiments/sweep/journal_record.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
+#include "experiments/run/outputs.h"
 #include "experiments/version.h"
 
 namespace isim::exp {
@@ -52,6 +56,38 @@ std::string text_field(const Json& j, const char* key, const std::string& file, 
   return field(j, key, file, line, &Json::is_string, "a string").get<std::string>();
 }
 
+// The metric columns a run always writes as a number (or leaves empty): summary.json's numbers,
+// flags and statistics, taken from the summary of an empty run with every fleet block on.
+const std::set<std::string>& numeric_metrics() {
+  static const std::set<std::string> names = [] {
+    cluster::RunResult none;
+    none.disagg.enabled = true;
+    none.tiers.enabled = true;
+    none.summary.recovery_s = {0};
+    Json j = summary_json(none.summary, "");
+    add_fleet_json(j, none, /*per_replica=*/false);
+    std::set<std::string> out;
+    auto walk = [&out](auto&& self, const Json& v, const std::string& prefix) -> void {
+      for (const auto& [k, x] : v.items()) {
+        const std::string name = prefix.empty() ? k : prefix + "." + k;
+        if (x.is_object()) self(self, x, name);
+        // null: a statistic of no samples (a number in a run that has some)
+        if (x.is_number() || x.is_boolean() || x.is_null()) out.insert(name);
+      }
+    };
+    walk(walk, j, "");
+    return out;
+  }();
+  return names;
+}
+
+bool is_number_text(const std::string& s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  (void)std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
 std::vector<std::string> text_list(const Json& j, const char* key, const std::string& file,
                                    size_t line) {
   std::vector<std::string> out;
@@ -79,7 +115,13 @@ RunRecord parse_record(const Json& j, const std::string& file, size_t line) {
   for (const auto& [k, v] :
        field(j, "metrics", file, line, &Json::is_object, "an object of strings").items()) {
     if (!v.is_string()) bad_field(file, line, "metrics", "an object of strings");
-    r.metrics.emplace_back(k, v.get<std::string>());
+    const std::string& text = v.get_ref<const std::string&>();
+    if (!text.empty() && numeric_metrics().count(k) && !is_number_text(text))
+      throw InputError(fmt::format(
+          "{}:{}: metrics.{}: expected a number (or nothing), as every run writes it, got {}: "
+          "the journal was edited; remove the record to rerun it",
+          file, line, k, v.dump()));
+    r.metrics.emplace_back(k, text);
   }
   r.warning = text_field(j, "warning", file, line);
   r.skipped = field(j, "skipped", file, line, &Json::is_boolean, "true or false").get<bool>();
@@ -133,12 +175,7 @@ void check_header_identity(const Json& header, const std::string& file) {
 }
 
 std::string read_journal_text(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw InputError(path + ": is a folder, not a journal");
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot read");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return read_input_file(path, "a journal", kMaxWholeDataBytes);
 }
 
 std::vector<std::string> journal_paths(const std::vector<std::string>& paths,

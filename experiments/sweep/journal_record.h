@@ -5,14 +5,18 @@
 //   another build is refused (its results may differ).
 // - record_json / parse_record convert a RunRecord; parse_record throws InputError
 //   "FILE:LINE: KEY: expected TYPE" for a field that is missing or of the wrong type, and
-//   "FILE:LINE: not a journal record (expected a JSON object)" for a line that is not one.
+//   "FILE:LINE: not a journal record (expected a JSON object)" for a line that is not one. A
+//   metric that every run writes as a number (summary.json's numbers and flags) must hold one
+//   or nothing: "FILE:LINE: metrics.KEY: expected a number (or nothing), as every run writes
+//   it, got "fast": ..." (an edited journal, refused on merge and on resume).
 // - split_journal: line 1 must be a header object with KIND: 1 ("FILE:1: not an isim sweep
 //   shard journal (...)", or plan), each later line ending in '\n' a JSON object (else
 //   "FILE:LINE: not a journal record: <parser's reason>"); a last line without '\n' is torn:
 //   not parsed, reported in `torn`.
 // - check_header_identity: InputError unless the header's "isim" is this build's.
-// - read_journal_text: the file's bytes; InputError "PATH: is a folder, not a journal" or
-//   "PATH: cannot read".
+// - read_journal_text: the file's bytes, read by core/input_file.h: InputError "PATH: is a
+//   directory; expected a regular file (a journal)" (a FIFO or device likewise), "PATH: cannot
+//   open: <reason>", or "PATH:LINE: read error; ..." when a read fails half-way.
 // - journal_paths: the journals named, files as given and folders replaced by their files named
 //   PREFIX*.jsonl in name order; InputError "DIR: a folder with no PREFIX*.jsonl journals".
 #pragma once

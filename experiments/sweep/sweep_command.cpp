@@ -177,9 +177,9 @@ int run_sweep(const SweepRequest& req) {
   }
   const std::string out =
       req.out.empty() ? default_out_dir(sweep.base.name, req.overrides) : req.out;
+  if (req.resume && req.fresh) throw UsageError{"give --resume or --fresh, not both", req.usage};
   make_out_dir(out, "--out");
 
-  if (req.resume && req.fresh) throw UsageError{"give --resume or --fresh, not both", req.usage};
   const JournalMode mode = req.fresh    ? JournalMode::kFresh
                            : req.resume ? JournalMode::kResume
                                         : JournalMode::kAuto;

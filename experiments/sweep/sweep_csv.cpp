@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "experiments/run/run_script.h"
 #include "experiments/spec/sweep_variants.h"
 #include "experiments/sweep/sweep.h"
@@ -20,11 +21,7 @@ namespace isim::exp {
 namespace {
 
 std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path + ": cannot open");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return read_input_file(path, "a results CSV", kMaxWholeDataBytes);
 }
 
 }  // namespace

@@ -99,6 +99,7 @@ struct Where {
 
 bool is_journal(const std::string& path) {
   if (fs::is_directory(path) || fs::path(path).extension() == ".jsonl") return true;
+  if (!fs::is_regular_file(path)) return false;  // a FIFO or device: never opened (it may block)
   std::ifstream f(path, std::ios::binary);
   char head[4] = {};
   f.read(head, 4);

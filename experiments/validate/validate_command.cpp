@@ -168,11 +168,12 @@ int run_validation(const ValidateRequest& r) {
         e.origin, e.executor));
   const std::string out =
       r.out.empty() ? default_out_dir(e.name + "-validate", r.overrides) : r.out;
-  make_out_dir(out, "--out");
+  check_out_dir(out, "--out");
   const bool check = r.check_invariants;
 
   std::vector<std::string> noise;  // why the comparison cannot be trusted
   Inputs in = prepare(e, /*with_profile=*/!r.calibrate_first);
+  make_out_dir(out, "--out");  // after the inputs are read: a refusal leaves no folder
   if (r.calibrate_first) calibrate_first(e, in, out, noise);
 
   for (const auto& n : in.notes) fmt::print("note: {}\n", n);

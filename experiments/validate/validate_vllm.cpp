@@ -14,6 +14,7 @@
 
 #include "core/atomic_file.h"
 #include "core/input_error.h"
+#include "core/out_path.h"
 #include "experiments/plots/plot_context.h"
 #include "experiments/run/outputs.h"
 #include "experiments/run/run.h"
@@ -290,13 +291,18 @@ int run_against_vllm(const AgainstOptions& o) {
   if (run.meta.device_name.empty() || !run.meta.unstated.empty())
     apply_vllm_defaults(run.meta, sim::load_profile(o.profile), context);
   const RunTrace rt = vllm_run_trace(run);
-  fs::create_directories(o.out);
   const std::string trace_path = (fs::path(o.out) / "trace.jsonl").string();
+  Experiment e = vllm_experiment(run.meta, o, trace_path);
+  {  // Refusals before any output: the run and the profile must agree (a copy of the meta, as
+     // the check below records its assumptions once).
+    VllmMeta probe = run.meta;
+    (void)check_vllm_profile(probe, sim::load_profile(e.profile), e.profile);
+  }
+  make_out_dir(o.out, "--out");
   std::ostringstream os;
   trace::write_jsonl(os, rt.trace);
   write_file_atomic(trace_path, os.str());
 
-  Experiment e = vllm_experiment(run.meta, o, trace_path);
   Inputs in = prepare(e);
   const VllmLayout layout = check_vllm_profile(run.meta, in.profile, e.profile);
   if (layout.cluster()) {  // the same trace and profile, the cores of a cluster group

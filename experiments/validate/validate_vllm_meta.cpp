@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "core/json_shown.h"
 #include "experiments/validate/validate_vllm.h"
 
@@ -20,11 +21,7 @@ using json = nlohmann::json;
 namespace {
 
 std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_input_file(path, "a vLLM run's meta.json");
 }
 
 // A strict reader of dotted key paths in meta.json.

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "core/sha256.h"
 #include "experiments/validate/validate_vllm.h"
 #include "traces/llmservingsim.h"
@@ -55,7 +56,10 @@ double csv_number(const std::string& s, const std::string& where, const std::str
 
 std::vector<VllmTick> parse_vllm_timeseries(std::istream& in, const std::string& origin) {
   std::string line;
-  if (!std::getline(in, line)) throw InputError(origin + ":1: header: missing");
+  if (!std::getline(in, line)) {
+    check_read(in, origin, 1);
+    throw InputError(origin + ":1: header: missing");
+  }
   if (!line.empty() && line.back() == '\r') line.pop_back();
   const auto header = split_csv(line);
   auto column = [&](const std::string& name) {
@@ -65,7 +69,8 @@ std::vector<VllmTick> parse_vllm_timeseries(std::istream& in, const std::string&
   };
   const size_t t = column("t"), running = column("running"), waiting = column("waiting");
   std::vector<VllmTick> out;
-  for (int64_t n = 2; std::getline(in, line); ++n) {
+  int64_t n = 2;
+  for (; std::getline(in, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const std::string where = fmt::format("{}:{}", origin, n);
@@ -77,12 +82,12 @@ std::vector<VllmTick> parse_vllm_timeseries(std::istream& in, const std::string&
                    static_cast<int64_t>(csv_number(f[running], where, "running", true)),
                    static_cast<int64_t>(csv_number(f[waiting], where, "waiting", true))});
   }
+  check_read(in, origin, n);
   return out;
 }
 
 std::vector<VllmTick> read_vllm_timeseries(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  std::ifstream in = open_input_file(path, "a vLLM timeseries CSV", std::ios::in);
   return parse_vllm_timeseries(in, path);
 }
 

@@ -366,5 +366,5 @@ TEST_CASE("HF import: malformed JSON names the file and line; a missing file is 
   CHECK(error_of_text("[1, 2]") ==
         "cfg/config.json: expected a JSON object (a Hugging Face config.json), got [1,2]");
   CHECK(isim::test::error_of_call([] { import_hf_config("/nonexistent/config.json", {}); }) ==
-        "/nonexistent/config.json: cannot open");
+        "/nonexistent/config.json: cannot open: No such file or directory");
 }

@@ -155,7 +155,8 @@ TEST_CASE("llmservingsim import: bad input names the file and the column") {
   SUBCASE("missing file") {
     const fs::path d = copy_excerpt("missing");
     fs::remove(d / "per_sequence.csv");
-    CHECK(error_of(d.string(), m) == (d / "per_sequence.csv").string() + ": cannot open");
+    CHECK(error_of(d.string(), m) ==
+          (d / "per_sequence.csv").string() + ": cannot open: No such file or directory");
   }
   SUBCASE("missing column") {
     const fs::path d = copy_excerpt("column");

@@ -334,6 +334,8 @@ TEST_CASE("against vllm: bad input exits 2 naming the file and the key") {
   CHECK(err.starts_with("isim: error: " + meta_path +
                         ": kv_cache.block_size: the run used 16-token blocks, but the profile " +
                         profile() + " has kv.block_tokens 4\n"));
+  // Refused before any output (issue 36: trace.jsonl used to be written first).
+  CHECK_FALSE(fs::exists(fs::path(meta_path).parent_path().parent_path() / "out"));
   m = fake_meta();
   m["engine_kwargs"]["tensor_parallel_size"] = 2;
   std::tie(rc, err) = run_with("against-tp", m);

@@ -15,8 +15,8 @@ using namespace isim::test::profile_text;  // NOLINT(google-build-using-namespac
 
 TEST_CASE("file and YAML-level errors") {
   const std::string missing = isim::test::data_dir() + "/no-such-profile.yaml";
-  CHECK_THROWS_WITH_AS((void)load_profile(missing), (missing + ": cannot open").c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS((void)load_profile(missing),
+                       (missing + ": cannot open: No such file or directory").c_str(), InputError);
 
   const std::string t = tables_text();
   const std::string bad = edit(t, "  memory_gib: 1\n", "  memory_gib: [1\n");

@@ -222,12 +222,16 @@ TEST_CASE("limits: a prompt of 0 tokens and an output of 0 tokens are rejected a
 TEST_CASE("trace files: a directory or a file without sessions is an error naming it") {
   const auto dir = isim::test::scratch("input-limits-dir");
   const std::string d = dir.string();
-  CHECK_THROWS_WITH_AS(read_jsonl(d), (d + ": is a directory; expected a trace file").c_str(),
+  CHECK_THROWS_WITH_AS(read_jsonl(d),
+                       (d + ": is a directory; expected a regular file (a trace file)").c_str(),
                        isim::InputError);
-  CHECK_THROWS_WITH_AS(import_mooncake(d), (d + ": is a directory; expected a trace file").c_str(),
+  CHECK_THROWS_WITH_AS(import_mooncake(d),
+                       (d + ": is a directory; expected a regular file (a trace file)").c_str(),
                        isim::InputError);
-  CHECK_THROWS_WITH_AS(import_infercept(d),
-                       (d + ": is a directory; expected a trace file").c_str(), isim::InputError);
+  CHECK_THROWS_WITH_AS(
+      import_infercept(d),
+      (d + ": is a directory; expected a regular file (an InferCept trace)").c_str(),
+      isim::InputError);
   const std::string none = "no sessions (the file is empty or holds only blank lines)";
   CHECK(jsonl("") == "t.jsonl: " + none);
   CHECK(jsonl("\n  \n") == "t.jsonl: " + none);
