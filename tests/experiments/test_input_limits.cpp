@@ -97,11 +97,11 @@ TEST_CASE("pool sizes beyond a pool's limit, NaN and infinities are refused wher
   using test::error_of;
   const std::string s = kMinimal;
   CHECK(error_of(s + "engine: {gpu_blocks: 2147483648}\n") ==
-        "e.yaml:4: engine.gpu_blocks: 2147483648 blocks is more than a pool holds (at most "
-        "268435456)");
+        "e.yaml:4: engine.gpu_blocks: must be <= 268435456 (the most blocks a pool holds: ~40 B "
+        "each, 10 GiB)");
   CHECK(error_of(s + "engine: {cpu_blocks: 268435457}\n") ==
-        "e.yaml:4: engine.cpu_blocks: 268435457 blocks is more than a pool holds (at most "
-        "268435456)");
+        "e.yaml:4: engine.cpu_blocks: must be <= 268435456 (the most blocks a pool holds: ~40 B "
+        "each, 10 GiB)");
   CHECK(test::parse(s + "engine: {gpu_blocks: 268435456}\n").engine.gpu_blocks == 268435456);
   CHECK(error_of(s + "engine: {swap_space_gib: .inf}\n") ==
         "e.yaml:4: engine.swap_space_gib: expected GiB (a finite number), got '.inf'");
@@ -242,8 +242,7 @@ TEST_CASE("a generator asked for more sessions than the cap is refused where the
       d / "g.yaml", "trace: {from: generator, sessions: 10000001}\nprofile: " + profile() +
                         "\npolicy: swap\n");
   CHECK(error_in(d, [&] { exp::load_experiment(spec, {}); }) ==
-        "g.yaml:1: trace.sessions: expected at most 10000000 sessions (the limit on a generated "
-        "trace), got 10000001");
+        "g.yaml:1: trace.sessions: must be <= 10000000 (the limit on a generated trace)");
   CHECK(error_in(d, [&] { exp::load_experiment(spec, {"trace.sessions=10000000"}); }) ==
         "(no error)");
   std::string err;
