@@ -4,6 +4,7 @@
 #include "core/cli_help.h"
 #include "experiments/cli/cli.h"
 #include "experiments/plan/plan.h"
+#include "experiments/spec/arrival_spec.h"
 #include "experiments/spec/cluster_spec.h"
 #include "experiments/spec/experiment.h"
 #include "experiments/spec/plan_spec.h"
@@ -66,6 +67,7 @@ int cmd_list(const Args& args) {
   knob_section("cluster keys (cluster: KEY: VALUE)", knob_rows<FleetKnobs>());
   knob_section("cluster group keys (cluster.replicas: [{count, KEY: VALUE, ...}])",
                knob_rows<ParallelKnobs>());
+  knob_section("arrival keys (arrival: KEY: VALUE)", knob_rows<ArrivalKnobs>());
   knob_section("metrics keys (metrics: KEY: VALUE)", knob_rows<MetricsKnobs>());
   knob_section("trace keys (trace: KEY: VALUE; 0 = off for limit, draw, max_context)",
                knob_rows<trace::WorkloadSpec>());

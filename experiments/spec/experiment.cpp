@@ -187,6 +187,9 @@ void parse_arrival(const YamlMap& root, trace::ArrivalSpec& a) {
   if (ar.has("rate")) {
     a.rate = ar.require<double>("rate", "sessions per second");
     if (!(a.rate > 0)) ar.fail("rate", "must be > 0 sessions per second");
+    ArrivalKnobs k;  // the upper end (experiments/spec/arrival_spec.h)
+    KnobReader read{ar};
+    k.knobs(read);
   }
   parse_users(ar, a);
   parse_arrival_classes(ar, a);

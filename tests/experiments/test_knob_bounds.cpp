@@ -23,6 +23,7 @@
 
 #include "core/knobs.h"
 #include "experiments/run/turn_metrics.h"
+#include "experiments/spec/arrival_spec.h"
 #include "experiments/spec/cluster_spec.h"
 #include "experiments/spec/experiment.h"
 #include "experiments/spec/plan_spec.h"
@@ -99,8 +100,11 @@ void check_table(const std::string& section, const Wire& wire, S s = {}) {
     REQUIRE(std::isfinite(b.hi));
     const std::string at = "x.yaml:1: " + (section.empty() ? "" : section + ".") + k.key + ": ";
     const std::string lo = text_of(outside(b.lo, b.lo_open, k.integer, -1), k.integer);
-    CHECK(wire(k.key, lo) ==
-          at + fmt::format("must be {} {}", b.lo_open ? ">" : ">=", text_of(b.lo, k.integer)));
+    // The lower end's refusal may go on to say the unit ("must be > 0 sessions per second").
+    const std::string lo_why =
+        at + fmt::format("must be {} {}", b.lo_open ? ">" : ">=", text_of(b.lo, k.integer));
+    const std::string lo_got = wire(k.key, lo);
+    CHECK((lo_got == lo_why || lo_got.starts_with(lo_why + " ")));
     const std::string hi = text_of(outside(b.hi, b.hi_open, k.integer, +1), k.integer);
     CHECK(wire(k.key, hi) == at + fmt::format("must be {} {}{}",
                                               b.hi_open ? "<" : "<=", text_of(b.hi, k.integer),
@@ -144,6 +148,9 @@ TEST_CASE("every knob's bound is enforced and named: engine, cluster and group t
   });
   check_table<exp::FleetKnobs>("cluster", [](const std::string& k, const std::string& v) {
     return experiment_error("cluster: {" + k + ": " + v + "}\n" + kTrace + kRest);
+  });
+  check_table<exp::ArrivalKnobs>("arrival", [](const std::string& k, const std::string& v) {
+    return experiment_error("arrival: {process: poisson, " + k + ": " + v + "}\n" + kTrace + kRest);
   });
   check_table<exp::MetricsKnobs>("metrics", [](const std::string& k, const std::string& v) {
     return experiment_error("metrics: {" + k + ": " + v + "}\n" + kTrace + kRest);
