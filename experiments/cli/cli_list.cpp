@@ -40,7 +40,7 @@ const Help kListHelp{"usage: isim list\n",
 void knob_section(const char* title, const std::vector<KnobRow>& rows) {
   fmt::print("{}:\n", title);
   for (const auto& r : rows)
-    fmt::print("  {:<30} {:<9} {:<18} {}\n", r.key, r.def, r.bound.empty() ? "-" : r.bound, r.help);
+    fmt::print("  {:<30} {:<9} {:<20} {}\n", r.key, r.def, r.bound.empty() ? "-" : r.bound, r.help);
 }
 
 }  // namespace

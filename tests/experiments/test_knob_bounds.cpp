@@ -308,6 +308,6 @@ TEST_CASE("a zero trace.limit, draw or max_context is 'off', and isim list says 
   std::string out;
   REQUIRE(test::run_bin("isim", "list", &out) == 0);
   CHECK(out.find("trace keys (trace: KEY: VALUE; 0 = off for limit, draw, max_context):\n"
-                 "  limit                          0         [0, 10000000]      keep the first N "
+                 "  limit                          0         [0, 10000000]        keep the first N "
                  "sessions of the trace (0 = off: all)") != std::string::npos);
 }
