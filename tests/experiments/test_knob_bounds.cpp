@@ -22,6 +22,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/knobs.h"
+#include "experiments/plan/plan_sim.h"
 #include "experiments/run/turn_metrics.h"
 #include "experiments/spec/arrival_spec.h"
 #include "experiments/spec/cluster_spec.h"
@@ -218,6 +219,18 @@ TEST_CASE("isim plan's window, rates and fleet factor are bounded by what a run 
         "x.yaml:1: peak_rate: peak_rate x search.window_s must be <= 10000000 sessions (a fleet "
         "run at the peak draws ceil(rate x window_s) sessions; the most a run holds), got 40000 "
         "x 300");
+}
+
+TEST_CASE("a plan probe whose rate x window_s passes what a run holds is refused before it draws") {
+  // 2 sessions/s over 10^7 s: 2 x 10^7 sessions, over the 10^7 a run holds.
+  exp::Experiment e = exp::parse_experiment(
+      YAML::Load("trace: {from: generator, sessions: 1}\n" + std::string(kRest)), "p.yaml",
+      "/base");
+  exp::SearchSpec s;
+  s.window_s = 1e7;
+  CHECK(test::error_of_call([&] { exp::make_workload(e, s, 2, 1); }) ==
+        "p.yaml: search.window_s: a probe at 2 sessions/s over 10000000 s draws 20000000 "
+        "sessions, more than the 10000000 a run holds; lower search.window_s or search.max_rate");
 }
 
 TEST_CASE("metrics.window_s is refused before a run's windows are allocated when too many") {
