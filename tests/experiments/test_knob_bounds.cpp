@@ -22,6 +22,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/knobs.h"
+#include "experiments/plan/plan.h"
 #include "experiments/plan/plan_sim.h"
 #include "experiments/run/turn_metrics.h"
 #include "experiments/spec/arrival_spec.h"
@@ -31,6 +32,7 @@
 #include "experiments/spec/run_flags.h"
 #include "sim/engine_config.h"
 #include "tests/cli_helpers.h"
+#include "tests/experiments/plan_fixtures.h"
 #include "tests/input_error_text.h"
 #include "traces/jsonl.h"
 #include "traces/workload.h"
@@ -231,6 +233,19 @@ TEST_CASE("a plan probe whose rate x window_s passes what a run holds is refused
   CHECK(test::error_of_call([&] { exp::make_workload(e, s, 2, 1); }) ==
         "p.yaml: search.window_s: a probe at 2 sessions/s over 10000000 s draws 20000000 "
         "sessions, more than the 10000000 a run holds; lower search.window_s or search.max_rate");
+}
+
+TEST_CASE("a fleet guess past 65536 engine cores is refused before any fleet is built") {
+  // The hand plan's capacity is 7.875 sessions/s per replica (test_plan.cpp); at 600000
+  // sessions/s the guess is ceil(600000 / 7.875) = ceil(76190.48) = 76191 replicas of one core.
+  const auto d = test::scratch("knob-bounds-fleet");
+  const std::string spec = test::hand_plan(d);
+  const exp::PlanSpec p = exp::load_plan(spec, {"peak_rate=600000"});
+  CHECK(test::error_of_call([&] { exp::run_plan(p, exp::PlanOptions{}); }) ==
+        spec +
+            ": peak_rate: 600000 sessions/s at the capacity 7.875 sessions/s per replica of test "
+            "(discard) needs 76191 replicas of 1 engine core(s), more than the 65536 engine cores "
+            "a fleet may hold (each engine core holds ~60 KB: ~4 GB at the limit)");
 }
 
 TEST_CASE("metrics.window_s is refused before a run's windows are allocated when too many") {
