@@ -97,11 +97,14 @@ inline const char* const kAddHelp =
     "like -p, but may create a new entry of a map of names or append to a list: "
     "--add deployments.h200b='{gpu: H200, profile: p.yaml}'";
 
-// --jobs: worker threads, >= 1; the number of cores when not given.
+// --jobs: worker threads, in 1..kMaxJobs (each a thread with its own simulation's memory);
+// the number of cores when not given.
+inline constexpr uint64_t kMaxJobs = 1024;
 inline size_t jobs_flag(const boost::program_options::variables_map& vm) {
   const uint64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  return flag_value<uint64_t>(vm, "jobs", cores, "an integer >= 1 (worker threads)",
-                              [](uint64_t j) { return j >= 1; });
+  return flag_value<uint64_t>(vm, "jobs", std::min<uint64_t>(cores, kMaxJobs),
+                              "an integer in 1..1024 (worker threads)",
+                              [](uint64_t j) { return j >= 1 && j <= kMaxJobs; });
 }
 
 }  // namespace isim

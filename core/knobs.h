@@ -14,7 +14,12 @@
 //   round-trip text);
 // - knob_rows gives `isim list` each key's default, bound and help.
 // Bounds are closed or open ends on a number; `none()` marks a knob with no numeric bound
-// (strings, booleans). A bound is checked on the value read, never on a default.
+// (strings, booleans). A bound is checked on the value read, never on a default. A bound may
+// carry why its upper end is where it is (`.because("each replica holds ~60 KB")`): a value
+// above it is refused with "must be <= N (WHY)", and `isim list` shows WHY after the help.
+// Every numeric knob has a bound on both ends: tests/experiments/test_knob_bounds.cpp walks
+// every table and checks that a value just outside each end is refused, naming the key and
+// the end, and one just inside is read.
 #pragma once
 
 #include <cstdint>
@@ -34,13 +39,21 @@ struct Bound {
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
   bool lo_open = false, hi_open = false;
+  const char* why = nullptr;  // why the upper end is where it is (shown after a refusal)
 
-  // The reason `v` is out of bounds ("must be > 0"), or "" when it is within them.
+  // This bound, with the reason for its upper end.
+  Bound because(const char* reason) const {
+    Bound b = *this;
+    b.why = reason;
+    return b;
+  }
+  // The reason `v` is out of bounds ("must be > 0", "must be <= 8 (WHY)"), or "" when within.
   std::string check(double v) const {
     if (lo_open ? !(v > lo) : !(v >= lo))
       return fmt::format("must be {} {}", lo_open ? ">" : ">=", lo);
     if (hi_open ? !(v < hi) : !(v <= hi))
-      return fmt::format("must be {} {}", hi_open ? "<" : "<=", hi);
+      return fmt::format("must be {} {}{}", hi_open ? "<" : "<=", hi,
+                         why ? fmt::format(" ({})", why) : "");
     return "";
   }
   // "(0, 1]", "[1, 16777216]", "> 0", "" (no bound): what `isim list` shows.
@@ -74,6 +87,10 @@ inline Bound above_upto(double lo, double hi) {
 // [lo, hi)
 inline Bound from_below(double lo, double hi) {
   return {lo, hi, false, true};
+}
+// (lo, hi)
+inline Bound above_below(double lo, double hi) {
+  return {lo, hi, true, true};
 }
 
 // Reads the knobs of the map `m` onto a struct (see the contract above).
@@ -134,7 +151,7 @@ struct KnobRows {
       def = fmt::format("{}", member);
     else
       def = member;
-    rows.push_back({key, def, b.text(), help});
+    rows.push_back({key, def, b.text(), b.why ? fmt::format("{} ({})", help, b.why) : help});
   }
 };
 

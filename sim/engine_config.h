@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/knobs.h"
+#include "sim/pool_limits.h"
 #include "sim/profile.h"
 #include "sim/replica_view.h"
 #include "traces/session.h"
@@ -23,6 +24,8 @@ inline constexpr int64_t kMaxTimeSamples = 1000000;
 inline constexpr int64_t kMaxSeqsPerStep = int64_t{1} << 20;
 inline constexpr int64_t kMaxTokensPerStep = int64_t{1} << 24;
 inline constexpr double kMaxGib = 1 << 20;  // a PiB: more than any host or device holds
+// Why a pool's block count ends at kMaxPoolBlocks (sim/pool_limits.h).
+inline constexpr const char* kPoolWhy = "the most blocks a pool holds: ~40 B each, 10 GiB";
 
 // The settings, their keys, bounds and help are the knob tables below (core/knobs.h): parsing,
 // the valid keys in errors, config.resolved.yaml and `isim list` all come from them. A member's
@@ -71,10 +74,10 @@ struct EngineConfig {
     k("activation_reserve_gib", activation_reserve_gib, in(0, kMaxGib), "GiB",
       "reserve rule: activations, CUDA graphs, workspace");
     k("swap_space_gib", swap_space_gib, in(0, kMaxGib), "GiB", "CPU swap pool");
-    k("gpu_blocks", gpu_blocks, at_least(0), "an integer (0 = derive from memory)",
-      "GPU KV blocks; 0: from memory");
-    k("cpu_blocks", cpu_blocks, at_least(-1), "an integer (-1 = derive from swap_space_gib)",
-      "CPU KV blocks; -1: from swap_space_gib");
+    k("gpu_blocks", gpu_blocks, in(0, kMaxPoolBlocks).because(kPoolWhy),
+      "an integer (0 = derive from memory)", "GPU KV blocks; 0: from memory");
+    k("cpu_blocks", cpu_blocks, in(-1, kMaxPoolBlocks).because(kPoolWhy),
+      "an integer (-1 = derive from swap_space_gib)", "CPU KV blocks; -1: from swap_space_gib");
     k("prefix_caching", prefix_caching, none(), "true or false",
       "share cached prompt blocks across sessions");
     k("kv_capacity", kv_capacity, none(), "auto, vllm or reserve",

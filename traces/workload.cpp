@@ -59,6 +59,21 @@ void keep_kinds(Workload& w, const std::vector<std::string>& kinds) {
   w.trace = std::move(kept);
 }
 
+// trace.draw: the memory the draws take, estimated from the sessions drawn from, before drawing.
+void check_draw_memory(const Trace& t, int64_t draw, const std::string& origin) {
+  if (t.empty()) return;
+  double total = 0;
+  for (const Session& s : t) total += static_cast<double>(draw_bytes(s));
+  const double mean = total / static_cast<double>(t.size());
+  const double need = mean * static_cast<double>(draw);
+  if (need <= kMaxDrawBytes) return;
+  throw InputError(fmt::format(
+      "{}: trace.draw: {} draws need ~{:.1f} GB ({:.0f} B per session of this trace), more than "
+      "the {:.0f} GB a run's drawn sessions may take; draw at most {}",
+      origin, draw, need / 1e9, mean, kMaxDrawBytes / 1e9,
+      static_cast<int64_t>(kMaxDrawBytes / mean)));
+}
+
 }  // namespace
 
 Workload make_workload(const WorkloadSpec& ts, const ArrivalSpec& arrival, uint64_t seed,
@@ -84,7 +99,10 @@ Workload make_workload(const WorkloadSpec& ts, const ArrivalSpec& arrival, uint6
       w.notes.push_back(fmt::format("trace.max_context={}: {} of {} sessions were cut to fit",
                                     ts.max_context, cut, w.trace.size()));
   }
-  if (ts.draw > 0) w.trace = bootstrap(w.trace, ts.draw, seed);
+  if (ts.draw > 0) {
+    check_draw_memory(w.trace, ts.draw, origin);
+    w.trace = bootstrap(w.trace, ts.draw, seed);
+  }
   if (w.trace.empty())  // the readers refuse an empty file; this guards every other source
     throw InputError(fmt::format("{}: trace ({}): no sessions to run",
                                  ts.path.empty() ? origin : ts.path, ts.from));

@@ -8,7 +8,9 @@
 //   note counts them); none left: InputError "trace.kinds: ..." listing the trace's classes;
 // - limit > 0 keeps the first `limit` sessions; max_context > 0 cuts every longer session to it
 //   (truncate_to_context; a note counts them); draw > 0 draws that many with replacement
-//   (bootstrap, seeded by `seed`);
+//   (bootstrap, seeded by `seed`), once the memory the draws take, estimated from the sessions
+//   drawn from (draw_bytes), is at most kMaxDrawBytes, else InputError "ORIGIN: trace.draw: N
+//   draws need ~X GB (B B per session of this trace), more than the 8 GB ...; draw at most M";
 // - no session left: InputError "PATH: trace (FROM): no sessions to run" (PATH: `origin` when
 //   the source has no path);
 // - intercept_scale != 1 multiplies every intercept's duration (a note says so);
@@ -24,7 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "core/knobs.h"
 #include "traces/arrival.h"
+#include "traces/limits.h"
 #include "traces/session.h"
 
 namespace isim::trace {
@@ -43,7 +47,45 @@ struct WorkloadSpec {
   int64_t block_tokens = 0;    // dynamo-agentic: tokens per hash id (0: its default, 512)
   // Non-empty: keep only the sessions of these classes (trace::session_class).
   std::vector<std::string> kinds;
+
+  // The numeric `trace:` keys (core/knobs.h): key, member, bound, what a value must be, help.
+  // A zero limit, draw or max_context is "off"; a generator needs sessions > 0 and max_context
+  // 1 is refused (experiments/spec/experiment.cpp: what a table cannot say).
+  template <class Visit>
+  void knobs(Visit&& k) {
+    k("limit", limit, in(0, kMaxSessions).because("the most sessions a run holds"), "an integer",
+      "keep the first N sessions of the trace (0 = off: all)");
+    k("draw", draw, in(0, kMaxSessions).because("the most sessions a run holds: a few GB"),
+      "an integer", "draw N sessions with replacement, seeded (0 = off: the trace as is)");
+    k("sessions", sessions, in(0, kMaxSessions).because("the limit on a generated trace"),
+      "an integer", "generator: how many sessions to generate (> 0 for a generator)");
+    k("max_context", max_context, in(0, kMaxTokens).because("the limit on a token count"),
+      "an integer", "cut sessions to this many context tokens (0 = off: no cut; not 1)");
+    k("think_time_s", think_time_s,
+      above_upto(0, kMaxSeconds).because("about 126 years, the limit on a time"), "seconds",
+      "multiturn: mean think time between turns (absent: the trace's)");
+    k("intercept_scale", intercept_scale, above_upto(0, kMaxScale), "a factor",
+      "multiplies every intercept's duration");
+    k("rate_scale", rate_scale, above_upto(0, kMaxScale), "a factor",
+      "agents: multiplies every phase's arrival rate");
+    k("block_tokens", block_tokens, in(1, kMaxTokens).because("the limit on a token count"),
+      "an integer number of tokens", "dynamo-agentic: tokens per hash id (absent: 512)");
+  }
+  static constexpr double kMaxScale = 1e6;  // intercept_scale, rate_scale
 };
+
+// The memory `trace.draw` may take: the estimate is kDrawSessionBytes + the id's length per
+// session, kDrawSegmentBytes per segment and 8 per prefix hash (the structs, rounded up for
+// the allocator).
+inline constexpr double kMaxDrawBytes = 8e9;
+inline constexpr int64_t kDrawSessionBytes = 160;
+inline constexpr int64_t kDrawSegmentBytes = 160;
+// The estimated bytes of one drawn copy of `s`.
+inline int64_t draw_bytes(const Session& s) {
+  return kDrawSessionBytes + static_cast<int64_t>(s.id.size()) +
+         kDrawSegmentBytes * static_cast<int64_t>(s.segments.size()) +
+         8 * static_cast<int64_t>(s.prefix.hashes.size());
+}
 
 struct Workload {
   Trace trace;

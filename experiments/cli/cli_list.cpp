@@ -4,8 +4,10 @@
 #include "core/cli_help.h"
 #include "experiments/cli/cli.h"
 #include "experiments/plan/plan.h"
+#include "experiments/spec/arrival_spec.h"
 #include "experiments/spec/cluster_spec.h"
 #include "experiments/spec/experiment.h"
+#include "experiments/spec/plan_spec.h"
 #include "live/live_executor.h"
 #include "policies/builtin.h"
 #include "policies/estimator.h"
@@ -16,6 +18,7 @@
 #include "sim/executor.h"
 #include "traces/arrival.h"
 #include "traces/sources.h"
+#include "traces/workload.h"
 
 namespace isim::exp {
 
@@ -37,7 +40,7 @@ const Help kListHelp{"usage: isim list\n",
 void knob_section(const char* title, const std::vector<KnobRow>& rows) {
   fmt::print("{}:\n", title);
   for (const auto& r : rows)
-    fmt::print("  {:<30} {:<9} {:<18} {}\n", r.key, r.def, r.bound.empty() ? "-" : r.bound, r.help);
+    fmt::print("  {:<30} {:<9} {:<20} {}\n", r.key, r.def, r.bound.empty() ? "-" : r.bound, r.help);
 }
 
 }  // namespace
@@ -61,8 +64,15 @@ int cmd_list(const Args& args) {
   KnobRows budget;
   sim::EngineConfig{}.scheduler_knobs(budget);
   knob_section("token-budget scheduler knobs (vllm-v1; engine: KEY: VALUE)", budget.rows);
+  knob_section("cluster keys (cluster: KEY: VALUE)", knob_rows<FleetKnobs>());
   knob_section("cluster group keys (cluster.replicas: [{count, KEY: VALUE, ...}])",
                knob_rows<ParallelKnobs>());
+  knob_section("arrival keys (arrival: KEY: VALUE)", knob_rows<ArrivalKnobs>());
+  knob_section("metrics keys (metrics: KEY: VALUE)", knob_rows<MetricsKnobs>());
+  knob_section("trace keys (trace: KEY: VALUE; 0 = off for limit, draw, max_context)",
+               knob_rows<trace::WorkloadSpec>());
+  knob_section("plan keys (isim plan: KEY: VALUE)", knob_rows<PlanKnobs>());
+  knob_section("plan search keys (isim plan, search: KEY: VALUE)", knob_rows<SearchSpec>());
   section("trace sources", trace::trace_source_registry());
   section("arrival processes", trace::arrival_registry());
   std::string stats;

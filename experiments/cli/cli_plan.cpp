@@ -178,8 +178,9 @@ int cmd_plan_merge(const Args& args) {
   po::options_description opts, hidden;
   std::vector<std::string> overrides, inputs;
   std::string out, spec_path;
-  opts.add_options()("help,h", "show this help")("out,o", po::value(&out),
-                                                 "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
+  opts.add_options()("help,h", "show this help")(
+      "out,o", po::value(&out),
+      "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
       "no-plot", "write plan.csv only")("set,p", override_flag(overrides, false),
                                         "the -p overrides the shards ran with")(
       "add", override_flag(overrides, true), kAddHelp);
@@ -209,8 +210,8 @@ int cmd_plan(const Args& args) {
   po::options_description opts, hidden;
   std::vector<std::string> overrides;
   std::string out;
-  opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>(),
-                                                 "worker threads (default: the number of cores)")(
+  opts.add_options()("help,h", "show this help")(
+      "jobs,j", po::value<std::string>(), "worker threads, 1..1024 (default: the number of cores)")(
       "out,o", po::value(&out),
       "output folder (default results/<name>, or results/<name>-<overrides> with -p)")(
       "no-plot", "write plan.csv only")(

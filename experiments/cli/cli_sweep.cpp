@@ -84,8 +84,8 @@ std::optional<SweepRequest> parse_sweep_flags(const Args& args) {
   po::options_description opts, hidden;
   SweepRequest r;
   std::string shard_text = "1/1";
-  opts.add_options()("help,h", "show this help")("jobs,j", po::value<std::string>(),
-                                                 "worker threads (default: the number of cores)")(
+  opts.add_options()("help,h", "show this help")(
+      "jobs,j", po::value<std::string>(), "worker threads, 1..1024 (default: the number of cores)")(
       "shard", po::value(&shard_text),
       "run shard K of N (1-based; runs assigned by a hash of their key); auto: from Slurm's "
       "SLURM_ARRAY_TASK_ID/_MIN/_COUNT or Kubernetes' JOB_COMPLETION_INDEX and ISIM_SHARDS")(

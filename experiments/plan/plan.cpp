@@ -117,8 +117,9 @@ Sizing size_fleet(double peak_rate, double capacity, int64_t gpus_per_replica,
 }
 
 int64_t fleet_bound(int64_t guess, double factor) {
-  const auto scaled = static_cast<int64_t>(std::ceil(factor * static_cast<double>(guess)));
-  return std::max(scaled, guess + 4);
+  // At most kMaxEngines (a guess is at most that: plan_run.cpp checks it; factor <= 64).
+  const double scaled = std::ceil(factor * static_cast<double>(guess));
+  return std::min(std::max(static_cast<int64_t>(std::min(scaled, 1e15)), guess + 4), kMaxEngines);
 }
 
 std::string FleetSearch::simulated() const {

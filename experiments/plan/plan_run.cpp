@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "core/parallel.h"
 #include "experiments/plan/plan.h"
 #include "experiments/plan/plan_shards.h"
@@ -86,6 +87,19 @@ std::vector<SearchResult> search_capacities(const PlanSpec& spec, const PlanOpti
   return searches;
 }
 
+// The fleet a candidate's capacity asks for (ceil(peak_rate / capacity) groups of dp cores), at
+// most kMaxEngines engine cores, before any fleet is built.
+void check_fleet_size(const PlanSpec& spec, const CandidateResult& cr, const Deployment& d) {
+  if (!(cr.capacity > 0)) return;
+  const double groups = std::ceil(spec.peak_rate / cr.capacity);
+  if (groups * d.par.dp <= static_cast<double>(kMaxEngines)) return;
+  throw InputError(fmt::format(
+      "{}: peak_rate: {} sessions/s at the capacity {} sessions/s per replica of {} ({}) needs "
+      "{} replicas of {} engine core(s), more than the {} engine cores a fleet may hold ({})",
+      spec.origin, spec.peak_rate, cr.capacity, d.name, cr.candidate->policy, groups, d.par.dp,
+      kMaxEngines, kEnginesWhy));
+}
+
 // n replicas at the peak rate pass when every seed passes; the first failing seed ends it.
 Verdict check_fleet(const PlanSpec& spec, CandidateResult& cr, int64_t n, Progress& progress) {
   Verdict v;
@@ -119,7 +133,14 @@ void search_fleets(const PlanSpec& spec, const PlanOptions& o, std::vector<Candi
   run_indexed(order.size(), o.jobs, [&](size_t k) {
     CandidateResult& cr = rs[order[k]];
     cr.fleet = search_fleet(
-        cr.guess, [&](int64_t n) { return check_fleet(spec, cr, n, progress); },
+        cr.guess,
+        [&](int64_t n) {
+          const int64_t dp = spec.deployments[cr.candidate->deployment].par.dp;
+          if (n * dp > kMaxEngines)  // not built: more than a fleet may hold
+            return Verdict{
+                false, fmt::format("more than the {} engine cores a fleet may hold", kMaxEngines)};
+          return check_fleet(spec, cr, n, progress);
+        },
         spec.search.max_fleet_factor);
     progress.fleet();
   });
@@ -143,6 +164,7 @@ std::vector<CandidateResult> run_candidates(const PlanSpec& spec, const PlanOpti
                     searches.begin() + static_cast<std::ptrdiff_t>((k + 1) * nseeds));
     summarize_candidate(spec, cr);
     const auto& d = spec.deployments[cr.candidate->deployment];
+    check_fleet_size(spec, cr, d);
     cr.guess = size_fleet(spec.peak_rate, cr.capacity, d.gpus_per_group(), d.price_per_gpu_hour,
                           output_tokens_per_session)
                    .replicas;

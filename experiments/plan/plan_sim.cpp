@@ -12,6 +12,7 @@
 #include "policies/builtin.h"
 #include "policies/routers.h"
 #include "sim/executor.h"
+#include "traces/limits.h"
 #include "traces/sources.h"
 
 namespace isim::exp {
@@ -41,7 +42,13 @@ Workload make_workload(Experiment e, const SearchSpec& s, double rate, uint64_t 
   e.arrival.rate = rate;
   const bool replay = e.arrival.process == "replay";
   if (!replay) {
-    const auto n = static_cast<int64_t>(std::ceil(rate * s.window_s));
+    const double want = std::ceil(rate * s.window_s);
+    if (!(want <= static_cast<double>(trace::kMaxSessions)))  // before the draw allocates them
+      throw InputError(fmt::format(
+          "{}: search.window_s: a probe at {} sessions/s over {} s draws {} sessions, more than "
+          "the {} a run holds; lower search.window_s or search.max_rate",
+          e.origin, rate, s.window_s, want, trace::kMaxSessions));
+    const auto n = static_cast<int64_t>(want);
     if (trace::trace_source_registry().create(e.trace.from, "trace.from")->generated) {
       e.trace.sessions = n;
     } else {

@@ -4,7 +4,8 @@
 // Contract:
 // - `make_workload` gives the trace of one run at `rate` with `seed`: ceil(rate x window_s)
 //   sessions with Poisson arrivals, or the trace's own arrivals scaled so that the mean gap is
-//   1/rate; plus the measured span of arrivals and the drain deadline.
+//   1/rate; plus the measured span of arrivals and the drain deadline. A poisson probe of more
+//   than trace::kMaxSessions sessions is an InputError naming search.window_s, before drawing.
 // - `run_judged` simulates `replicas` units of the candidate's deployment, each engine core with
 //   its own executor and policy instance, behind a fresh instance of the layout's router
 //   (nullptr: a cluster of one, where nothing is routed; dp-lb, vLLM's DP balancer, over one

@@ -5,6 +5,10 @@
 #include <cmath>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "core/input_error.h"
+
 namespace isim::exp {
 
 namespace {
@@ -43,6 +47,11 @@ std::vector<sim::WindowStats> time_windows(const std::vector<sim::TurnRecord>& t
   double last = 0;
   for (const auto& t : turns) last = std::max(last, t.start_s);
   for (const auto& r : sessions) last = std::max(last, r.arrival_s);
+  if (!(last / window_s < kMaxWindows))  // before the windows are allocated
+    throw InputError(fmt::format(
+        "metrics.window_s: {} s makes more than {:.0f} windows over this run ({} s to the last "
+        "turn's start); raise it",
+        window_s, kMaxWindows, last));
   const auto n = static_cast<size_t>(std::floor(last / window_s)) + 1;
   auto window_of = [&](double t) {
     return std::min(n - 1, static_cast<size_t>(std::max(0.0, std::floor(t / window_s))));

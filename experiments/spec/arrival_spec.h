@@ -16,10 +16,24 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/knobs.h"
 #include "core/strict_yaml.h"
 #include "traces/arrival.h"
 
 namespace isim::exp {
+
+// arrival.rate as a knob table (core/knobs.h), for its bound and `isim list`; its lower end's
+// refusal says the unit ("must be > 0 sessions per second"). The users keys are checked by
+// traces/arrival.h (users x sessions_per_user capped), the phases by phases_problem.
+inline constexpr double kMaxArrivalRate = 1e6;
+struct ArrivalKnobs {
+  double rate = 1.0;
+  template <class Visit>
+  void knobs(Visit&& k) {
+    k("rate", rate, above_upto(0, kMaxArrivalRate), "sessions per second",
+      "poisson: new sessions per second");
+  }
+};
 
 // The keys parse_arrival_classes reads, for the `arrival:` map's valid list.
 inline const std::vector<std::string> kArrivalClassKeys = {"salt_copies", "phases", "cycles"};

@@ -37,13 +37,15 @@ ReplicaGroup parse_group(const YAML::Node& n, const std::string& file, const std
   ReplicaGroup r;
   r.name = g.get<std::string>("name", "", "a string");
   r.count = g.require<int32_t>("count", "an integer >= 1");
-  if (r.count < 1) g.fail("count", "must be >= 1");
+  if (const std::string why = FleetKnobs::bound().check(r.count); !why.empty())
+    g.fail("count", why);
   r.profile = resolve_spec_path(base_dir, g.get<std::string>("profile", "", "a profile YAML path"));
   r.tp = g.get<int32_t>("tp", 0, "an integer >= 1");
   if (g.has("tp") && r.tp < 1) g.fail("tp", "must be >= 1");
   parse_parallel_keys(g, r);
-  if (int64_t{r.count} * r.par.dp > 1'000'000)
-    g.fail("dp", "count x dp must be <= 1,000,000 engine cores");
+  if (int64_t{r.count} * r.par.dp > kMaxEngines)
+    g.fail("dp",
+           fmt::format("count x dp must be <= {} engine cores ({})", kMaxEngines, kEnginesWhy));
   r.engine = engine;
   if (g.has("engine")) {
     read_engine(g, "engine", r.engine);
@@ -173,8 +175,10 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   const YAML::Node reps = cl.value("replicas");
   if (!reps || reps.IsScalar()) {
     ReplicaGroup g;
-    g.count = cl.get<int32_t>("replicas", 1, "an integer >= 1 or a list of replica groups");
-    if (g.count < 1) cl.fail("replicas", "must be >= 1");
+    FleetKnobs f;
+    KnobReader read{cl};
+    f.knobs(read);
+    g.count = f.replicas;
     g.engine = engine;
     c.groups.push_back(std::move(g));
   } else if (reps.IsSequence() && reps.size() > 0) {
@@ -193,6 +197,12 @@ ClusterSpec parse_cluster(const YamlMap& root, const std::string& base_dir,
   } else {
     cl.fail("replicas", "expected an integer >= 1 or a non-empty list of replica groups");
   }
+  int64_t engines = 0;  // each group's count x dp is bounded; so is their sum
+  for (const auto& g : c.groups) engines += int64_t{g.count} * g.par.dp;
+  if (engines > kMaxEngines)
+    cl.fail("replicas", fmt::format("the groups' count x dp sum to {} engine cores, more than {} "
+                                    "({})",
+                                    engines, kMaxEngines, kEnginesWhy));
   parse_router(cl, c);
   parse_roles(cl, c);
   for (size_t i = 0; i < c.groups.size(); ++i)

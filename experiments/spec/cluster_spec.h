@@ -46,7 +46,8 @@
 //   count x D engine cores, each a replica to the router, a DP group's cores consecutive.
 //   On a MoE model, a group with dp > 1 or ep steps in lockstep (cluster/lockstep.h) over
 //   `links` (replicas_per_node cores per NVLink domain); on a dense model its cores are
-//   independent replicas and ep is an error. dp <= 1024; ep_overlap in [0, 1]; expert_skew in
+//   independent replicas and ep is an error. Replicas (count x dp over the groups) <= kMaxEngines,
+//   "cluster.replicas: must be <= 65536 (WHY)"; dp <= 1024; ep_overlap in [0, 1]; expert_skew in
 //   [1, 64]; with ep the profile's experts must divide over dp x tp ranks (checked when the
 //   profile is loaded). Lockstep groups in a disaggregated fleet are refused.
 // - Roles come from `roles:` or from the groups' `role:`, never both. `roles:` counts assign
@@ -85,6 +86,25 @@
 #include "sim/profile.h"
 
 namespace isim::exp {
+
+// The most engine cores (replicas x dp) a fleet may hold: each holds ~60 KB before it serves a
+// session (its engine, policy, KV manager and pools' bookkeeping; measured: 16,000 replicas of
+// the quickstart spec peak at 0.9 GB), so about 4 GB at this limit, before the sessions' own KV
+// bookkeeping. cluster.replicas, a group's count x dp and a plan's fleet are checked against it.
+inline constexpr int64_t kMaxEngines = int64_t{1} << 16;  // 65,536
+inline constexpr const char* kEnginesWhy = "each engine core holds ~60 KB: ~4 GB at the limit";
+
+// `cluster.replicas: N` (N identical replicas) as a knob table, for its bound and `isim list`;
+// a group's `count` has the same bound.
+struct FleetKnobs {
+  int32_t replicas = 1;
+  static Bound bound() { return in(1, kMaxEngines).because(kEnginesWhy); }
+  template <class Visit>
+  void knobs(Visit&& k) {
+    k("replicas", replicas, bound(), "an integer >= 1 or a list of replica groups",
+      "identical replicas (or a list of groups, each `count` bounded alike)");
+  }
+};
 
 // A replica group's data and expert parallelism (cluster/lockstep.h), one knob table: each of
 // the group's `count` replicas is a group of `dp` engine cores; on a MoE model they step

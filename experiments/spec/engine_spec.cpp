@@ -20,11 +20,6 @@ std::vector<std::string> engine_keys() {
   return names.names;
 }
 
-[[noreturn]] void fail_pool(const YamlMap& en, const char* k, int64_t v) {
-  en.fail(k,
-          fmt::format("{} blocks is more than a pool holds (at most {})", v, sim::kMaxPoolBlocks));
-}
-
 // The keys of an `engine:` map onto `c` (the experiment's, or a cluster group's overrides):
 // the tables, then what a table cannot say (registered names, one knob bounded by another).
 void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
@@ -39,8 +34,6 @@ void apply_engine(const YamlMap& en, sim::EngineConfig& c) {
             fmt::format("{} is more than max_num_partial_prefills {}; expected at most "
                         "max_num_partial_prefills",
                         c.max_long_partial_prefills, c.max_num_partial_prefills));
-  if (c.gpu_blocks > sim::kMaxPoolBlocks) fail_pool(en, "gpu_blocks", c.gpu_blocks);
-  if (c.cpu_blocks > sim::kMaxPoolBlocks) fail_pool(en, "cpu_blocks", c.cpu_blocks);
   if (en.has("kv_manager")) {
     Params params;
     read_named(en, "kv_manager", "kv manager", c.kv_manager, params);

@@ -137,53 +137,26 @@ void parse_plot(const YamlMap& root, Experiment& e) {
 }
 
 void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t) {
-  const YamlMap tr =
-      root.map("trace",
-               {"from", "path", "limit", "draw", "sessions", "max_context", "think_time_s",
-                "intercept_scale", "rate_scale", "block_tokens", "kinds"},
-               "{from, path, ...}");
+  std::vector<std::string> keys = {"from", "path"};
+  for (const auto& k : knob_names<trace::WorkloadSpec>()) keys.push_back(k);
+  keys.emplace_back("kinds");
+  const YamlMap tr = root.map("trace", keys, "{from, path, ...}");
   t.from = tr.get<std::string>("from", t.from, "a string");
   const bool generated = trace::trace_source_registry().create(t.from, tr.where("from"))->generated;
   t.path = resolve_spec_path(base_dir, tr.get<std::string>("path", "", "a path"));
   if (t.path.empty() && !generated) tr.fail("path", "missing (expected a trace file)");
-  for (auto [k, out] : {std::pair<const char*, int64_t*>{"limit", &t.limit},
-                        {"draw", &t.draw},
-                        {"sessions", &t.sessions},
-                        {"max_context", &t.max_context}}) {
-    *out = tr.get<int64_t>(k, *out, "an integer");
-    if (*out < 0) tr.fail(k, "must be >= 0");
-  }
-  if (tr.has("think_time_s")) {
-    t.think_time_s = tr.require<double>("think_time_s", "seconds");
-    if (!(t.think_time_s > 0)) tr.fail("think_time_s", "must be > 0 seconds");
-    if (t.from != "multiturn")
-      tr.fail("think_time_s", "only a multiturn trace has think times to set");
-  }
-  if (tr.has("intercept_scale")) {
-    t.intercept_scale = tr.require<double>("intercept_scale", "a factor");
-    if (!(t.intercept_scale > 0) || !std::isfinite(t.intercept_scale))
-      tr.fail("intercept_scale", "must be a finite factor > 0");
-  }
-  if (tr.has("rate_scale")) {
-    t.rate_scale = tr.require<double>("rate_scale", "a factor");
-    if (!(t.rate_scale > 0) || !std::isfinite(t.rate_scale))
-      tr.fail("rate_scale", "must be a finite factor > 0");
-    if (t.from != "agents") tr.fail("rate_scale", "only the agents source has rates to scale");
-  }
-  if (tr.has("block_tokens")) {
-    t.block_tokens = tr.require<int64_t>("block_tokens", "an integer number of tokens");
-    if (t.block_tokens < 1) tr.fail("block_tokens", "must be >= 1 tokens per hash id");
-    if (t.from != "dynamo-agentic")
-      tr.fail("block_tokens", "only a dynamo-agentic trace leaves its block size to the run");
-  }
+  KnobReader read{tr};  // the numeric keys and their bounds: traces/workload.h
+  t.knobs(read);
+  if (tr.has("think_time_s") && t.from != "multiturn")
+    tr.fail("think_time_s", "only a multiturn trace has think times to set");
+  if (tr.has("rate_scale") && t.from != "agents")
+    tr.fail("rate_scale", "only the agents source has rates to scale");
+  if (tr.has("block_tokens") && t.from != "dynamo-agentic")
+    tr.fail("block_tokens", "only a dynamo-agentic trace leaves its block size to the run");
   t.kinds = parse_trace_kinds(tr);
   if (t.max_context == 1) tr.fail("max_context", "must be >= 2 (a prompt token and one output)");
   if (generated && t.sessions <= 0)
     tr.fail("sessions", "a generator needs sessions > 0 (how many to generate)");
-  if (t.sessions > trace::kMaxSessions)
-    tr.fail("sessions", fmt::format("expected at most {} sessions (the limit on a generated "
-                                    "trace), got {}",
-                                    trace::kMaxSessions, t.sessions));
 }
 
 // The users process's keys; like `rate` for replay, the other processes ignore them.
@@ -215,6 +188,9 @@ void parse_arrival(const YamlMap& root, trace::ArrivalSpec& a) {
   if (ar.has("rate")) {
     a.rate = ar.require<double>("rate", "sessions per second");
     if (!(a.rate > 0)) ar.fail("rate", "must be > 0 sessions per second");
+    ArrivalKnobs k;  // the upper end (experiments/spec/arrival_spec.h)
+    KnobReader read{ar};
+    k.knobs(read);
   }
   parse_users(ar, a);
   parse_arrival_classes(ar, a);
@@ -288,13 +264,13 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   if (auto sw = root.value("sweep")) parse_sweep(sw, file, e);
   if (root.has("plot")) parse_plot(root, e);
   if (root.has("metrics")) {
-    const YamlMap m = root.map("metrics", {"timeseries_interval_s", "window_s", "shifts_s"});
-    auto& t = e.engine.timeseries_interval_s;
-    t = m.get<double>("timeseries_interval_s", t, "seconds");
-    if (m.has("timeseries_interval_s") && !(t >= kMinTimeSeriesInterval_s))
-      m.fail("timeseries_interval_s", fmt::format("must be >= {} s (an engine step takes longer)",
-                                                  kMinTimeSeriesInterval_s));
-    parse_run_metrics(m, e.turn_slo, e.run_metrics);
+    std::vector<std::string> keys = knob_names<MetricsKnobs>();
+    keys.emplace_back("shifts_s");
+    const YamlMap m = root.map("metrics", keys);
+    static_assert(kMinTimeSeriesInterval_s == kMinMetricInterval_s);
+    parse_run_metrics(m, e.turn_slo, e.run_metrics);  // checks both keys' bounds
+    e.engine.timeseries_interval_s =
+        m.get<double>("timeseries_interval_s", e.engine.timeseries_interval_s, "seconds");
   }
   // Last: the groups start from the experiment's complete engine settings.
   e.cluster = parse_cluster(root, base_dir, e.engine, parse_engine);

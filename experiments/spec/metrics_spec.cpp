@@ -10,9 +10,10 @@
 namespace isim::exp {
 
 void parse_run_metrics(const YamlMap& m, const TurnSlo& turn, RunMetricsSpec& rm) {
-  rm.window_s = m.get<double>("window_s", 0.0, "seconds");
-  if (m.has("window_s") && !(rm.window_s > 0))
-    m.fail("window_s", "must be a window length > 0 in seconds");
+  MetricsKnobs k;  // the bounds; timeseries_interval_s is read by the experiment, alike
+  KnobReader read{m};
+  k.knobs(read);
+  rm.window_s = m.has("window_s") ? k.window_s : 0.0;
   if (!m.has("shifts_s")) return;
   const YAML::Node n = m.value("shifts_s");
   if (!n.IsSequence() || n.size() == 0)

@@ -2,7 +2,8 @@
 // engine's).
 //
 // Contract:
-// - `metrics.window_s: W` (> 0; absent: 0, none) splits the run's turns into windows
+// - `metrics.window_s: W` (in MetricsKnobs' bound; absent: 0, none) splits the run's turns into
+// windows
 //   [kW, (k+1)W) by their start (experiments/run/turn_metrics.h).
 // - `metrics.shifts_s: [t, ...]` (a non-empty list of finite times >= 0) are load shifts whose
 //   time to recover the summary gives; judged against slo.request_ttft_s, so without that limit
@@ -13,10 +14,32 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/knobs.h"
 #include "core/strict_yaml.h"
 #include "experiments/spec/slo.h"
 
 namespace isim::exp {
+
+// The numeric `metrics:` keys as one knob table (core/knobs.h), for their bounds and `isim
+// list`; read into the engine's timeseries_interval_s and RunMetricsSpec::window_s. A window
+// or sample interval under a millisecond is shorter than an engine step; a run has at most
+// kMaxWindows windows (experiments/run/turn_metrics.cpp refuses more before allocating them).
+inline constexpr double kMinMetricInterval_s = 0.001;
+inline constexpr double kMaxMetricInterval_s = 4e9;  // about 126 years, the limit on a time
+inline constexpr double kMaxWindows = 1e6;
+struct MetricsKnobs {
+  double timeseries_interval_s = 1.0;
+  double window_s = 0;
+  template <class Visit>
+  void knobs(Visit&& k) {
+    const Bound b = in(kMinMetricInterval_s, kMaxMetricInterval_s)
+                        .because("about 126 years, the limit on a time");
+    k("timeseries_interval_s", timeseries_interval_s, b, "seconds",
+      "time-series sample interval (a run takes at most 1,000,000 samples)");
+    k("window_s", window_s, b, "seconds",
+      "per-window turn metrics (absent: none; a run has at most 1,000,000 windows)");
+  }
+};
 
 struct RunMetricsSpec {
   double window_s = 0;

@@ -14,6 +14,7 @@
 #include "experiments/spec/plan_spec_parts.h"
 #include "policies/routers.h"
 #include "sim/profile.h"
+#include "traces/limits.h"
 #include "traces/sources.h"
 
 namespace isim::exp {
@@ -91,34 +92,29 @@ void parse_slo(const YAML::Node& n, const std::string& file, const std::string& 
 
 void parse_search(const YamlMap& root, SearchSpec& s) {
   if (!root.has("search")) return;
-  const YamlMap m =
-      root.map("search", {"start_rate", "min_rate", "max_rate", "tolerance", "window_s", "warmup",
-                          "drain_s", "divergence", "max_fleet_factor"});
-  auto pos = [&](const char* k, double& out, const char* what) {
-    if (m.has(k)) out = positive(m.value(k), m.file(), m.key_path(k), what);
-  };
-  pos("start_rate", s.start_rate, "sessions per second");
-  pos("min_rate", s.min_rate, "sessions per second");
-  pos("max_rate", s.max_rate, "sessions per second");
-  pos("tolerance", s.tolerance, "a fraction");
-  pos("window_s", s.window_s, "seconds");
-  pos("drain_s", s.drain_s, "seconds");
-  pos("divergence", s.divergence, "a fraction of the arrival rate");
-  if (m.has("warmup")) {
-    s.warmup = m.require<double>("warmup", "a fraction of the arrival window");
-    if (!(s.warmup >= 0 && s.warmup < 1)) m.fail("warmup", "must be in [0, 1)");
-  }
-  if (s.tolerance >= 1) m.fail("tolerance", "must be < 1");
-  if (m.has("max_fleet_factor")) {
-    s.max_fleet_factor = m.require<double>("max_fleet_factor", "a factor >= 1");
-    if (!(s.max_fleet_factor >= 1 && std::isfinite(s.max_fleet_factor)))
-      m.fail("max_fleet_factor", "must be >= 1");
-  }
+  const YamlMap m = root.map("search", knob_names<SearchSpec>());
+  KnobReader read{m};
+  s.knobs(read);
   if (s.min_rate == 0) s.min_rate = s.start_rate / 64;
   if (!(s.min_rate <= s.start_rate && s.start_rate <= s.max_rate))
     throw InputError(yaml_where(m.file(), m.node(), "search") +
                      fmt::format(": expected min_rate <= start_rate <= max_rate, got {} {} {}",
                                  s.min_rate, s.start_rate, s.max_rate));
+}
+
+// A poisson plan's fleet runs draw ceil(peak_rate x window_s) sessions: at most kMaxSessions.
+void check_peak_sessions(const YamlMap& root, const PlanSpec& p, const std::string& process) {
+  if (process == "replay") return;
+  const double n = std::ceil(p.peak_rate * p.search.window_s);
+  if (n <= static_cast<double>(trace::kMaxSessions)) return;
+  const bool window =
+      root.has("search") && root.map("search", knob_names<SearchSpec>()).has("window_s");
+  const std::string why = fmt::format(
+      "peak_rate x search.window_s must be <= {} sessions (a fleet run at the peak draws "
+      "ceil(rate x window_s) sessions; the most a run holds), got {} x {}",
+      trace::kMaxSessions, p.peak_rate, p.search.window_s);
+  if (window) root.map("search", knob_names<SearchSpec>()).fail("window_s", why);
+  root.fail("peak_rate", why);
 }
 
 // One `routers:` entry: a name, or {name: ..., params}.
@@ -336,14 +332,18 @@ PlanSpec parse_plan(const YAML::Node& node, const std::string& file, const std::
   p.name = root.get<std::string>("name", p.name, "a string");
   if (const std::string why = name_problem(p.name); !why.empty()) root.fail("name", why);
   parse_seeds(root, p.seeds);
-  p.peak_rate = positive(root.need("peak_rate", "the sessions per second to serve"), file,
-                         "peak_rate", "sessions per second");
+  root.need("peak_rate", "the sessions per second to serve");
+  PlanKnobs pk;
+  KnobReader read{root};
+  pk.knobs(read);
+  p.peak_rate = pk.peak_rate;
   parse_slo(root.need("slo", "e.g. ttft_s.p99: 2"), file, "slo", p.slos);
   if (p.slos.empty()) root.fail("slo", "expected an SLO");
   parse_search(root, p.search);
   parse_routers(root, p.routers);
   parse_disagg_axes(root, p);
   const PlanWorkload w = parse_workload(root);
+  check_peak_sessions(root, p, w.arrival["process"] ? w.arrival["process"].Scalar() : "poisson");
 
   auto deps = root.value("deployments");
   if (!deps || !deps.IsMap() || deps.size() == 0)

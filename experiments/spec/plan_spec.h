@@ -39,12 +39,21 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cluster/disagg.h"
+#include "core/knobs.h"
 #include "core/params.h"
 #include "experiments/spec/experiment.h"
 #include "experiments/spec/slo.h"
 
 namespace isim::exp {
 
+// The highest rate a plan may name (peak_rate, search rates), in sessions per second.
+inline constexpr double kMaxPlanRate = 1e6;
+// The most a fleet search may scale its first guess (search.max_fleet_factor).
+inline constexpr double kMaxFleetFactor = 64;
+
+// `search:`, one knob table (core/knobs.h). A run at rate r draws ceil(r x window_s) sessions
+// (poisson), at most trace::kMaxSessions: peak_rate x window_s is checked when the spec is read,
+// each probe's rate x window_s before it draws (experiments/plan/plan_sim.cpp).
 struct SearchSpec {
   double start_rate = 1.0;      // sessions/s of the first probe
   double min_rate = 0;          // below it a candidate is infeasible (0 = start_rate / 64)
@@ -55,6 +64,39 @@ struct SearchSpec {
   double drain_s = 120;         // slack past the last session's unqueued finish before a cut
   double divergence = 0.05;     // queue growth rate, as a fraction of the arrival rate
   double max_fleet_factor = 2;  // simulated fleets up to max(ceil(f x guess), guess + 4)
+
+  template <class Visit>
+  void knobs(Visit&& k) {
+    const Bound rate = above_upto(0, kMaxPlanRate);
+    k("start_rate", start_rate, rate, "sessions per second", "rate of the first probe");
+    k("min_rate", min_rate, rate, "sessions per second",
+      "below it a candidate is infeasible (absent: start_rate / 64)");
+    k("max_rate", max_rate, rate, "sessions per second",
+      "a candidate passing here is reported as at least this");
+    k("tolerance", tolerance, above_below(0, 1), "a fraction",
+      "stop when (fail - pass) <= tolerance x pass");
+    k("window_s", window_s, above_upto(0, 1e7).because("about 116 days"), "seconds",
+      "poisson: sessions arrive over this long (ceil(rate x window_s) per run)");
+    k("warmup", warmup, from_below(0, 1), "a fraction of the arrival window",
+      "leading fraction of the window not measured");
+    k("drain_s", drain_s, above_upto(0, 1e7).because("about 116 days"), "seconds",
+      "slack past the last session's unqueued finish before a cut");
+    k("divergence", divergence, above_upto(0, 100), "a fraction of the arrival rate",
+      "queue growth rate that marks a run overloaded");
+    k("max_fleet_factor", max_fleet_factor,
+      in(1, kMaxFleetFactor).because("fleets past 64 x the guess say the guess is wrong"),
+      "a factor >= 1", "simulated fleets up to max(ceil(f x guess), guess + 4)");
+  }
+};
+
+// The plan's own numeric keys (core/knobs.h); peak_rate is required.
+struct PlanKnobs {
+  double peak_rate = 0;
+  template <class Visit>
+  void knobs(Visit&& k) {
+    k("peak_rate", peak_rate, above_upto(0, kMaxPlanRate), "sessions per second",
+      "the rate the sized fleet must serve (required)");
+  }
 };
 
 struct Deployment {

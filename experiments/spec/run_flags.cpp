@@ -32,21 +32,30 @@ RunExperiment from_flag_form(const RunSpecFlags& f) {
     slot = parse_yaml_value(text, origin);
     origins.add(slot, origin);
   };
+  // A flag's text taken as it is (a name or a path), named "--FLAG TEXT" in errors.
+  auto as_text = [&](YAML::Node slot, const std::string& flag, const std::string& text) {
+    slot = text;
+    origins.add(slot, "--" + flag + " " + text);
+  };
   YAML::Node y;
   y["name"] = std::filesystem::path(f.trace).stem().string();
   if (f.seed) from_flag(y["seed"], "seed", *f.seed);
-  y["trace"]["from"] = f.from.value_or("jsonl");
-  y["trace"]["path"] = f.trace;
+  if (f.from)
+    as_text(y["trace"]["from"], "from", *f.from);
+  else
+    y["trace"]["from"] = "jsonl";
+  as_text(y["trace"]["path"], "trace", f.trace);
   if (f.rate) {
     y["arrival"]["process"] = "poisson";
     from_flag(y["arrival"]["rate"], "rate", *f.rate);
   } else {
     y["arrival"]["process"] = "replay";
   }
-  y["profile"] = f.profile;
-  y["policy"] = f.policy;
-  if (f.scheduler && !f.scheduler->empty()) y["engine"]["scheduler"] = *f.scheduler;
-  if (f.executor && !f.executor->empty()) y["executor"] = *f.executor;
+  as_text(y["profile"], "profile", f.profile);
+  as_text(y["policy"], "policy", f.policy);
+  if (f.scheduler && !f.scheduler->empty())
+    as_text(y["engine"]["scheduler"], "scheduler", *f.scheduler);
+  if (f.executor && !f.executor->empty()) as_text(y["executor"], "executor", *f.executor);
   r.out_keys.push_back("policy=" + f.policy);
   for (const auto& [name, value] :
        {std::pair{"rate", &f.rate}, std::pair{"seed", &f.seed},

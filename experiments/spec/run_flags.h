@@ -9,9 +9,11 @@
 //   the folder keys are the overrides, then those flag overrides.
 // - Without: the spec {name: the trace file's stem, seed, trace: {from, path}, arrival: poisson
 //   at --rate (replay without it), profile, policy, engine.scheduler, executor}, then the
-//   overrides (errors name "command line"; --rate's and --seed's text parsed as YAML and named
-//   "--rate R"); the folder keys are policy=, rate=, seed=, scheduler=, executor= (those given),
-//   then the overrides.
+//   overrides; errors name the flag as typed: "--policy NAME: policy: ...", "--from F",
+//   "--trace T", "--profile P", "--scheduler S", "--executor E" (their text taken as it is),
+//   "--rate R" and "--seed S" (their text parsed as YAML), "-p KEY=V"; only keys no flag set
+//   say "command line"; the folder keys are policy=, rate=, seed=, scheduler=, executor= (those
+//   given), then the overrides.
 #pragma once
 
 #include <optional>

@@ -76,7 +76,8 @@ TEST_CASE("every dp/ep error names the file, line and key") {
   CHECK(error_of(m + "expert_skew: 0.5}]}\n") ==
         "e.yaml:4: cluster.replicas[0].expert_skew: must be >= 1");
   CHECK(error_of(std::string(kDpMinimal) + "cluster: {replicas: [{count: 2000, dp: 1000}]}\n") ==
-        "e.yaml:4: cluster.replicas[0].dp: count x dp must be <= 1,000,000 engine cores");
+        "e.yaml:4: cluster.replicas[0].dp: count x dp must be <= 65536 engine cores (each engine "
+        "core holds ~60 KB: ~4 GB at the limit)");
   CHECK(error_of(std::string(kDpMinimal) +
                  "cluster: {replicas: [{count: 1, dp: 2, role: prefill}, {count: 1, role: "
                  "decode}]}\n") ==

@@ -97,11 +97,11 @@ TEST_CASE("pool sizes beyond a pool's limit, NaN and infinities are refused wher
   using test::error_of;
   const std::string s = kMinimal;
   CHECK(error_of(s + "engine: {gpu_blocks: 2147483648}\n") ==
-        "e.yaml:4: engine.gpu_blocks: 2147483648 blocks is more than a pool holds (at most "
-        "268435456)");
+        "e.yaml:4: engine.gpu_blocks: must be <= 268435456 (the most blocks a pool holds: ~40 B "
+        "each, 10 GiB)");
   CHECK(error_of(s + "engine: {cpu_blocks: 268435457}\n") ==
-        "e.yaml:4: engine.cpu_blocks: 268435457 blocks is more than a pool holds (at most "
-        "268435456)");
+        "e.yaml:4: engine.cpu_blocks: must be <= 268435456 (the most blocks a pool holds: ~40 B "
+        "each, 10 GiB)");
   CHECK(test::parse(s + "engine: {gpu_blocks: 268435456}\n").engine.gpu_blocks == 268435456);
   CHECK(error_of(s + "engine: {swap_space_gib: .inf}\n") ==
         "e.yaml:4: engine.swap_space_gib: expected GiB (a finite number), got '.inf'");
@@ -112,8 +112,7 @@ TEST_CASE("pool sizes beyond a pool's limit, NaN and infinities are refused wher
   CHECK(error_of(s + "metrics: {timeseries_interval_s: .inf}\n") ==
         "e.yaml:4: metrics.timeseries_interval_s: expected seconds (a finite number), got '.inf'");
   CHECK(error_of(s + "metrics: {timeseries_interval_s: 1e-9}\n") ==
-        "e.yaml:4: metrics.timeseries_interval_s: must be >= 0.001 s (an engine step takes "
-        "longer)");
+        "e.yaml:4: metrics.timeseries_interval_s: must be >= 0.001");
   CHECK(test::parse(s + "metrics: {timeseries_interval_s: 0.001}\n")
             .engine.timeseries_interval_s == 0.001);
 }
@@ -208,12 +207,13 @@ TEST_CASE("isim: output folders are checked before any work, and flags like spec
 }
 
 TEST_CASE("times the spec makes too large (a tiny rate, a huge intercept scale) are input errors") {
-  // One session: 4 tokens, a 1 s tool, then 1 token. Scaled by 1e300 its intercept is 1e300 s;
-  // at 1e-300 sessions/s its first arrival gap is about 1e300 s. Both pass the 4e9 s limit.
+  // One session: 4 tokens, a 10^4 s tool, then 1 token. Scaled by 10^6 (trace.intercept_scale's
+  // bound) its intercept is 10^10 s; at 1e-300 sessions/s its first arrival gap is about 1e300 s.
+  // Both pass the 4e9 s limit.
   const auto d = test::scratch("limits-times");
   test::write_file(d / "t.jsonl",
                    R"({"id":"a","arrival_s":0,"segments":[{"input":4,"output":1,)"
-                   R"("intercept":{"kind":"tool","duration_s":1}},{"input":1,"output":1}]})"
+                   R"("intercept":{"kind":"tool","duration_s":10000}},{"input":1,"output":1}]})"
                    "\n");
   const auto spec = test::write_file(
       d / "e.yaml", "trace: {from: jsonl, path: t.jsonl}\nprofile: " + profile() +
@@ -222,10 +222,10 @@ TEST_CASE("times the spec makes too large (a tiny rate, a huge intercept scale) 
     return error_in(d, [&] { exp::prepare(exp::load_experiment(spec, ps), false); });
   };
   // With no arrival key the process is poisson at 1 session/s: a moves to its first gap.
-  const std::string scaled = prepared({"trace.intercept_scale=1e300"});
+  const std::string scaled = prepared({"trace.intercept_scale=1e6"});
   CHECK(scaled.starts_with("e.yaml: session a: arrives at "));
-  CHECK(scaled.find(" s and its intercepts last 1e+300 s in all, past the 4000000000 s (about "
-                    "126 years) limit on a time; from trace.intercept_scale=1e+300, "
+  CHECK(scaled.find(" s and its intercepts last 10000000000 s in all, past the 4000000000 s "
+                    "(about 126 years) limit on a time; from trace.intercept_scale=1000000, "
                     "arrival.process=poisson, arrival.rate=1: use a larger rate or a smaller "
                     "scale") != std::string::npos);
   const std::string slow = prepared({"arrival={process: poisson, rate: 1e-300}"});
@@ -233,7 +233,9 @@ TEST_CASE("times the spec makes too large (a tiny rate, a huge intercept scale) 
   CHECK(slow.find("past the 4000000000 s (about 126 years) limit on a time; from "
                   "trace.intercept_scale=1, arrival.process=poisson, arrival.rate=1e-300") !=
         std::string::npos);
-  CHECK(prepared({"trace.intercept_scale=1e5"}) == "(no error)");  // 1e5 s: inside it
+  CHECK(prepared({"trace.intercept_scale=1e-3"}) == "(no error)");  // 10 s: inside it
+  CHECK(prepared({"trace.intercept_scale=1e300"}) ==  // past its bound: refused where read
+        "-p trace.intercept_scale=1e300: trace.intercept_scale: must be <= 1000000");
 }
 
 TEST_CASE("a generator asked for more sessions than the cap is refused where the count is read") {
@@ -242,8 +244,7 @@ TEST_CASE("a generator asked for more sessions than the cap is refused where the
       d / "g.yaml", "trace: {from: generator, sessions: 10000001}\nprofile: " + profile() +
                         "\npolicy: swap\n");
   CHECK(error_in(d, [&] { exp::load_experiment(spec, {}); }) ==
-        "g.yaml:1: trace.sessions: expected at most 10000000 sessions (the limit on a generated "
-        "trace), got 10000001");
+        "g.yaml:1: trace.sessions: must be <= 10000000 (the limit on a generated trace)");
   CHECK(error_in(d, [&] { exp::load_experiment(spec, {"trace.sessions=10000000"}); }) ==
         "(no error)");
   std::string err;

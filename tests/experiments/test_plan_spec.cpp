@@ -161,13 +161,13 @@ TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
   expect(spec + " -p arrival.rate=3", "arrival.rate: the plan searches the rate");
   expect(spec + " -p trace.draw=30", "trace.draw: set by the plan");
   expect(spec + " -p peak_rate=0", "peak_rate: must be > 0");
-  expect(spec + " -p search.warmup=1", "search.warmup: must be in [0, 1)");
+  expect(spec + " -p search.warmup=1", "search.warmup: must be < 1");
   expect(spec + " -p search.colour=red", "unknown key");
   expect(spec + " -p 'seeds=[1, 1]'", "seeds[1]: listed twice");
   expect(spec + " -p policy=nonsense", "unknown key");
   expect(with("{ttft_s.p99: 2}", "    policies: [nonsense]\n"), "nonsense");
-  expect(spec + " --jobs 0", "--jobs: expected an integer >= 1 (worker threads), got '0'");
-  expect(spec + " --jobs -1", "--jobs: expected an integer >= 1 (worker threads), got '-1'");
+  expect(spec + " --jobs 0", "--jobs: expected an integer in 1..1024 (worker threads), got '0'");
+  expect(spec + " --jobs -1", "--jobs: expected an integer in 1..1024 (worker threads), got '-1'");
   std::string err;
   CHECK(run_isim("plan", nullptr, &err) == 2);
   CHECK(err.find("needs SPEC.yaml") != std::string::npos);

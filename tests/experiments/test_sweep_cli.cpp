@@ -182,11 +182,11 @@ TEST_CASE("isim sweep --list prints the runs of the shard; usage errors exit 2")
   CHECK(run_isim("sweep x.yaml --shard 3/2", nullptr, &err) == 2);
   CHECK(err.find("--shard 3/2: expected K/N") != std::string::npos);
   CHECK(run_isim("sweep x.yaml --jobs 0", nullptr, &err) == 2);
-  CHECK(err.find("--jobs: expected an integer >= 1 (worker threads), got '0'") !=
+  CHECK(err.find("--jobs: expected an integer in 1..1024 (worker threads), got '0'") !=
         std::string::npos);
   // Not SIZE_MAX: a negative count is refused, naming the flag.
   CHECK(run_isim("sweep " + path + " --list --jobs -1", nullptr, &err) == 2);
-  CHECK(err.find("--jobs: expected an integer >= 1 (worker threads), got '-1'") !=
+  CHECK(err.find("--jobs: expected an integer in 1..1024 (worker threads), got '-1'") !=
         std::string::npos);
 }
 

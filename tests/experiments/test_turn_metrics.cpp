@@ -169,7 +169,7 @@ TEST_CASE("metrics.window_s, metrics.shifts_s and the turn-level slo keys, check
   CHECK(test::error_of(std::string(kTurnSpec) + "slo: {request_ttft_s: 0}\n") ==
         "e.yaml:4: slo.request_ttft_s: must be a finite upper limit > 0 in the metric's unit");
   CHECK(test::error_of(std::string(kTurnSpec) + "metrics: {window_s: 0}\n") ==
-        "e.yaml:4: metrics.window_s: must be a window length > 0 in seconds");
+        "e.yaml:4: metrics.window_s: must be >= 0.001");
   CHECK(test::error_of(std::string(kTurnSpec) + "metrics: {shifts_s: 5}\n") ==
         "e.yaml:4: metrics.shifts_s: expected a non-empty list of shift times in seconds, e.g. "
         "[1200, 2400]");
