@@ -17,6 +17,7 @@
 #include "calibrate/hf_config_params.h"
 #include "core/input_error.h"
 #include "core/json_shown.h"
+#include "core/json_unique.h"
 
 namespace isim::calib {
 
@@ -26,7 +27,7 @@ using json = nlohmann::json;
 
 json parse(const std::string& text, const std::string& path) {
   try {
-    return json::parse(text);
+    return parse_json_unique<json>(text, path);
   } catch (const json::parse_error& e) {
     const size_t end = std::min(e.byte == 0 ? 0 : e.byte - 1, text.size());
     const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + end, '\n'));

@@ -2,9 +2,10 @@
 // format `WHERE: FIELD: reason`, how a bad value is quoted (isim::shown, core/json_shown.h),
 // token counts (traces/limits.h) and the line loop.
 //
-// Contract: count_field reads an integer in [min, kMaxTokens]. for_each_json_line calls fn(json, where, line) for every non-blank line of `in`
-// (CRLF tolerated), with where = "ORIGIN:LINE"; a line that is not JSON throws InputError
-// `ORIGIN:LINE: <json>: parser message`.
+// Contract: count_field reads an integer in [min, kMaxTokens]. for_each_json_line calls fn(json,
+// where, line) for every non-blank line of `in` (CRLF tolerated), with where = "ORIGIN:LINE"; a
+// line that is not JSON throws InputError `ORIGIN:LINE: <json>: parser message`, one with a key
+// twice in an object the message of parse_json_unique (core/json_unique.h).
 #pragma once
 
 #include <cmath>
@@ -18,6 +19,7 @@
 
 #include "core/input_error.h"
 #include "core/json_shown.h"
+#include "core/json_unique.h"
 #include "traces/limits.h"
 
 namespace isim::trace::json_lines {
@@ -79,7 +81,7 @@ void for_each_json_line(std::istream& in, const std::string& origin, Fn&& fn) {
     const std::string where = fmt::format("{}:{}", origin, n);
     json j;
     try {
-      j = json::parse(line);
+      j = parse_json_unique<json>(line, origin, n);
     } catch (const json::exception& e) {
       fail(where, "<json>", e.what());
     }

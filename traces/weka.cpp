@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "core/hash.h"
 #include "core/input_error.h"
@@ -322,7 +323,9 @@ void import_file(const std::string& path, Trace& out, WekaReport& rep) {
   std::ifstream in = open_trace_file(path);
   json doc;
   try {
-    doc = json::parse(in);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    doc = parse_json_unique<json>(buf.str(), path);
   } catch (const json::exception& e) {
     throw InputError(path + ": <json>: " + e.what());
   }

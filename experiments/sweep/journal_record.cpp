@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/input_error.h"
+#include "core/json_unique.h"
 #include "experiments/version.h"
 
 namespace isim::exp {
@@ -98,7 +99,13 @@ JournalText split_journal(const std::string& text, const std::string& file,
       out.torn = true;
       break;
     }
-    Json j = Json::parse(text.begin() + at, text.begin() + nl, nullptr, /*exceptions=*/false);
+    Json j;  // null when the line is not JSON; a key twice is refused with both places
+    try {
+      j = parse_json_unique<Json>(std::string_view(text).substr(at, nl - at), file,
+                                  static_cast<int64_t>(line));
+    } catch (const Json::parse_error&) {
+      j = Json();
+    }
     at = nl + 1;
     if (line == 1) {
       auto v = j.is_object() ? j.find(kind) : j.end();
