@@ -49,6 +49,7 @@ void read_named(const YAML::Node& n, const std::string& file, const std::string&
     const auto v = read_as<std::string>(kv.second, file, key + "." + k, "a scalar parameter");
     if (!params.values.emplace(k, v).second)
       throw InputError(yaml_where(file, kv.first, key + "." + k) + ": duplicate key");
+    params.at[k] = yaml_where(file, kv.second, key + "." + k);
   }
 }
 
@@ -155,6 +156,9 @@ void parse_trace(const YamlMap& root, const std::string& base_dir, TraceSpec& t)
   if (tr.has("think_time_s")) {
     t.think_time_s = tr.require<double>("think_time_s", "seconds");
     if (!(t.think_time_s > 0)) tr.fail("think_time_s", "must be > 0 seconds");
+    // Here, not when the generator draws: the spec's file, line and key are known only here.
+    if (t.think_time_s > trace::kMaxSeconds)
+      tr.fail("think_time_s", trace::too_many_seconds(fmt::format("{:g}", t.think_time_s)));
     if (t.from != "multiturn")
       tr.fail("think_time_s", "only a multiturn trace has think times to set");
   }
