@@ -36,12 +36,6 @@ std::optional<HeadsProblem> heads_problem(int heads, int kv_heads, int tp, bool 
 std::string rising_problem(std::span<const double> x, std::span<const double> y,
                            std::string_view axis) {
   const std::size_t n = std::min(x.size(), y.size());
-  if (n >= 2 && y[n - 1] < y[n - 2])
-    return fmt::format(
-        "{} us at {} {} falls to {} us at {} {}; expected no fall between the "
-        "last two points (past them the time is extrapolated along them and would "
-        "reach 0)",
-        y[n - 2], axis, x[n - 2], y[n - 1], axis, x[n - 1]);
   std::size_t top = 0;  // the largest time so far
   for (std::size_t i = 1; i < n; ++i) {
     if (y[i] < (1 - kNoiseDip) * y[top])

@@ -13,11 +13,12 @@
 //   tp > kv_heads; vLLM's QKVParallelLinear). With MLA (mla = true) the cache holds one latent
 //   every rank replicates, so only heads % tp is required.
 // - rising_problem(x, y, axis) is "" when the times y (one per strictly increasing x) may price
-//   a step, else why not, naming the points. A table is extrapolated past its last point along
-//   the last two (sim/interp.h), so those must not fall (else the time reaches 0: a prefill
-//   priced below a decode of fewer tokens); inside, a time may lie at most kNoiseDip below the
-//   largest before it (measurement noise: the shipped measured profiles dip by up to 16.8%, at
-//   a few microseconds of lm_head), never more. Applied along the token axes: dense_us.tokens,
+//   a step, else why not, naming the points: no time may lie more than kNoiseDip below the
+//   largest before it, the last included (past the last two points a table is extrapolated
+//   along them, sim/interp.h, so a table that falls reaches 0: a prefill priced below a decode
+//   of fewer tokens). Smaller dips are measurement noise: the shipped measured profiles dip by
+//   up to 16.8% (lm_head at a few microseconds), and the measured excerpts in tests/data end on
+//   a pair that falls by up to 7.7%. Applied along the token axes: dense_us.tokens,
 //   lm_head_us.sequences, allreduce_us.bytes, decode_attention_us.kv_tokens (each row),
 //   prefill_attention_us.chunk and .kv_tokens, moe_us.tokens. Not along decode sequences at a
 //   fixed total of KV tokens: spreading the same KV over more sequences may be faster (the
