@@ -79,8 +79,8 @@ TEST_CASE("profile consistency: a time table that falls with tokens is refused n
                "37.5% below the 16 us at kv_tokens 0; expected more kv_tokens never to cost less " +
                    tail);
   // Its column kv_tokens 0 falls along chunk: 20 at chunk 1, 14 at chunk 16 (30%; rows rise).
-  const std::string col = edit(t, "        - [1, 2]\n        - [16, 20]\n",
-                               "        - [20, 30]\n        - [14, 40]\n");
+  const std::string col =
+      edit(t, "        - [1, 2]\n        - [16, 20]\n", "        - [20, 30]\n        - [14, 40]\n");
   CHECK(error_of(col).find(": forward.tables.prefill_attention_us.us: at kv_tokens 0: 14 us at "
                            "chunk 16 is 30.0% below the 20 us at chunk 1; expected more chunk "
                            "never to cost less " +
