@@ -41,7 +41,7 @@ std::string rising_problem(std::span<const double> x, std::span<const double> y,
     if (y[i] < (1 - kNoiseDip) * y[top])
       return fmt::format(
           "{} us at {} {} is {:.1f}% below the {} us at {} {}; expected more {} "
-          "never to cost less (at most {:.0f}% less, as measurement noise)",
+          "never to cost less (at most {:.0f}% less: noise and kernel switches)",
           y[i], axis, x[i], 100 * (1 - y[i] / y[top]), y[top], axis, x[top], axis, 100 * kNoiseDip);
     if (y[i] > y[top]) top = i;
   }

@@ -16,13 +16,14 @@
 //   a step, else why not, naming the points: no time may lie more than kNoiseDip below the
 //   largest before it, the last included (past the last two points a table is extrapolated
 //   along them, sim/interp.h, so a table that falls reaches 0: a prefill priced below a decode
-//   of fewer tokens). Smaller dips are measurement noise: the shipped measured profiles dip by
-//   up to 16.8% (lm_head at a few microseconds), and the measured excerpts in tests/data end on
-//   a pair that falls by up to 7.7%. Applied along the token axes: dense_us.tokens,
-//   lm_head_us.sequences, allreduce_us.bytes, decode_attention_us.kv_tokens (each row),
-//   prefill_attention_us.chunk and .kv_tokens, moe_us.tokens. Not along decode sequences at a
-//   fixed total of KV tokens: spreading the same KV over more sequences may be faster (the
-//   shipped measured tables fall by up to 18.7% there).
+//   of fewer tokens). Smaller dips are real: the shipped measured profiles dip by up to 16.8%
+//   (lm_head at a few microseconds), the measured excerpts in tests/data end on a pair that
+//   falls by 7.7%. Along the token axes: dense_us.tokens, lm_head_us.sequences,
+//   allreduce_us.bytes, prefill_attention_us.chunk and .kv_tokens, moe_us.tokens. Not decode
+//   attention: at a fixed total of KV tokens, more sequences may run faster (the shipped
+//   measured tables fall by up to 18.7%), and the shared RTXPRO6000 qwen3-30b-a3b tp2 decode of
+//   one sequence falls by 55% from 13122 to 20736 KV tokens (a split-KV kernel switch,
+//   presumably): not noise, so not refused.
 #pragma once
 
 #include <optional>
@@ -32,7 +33,7 @@
 
 namespace isim::sim {
 
-inline constexpr double kNoiseDip = 0.25;
+inline constexpr double kNoiseDip = 0.5;
 
 struct HeadsProblem {
   std::string key;  // "kv_heads" or "tp"

@@ -55,7 +55,7 @@ TEST_CASE("profile consistency: heads, kv_heads and tp that do not fit are refus
 
 TEST_CASE("profile consistency: a time table that falls with tokens is refused naming the row") {
   const std::string t = tables_text();
-  const std::string tail = "(at most 25% less, as measurement noise)";
+  const std::string tail = "(at most 50% less: noise and kernel switches)";
   // dense_us [10, 64, 16]: 16 is 75% below 64, and past tokens 16 the time would extrapolate
   // along the last two points to 16 - 48/12 x 16 = -48 at 32 tokens, clamped to 0.
   const std::string dense = edit(t, "      us: [10, 16, 64]\n", "      us: [10, 64, 16]\n");
@@ -63,36 +63,33 @@ TEST_CASE("profile consistency: a time table that falls with tokens is refused n
                "forward.tables.dense_us.us: 16 us at tokens 16 is 75.0% below the 64 us at tokens "
                "4; expected more tokens never to cost less " +
                    tail);
-  // [10, 7, 64]: 7 is 30% below 10.
-  const std::string dip = edit(t, "      us: [10, 16, 64]\n", "      us: [10, 7, 64]\n");
-  expect_exact(dip, "us: [10, 7, 64]",
-               "forward.tables.dense_us.us: 7 us at tokens 4 is 30.0% below the 10 us at tokens 1; "
+  // [10, 4, 64]: 4 is 60% below 10.
+  const std::string dip = edit(t, "      us: [10, 16, 64]\n", "      us: [10, 4, 64]\n");
+  expect_exact(dip, "us: [10, 4, 64]",
+               "forward.tables.dense_us.us: 4 us at tokens 4 is 60.0% below the 10 us at tokens 1; "
                "expected more tokens never to cost less " +
                    tail);
-  // [10, 8, 64] and [10, 16, 13]: 20% and 18.75% below, within the noise allowed.
-  CHECK(error_of(edit(t, "      us: [10, 16, 64]\n", "      us: [10, 8, 64]\n")) == "(no error)");
-  CHECK(error_of(edit(t, "      us: [10, 16, 64]\n", "      us: [10, 16, 13]\n")) == "(no error)");
-  // prefill_attention_us row 1 (chunk 16) falls along kv_tokens: 16 at 0, 10 at 64 (37.5%).
-  const std::string row = edit(t, "        - [16, 20]\n", "        - [16, 10]\n");
-  expect_exact(row, "- [16, 10]",
-               "forward.tables.prefill_attention_us.us[1]: at chunk 16: 10 us at kv_tokens 64 is "
-               "37.5% below the 16 us at kv_tokens 0; expected more kv_tokens never to cost less " +
+  // [10, 6, 64] and [10, 16, 9]: 40% and 43.75% below, within what is allowed.
+  CHECK(error_of(edit(t, "      us: [10, 16, 64]\n", "      us: [10, 6, 64]\n")) == "(no error)");
+  CHECK(error_of(edit(t, "      us: [10, 16, 64]\n", "      us: [10, 16, 9]\n")) == "(no error)");
+  // prefill_attention_us row 1 (chunk 16) falls along kv_tokens: 16 at 0, 6 at 64 (62.5%).
+  const std::string row = edit(t, "        - [16, 20]\n", "        - [16, 6]\n");
+  expect_exact(row, "- [16, 6]",
+               "forward.tables.prefill_attention_us.us[1]: at chunk 16: 6 us at kv_tokens 64 is "
+               "62.5% below the 16 us at kv_tokens 0; expected more kv_tokens never to cost less " +
                    tail);
-  // Its column kv_tokens 0 falls along chunk: 20 at chunk 1, 14 at chunk 16 (30%; rows rise).
+  // Its column kv_tokens 0 falls along chunk: 20 at chunk 1, 8 at chunk 16 (60%; rows rise).
   const std::string col =
-      edit(t, "        - [1, 2]\n        - [16, 20]\n", "        - [20, 30]\n        - [14, 40]\n");
-  CHECK(error_of(col).find(": forward.tables.prefill_attention_us.us: at kv_tokens 0: 14 us at "
-                           "chunk 16 is 30.0% below the 20 us at chunk 1; expected more chunk "
+      edit(t, "        - [1, 2]\n        - [16, 20]\n", "        - [20, 30]\n        - [8, 40]\n");
+  CHECK(error_of(col).find(": forward.tables.prefill_attention_us.us: at kv_tokens 0: 8 us at "
+                           "chunk 16 is 60.0% below the 20 us at chunk 1; expected more chunk "
                            "never to cost less " +
                            tail) != std::string::npos);
-  // decode_attention_us row 0 (sequences 1) falls along kv_tokens: 3 at 0, 1 at 100 (66.7%).
-  const std::string decode = edit(t, "        - [1, 3]\n", "        - [3, 1]\n");
-  expect_exact(decode, "- [3, 1]",
-               "forward.tables.decode_attention_us.us[0]: at sequences 1: 1 us at kv_tokens 100 is "
-               "66.7% below the 3 us at kv_tokens 0; expected more kv_tokens never to cost less " +
-                   tail);
-  // Along decode sequences at a fixed total of KV tokens a fall is allowed: [4, 8] then [2, 6].
+  // Decode attention is not checked: along sequences at a fixed total of KV tokens, nor along
+  // kv_tokens (a measured decode gets faster past a split-KV switch): [4, 8] then [2, 6], and
+  // [3, 1].
   CHECK(error_of(edit(t, "        - [1, 3]\n", "        - [4, 8]\n")) == "(no error)");
+  CHECK(error_of(edit(t, "        - [1, 3]\n", "        - [3, 1]\n")) == "(no error)");
   // lm_head_us [12, 5]: 58.3% below.
   const std::string lm = edit(t, "      us: [5, 12]\n", "      us: [12, 5]\n");
   expect_exact(lm, "us: [12, 5]",
@@ -104,12 +101,13 @@ TEST_CASE("profile consistency: a time table that falls with tokens is refused n
 TEST_CASE("profile consistency: rising_problem keeps the largest time so far") {
   using isim::sim::rising_problem;
   const std::vector<double> x = {1, 2, 3, 4};
-  // 100, 80 (20% below), 76 (24% below 100), 110: within noise throughout.
-  CHECK(rising_problem(x, std::vector<double>{100, 80, 76, 110}, "tokens") == "");
-  // 100, 120, 89, 130: 89 is 25.8% below 120 (the largest so far, not the previous point only).
-  CHECK(rising_problem(x, std::vector<double>{100, 120, 89, 130}, "tokens") ==
-        "89 us at tokens 3 is 25.8% below the 120 us at tokens 2; expected more tokens never to "
-        "cost less (at most 25% less, as measurement noise)");
+  // 100, 80 (20% below), 51 (49% below 100), 110: within what is allowed throughout.
+  CHECK(rising_problem(x, std::vector<double>{100, 80, 51, 110}, "tokens") == "");
+  // 100, 120, 59, 130: 59 is 50.8% below 120 (the largest so far, not the previous point only:
+  // 59 is 41% below 100).
+  CHECK(rising_problem(x, std::vector<double>{100, 120, 59, 130}, "tokens") ==
+        "59 us at tokens 3 is 50.8% below the 120 us at tokens 2; expected more tokens never to "
+        "cost less (at most 50% less: noise and kernel switches)");
   CHECK(rising_problem(std::vector<double>{1}, std::vector<double>{5}, "tokens") == "");
 }
 
