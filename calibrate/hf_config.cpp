@@ -18,6 +18,7 @@
 #include "core/input_error.h"
 #include "core/input_file.h"
 #include "core/json_shown.h"
+#include "core/json_unique.h"
 
 namespace isim::calib {
 
@@ -27,7 +28,7 @@ using json = nlohmann::json;
 
 json parse(const std::string& text, const std::string& path) {
   try {
-    return json::parse(text);
+    return parse_json_unique<json>(text, path);
   } catch (const json::parse_error& e) {
     const size_t end = std::min(e.byte == 0 ? 0 : e.byte - 1, text.size());
     const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + end, '\n'));

@@ -155,6 +155,7 @@ sim::Profile calibrate(const CalibrateOptions& o) {
   if (!std::filesystem::exists(o.model_path))
     throw InputError(fmt::format("--model {}: no such file", o.model_path));
   const ModelSpec model = load_model(o.model_path);
+  check_tp(model, o.tp, "--tp", o.model_path);  // before minutes of measuring
   kernels::runner::RunnerConfig rc;
   rc.dims = shard_dims(model.shape, o.tp);
   rc.block_tokens = kBlockTokens;

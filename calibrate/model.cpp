@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "core/input_error.h"
 #include "core/strict_yaml.h"
+#include "sim/profile_consistency.h"
 
 namespace isim::calib {
 
@@ -80,14 +82,14 @@ ModelSpec load_model(const std::string& path) {
   positive("head_dim", s.head_dim);
   positive("ffn", s.ffn);
   positive("vocab", s.vocab);
-  if (s.heads % s.kv_heads != 0)
-    root.fail("kv_heads", "heads (" + std::to_string(s.heads) + ") must be a multiple of kv_heads");
   s.dtype = root.require<std::string>("dtype", "fp16, bf16, fp32 or fp8");
   if (s.dtype != "fp16" && s.dtype != "bf16" && s.dtype != "fp32" && s.dtype != "fp8")
     root.fail("dtype", "unknown dtype '" + s.dtype + "'; valid: bf16, fp16, fp32, fp8");
   s.params = root.require<double>("params", "the parameter count");
   if (!(s.params > 0)) root.fail("params", "must be > 0");
   read_options(root, s);
+  if (const auto bad = sim::heads_problem(s.heads, s.kv_heads, 1, s.mla.given()))
+    root.fail(bad->key, bad->reason);
   // KV bytes per token, in double so that the product cannot overflow: at most 2^27 (128 MiB),
   // 250 times the largest shipped model's, so int64 KV byte counts stay exact (sim/profile.cpp
   // checks the block size again when a profile is read).
@@ -108,6 +110,13 @@ ModelSpec load_model(const std::string& path) {
   if (m.max_position < 0) root.fail("max_position", "must be > 0");
   s.tp = 1;
   return m;
+}
+
+void check_tp(const ModelSpec& m, int tp, const std::string& flag, const std::string& path) {
+  const auto& s = m.shape;
+  if (const auto bad = sim::heads_problem(s.heads, s.kv_heads, tp, s.mla.given()))
+    throw InputError(fmt::format("{}: {} (model {}: heads {}, kv_heads {})", flag, bad->reason,
+                                 path, s.heads, s.kv_heads));
 }
 
 }  // namespace isim::calib

@@ -13,8 +13,11 @@
 //                                                  # (default head_dim - qk_rope_head_dim)
 // `tp` and `ep` are not part of a model: they are chosen per deployment (isim-calibrate --tp,
 // isim profile analytic --tp/--ep, profiles).
-// Contract: load_model validates types and ranges (positive sizes, heads a multiple of
-// kv_heads, a known dtype) and throws InputError("FILE:LINE: key: reason").
+// Contract: load_model validates types and ranges (positive sizes, kv_heads at most heads and
+// dividing them: sim/profile_consistency.h, a known dtype) and throws
+// InputError("FILE:LINE: key: reason"). check_tp(m, tp, flag, path) throws
+// InputError("FLAG: reason (model PATH: heads H, kv_heads K)") unless the tensor-parallel degree
+// tp splits m's heads and KV heads (sim::heads_problem), before any work is done with it.
 #pragma once
 
 #include <cstdint>
@@ -31,5 +34,7 @@ struct ModelSpec {
 };
 
 ModelSpec load_model(const std::string& path);
+
+void check_tp(const ModelSpec& m, int tp, const std::string& flag, const std::string& path);
 
 }  // namespace isim::calib

@@ -79,6 +79,7 @@ Params& Params::operator=(const Params& o) {
   if (this == &o) return *this;
   values = o.values;
   where = o.where;
+  at = o.at;
   std::lock_guard<std::mutex> lock(mu_);
   asked_.clear();
   return *this;
@@ -119,6 +120,7 @@ void Params::done(const std::string& component) const {
 }
 
 std::string Params::key_path(const std::string& key) const {
+  if (const auto it = at.find(key); it != at.end()) return it->second;
   return where.empty() ? key : where + "." + key;
 }
 

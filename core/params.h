@@ -3,7 +3,8 @@
 //
 // Contract:
 // - `values` holds each value's text as given; `where` prefixes every error ("policy",
-//   "policies[1]", "cluster.router").
+//   "policies[1]", "cluster.router"), or `at[KEY]` ("FILE:LINE: policy.KEY") for a key a spec
+//   file gave (its reader fills it).
 // - get(key, def) / require(key) parse the text as T: std::string (as is), double (finite),
 //   int64_t, int32_t, uint64_t (decimal, whole text, in range) or bool (true/false, yes/no,
 //   on/off). A bad value is InputError "WHERE.KEY: expected WHAT, got 'VALUE'", WHAT being the
@@ -38,11 +39,13 @@ class Params {
  public:
   Params() = default;
   Params(std::map<std::string, std::string> values, std::string where);
-  Params(const Params& o) : values(o.values), where(o.where) {}
+  Params(const Params& o) : values(o.values), where(o.where), at(o.at) {}
   Params& operator=(const Params& o);
 
   std::map<std::string, std::string> values;  // as given
   std::string where;                          // prefix for errors
+  // Where a spec file gave each key ("FILE:LINE: WHERE.KEY"): its errors name the line too.
+  std::map<std::string, std::string> at;
 
   bool empty() const { return values.empty(); }
   // Whether `key` was given (records it as taken).
@@ -75,7 +78,7 @@ class Params {
   // Throws InputError for a given key that no read asked for (see the contract).
   void done(const std::string& component) const;
 
-  // "WHERE.KEY"
+  // "WHERE.KEY", or at[KEY] ("FILE:LINE: WHERE.KEY") when the spec said where it was given.
   std::string key_path(const std::string& key) const;
   [[noreturn]] void fail(const std::string& key, const std::string& reason) const;
 

@@ -131,7 +131,7 @@ std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p) {
   opt.history_min_samples = p.get<int64_t>("history_min_samples", opt.history_min_samples,
                                            "an integer >= 1", [](int64_t n) { return n >= 1; });
   p.done("policy 'min-waste'");
-  auto e = estimator_registry().create(est, p.where + ".estimator", opt);
+  auto e = estimator_registry().create(est, p.key_path("estimator"), opt);
   return std::make_unique<MinWaste>(std::move(e), opt.history_min_samples);
 }
 

@@ -48,6 +48,22 @@ double vllm_kv_bytes(const Profile& p, const EngineConfig& c, std::string& rule)
   return t.kv_bytes;
 }
 
+// When the GPU holds the weights and a block but the activation reserve takes that room, the
+// reserve is the engine setting at fault, not the profile: name the key.
+void check_reserve_leaves_room(const Profile& p, const EngineConfig& c, double avail,
+                               int64_t block_bytes) {
+  const double room = avail + c.activation_reserve_gib * kGiB;  // before the reserve
+  const auto block = static_cast<double>(block_bytes);
+  if (avail >= block || room < block) return;
+  throw InputError(fmt::format(
+      "engine.activation_reserve_gib: {} GiB{} leaves no room for a KV block: the GPU has {} GiB "
+      "x {} - {:.3f} GiB weights = {:.3f} GiB ({}); expected at most {:.3f} GiB (that less one "
+      "{} B block)",
+      c.activation_reserve_gib, c.activation_reserve_given ? "" : " (the default)",
+      p.device.memory_gib, c.gpu_memory_utilization, p.model.weight_bytes_per_gpu() / kGiB,
+      room / kGiB, p.path.empty() ? "profile" : p.path, (room - block) / kGiB, block_bytes));
+}
+
 }  // namespace
 
 BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c) {
@@ -69,6 +85,7 @@ BlockCounts derive_block_counts(const Profile& p, const EngineConfig& c) {
           "GiB",
           p.device.memory_gib, c.gpu_memory_utilization, p.model.weight_bytes_per_gpu() / kGiB,
           c.activation_reserve_gib, avail / kGiB);
+      check_reserve_leaves_room(p, c, avail, b.block_bytes);
     }
     const double gpu = avail > 0 ? std::floor(avail / static_cast<double>(b.block_bytes)) : 0;
     if (!(gpu <= static_cast<double>(kMaxPoolBlocks)))  // before the cast, which could overflow

@@ -12,6 +12,7 @@
 #include "core/input_error.h"
 #include "core/input_file.h"
 #include "sim/cost_model.h"
+#include "sim/profile_consistency.h"
 #include "sim/profile_reader.h"
 #include "traces/limits.h"
 
@@ -124,6 +125,8 @@ void read_model(const Reader& r, const MapNode& top, ModelShape& model) {
   model.params = r.number(m, "params", Bound::kPositive, "a parameter count");
   model.tp = r.count(m, "tp");
   read_model_options(r, m, model);
+  if (const auto bad = heads_problem(model.heads, model.kv_heads, model.tp, model.mla.given()))
+    r.fail(*Reader::find(m, bad->key), "model." + bad->key, bad->reason);
 }
 
 void read_swap(const Reader& r, const MapNode& top, SwapSpec& s) {

@@ -2,7 +2,10 @@
 // attention grid and all-reduce curve.
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+#include <span>
+#include <vector>
 
+#include "sim/profile_consistency.h"
 #include "sim/profile_reader.h"
 
 namespace isim::sim::profile_io {
@@ -55,6 +58,46 @@ Grid4D mixed_grid(const Reader& r, const MapNode& parent) {
   return g;
 }
 
+// A time table must rise with tokens (sim/profile_consistency.h); the message names the row
+// (`us[i]`, a row along the y axis at x[i]) or the column (`us` at y[j], along the x axis).
+void check_rising(const Reader& r, const MapNode& m, std::string_view key, std::string_view axis,
+                  const Curve1D& c) {
+  const std::string why = rising_problem(c.x, c.y, axis);
+  if (why.empty()) return;
+  const YAML::Node t = *Reader::find(m, key);
+  r.fail(t["us"], child(child(m.path, key), "us"), why);
+}
+
+void check_rising(const Reader& r, const MapNode& m, std::string_view key, const Grid2D& g,
+                  std::string_view xaxis, std::string_view yaxis, bool rows, bool columns) {
+  const YAML::Node us = (*Reader::find(m, key))["us"];
+  const std::string path = child(child(m.path, key), "us");
+  const std::size_t nx = g.x.size(), ny = g.y.size();
+  for (std::size_t i = 0; rows && i < nx; ++i) {
+    const std::span<const double> row(g.z.data() + i * ny, ny);
+    const std::string why = rising_problem(g.y, row, yaxis);
+    if (!why.empty())
+      r.fail(us[i], element(path, i), fmt::format("at {} {}: {}", xaxis, g.x[i], why));
+  }
+  std::vector<double> column(nx);
+  for (std::size_t j = 0; columns && j < ny; ++j) {
+    for (std::size_t i = 0; i < nx; ++i) column[i] = g.z[i * ny + j];
+    const std::string why = rising_problem(g.x, column, xaxis);
+    if (!why.empty()) r.fail(us, path, fmt::format("at {} {}: {}", yaxis, g.y[j], why));
+  }
+}
+
+void check_tables_rise(const Reader& r, const MapNode& m, const TablesForward& t) {
+  check_rising(r, m, "dense_us", "tokens", t.dense_us);
+  check_rising(r, m, "lm_head_us", "sequences", t.lm_head_us);
+  if (!t.allreduce_us.empty()) check_rising(r, m, "allreduce_us", "bytes", t.allreduce_us);
+  // Not decode attention: the same KV over more sequences may run faster, and a measured decode
+  // of one sequence gets faster past a split-KV switch (sim/profile_consistency.h).
+  check_rising(r, m, "prefill_attention_us", t.prefill_attention_us, "chunk", "kv_tokens", true,
+               true);
+  if (!t.moe_us.empty()) check_rising(r, m, "moe_us", t.moe_us, "tokens", "experts", false, true);
+}
+
 void read_tables(const Reader& r, const MapNode& f, Profile& p) {
   const MapNode m = r.section(f, "tables", kTablesKeys);
   TablesForward& t = p.tables;
@@ -83,6 +126,7 @@ void read_tables(const Reader& r, const MapNode& f, Profile& p) {
         r.curve(m, "allreduce_us", "bytes", Bound::kPositive, "us", Bound::kNonNegative, "a time");
   }
   read_moe_skew(r, m, t);
+  check_tables_rise(r, m, t);
   if (p.model.moe.given() && t.moe_us.empty() && !t.moe_roofline.given())
     r.fail(
         m.node, m.path,

@@ -180,13 +180,13 @@ Trace import_infercept(const std::string& path, ImportReport* report) {
   try {
     // ordered_json deep-copies a value when its object grows (nlohmann 3.11), which recursion
     // a value nested 200,000 deep turns into a stack overflow: refuse such nesting first.
-    doc = ojson::parse(body, [&](int depth, ojson::parse_event_t, ojson&) {
+    // A session id twice is refused with both lines (the first would be dropped otherwise).
+    doc = parse_json_unique<ojson>(body, path, 1, [&](int depth, ojson::parse_event_t) {
       if (depth > kMaxDepth)
         throw InputError(fmt::format(
             "{}: <json>: values nested more than {} deep (the format nests 3: {{session_id: "
             "[{{field: value}}]}})",
             path, kMaxDepth));
-      return true;
     });
   } catch (const ojson::exception& e) {
     throw InputError(path + ": <json>: " + e.what());

@@ -4,7 +4,8 @@
 //
 // Contract: count_field reads an integer in [min, kMaxTokens]. for_each_json_line calls fn(json,
 // where, line) for every non-blank line of `in` (CRLF tolerated), with where = "ORIGIN:LINE"; a
-// line that is not JSON throws InputError `ORIGIN:LINE: <json>: parser message`; a read that fails
+// line that is not JSON throws InputError `ORIGIN:LINE: <json>: parser message`, one with a key
+// twice in an object the message of parse_json_unique (core/json_unique.h); a read that fails
 // half-way throws `ORIGIN:LINE: read error; ...` (core/input_file.h), LINE the line it failed in.
 #pragma once
 
@@ -20,6 +21,7 @@
 #include "core/input_error.h"
 #include "core/input_file.h"
 #include "core/json_shown.h"
+#include "core/json_unique.h"
 #include "traces/limits.h"
 
 namespace isim::trace::json_lines {
@@ -82,7 +84,7 @@ void for_each_json_line(std::istream& in, const std::string& origin, Fn&& fn) {
     const std::string where = fmt::format("{}:{}", origin, n);
     json j;
     try {
-      j = json::parse(line);
+      j = parse_json_unique<json>(line, origin, n);
     } catch (const json::exception& e) {
       fail(where, "<json>", e.what());
     }

@@ -27,7 +27,8 @@
 //   Retention ranges: begin < end <= the context after the segment's input (resets counted),
 //   priority an integer in 0..100, duration_s finite >= 0, sorted by begin, not overlapping.
 // - After all lines are read, each fork's parent must be another session of the trace arriving
-//   no later (validate_forks; the message names the child's line).
+//   no later, and no chain of parents may form a cycle (validate_forks; the message names the
+//   child's line, for a cycle its first session's, and lists the ids around the cycle).
 // - Writing is deterministic: same Trace, same bytes. Doubles use the shortest representation
 //   that reads back to the same value, so read(write(t)) == t exactly. The writer refuses (with
 //   the reader's checks, `write_jsonl: session I: FIELD: reason`) a trace the reader would.
@@ -54,8 +55,9 @@ void write_jsonl_file(const std::string& path, const Trace& t);
 void validate_session(const Session& s, const std::string& where);
 
 // The trace-level checks: every fork's parent is another session of `t` whose arrival_s is no
-// later than the child's. Throws InputError `WHERE: segments[0].context_event.parent: reason`,
-// WHERE = where(i) for the child t[i]. Importers and generators call it on what they make.
+// later than the child's, and following parents never comes back to a session (a cycle). Throws
+// InputError `WHERE: segments[0].context_event.parent: reason`, WHERE = where(i) for the child
+// t[i]. Importers and generators call it on what they make.
 void validate_forks(const Trace& t, const std::function<std::string(size_t)>& where);
 // Drops the fork event of every session whose parent is no longer in `t` or now arrives after
 // it (a cut by trace.limit, a re-timing by an arrival process); returns how many. The session

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "traces/jsonl.h"
 #include "traces/jsonl_fields.h"
@@ -225,6 +228,50 @@ std::string signals_json(const Segment& seg) {
 
 }  // namespace jsonl_signals
 
+namespace {
+
+bool has_fork_parent(const Session& s) {
+  return !s.segments.empty() && s.segments[0].event.kind == ContextEventKind::kFork;
+}
+
+// Parents arrive no later than their children, so a cycle needs equal arrivals (a -> b -> a at
+// one instant); following parents from every session must reach one that forks from none.
+// Refused at the cycle's first session in the trace, listing the ids around it.
+void check_fork_cycles(const Trace& t, const std::unordered_map<std::string, size_t>& index,
+                       const std::function<std::string(size_t)>& where) {
+  enum : uint8_t { kUnseen, kOnPath, kDone };
+  std::vector<uint8_t> state(t.size(), kUnseen);
+  std::vector<size_t> path;
+  for (size_t i = 0; i < t.size(); ++i) {
+    path.clear();
+    size_t at = i;
+    while (state[at] == kUnseen) {
+      state[at] = kOnPath;
+      path.push_back(at);
+      if (!has_fork_parent(t[at])) break;
+      at = index.at(t[at].segments[0].event.parent);
+    }
+    if (state[at] == kOnPath && has_fork_parent(t[at])) {
+      const auto from = std::find(path.begin(), path.end(), at);
+      const size_t first = *std::min_element(from, path.end());
+      std::string ring = shown(nlohmann::json(t[first].id));
+      size_t k = first;
+      do {
+        k = index.at(t[k].segments[0].event.parent);
+        ring += " -> " + shown(nlohmann::json(t[k].id));
+      } while (k != first);
+      json_lines::fail(
+          where(first), "segments[0].context_event.parent",
+          fmt::format("the forks form a cycle {} (each forks from the next); expected "
+                      "every chain of parents to end at a session that forks from none",
+                      ring));
+    }
+    for (size_t k : path) state[k] = kDone;
+  }
+}
+
+}  // namespace
+
 void validate_forks(const Trace& t, const std::function<std::string(size_t)>& where) {
   std::unordered_map<std::string, size_t> index;  // id -> its first session
   for (size_t i = 0; i < t.size(); ++i) index.emplace(t[i].id, i);
@@ -243,6 +290,7 @@ void validate_forks(const Trace& t, const std::function<std::string(size_t)>& wh
                                    "arrives no later",
                                    shown(nlohmann::json(parent)), p.arrival_s, t[i].arrival_s));
   }
+  check_fork_cycles(t, index, where);
 }
 
 int64_t drop_broken_forks(Trace& t) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "core/hash.h"
 #include "core/input_error.h"
@@ -323,7 +324,7 @@ void import_file(const std::string& path, Trace& out, WekaReport& rep) {
   const std::string text = read_input_file(path, "a Weka trace", kMaxWholeDataBytes);
   json doc;
   try {
-    doc = json::parse(text);
+    doc = parse_json_unique<json>(text, path);
   } catch (const json::exception& e) {
     throw InputError(path + ": <json>: " + e.what());
   }

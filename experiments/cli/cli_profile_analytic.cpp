@@ -103,6 +103,7 @@ int cmd_profile_analytic(const Args& args) {
 
   const calib::GpuSpec gpu = calib::load_gpu_spec(gpu_path);
   calib::ModelSpec model = calib::load_model(model_path);
+  calib::check_tp(model, tp, "--tp", model_path);  // refused, not truncated to whole heads
   model.shape.tp = tp;
   set_ep(model, model_path, ep);
   calib::Efficiency eff;

@@ -91,6 +91,7 @@ int cmd_profile_import(const Args& args) {
   }
 
   const calib::ModelSpec model = calib::load_model(model_path);
+  calib::check_tp(model, tp, "--tp", model_path);
   sim::Profile p;
   if (from == "llmservingsim") {
     calib::LlmServingSimOptions o = lss;

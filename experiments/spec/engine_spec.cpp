@@ -76,6 +76,7 @@ void read_named(const YamlMap& cl, const std::string& key, const std::string& wh
     if (k == "name") continue;
     params.values[k] =
         read_as<std::string>(kv.second, cl.file(), path + "." + k, "a scalar parameter");
+    params.at[k] = yaml_where(cl.file(), kv.second, path + "." + k);
   }
 }
 

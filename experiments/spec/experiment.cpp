@@ -50,6 +50,7 @@ void read_named(const YAML::Node& n, const std::string& file, const std::string&
     const auto v = read_as<std::string>(kv.second, file, key + "." + k, "a scalar parameter");
     if (!params.values.emplace(k, v).second)
       throw InputError(yaml_where(file, kv.first, key + "." + k) + ": duplicate key");
+    params.at[k] = yaml_where(file, kv.second, key + "." + k);
   }
 }
 

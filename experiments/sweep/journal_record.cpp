@@ -12,6 +12,7 @@
 #include "core/input_error.h"
 #include "core/input_file.h"
 #include "experiments/run/outputs.h"
+#include "core/json_unique.h"
 #include "experiments/version.h"
 
 namespace isim::exp {
@@ -140,7 +141,13 @@ JournalText split_journal(const std::string& text, const std::string& file,
       out.torn = true;
       break;
     }
-    Json j = Json::parse(text.begin() + at, text.begin() + nl, nullptr, /*exceptions=*/false);
+    Json j;  // null when the line is not JSON; a key twice is refused with both places
+    try {
+      j = parse_json_unique<Json>(std::string_view(text).substr(at, nl - at), file,
+                                  static_cast<int64_t>(line));
+    } catch (const Json::parse_error&) {
+      j = Json();
+    }
     at = nl + 1;
     if (line == 1) {
       auto v = j.is_object() ? j.find(kind) : j.end();

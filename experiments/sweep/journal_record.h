@@ -12,7 +12,8 @@
 // - split_journal: line 1 must be a header object with KIND: 1 ("FILE:1: not an isim sweep
 //   shard journal (...)", or plan), each later line ending in '\n' a JSON object (else
 //   "FILE:LINE: not a journal record: <parser's reason>"); a last line without '\n' is torn:
-//   not parsed, reported in `torn`.
+//   not parsed, reported in `torn`. A line with a key twice in one object is refused naming both
+//   places (core/json_unique.h).
 // - check_header_identity: InputError unless the header's "isim" is this build's.
 // - read_journal_text: the file's bytes, read by core/input_file.h: InputError "PATH: is a
 //   directory; expected a regular file (a journal)" (a FIFO or device likewise), "PATH: cannot

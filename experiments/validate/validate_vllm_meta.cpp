@@ -12,6 +12,7 @@
 #include "core/input_error.h"
 #include "core/input_file.h"
 #include "core/json_shown.h"
+#include "core/json_unique.h"
 #include "experiments/validate/validate_vllm.h"
 
 namespace isim::exp {
@@ -241,7 +242,7 @@ void read_resolved(const MetaReader& m, VllmMeta& meta) {
 VllmMeta parse_vllm_meta(const std::string& text, const std::string& origin) {
   json root;
   try {
-    root = json::parse(text);
+    root = parse_json_unique<json>(text, origin);
   } catch (const json::exception& e) {
     throw InputError(origin + ": <json>: " + e.what());
   }

@@ -245,3 +245,25 @@ TEST_CASE("isim profile analytic --ep and --against: a MoE/MLA fp8 model, flags 
                    "tests/data/aiconfigurator-excerpt") != std::string::npos);
   CHECK(x.out.find("alltoall 8 GPUs") != std::string::npos);
 }
+
+TEST_CASE("isim profile analytic --tp that does not divide the heads is refused, not truncated") {
+  auto d = test::scratch("analytic-tp");
+  const std::string out = (d / "p.yaml").string();
+  // Llama-3.1-8B: heads 32, kv_heads 8. 32 % 3 = 2, so the heads do not split over 3 ranks
+  // (before, kv_heads / tp = 8 / 3 was truncated to 2 heads a GPU).
+  const Result r = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                                        "calibrate/models/llama-3.1-8b.yaml --tp 3 --out ") +
+                            out);
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--tp: 3 does not divide heads 32; expected a divisor of it (the "
+                   "tensor-parallel ranks split the heads evenly) (model "
+                   "calibrate/models/llama-3.1-8b.yaml: heads 32, kv_heads 8)\n") !=
+        std::string::npos);
+  CHECK(!fs::exists(out));
+  // tp 16 divides the 32 heads and exceeds the 8 KV heads by a whole factor: each KV head is
+  // replicated on 2 ranks, which vLLM allows.
+  const Result ok = run_isim(std::string("profile analytic --gpu calibrate/gpus/H200.yaml --model "
+                                         "calibrate/models/llama-3.1-8b.yaml --tp 16 --out ") +
+                             out);
+  CHECK(ok.rc == 0);
+}

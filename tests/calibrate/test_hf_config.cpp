@@ -368,3 +368,11 @@ TEST_CASE("HF import: malformed JSON names the file and line; a missing file is 
   CHECK(isim::test::error_of_call([] { import_hf_config("/nonexistent/config.json", {}); }) ==
         "/nonexistent/config.json: cannot open: No such file or directory");
 }
+
+TEST_CASE("HF import: a key twice names both lines (the later value was used before)") {
+  // "num_attention_heads" opens at column 3 of lines 2 and 4.
+  CHECK(error_of_text("{\n  \"num_attention_heads\": 32,\n  \"hidden_size\": 4096,\n"
+                      "  \"num_attention_heads\": 8\n}\n") ==
+        "cfg/config.json:4: <json>: key \"num_attention_heads\" appears twice in one object (line "
+        "2 column 3, line 4 column 3); each key may appear once");
+}

@@ -342,5 +342,5 @@ TEST_CASE("the planner is checked against the registry when the spec is read") {
   CHECK(error16("roles: \"8:8\", planner: [static]") ==
         "e.yaml:4: cluster.planner: expected a planner name or {name: ..., params}, got a list");
   CHECK(error16("roles: \"8:8\", planner: {name: static, colour: red}")
-            .rfind("cluster.planner.colour: unknown parameter", 0) == 0);
+            .rfind("e.yaml:4: cluster.planner.colour: unknown parameter", 0) == 0);
 }

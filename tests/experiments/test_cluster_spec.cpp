@@ -122,9 +122,10 @@ TEST_CASE("every cluster error names the file, line and key") {
         "e.yaml:4: cluster.router: unknown router 'random'; valid: dp-lb, kv-aware, least-loaded, "
         "power-of-two, round-robin, session-affinity");
   CHECK(error_of(m + "cluster: {router: {name: kv-aware, temperature: 1}}\n") ==
-        "cluster.router.temperature: unknown parameter; router 'kv-aware' takes overlap_weight");
+        "e.yaml:4: cluster.router.temperature: unknown parameter; router 'kv-aware' takes "
+        "overlap_weight");
   CHECK(error_of(m + "cluster: {router: {name: power-of-two, seed: x}}\n") ==
-        "cluster.router.seed: expected a non-negative integer, got 'x'");
+        "e.yaml:4: cluster.router.seed: expected a non-negative integer, got 'x'");
   CHECK(error_of(m + "cluster: {router: {seed: 1}}\n") ==
         "e.yaml:4: cluster.router.name: missing router name");
   CHECK(error_of(m + "cluster: {replicas: [{count: 0}]}\n") ==
@@ -287,9 +288,10 @@ TEST_CASE("engine.kv_manager takes parameters: {name, PARAM: VALUE}, checked by 
   CHECK(exp::parse_experiment(r, "r.yaml", ".").engine.kv_manager_params ==
         e.engine.kv_manager_params);
   CHECK(error_of(m + "engine: {kv_manager: {name: agent-aware, pool_after_s: soon}}\n") ==
-        "engine.kv_manager.pool_after_s: expected a number >= 0, got 'soon'");
+        "e.yaml:4: engine.kv_manager.pool_after_s: expected a number >= 0, got 'soon'");
   CHECK(error_of(m + "engine: {kv_manager: {name: global-lru, depth: 2}}\n") ==
-        "engine.kv_manager.depth: unknown parameter; kv manager 'global-lru' takes no parameters");
+        "e.yaml:4: engine.kv_manager.depth: unknown parameter; kv manager 'global-lru' takes no "
+        "parameters");
   CHECK(error_of(m + "engine: {kv_manager: {pool_after_s: 3}}\n") ==
         "e.yaml:4: engine.kv_manager.name: missing kv manager name");
 }

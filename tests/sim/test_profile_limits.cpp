@@ -35,10 +35,11 @@ TEST_CASE("profile: text yaml-cpp's LoadAll never returned on is an error, not a
 TEST_CASE("profile: sizes whose products overflow are rejected where they are read") {
   const std::string t = linear_text();
   // 2 x 10^6 x 10^6 x 10^6 x 2 bytes overflowed int64 kv_bytes_per_token (profile show printed
-  // a wrapped size).
-  const std::string huge = edit(edit(edit(t, "  layers: 2\n", "  layers: 1000000\n"),
-                                     "  kv_heads: 2\n", "  kv_heads: 1000000\n"),
-                                "  head_dim: 16\n", "  head_dim: 1000000\n");
+  // a wrapped size). heads 10^6 too, so that the KV heads do not outnumber them.
+  const std::string huge = edit(edit(edit(edit(t, "  layers: 2\n", "  layers: 1000000\n"),
+                                          "  kv_heads: 2\n", "  kv_heads: 1000000\n"),
+                                     "  head_dim: 16\n", "  head_dim: 1000000\n"),
+                                "  heads: 4\n", "  heads: 1000000\n");
   CHECK(error_of(huge) ==
         at(huge, "model:") +
             "model: KV bytes per token 2 x layers 1000000 x kv_heads 1000000 x head_dim 1000000 x "
