@@ -105,7 +105,7 @@ TEST_CASE("HF import guards: a folder given to isim model import is refused, exi
   std::string out, err;
   CHECK(isim::test::run_bin("isim", "model import " + dir.string() + " --out " + yaml, &out,
                             &err) == 2);
-  CHECK(err.rfind("isim: error: " + dir.string() + ": is a folder; expected a config.json file",
+  CHECK(err.rfind("isim: error: " + dir.string() + ": is a directory; expected a regular file (a config.json file)",
                   0) == 0);
   CHECK(!std::filesystem::exists(yaml));
 }
