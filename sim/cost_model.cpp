@@ -47,7 +47,7 @@ ForwardParts CostModel::parts(const BatchShape& b) const {
   };
   double per_layer_us = 0, attention_us = 0;
   if (b.total_tokens > 0) {
-    out.dense_us = t.dense_us.eval(static_cast<double>(b.total_tokens), &outside);
+    out.dense_us = t.dense_us.eval_rising(static_cast<double>(b.total_tokens), &outside);
     per_layer_us += out.dense_us;
     count();
   }
@@ -70,7 +70,7 @@ ForwardParts CostModel::parts(const BatchShape& b) const {
     const auto decode_us = [&](double kv_total) {
       const double us =
           joint == nullptr
-              ? t.decode_attention_us.eval(n, kv_total, &outside)
+              ? t.decode_attention_us.eval_rising(n, kv_total, false, true, &outside)
               : t.mixed_attention_us.eval({static_cast<double>(joint->tokens),
                                            static_cast<double>(joint->kv_before), n, kv_total / n},
                                           &outside);
@@ -109,7 +109,7 @@ ForwardParts CostModel::parts(const BatchShape& b) const {
   if (!t.allreduce_us.empty() && b.total_tokens > 0) {
     const double bytes =
         static_cast<double>(b.total_tokens) * profile_.model.hidden * profile_.model.dtype_bytes();
-    out.allreduce_us = 2 * t.allreduce_us.eval(bytes, &outside);
+    out.allreduce_us = 2 * t.allreduce_us.eval_rising(bytes, &outside);
     per_layer_us += out.allreduce_us;
     count();
   }
@@ -125,7 +125,7 @@ ForwardParts CostModel::parts(const BatchShape& b) const {
     count();
   }
   if (b.num_logits > 0) {
-    out.lm_head_us = t.lm_head_us.eval(static_cast<double>(b.num_logits), &outside);
+    out.lm_head_us = t.lm_head_us.eval_rising(static_cast<double>(b.num_logits), &outside);
     us += out.lm_head_us;
     count();
   }
@@ -148,8 +148,16 @@ double CostModel::moe_layers_us(int64_t tokens, bool* outside) const {
 
 double CostModel::prefill_attention_us(int64_t chunk, int64_t kv_before, bool* outside) const {
   const auto c = static_cast<double>(chunk), k = static_cast<double>(kv_before);
-  if (prefill_per_pair_.empty()) return profile_.tables.prefill_attention_us.eval(c, k, outside);
-  return prefill_per_pair_.eval(c, k, outside) * pairs(c, k);
+  if (prefill_per_pair_.empty())
+    return profile_.tables.prefill_attention_us.eval_rising(c, k, true, true, outside);
+  // Per pair the time may fall past the grid (larger chunks run more efficiently); the chunk's
+  // time may not (interp.h's eval_rising, on the product).
+  const auto us = [&](double cc, double kk) {
+    return prefill_per_pair_.eval(cc, kk) * pairs(cc, kk);
+  };
+  double v = prefill_per_pair_.eval(c, k, outside) * pairs(c, k);
+  v = keep_rising(v, prefill_per_pair_.x, c, [&](double edge) { return us(edge, k); });
+  return keep_rising(v, prefill_per_pair_.y, k, [&](double edge) { return us(c, edge); });
 }
 
 Nanos CostModel::attention(int64_t chunk, int64_t kv_before) const {

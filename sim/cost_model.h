@@ -37,7 +37,12 @@
 //   last point can reach 0); `extrapolated` when the size lies outside the curve's points.
 // - `T(x)`: iteration time for x batched prefill tokens (kv 0), as min-waste uses it;
 //   `marginal_ns_per_token()`: the slope a of T around saturation.
-// - Every evaluation outside a measured grid increments `extrapolations()`.
+// - Every evaluation outside a measured grid increments `extrapolations()`. Outside the grid a
+//   time term is kept on the physical side of the grid's edge (sim/interp.h eval_rising): past
+//   the last point of a token (or byte, or expert) axis never below the time at that point,
+//   before the first never above the time at the first. Decode attention is rising along its KV
+//   axis only (at equal total KV, more sequences may cost less); the mixed 4-D table is not
+//   bounded.
 #pragma once
 
 #include <cstdint>

@@ -39,7 +39,7 @@ double moe_roofline_us(const ModelShape& m, const MoeRoofline& f, double tokens)
 double moe_layer_us(const ModelShape& m, const TablesForward& t, double tokens, bool* outside) {
   if (!t.moe_us.empty()) {
     const double active = expected_active_experts(m.moe.experts, m.moe.experts_per_token, tokens);
-    return t.moe_us.eval(tokens, active, outside);
+    return t.moe_us.eval_rising(tokens, active, true, true, outside);
   }
   if (!t.moe_roofline.given())
     throw std::logic_error(

@@ -62,7 +62,8 @@ double ep_roofline_us(const MoeRoofline& f, double bytes, double flops) {
 double rank_experts_us(const ModelShape& m, const TablesForward& t, double pairs, double n) {
   if (pairs <= 0) return 0;
   const double active = n * (1 - std::pow(1 - 1 / n, pairs));
-  if (!t.moe_us.empty()) return t.moe_us.eval(pairs / m.moe.experts_per_token, active, nullptr);
+  if (!t.moe_us.empty())
+    return t.moe_us.eval_rising(pairs / m.moe.experts_per_token, active, true, true, nullptr);
   if (!t.moe_roofline.given())
     throw std::logic_error("group_moe_layer: a MoE profile has neither moe_us nor moe_roofline");
   const double expert = 3.0 * m.hidden * static_cast<double>(m.moe.expert_ffn);

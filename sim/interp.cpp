@@ -49,6 +49,19 @@ double Curve1D::eval(double at, bool* extrapolated) const {
   return std::max(0.0, lerp(y[p.lo], y[p.hi], p.t));
 }
 
+double Curve1D::eval_rising(double at, bool* extrapolated) const {
+  const double v = eval(at, extrapolated);
+  return keep_rising(v, x, at, [&](double edge) { return eval(edge); });
+}
+
+double Grid2D::eval_rising(double at_x, double at_y, bool rising_x, bool rising_y,
+                           bool* extrapolated) const {
+  double v = eval(at_x, at_y, extrapolated);
+  if (rising_x) v = keep_rising(v, x, at_x, [&](double edge) { return eval(edge, at_y); });
+  if (rising_y) v = keep_rising(v, y, at_y, [&](double edge) { return eval(at_x, edge); });
+  return v;
+}
+
 double Grid2D::eval(double at_x, double at_y, bool* extrapolated) const {
   if (x.empty() || y.empty() || z.size() != x.size() * y.size()) {
     throw std::logic_error("Grid2D::eval: empty grid or z size is not x size * y size");

@@ -293,3 +293,15 @@ TEST_CASE("all-reduce: 2 per layer of total tokens x hidden x dtype bytes") {
   CHECK(cm.extrapolations() == 1);
   CHECK(cm.forward(BatchShape{}) == 0);
 }
+
+TEST_CASE("tables forward: past a dipping last point a time term keeps the edge's time") {
+  // dense tokens 1, 4, 16 -> 10, 16, 14 us (a 12.5% dip at the end, which the profile checks
+  // accept). Linear extrapolation would give dense(32) = 14 - 16 x 2/12 = 11.33 us, cheaper than
+  // 16 tokens; the edge keeps 14. T(32) = 2 layers x (dense 14 + prefill(32, 0) 32) + lm_head(1)
+  // 5 + overhead 40 = 137 us (linear extrapolation gave 131.67).
+  Profile p = tables_profile();
+  p.tables.dense_us.y = {10, 16, 14};
+  const CostModel cm(p);
+  CHECK(cm.T(32) == 137'000);
+  CHECK(cm.extrapolations() == 2);
+}

@@ -129,3 +129,31 @@ TEST_CASE("Grid4D is multilinear: grid points exactly, inside by hand, extrapola
   CHECK_THROWS_AS((void)bad.eval({0, 0, 0, 0}), std::logic_error);
   CHECK_THROWS_AS((void)Grid4D{}.eval({0, 0, 0, 0}), std::logic_error);
 }
+
+TEST_CASE("eval_rising: a time table past a dipping edge stays at the edge, inside unchanged") {
+  // Tokens 1, 2, 4 -> 10, 20, 16 us: the last pair dips 20% (noise or a kernel switch).
+  Curve1D c{{1, 2, 4}, {10, 20, 16}};
+  bool outside = false;
+  // eval extrapolates the dip: 16 + (8 - 4) x (16 - 20) / 2 = 8; eval_rising keeps the edge 16.
+  CHECK(c.eval(8) == 8.0);
+  CHECK(c.eval_rising(8, &outside) == 16.0);
+  CHECK(outside);
+  // Rising past the edge is left as extrapolated: a curve 10, 20 at 1, 2 gives 40 at 4.
+  CHECK(Curve1D{{1, 2}, {10, 20}}.eval_rising(4) == 40.0);
+  // Inside: the same as eval (3 -> 18), not reported.
+  CHECK(c.eval_rising(3, &outside) == 18.0);
+  CHECK_FALSE(outside);
+  // Before a first pair that dips (12 at 1, 10 at 2): eval gives 14 at 0, eval_rising 12.
+  Curve1D d{{1, 2}, {12, 10}};
+  CHECK(d.eval(0) == 14.0);
+  CHECK(d.eval_rising(0) == 12.0);
+
+  // Grid: x 1, 2 by y 0, 10; at x = 2 the time dips along y (4 -> 3).
+  Grid2D g{{1, 2}, {0, 10}, {1, 2, 4, 3}};
+  // (2, 20): along y from 4, 3: 3 - 1 = 2; with y rising, the edge (2, 10) = 3 holds.
+  CHECK(g.eval(2, 20) == 2.0);
+  CHECK(g.eval_rising(2, 20, true, true, &outside) == 3.0);
+  CHECK(outside);
+  // y not marked rising (e.g. decode attention's sequences axis): as eval.
+  CHECK(g.eval_rising(2, 20, true, false) == 2.0);
+}
