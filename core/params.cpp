@@ -86,14 +86,14 @@ Params& Params::operator=(const Params& o) {
   return *this;
 }
 
-void Params::record(KnobRow row) const {
+void Params::record(ParamRow row) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& r : table_)
     if (r.key == row.key) return;
   table_.push_back(std::move(row));
 }
 
-std::vector<KnobRow> Params::table() const {
+std::vector<ParamRow> Params::table() const {
   std::lock_guard<std::mutex> lock(mu_);
   return table_;
 }

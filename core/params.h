@@ -45,6 +45,15 @@ std::optional<T> parse_param(const std::string& text);
 template <class T>
 const char* param_kind();
 
+// One bounded parameter as read: key, default, bound, help (with the bound's reason), and
+// whether it holds an integer.
+struct ParamRow {
+  std::string key, def;
+  Bound bound;
+  std::string help;
+  bool integer = false;
+};
+
 class Params {
  public:
   Params() = default;
@@ -85,8 +94,9 @@ class Params {
   template <class T>
   T get(const std::string& key, T def, const Bound& b, const char* help) const {
     static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "a bound is on a number");
-    record({key, fmt::format("{}", def), b.text(),
-            b.why ? fmt::format("{} ({})", help, b.why) : std::string(help)});
+    record({key, fmt::format("{}", def), b,
+            b.why ? fmt::format("{} ({})", help, b.why) : std::string(help),
+            std::is_integral_v<T>});
     const std::string* text = find(key);
     if (!text) return def;
     const T v = checked<T>(key, *text, param_kind<T>(), [](const T&) { return true; });
@@ -94,7 +104,7 @@ class Params {
     return v;
   }
   // The bounded keys read so far: key, default, bound, help (see the contract).
-  std::vector<KnobRow> table() const;
+  std::vector<ParamRow> table() const;
 
   // One of `choices` (default `def`).
   std::string get_choice(const std::string& key, const std::string& def,
@@ -119,10 +129,10 @@ class Params {
   }
 
   mutable std::mutex mu_;
-  void record(KnobRow row) const;
+  void record(ParamRow row) const;
 
   mutable std::vector<std::string> asked_;  // in the order first read
-  mutable std::vector<KnobRow> table_;      // bounded reads, in the order first read
+  mutable std::vector<ParamRow> table_;     // bounded reads, in the order first read
 };
 
 }  // namespace isim

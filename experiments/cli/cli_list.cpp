@@ -35,8 +35,8 @@ void section(const char* title, const R& reg, const char* kind = nullptr,
     for (const auto& c : *params)
       if (c.kind == kind && c.name == e->name)
         for (const auto& r : c.rows)
-          fmt::print("    {:<30} {:<9} {:<20} {}\n", r.key, r.def, r.bound.empty() ? "-" : r.bound,
-                     r.help);
+          fmt::print("    {:<30} {:<9} {:<20} {}\n", r.key, r.def,
+                     r.bound.text().empty() ? "-" : r.bound.text(), r.help);
   }
 }
 

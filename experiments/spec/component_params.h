@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/knobs.h"
+#include "core/params.h"
 
 namespace isim::exp {
 
@@ -24,7 +24,7 @@ struct ComponentParams {
   std::string kind;  // "policy", "router", "planner", "kv manager", "executor"
   std::string name;
   std::string where;  // the prefix of its errors ("cluster.router")
-  std::vector<KnobRow> rows;
+  std::vector<ParamRow> rows;
 };
 
 std::vector<ComponentParams> component_params();
