@@ -82,7 +82,20 @@ Params& Params::operator=(const Params& o) {
   at = o.at;
   std::lock_guard<std::mutex> lock(mu_);
   asked_.clear();
+  table_.clear();
   return *this;
+}
+
+void Params::record(ParamRow row) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& r : table_)
+    if (r.key == row.key) return;
+  table_.push_back(std::move(row));
+}
+
+std::vector<ParamRow> Params::table() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return table_;
 }
 
 const std::string* Params::find(const std::string& key) const {

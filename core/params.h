@@ -15,6 +15,11 @@
 //   then throws "WHERE.KEY: unknown parameter; COMPONENT takes a, b, c" (in the order first
 //   read; "takes no parameters" when none was) for the first given key, in name order, that no
 //   read asked for. Call it after the last read; a Params belongs to one component.
+// - get(key, def, BOUND, HELP) reads a number and checks it against BOUND (core/knobs.h): a
+//   value outside is "WHERE.KEY: must be <= N (WHY)" (as a knob table says it). It also records
+//   (key, default, bound, help) in `table()`, in the order first read: `isim list` builds each
+//   component once with empty Params and prints what it asked, and the property test walks
+//   those rows. The key and its bound are named once, at the read.
 // - Reads may run on several threads at once (the record is locked). A copy has the values and
 //   `where` and has recorded nothing.
 #pragma once
@@ -24,7 +29,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include "core/knobs.h"
 
 namespace isim {
 
@@ -34,6 +44,15 @@ std::optional<T> parse_param(const std::string& text);
 // What a T is, for "expected ..." ("a number", "an integer", ...).
 template <class T>
 const char* param_kind();
+
+// One bounded parameter as read: key, default, bound, help (with the bound's reason), and
+// whether it holds an integer.
+struct ParamRow {
+  std::string key, def;
+  Bound bound;
+  std::string help;
+  bool integer = false;
+};
 
 class Params {
  public:
@@ -71,6 +90,22 @@ class Params {
     if (!text) fail(key, "missing (expected " + expected + ")");
     return checked<T>(key, *text, expected, ok);
   }
+  // A number within `b` (default `def`), recorded with `help` for `isim list` (contract).
+  template <class T>
+  T get(const std::string& key, T def, const Bound& b, const char* help) const {
+    static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "a bound is on a number");
+    record({key, fmt::format("{}", def), b,
+            b.why ? fmt::format("{} ({})", help, b.why) : std::string(help),
+            std::is_integral_v<T>});
+    const std::string* text = find(key);
+    if (!text) return def;
+    const T v = checked<T>(key, *text, param_kind<T>(), [](const T&) { return true; });
+    if (const std::string why = b.check(static_cast<double>(v)); !why.empty()) fail(key, why);
+    return v;
+  }
+  // The bounded keys read so far: key, default, bound, help (see the contract).
+  std::vector<ParamRow> table() const;
+
   // One of `choices` (default `def`).
   std::string get_choice(const std::string& key, const std::string& def,
                          const std::vector<std::string>& choices) const;
@@ -94,7 +129,10 @@ class Params {
   }
 
   mutable std::mutex mu_;
+  void record(ParamRow row) const;
+
   mutable std::vector<std::string> asked_;  // in the order first read
+  mutable std::vector<ParamRow> table_;     // bounded reads, in the order first read
 };
 
 }  // namespace isim

@@ -32,23 +32,22 @@ void LiveExecutor::begin(const trace::Trace& trace, int64_t gpu_blocks, int64_t 
   } else if (p.model.dtype == "bf16" || p.model.dtype == "fp16") {
     rc.dims.dtype = p.model.dtype == "bf16" ? kernels::Dtype::kBF16 : kernels::Dtype::kF16;
   } else {
-    throw InputError(fmt::format("{}: model.dtype {}: live-cuda runs bf16 or fp16", p.path,
-                                 p.model.dtype));
+    throw InputError(
+        fmt::format("{}: model.dtype {}: live-cuda runs bf16 or fp16", p.path, p.model.dtype));
   }
   dtype_ = rc.dims.dtype;
   const int64_t block_bytes = rc.dims.attention(rc.block_tokens).block_elems() *
                               kernels::dtype_bytes(dtype_) * 2 * rc.dims.layers;
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  const double host =
-      static_cast<double>(block_bytes) *
-      static_cast<double>(cpu_blocks + (backend_ == "cpu" ? gpu_blocks : 0)) / gib;
+  const double host = static_cast<double>(block_bytes) *
+                      static_cast<double>(cpu_blocks + (backend_ == "cpu" ? gpu_blocks : 0)) / gib;
   if (host > options_.max_pool_gib)
     throw InputError(fmt::format(
         "engine.gpu_blocks / engine.cpu_blocks: the live KV pools would take {:.2f} GiB of host "
         "memory ({} GPU-tier{} and {} CPU-tier blocks of {} bytes), more than "
         "executor.max_pool_gib = {}; set engine.gpu_blocks and engine.cpu_blocks",
-        host, gpu_blocks, backend_ == "cpu" ? "" : " (on the device)", cpu_blocks,
-        block_bytes, options_.max_pool_gib));
+        host, gpu_blocks, backend_ == "cpu" ? "" : " (on the device)", cpu_blocks, block_bytes,
+        options_.max_pool_gib));
   try {
     if (backend_ == "cpu") {
       runner_ = kernels::runner::make_cpu_runner(rc);
@@ -93,8 +92,8 @@ sim::LiveTimes LiveExecutor::execute(const sim::LiveWork& work) {
       continue;
     }
     // Swap-out sources are checksummed before any copy can reuse their blocks.
-    std::vector<uint64_t> sums = op.kind == KvOp::Kind::kSwapOut ? source_sums(op)
-                                                                 : std::vector<uint64_t>{};
+    std::vector<uint64_t> sums =
+        op.kind == KvOp::Kind::kSwapOut ? source_sums(op) : std::vector<uint64_t>{};
     kernels::runner::BlockMoves m{op.kind == KvOp::Kind::kSwapOut, op.src, op.dst};
     if (!op.sync) {
       async.push_back(std::move(m));
@@ -176,17 +175,17 @@ sim::ExecutorReport LiveExecutor::report() const {
   f("with_prefill.iterations", std::to_string(mixed_err_.n));
   f("with_prefill.mean_rel_error", fmt::format("{:.4f}", mixed_err_.mean()));
   f("real_s",
-    secs(iterations_ ? std::chrono::duration_cast<std::chrono::nanoseconds>(last_ - started_)
-                           .count()
-                     : Nanos{0}));
+    secs(iterations_
+             ? std::chrono::duration_cast<std::chrono::nanoseconds>(last_ - started_).count()
+             : Nanos{0}));
   f("integrity.swapped_blocks_checked", std::to_string(swap_checked_));
   f("integrity.recomputed_positions_checked", std::to_string(recompute_checked_));
   f("integrity.recompute_max_abs_error", fmt::format("{:g}", max_error_));
   f("integrity.recompute_tolerance", fmt::format("{:g}", tolerance_));
   f("integrity.violations", std::to_string(violation_count_));
-  f("fault", options_.fault == "none" ? "none" : fault_note_.empty()
-                                                     ? options_.fault + " (never triggered)"
-                                                     : fault_note_);
+  f("fault", options_.fault == "none" ? "none"
+             : fault_note_.empty()    ? options_.fault + " (never triggered)"
+                                      : fault_note_);
   rep.violations = violations_;
   rep.tokens.reserve(streams_.size());
   for (const Stream& s : streams_) rep.tokens.push_back(s.tokens);
@@ -203,13 +202,16 @@ using detail::Options;
 // `component` names the executor in the unknown-parameter error ("executor 'live-cpu'").
 Options parse_options(const sim::ExecutorParams& params, const std::string& component) {
   Options o;
-  o.threads =
-      params.get<int32_t>("threads", o.threads, "a thread count >= 0 (0 = every hardware thread)",
-                          [](int32_t n) { return n >= 0; });
-  o.seed = params.get<uint64_t>("seed", o.seed);
+  o.threads = params.get<int32_t>(
+      "threads", o.threads, in(0, 1024).because("more threads than any host's hardware threads"),
+      "worker threads (0 = every hardware thread)");
+  o.seed = params.get<uint64_t>("seed", o.seed, in(0, 18446744073709551615.0).because("64 bits"),
+                                "seed of the live tensors");
   o.fault = params.get_choice("fault", o.fault, {"none", "swap", "recompute"});
-  o.max_pool_gib = params.get<double>("max_pool_gib", o.max_pool_gib, "a number of GiB > 0",
-                                      [](double g) { return g > 0; });
+  o.max_pool_gib = params.get<double>(
+      "max_pool_gib", o.max_pool_gib,
+      above_upto(0, 4096).because("4 TiB: more host memory than any machine here"),
+      "largest host KV pool (GiB)");
   params.done(component);
   return o;
 }

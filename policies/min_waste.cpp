@@ -128,8 +128,10 @@ namespace {
 std::unique_ptr<sim::Policy> make_min_waste(const PolicyParams& p) {
   EstimatorOptions opt;
   const auto est = p.get<std::string>("estimator", "oracle");
-  opt.history_min_samples = p.get<int64_t>("history_min_samples", opt.history_min_samples,
-                                           "an integer >= 1", [](int64_t n) { return n >= 1; });
+  opt.history_min_samples =
+      p.get<int64_t>("history_min_samples", opt.history_min_samples,
+                     in(1, 1000000).because("10^6 past intercepts: more than any trace holds"),
+                     "past intercepts of a kind before the history estimator trusts them");
   p.done("policy 'min-waste'");
   auto e = estimator_registry().create(est, p.key_path("estimator"), opt);
   return std::make_unique<MinWaste>(std::move(e), opt.history_min_samples);

@@ -11,12 +11,14 @@ namespace isim::policy {
 
 TierParams parse_tier_params(const std::string& policy, const PolicyParams& p) {
   TierParams t;
-  auto fraction = [](double x) { return x >= 0 && x < 1; };
-  t.chunk_tokens = p.get<int64_t>("chunk_tokens", t.chunk_tokens, "an integer >= 1",
-                                  [](int64_t n) { return n >= 1; });
-  t.swap_threshold =
-      p.get<double>("swap_threshold", t.swap_threshold, "a fraction in [0, 1)", fraction);
-  t.reserve = p.get<double>("reserve", t.reserve, "a fraction in [0, 1)", fraction);
+  t.chunk_tokens =
+      p.get<int64_t>("chunk_tokens", t.chunk_tokens,
+                     in(1, 16777216).because("2^24 tokens: longer than any model's context"),
+                     "tokens per chunk moved between tiers");
+  t.swap_threshold = p.get<double>("swap_threshold", t.swap_threshold, from_below(0, 1),
+                                   "GPU use above which chunks swap out");
+  t.reserve =
+      p.get<double>("reserve", t.reserve, from_below(0, 1), "share of GPU blocks kept free");
   p.done("policy '" + policy + "'");
   return t;
 }

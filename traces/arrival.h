@@ -97,6 +97,12 @@ struct ArrivalProblem {
   std::string key, reason;
 };
 ArrivalProblem users_problem(const ArrivalSpec& a);
+// Upper ends (issue 36): stagger_s, max_delay_s and each phase's duration_s are at most
+// kMostArrivalSeconds ("must be <= 10000000 (10^7 s (116 days): longer than any trace), got X");
+// cycles at most kMostCycles. users and sessions_per_user are bounded by their product's cap.
+extern const double kMostArrivalSeconds;
+extern const char* const kMostArrivalSecondsWhy;
+inline constexpr int64_t kMostCycles = 100000;
 // The same for user-phases: the phases and cycles, then the keys it shares with users (key
 // "phases[i].duration_s", "phases[i].users.CLASS", "phases", "cycles" or a users key).
 ArrivalProblem phases_problem(const ArrivalSpec& a);

@@ -70,12 +70,19 @@ ArrivalProblem phases_problem(const ArrivalSpec& a) {
     if (!(p.duration_s > 0) || !std::isfinite(p.duration_s))
       return {fmt::format("phases[{}].duration_s", i),
               fmt::format("must be a finite number of seconds > 0, got {}", p.duration_s)};
+    if (p.duration_s > kMostArrivalSeconds)
+      return {fmt::format("phases[{}].duration_s", i),
+              fmt::format("must be <= {} ({}), got {}", kMostArrivalSeconds, kMostArrivalSecondsWhy,
+                          p.duration_s)};
     for (const auto& [c, n] : p.users)
       if (n < 0)
         return {fmt::format("phases[{}].users.{}", i, c),
                 fmt::format("must be an integer >= 0, got {}", n)};
   }
   if (a.cycles < 1) return {"cycles", fmt::format("must be an integer >= 1, got {}", a.cycles)};
+  if (a.cycles > kMostCycles)
+    return {"cycles", fmt::format("must be <= {} (each cycle adds a window per phase), got {}",
+                                  kMostCycles, a.cycles)};
   ArrivalSpec shared = a;
   shared.users = 1;
   if (ArrivalProblem p = users_problem(shared); !p.key.empty()) return p;

@@ -16,6 +16,12 @@ namespace isim::trace {
 namespace {
 
 constexpr int64_t kMostSessions = 10'000'000;  // users x sessions_per_user
+}  // namespace
+
+const double kMostArrivalSeconds = 1e7;
+const char* const kMostArrivalSecondsWhy = "10^7 s (116 days): longer than any trace";
+
+namespace {
 
 bool seconds_ok(double s) {
   return std::isfinite(s) && s >= 0;
@@ -44,6 +50,11 @@ ArrivalProblem users_problem(const ArrivalSpec& a) {
     return {
         "max_delay_s",
         fmt::format("must be a finite number of seconds >= 0 (0: no cap), got {}", a.max_delay_s)};
+  for (const auto& [key, s] :
+       {std::pair<const char*, double>{"stagger_s", a.stagger_s}, {"max_delay_s", a.max_delay_s}})
+    if (s > kMostArrivalSeconds)
+      return {key, fmt::format("must be <= {} ({}), got {}", kMostArrivalSeconds,
+                               kMostArrivalSecondsWhy, s)};
   if (!fraction_ok(a.advance_min))
     return {"advance_min", fmt::format("must be a fraction in [0, 1], got {}", a.advance_min)};
   if (!fraction_ok(a.advance_max))

@@ -6,6 +6,7 @@
 #include "experiments/plan/plan.h"
 #include "experiments/spec/arrival_spec.h"
 #include "experiments/spec/cluster_spec.h"
+#include "experiments/spec/component_params.h"
 #include "experiments/spec/experiment.h"
 #include "experiments/spec/plan_spec.h"
 #include "live/live_executor.h"
@@ -23,10 +24,20 @@
 namespace isim::exp {
 
 namespace {
+// Each entry, then (for a component `kind`) its numeric parameters: key, default, bound, help.
 template <class R>
-void section(const char* title, const R& reg) {
+void section(const char* title, const R& reg, const char* kind = nullptr,
+             const std::vector<ComponentParams>* params = nullptr) {
   fmt::print("{}:\n", title);
-  for (const auto* e : reg.entries()) fmt::print("  {:<18} {}\n", e->name, e->description);
+  for (const auto* e : reg.entries()) {
+    fmt::print("  {:<18} {}\n", e->name, e->description);
+    if (!params) continue;
+    for (const auto& c : *params)
+      if (c.kind == kind && c.name == e->name)
+        for (const auto& r : c.rows)
+          fmt::print("    {:<30} {:<9} {:<20} {}\n", r.key, r.def,
+                     r.bound.text().empty() ? "-" : r.bound.text(), r.help);
+  }
 }
 
 const Help kListHelp{"usage: isim list\n",
@@ -50,13 +61,16 @@ int cmd_list(const Args& args) {
   opts.add_options()("help,h", "show this help");
   const auto vm = parse_args(args, opts, boost::program_options::positional_options_description{});
   if (vm.count("help")) return print_help(kListHelp, opts);
-  section("policies", policy::policy_registry());
+  const std::vector<ComponentParams> params = component_params();
+  section("policies (-p policy.KEY=VALUE under each: key, default, bound, help)",
+          policy::policy_registry(), "policy", &params);
   section("estimators (min-waste: -p policy.estimator=NAME)", policy::estimator_registry());
   section("schedulers", sim::scheduler_registry());
-  section("routers (cluster.router: NAME)", policy::router_registry());
-  section("planners (cluster.planner: NAME)", policy::planner_registry());
-  section("kv managers (engine.kv_manager: NAME)", policy::kv_manager_registry());
-  section("executors", live::executor_registry());
+  section("routers (cluster.router: NAME)", policy::router_registry(), "router", &params);
+  section("planners (cluster.planner: NAME)", policy::planner_registry(), "planner", &params);
+  section("kv managers (engine.kv_manager: NAME)", policy::kv_manager_registry(), "kv manager",
+          &params);
+  section("executors", live::executor_registry(), "executor", &params);
   KnobRows engine;
   sim::EngineConfig{}.knobs(engine);
   sim::EngineConfig{}.feature_knobs(engine);

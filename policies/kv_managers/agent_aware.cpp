@@ -171,36 +171,43 @@ class AgentAware final : public sim::KvManager {
 }  // namespace
 
 void add_kv_manager_agent_aware(KvManagerRegistry& reg) {
-  reg.add(
-      "agent-aware",
-      "ours: frees what resets and ended subagents make worthless; keeps shared prefixes "
-      "longest; evicts by retention hint, then reuse probability x reload cost per "
-      "byte-second (history, no oracle); prefetches from tiers before a tool likely returns",
-      [](const Params& p) {
-        AgentAware::Options o;
-        auto nonneg = [](double v) { return v >= 0; };
-        auto positive = [](double v) { return v > 0; };
-        o.default_priority =
-            static_cast<int32_t>(p.get<int64_t>("default_priority", 50, "an integer in [0, 100]",
-                                                [](int64_t v) { return v >= 0 && v <= 100; }));
-        o.min_samples = p.get<int64_t>("history_min_samples", 8, "an integer >= 1",
-                                       [](int64_t v) { return v >= 1; });
-        o.pool_after_s = p.get<double>("pool_after_s", 60.0, "a number >= 0", nonneg);
-        o.reuse_cost = p.get<std::string>("value", "reuse-cost", "reuse-cost or retention",
-                                          [](const std::string& v) {
-                                            return v == "reuse-cost" || v == "retention";
-                                          }) == "reuse-cost";
-        o.horizon_s = p.get<double>("horizon_s", 60.0, "a number > 0", positive);
-        o.prefetch = p.get<bool>("prefetch", true);
-        o.prefetch_threshold = p.get<double>("prefetch_threshold", 0.5, "a number in [0, 1]",
-                                             [](double v) { return v >= 0 && v <= 1; });
-        o.prefetch_margin_s = p.get<double>("prefetch_margin_s", 1.0, "a number >= 0", nonneg);
-        o.prefetch_interval_s = p.get<double>("prefetch_interval_s", 1.0, "a number > 0", positive);
-        o.value_shared = p.get<bool>("value_shared", true);
-        o.stage_history = p.get<bool>("stage_history", true);
-        p.done("kv manager 'agent-aware'");
-        return std::make_unique<AgentAware>(o);
-      });
+  reg.add("agent-aware",
+          "ours: frees what resets and ended subagents make worthless; keeps shared prefixes "
+          "longest; evicts by retention hint, then reuse probability x reload cost per "
+          "byte-second (history, no oracle); prefetches from tiers before a tool likely returns",
+          [](const Params& p) {
+            AgentAware::Options o;
+            const Bound secs = in(0, 1e7).because("10^7 s (116 days): longer than any trace");
+            o.default_priority = static_cast<int32_t>(p.get<int64_t>(
+                "default_priority", 50, in(0, 100), "priority of a segment that gives none"));
+            o.min_samples = p.get<int64_t>(
+                "history_min_samples", 8,
+                in(1, 1000000).because("10^6 past intercepts: more than any trace holds"),
+                "past intercepts of a kind before its history is trusted");
+            o.pool_after_s = p.get<double>("pool_after_s", 60.0, secs,
+                                           "idle seconds before a session's KV joins the pool");
+            o.reuse_cost = p.get<std::string>("value", "reuse-cost", "reuse-cost or retention",
+                                              [](const std::string& v) {
+                                                return v == "reuse-cost" || v == "retention";
+                                              }) == "reuse-cost";
+            o.horizon_s = p.get<double>(
+                "horizon_s", 60.0,
+                above_upto(0, 1e7).because("10^7 s (116 days): longer than any trace"),
+                "seconds ahead a session's reuse is valued");
+            o.prefetch = p.get<bool>("prefetch", true);
+            o.prefetch_threshold = p.get<double>("prefetch_threshold", 0.5, in(0, 1),
+                                                 "return chance above which KV is prefetched");
+            o.prefetch_margin_s = p.get<double>("prefetch_margin_s", 1.0, secs,
+                                                "seconds before the return a prefetch starts");
+            o.prefetch_interval_s =
+                p.get<double>("prefetch_interval_s", 1.0,
+                              in(0.001, 1e7).because("10^7 s (116 days): longer than any trace"),
+                              "seconds between prefetch checks (>= 1 ms, or a run is all checks)");
+            o.value_shared = p.get<bool>("value_shared", true);
+            o.stage_history = p.get<bool>("stage_history", true);
+            p.done("kv manager 'agent-aware'");
+            return std::make_unique<AgentAware>(o);
+          });
 }
 
 }  // namespace isim::policy

@@ -62,8 +62,8 @@ void add_kv_manager_dynamo_agentic(KvManagerRegistry& reg) {
           "evicts by priority hint then LRU, frees a subagent's KV when it closes; no look-ahead",
           [](const Params& p) {
             const auto prio = static_cast<int32_t>(
-                p.get<int64_t>("default_priority", 50, "an integer in [0, 100]",
-                               [](int64_t v) { return v >= 0 && v <= 100; }));
+                p.get<int64_t>("default_priority", 50, in(0, 100),
+                               "priority of a segment that gives none (Dynamo's 0..100)"));
             p.done("kv manager 'dynamo-agentic'");
             return std::make_unique<DynamoAgentic>(prio);
           });

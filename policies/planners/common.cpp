@@ -75,20 +75,29 @@ int32_t split_of(double prefill_need, double decode_need, int32_t n) {
   return std::clamp(p, 1, n - 1);
 }
 
-double seconds_param(const Params& p, const std::string& key, double def) {
-  return p.get<double>(key, def, "a number of seconds > 0", [](double x) { return x > 0; });
+double interval_param(const Params& p, const std::string& key, double def, const char* help) {
+  return p.get<double>(key, def,
+                       in(0.001, 86400)
+                           .because("a day between decisions; below 1 ms "
+                                    "a run is all planner ticks"),
+                       help);
 }
 
-double fraction_param(const Params& p, const std::string& key, double def) {
-  return p.get<double>(key, def, "a number in [0, 1]", [](double x) { return x >= 0 && x <= 1; });
+double seconds_param(const Params& p, const std::string& key, double def, const char* help) {
+  return p.get<double>(key, def, above_upto(0, 3600).because("an hour: no latency target"), help);
 }
 
-double non_negative_param(const Params& p, const std::string& key, double def) {
-  return p.get<double>(key, def, "a number >= 0", [](double x) { return x >= 0; });
+double fraction_param(const Params& p, const std::string& key, double def, const char* help) {
+  return p.get<double>(key, def, in(0, 1), help);
+}
+
+double non_negative_param(const Params& p, const std::string& key, double def, const char* help) {
+  return p.get<double>(key, def, in(0, 1e6).because("10^6 requests per replica"), help);
 }
 
 int32_t step_param(const Params& p) {
-  return p.get<int32_t>("step", 1, "an integer >= 1", [](int32_t x) { return x >= 1; });
+  return p.get<int32_t>("step", 1, in(1, 65536).because("the fleet's replica cap"),
+                        "most replicas switched per decision");
 }
 
 std::string num(double x) {

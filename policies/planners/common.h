@@ -44,10 +44,15 @@ std::vector<cluster::RoleChange> step_toward(const cluster::PlannerContext& c,
                                              int32_t target_prefill, int32_t step);
 int32_t split_of(double prefill_need, double decode_need, int32_t n);
 
-double seconds_param(const Params& p, const std::string& key, double def);   // finite, > 0
-double fraction_param(const Params& p, const std::string& key, double def);  // in [0, 1]
-double non_negative_param(const Params& p, const std::string& key, double def);
-int32_t step_param(const Params& p);  // "step", >= 1, default 1
+// Bounded reads (core/params.h: each records key, default, bound and help for `isim list`).
+// An interval between decisions, in [0.001, 86400] s; a latency target, in (0, 3600] s.
+double interval_param(const Params& p, const std::string& key, double def, const char* help);
+double seconds_param(const Params& p, const std::string& key, double def, const char* help);
+double fraction_param(const Params& p, const std::string& key, double def,
+                      const char* help);  // in [0, 1]
+// A queue length in requests per replica, in [0, 10^6].
+double non_negative_param(const Params& p, const std::string& key, double def, const char* help);
+int32_t step_param(const Params& p);  // "step", in [1, 65536], default 1
 
 std::string num(double x);  // shortest text that reads back as x (describe())
 

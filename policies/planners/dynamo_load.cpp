@@ -169,16 +169,20 @@ class DynamoLoad final : public cluster::Planner {
 
 RegressionConfig read_regression(const Params& p) {
   RegressionConfig c;
-  c.pull_s = planners::seconds_param(p, "metric_pulling_interval", 1);
-  c.interval_s = planners::seconds_param(p, "load_adjustment_interval", 5);
-  c.ttft_s = planners::seconds_param(p, "ttft_s", 0.5);
-  c.itl_s = planners::seconds_param(p, "itl_s", 0.05);
-  c.sensitivity = p.get<double>("load_scaling_down_sensitivity", 80, "a number in [0, 100]",
-                                [](double x) { return x >= 0 && x <= 100; });
-  c.window = p.get<int32_t>("max_num_fpm_samples", 64, "an integer >= 1",
-                            [](int32_t x) { return x >= 1; });
-  c.min_obs = p.get<int32_t>("load_min_observations", 5, "an integer >= 2",
-                             [](int32_t x) { return x >= 2; });
+  c.pull_s =
+      planners::interval_param(p, "metric_pulling_interval", 1, "seconds between metric pulls");
+  c.interval_s =
+      planners::interval_param(p, "load_adjustment_interval", 5, "seconds between decisions");
+  c.ttft_s = planners::seconds_param(p, "ttft_s", 0.5, "time-to-first-token target (s)");
+  c.itl_s = planners::seconds_param(p, "itl_s", 0.05, "inter-token latency target (s)");
+  c.sensitivity = p.get<double>("load_scaling_down_sensitivity", 80, in(0, 100),
+                                "percent of the regression's need kept when scaling down");
+  c.window = p.get<int32_t>("max_num_fpm_samples", 64,
+                            in(1, 1000000).because("10^6 samples per replica in memory"),
+                            "forward-pass samples kept for the regression");
+  c.min_obs = p.get<int32_t>("load_min_observations", 5,
+                             in(2, 1000000).because("more than max_num_fpm_samples can hold"),
+                             "samples before the regression is used");
   if (c.interval_s < c.pull_s)
     p.fail("load_adjustment_interval",
            "must be at least metric_pulling_interval (" + planners::num(c.pull_s) + ")");

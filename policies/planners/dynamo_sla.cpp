@@ -189,8 +189,10 @@ void add_planner_dynamo_sla(cluster::PlannerRegistry& reg) {
           "at the ITL)",
           [](const Params& p) {
             SlaConfig c;
-            c.interval_s = planners::seconds_param(p, "adjustment_interval", 180);
-            c.itl_s = planners::seconds_param(p, "itl_target_s", 0.05);
+            c.interval_s = planners::interval_param(p, "adjustment_interval", 180,
+                                                    "seconds between decisions");
+            c.itl_s =
+                planners::seconds_param(p, "itl_target_s", 0.05, "inter-token latency target (s)");
             c.step = planners::step_param(p);
             c.correction = p.get<bool>("correction", true);
             p.done("planner 'dynamo-sla'");

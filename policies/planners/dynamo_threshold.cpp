@@ -130,17 +130,23 @@ class DynamoThreshold final : public cluster::Planner {
 
 LoadConfig read_config(const Params& p) {
   LoadConfig c;
-  c.pull_s = planners::seconds_param(p, "metric_pulling_interval", 1);
-  c.interval_s = planners::seconds_param(p, "adjustment_interval", 30);
-  c.kv_up = planners::fraction_param(p, "decode_kv_scale_up_threshold", 0.9);
-  c.kv_down = planners::fraction_param(p, "decode_kv_scale_down_threshold", 0.5);
-  c.queue_up = planners::non_negative_param(p, "prefill_queue_scale_up_threshold", 0.5);
-  c.queue_down = planners::non_negative_param(p, "prefill_queue_scale_down_threshold", 0.2);
-  const auto count = [&](const char* key, int32_t def) {
-    return p.get<int32_t>(key, def, "an integer >= 0", [](int32_t x) { return x >= 0; });
-  };
-  c.grace = count("no_decode_scale_down_intervals", 3);
-  c.buffer = count("prefill_queue_buffer_intervals", 3);
+  c.pull_s =
+      planners::interval_param(p, "metric_pulling_interval", 1, "seconds between metric pulls");
+  c.interval_s =
+      planners::interval_param(p, "adjustment_interval", 30, "seconds between decisions");
+  c.kv_up = planners::fraction_param(p, "decode_kv_scale_up_threshold", 0.9,
+                                     "decode KV use that adds a decode replica");
+  c.kv_down = planners::fraction_param(p, "decode_kv_scale_down_threshold", 0.5,
+                                       "decode KV use that removes one");
+  c.queue_up = planners::non_negative_param(p, "prefill_queue_scale_up_threshold", 0.5,
+                                            "prefill queue per replica that adds one");
+  c.queue_down = planners::non_negative_param(p, "prefill_queue_scale_down_threshold", 0.2,
+                                              "prefill queue per replica that removes one");
+  const Bound intervals = in(0, 1000000).because("10^6 intervals: longer than any run");
+  c.grace = p.get<int32_t>("no_decode_scale_down_intervals", 3, intervals,
+                           "intervals after a decode scale-up before a scale-down");
+  c.buffer = p.get<int32_t>("prefill_queue_buffer_intervals", 3, intervals,
+                            "intervals of prefill queue kept as buffer");
   c.step = planners::step_param(p);
   if (c.kv_down > c.kv_up)
     p.fail("decode_kv_scale_down_threshold",

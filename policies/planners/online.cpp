@@ -192,20 +192,24 @@ class Online final : public cluster::Planner {
 
 OnlineConfig read_config(const Params& p) {
   OnlineConfig c;
-  c.interval_s = planners::seconds_param(p, "interval_s", 5);
-  c.horizon_s = planners::seconds_param(p, "horizon_s", 30);
-  c.slo.ttft_s = planners::seconds_param(p, "ttft_s", 0.5);
-  c.slo.itl_s = planners::seconds_param(p, "itl_s", 0.05);
-  c.slo.headroom = p.get<double>("headroom", 0.8, "a number in (0, 1]",
-                                 [](double x) { return x > 0 && x <= 1; });
-  c.dead_band = planners::non_negative_param(p, "dead_band", 0.25);
-  c.patience = p.get<int32_t>("patience", 2, "an integer >= 1", [](int32_t x) { return x >= 1; });
+  c.interval_s = planners::interval_param(p, "interval_s", 5, "seconds between decisions");
+  c.horizon_s = planners::interval_param(p, "horizon_s", 30, "seconds forecast ahead");
+  c.slo.ttft_s = planners::seconds_param(p, "ttft_s", 0.5, "time-to-first-token target (s)");
+  c.slo.itl_s = planners::seconds_param(p, "itl_s", 0.05, "inter-token latency target (s)");
+  c.slo.headroom =
+      p.get<double>("headroom", 0.8, above_upto(0, 1), "share of the SLO the plan aims for");
+  c.dead_band = p.get<double>("dead_band", 0.25, in(0, 65536).because("the fleet's replica cap"),
+                              "replicas of change ignored");
+  c.patience =
+      p.get<int32_t>("patience", 2, in(1, 1000000).because("10^6 intervals: longer than any run"),
+                     "decisions in a row before acting");
   c.forecast = p.get<bool>("forecast", true);
-  c.window = p.get<int32_t>("window", 256, "an integer >= 1", [](int32_t x) { return x >= 1; });
+  c.window = p.get<int32_t>("window", 256, in(1, 1000000).because("10^6 samples held in memory"),
+                            "arrival samples in the forecast window");
   c.min_samples =
-      p.get<int32_t>("min_samples", 10, "an integer >= 1", [](int32_t x) { return x >= 1; });
-  c.smoothing = p.get<double>("smoothing", 0.2, "a number in (0, 1]",
-                              [](double x) { return x > 0 && x <= 1; });
+      p.get<int32_t>("min_samples", 10, in(1, 1000000).because("more than window can hold"),
+                     "samples before forecasting");
+  c.smoothing = p.get<double>("smoothing", 0.2, above_upto(0, 1), "exponential smoothing weight");
   return c;
 }
 

@@ -87,7 +87,8 @@ void add_planner_schedule(cluster::PlannerRegistry& reg) {
   reg.add("schedule",
           "oracle bound: prefill counts from given times on (at_s, prefill), chosen in hindsight",
           [](const Params& p) {
-            const double interval = planners::seconds_param(p, "interval_s", 1);
+            const double interval =
+                planners::interval_param(p, "interval_s", 1, "seconds between checks");
             const std::vector<double> at =
                 number_list(p, "at_s", "a list of times in seconds, \"0, 600, ...\"");
             const std::vector<double> counts =

@@ -28,7 +28,7 @@ class Static final : public cluster::Planner {
 
 void add_planner_static(cluster::PlannerRegistry& reg) {
   reg.add("static", "a fixed P:D split, the initial roles; never changes one", [](const Params& p) {
-    const double interval = planners::seconds_param(p, "interval_s", 30);
+    const double interval = planners::interval_param(p, "interval_s", 30, "seconds between checks");
     p.done("planner 'static'");
     return std::make_unique<Static>(interval);
   });

@@ -43,7 +43,9 @@ class PowerOfTwo final : public cluster::Router {
 void add_router_power_of_two(cluster::RouterRegistry& reg) {
   reg.add("power-of-two", "two random replicas (seeded), the less loaded wins (Mitzenmacher 2001)",
           [](const Params& p) {
-            const auto seed = p.get<uint64_t>("seed", 1);
+            const auto seed =
+                p.get<uint64_t>("seed", 1, in(0, 18446744073709551615.0).because("64 bits"),
+                                "seed of the random pair");
             p.done("router 'power-of-two'");
             return std::make_unique<PowerOfTwo>(seed);
           });

@@ -128,7 +128,7 @@ TEST_CASE("kv-aware places a session on the replica whose prefix cache holds its
   SUBCASE("the overlap weight is a parameter, checked") {
     Fleet f(2, "preserve");
     CHECK_THROWS_WITH_AS(f.run(t, "kv-aware", {{"overlap_weight", "-1"}}),
-                         "router.overlap_weight: expected a number >= 0, got '-1'", InputError);
+                         "router.overlap_weight: must be >= 0", InputError);
     CHECK_THROWS_WITH_AS(f.run(t, "kv-aware", {{"temperature", "0"}}),
                          "router.temperature: unknown parameter; router 'kv-aware' takes "
                          "overlap_weight",

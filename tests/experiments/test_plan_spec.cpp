@@ -216,7 +216,7 @@ TEST_CASE("routers: a list of router names or {name, params}, each checked with 
       "p.yaml:7: routers[1]: unknown router 'nearest'; valid: dp-lb, kv-aware, least-loaded, "
       "power-of-two, round-robin, session-affinity");
   bad("[{name: kv-aware, overlap_weight: -1}]",
-      "p.yaml:5: routers[0].overlap_weight: expected a number >= 0, got '-1'");
+      "p.yaml:5: routers[0].overlap_weight: must be >= 0");
   bad("[{name: round-robin, seed: 3}]",
       "p.yaml:5: routers[0].seed: unknown parameter; router 'round-robin' takes no parameters");
   bad("[{seed: 3}]", "p.yaml:5: routers[0].name: missing router name");

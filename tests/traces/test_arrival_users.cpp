@@ -301,3 +301,32 @@ TEST_CASE("users: bad settings name the key and what is expected") {
   apply_arrivals(none, users(2, 2, 1));
   CHECK(none.empty());
 }
+
+TEST_CASE("users and phases: the upper ends of the seconds and cycles keys") {
+  // 10^7 s is the most (116 days, longer than any trace); one second more is refused.
+  ArrivalSpec a = users(2, 2, 1);
+  a.stagger_s = 1e7;
+  CHECK(error(a) == "(no error)");
+  a.stagger_s = 10000001;
+  CHECK(error(a) ==
+        "arrival.stagger_s: must be <= 10000000 (10^7 s (116 days): longer than any trace), got "
+        "10000001");
+  a = users(2, 2, 1);
+  a.max_delay_s = 1e12;
+  CHECK(error(a) ==
+        "arrival.max_delay_s: must be <= 10000000 (10^7 s (116 days): longer than any trace), "
+        "got 1000000000000");
+  ArrivalSpec p;
+  p.process = "user-phases";
+  p.phases = {{1e8, {{"math", 1}}}};
+  CHECK(phases_problem(p).key == "phases[0].duration_s");
+  CHECK(phases_problem(p).reason ==
+        "must be <= 10000000 (10^7 s (116 days): longer than any trace), got 100000000");
+  p.phases = {{60, {{"math", 1}}}};
+  p.cycles = 100000;  // the most
+  CHECK(phases_problem(p).key.empty());
+  p.cycles = 100001;
+  CHECK(phases_problem(p).key == "cycles");
+  CHECK(phases_problem(p).reason ==
+        "must be <= 100000 (each cycle adds a window per phase), got 100001");
+}
