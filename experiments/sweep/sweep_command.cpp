@@ -31,28 +31,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every input the shard's runs read, checked before the output folder is made, so that a bad
-// swept profile or trace is refused before any run writes: each distinct profile (the spec's
-// and its replica groups', loaded and checked as prepare() does) and each trace file
-// (a regular file). The error names the first run that reads it.
-void check_sweep_inputs(const Sweep& sweep, const Shard& shard) {
-  std::set<std::string> seen;  // profile keys and trace paths already checked
-  for (const auto& r : sweep.runs) {
-    if (!shard.contains(r)) continue;
-    const Experiment& e = r.experiment;
-    try {
-      const std::string& path = e.trace.path;
-      if (!path.empty() && path != "-" && seen.insert("trace\n" + path).second)
-        check_input_file(path, "a trace (trace.path)");
-      std::string key = "profile\n" + e.profile;
-      for (const auto& g : e.cluster.groups) key += "\n" + g.profile;
-      if (seen.insert(key).second) load_group_profiles(e, sim::load_profile(e.profile));
-    } catch (const InputError& ie) {
-      throw InputError(fmt::format("sweep run {} ({}): {}", r.index, r.label(), ie.what()));
-    }
-  }
-}
-
 // The plots plot.py (and plot_goodput.py) may draw beside results.csv.
 const char* const kSweepPlots[] = {"latency.png", "throughput.png", "waste.png",
                                    "ttft.png",    "recompute.png",  "goodput.png"};
@@ -191,6 +169,25 @@ int finish_sweep(const Sweep& sweep, const SweepResults& res, const Journal& jou
 }
 
 }  // namespace
+
+// Each distinct profile (the spec's and its replica groups') and trace file, once.
+void check_sweep_inputs(const Sweep& sweep, const Shard& shard) {
+  std::set<std::string> seen;  // profile keys and trace paths already checked
+  for (const auto& r : sweep.runs) {
+    if (!shard.contains(r)) continue;
+    const Experiment& e = r.experiment;
+    try {
+      const std::string& path = e.trace.path;
+      if (!path.empty() && path != "-" && seen.insert("trace\n" + path).second)
+        check_input_file(path, "a trace (trace.path)");
+      std::string key = "profile\n" + e.profile;
+      for (const auto& g : e.cluster.groups) key += "\n" + g.profile;
+      if (seen.insert(key).second) load_group_profiles(e, sim::load_profile(e.profile));
+    } catch (const InputError& ie) {
+      throw InputError(fmt::format("sweep run {} ({}): {}", r.index, r.label(), ie.what()));
+    }
+  }
+}
 
 int run_sweep(const SweepRequest& req) {
   const Shard& shard = req.shard;
