@@ -94,6 +94,13 @@ TEST_CASE("run first: a sweep checks every swept profile before its folder, resu
     CHECK(err == expected);
     CHECK_FALSE(fs::exists(d / "o"));
   }
+  // sweep submit writes no job scripts for a sweep whose task would fail on it.
+  std::string err;
+  CHECK(isim::test::run_bin(
+            "isim", "sweep submit --slurm " + spec + " --tasks 2 --out " + (d / "s").string(),
+            nullptr, &err) == 2);
+  CHECK(err == expected);
+  CHECK_FALSE(fs::exists(d / "s"));
 }
 
 TEST_CASE("run first: validate SPEC reads its inputs before making its folder") {
