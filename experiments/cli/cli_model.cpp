@@ -1,5 +1,7 @@
 // `isim model import HF_CONFIG.json --out M.yaml`: a Hugging Face config.json becomes a model
 // YAML in the calibrate/models/ format (calibrate/hf_config.h does the conversion).
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 
@@ -16,6 +18,30 @@
 #include "experiments/cli/cli.h"
 
 namespace isim::exp {
+
+namespace {
+
+// What is written must read back: TEXT is read from a sibling file (named OUT in any message),
+// which then replaces OUT; a refusal leaves OUT as it was and no other file.
+calib::ModelSpec read_back_model(const std::string& out, const std::string& text) {
+  const std::string tmp = out + ".check-" + std::to_string(::getpid());
+  write_file_atomic(tmp, text);
+  try {
+    calib::ModelSpec m = calib::load_model(tmp);
+    std::filesystem::rename(tmp, out);
+    return m;
+  } catch (const InputError& ie) {
+    remove_file(tmp);
+    std::string msg = ie.what();
+    for (size_t at; (at = msg.find(tmp)) != std::string::npos;) msg.replace(at, tmp.size(), out);
+    throw InputError(msg);
+  } catch (...) {
+    remove_file(tmp);
+    throw;
+  }
+}
+
+}  // namespace
 
 namespace po = boost::program_options;
 
@@ -74,8 +100,8 @@ int model_import(const Args& args) {
     throw InputError("--out " + out + ": exists; pass --force to overwrite it");
 
   const calib::HfImport imp = calib::import_hf_config(config, o);
-  write_file_atomic(out, calib::hf_model_yaml(imp));
-  const auto& s = calib::load_model(out).shape;  // what was written must read back
+  const calib::ModelSpec read_back = read_back_model(out, calib::hf_model_yaml(imp));
+  const auto& s = read_back.shape;
   for (const auto& note : imp.notes) fmt::print(stderr, "note: not modelled: {}\n", note);
   fmt::print(
       "wrote {}: {} ({}): {} layers, hidden {}, {} heads ({} KV) x head_dim {}, ffn {}, "

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@
 #include "experiments/run/run_script.h"
 #include "experiments/sweep/sweep.h"
 #include "experiments/sweep/sweep_shards.h"
+#include "traces/workload.h"
 
 namespace isim::exp {
 
@@ -174,6 +176,17 @@ int run_plan_shard(const PlanSpec& spec, const std::string& yaml, const Shard& s
   return 0;
 }
 
+// Every distinct trace the candidates read, loaded and checked (trace::make_workload) before
+// the output folder is made, so that a missing or malformed trace leaves no folder behind.
+void check_plan_traces(const PlanSpec& spec) {
+  std::set<std::string> seen;
+  for (const auto& c : spec.candidates) {
+    const Experiment& e = c.experiment;
+    if (seen.insert(YAML::Dump(e.resolved()["trace"])).second)
+      (void)trace::make_workload(e.trace, e.arrival, e.seed, e.origin);
+  }
+}
+
 int cmd_plan_merge(const Args& args) {
   po::options_description opts, hidden;
   std::vector<std::string> overrides, inputs;
@@ -232,6 +245,8 @@ int cmd_plan(const Args& args) {
 
   const PlanSpec spec = load_plan(vm["spec"].as<std::string>(), overrides);
   if (out.empty()) out = default_out_dir(spec.name, overrides);
+  check_out_dir(out, "--out");
+  check_plan_traces(spec);  // before the folder is made: a refusal leaves nothing behind
   make_out_dir(out, "--out");
   const size_t searches = spec.candidates.size() * spec.seeds.size();
   const size_t fleets = spec.candidates.size() * spec.routers.size();

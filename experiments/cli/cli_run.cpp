@@ -162,8 +162,10 @@ int cmd_run(const Args& args) {
   const Experiment& e = x.experiment;
   const std::string out = f->out.empty() ? default_out_dir(e.name, x.out_keys) : f->out;
   check_run_views(f->views);  // before the folder is made: a refusal leaves nothing behind
+  check_out_dir(out, "--out");
+  const Inputs in = prepare(e);  // the trace and profiles, read before the folder is made
   make_out_dir(out, "--out");
-  const RunReport r = run_experiment(e, out, f->checks, f->views, f->progress,
+  const RunReport r = run_experiment(e, in, out, f->checks, f->views, f->progress,
                                      [&](const std::string& dir) { plot_replicas(dir, e); });
   return print_run_report(e, r);
 }

@@ -16,6 +16,7 @@
 #include "core/out_path.h"
 #include "experiments/plan/plan.h"
 #include "experiments/sweep/sweep.h"
+#include "experiments/sweep/sweep_command.h"
 
 namespace isim::exp {
 
@@ -279,6 +280,7 @@ int cmd_submit(const std::string& verb, const Args& args) {
     units = p.candidates.size();
   } else {
     const Sweep sw = load_sweep(a.spec, a.overrides);
+    check_sweep_inputs(sw, Shard{});  // a missing swept profile is refused here, not in a task
     a.name = sw.base.name;
     units = sw.runs.size();
   }

@@ -10,10 +10,10 @@
 
 namespace isim::exp {
 
-RunReport run_experiment(const Experiment& e, const std::string& out, cluster::Checks checks,
-                         const RunViews& views, const ProgressOptions& progress,
+RunReport run_experiment(const Experiment& e, const Inputs& in, const std::string& out,
+                         cluster::Checks checks, const RunViews& views,
+                         const ProgressOptions& progress,
                          const std::function<void(const std::string& dir)>& after_fleet_policy) {
-  Inputs in = prepare(e);
   for (const auto& n : in.notes) fmt::print(stderr, "note: {}\n", n);
   for (const auto& w : in.warnings) fmt::print(stderr, "warning: {}\n", w);
   RunReport report;

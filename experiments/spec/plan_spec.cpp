@@ -236,6 +236,8 @@ Deployment parse_deployment(const YamlMap& dn, const std::string& base_dir) {
   d.tp = prof.model.tp;
   if (dn.has("tp")) {
     int tp = dn.require<int32_t>("tp", "a tensor-parallel degree");
+    // Bounded before it is compared: a degree below 1 is no profile's to give.
+    if (tp < 1) dn.fail("tp", fmt::format("must be >= 1 (GPUs per replica), got {}", tp));
     if (tp != prof.model.tp)
       dn.fail("tp", fmt::format("the profile models tp {}; give a profile for tp {} "
                                 "(e.g. isim profile analytic ... --tp {})",

@@ -8,15 +8,18 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
 #include "core/cli_args.h"
 #include "core/input_error.h"
+#include "core/input_file.h"
 #include "core/interrupt.h"
 #include "core/out_path.h"
 #include "experiments/plots/plot_context.h"
+#include "experiments/run/run.h"
 #include "experiments/sweep/journal_record.h"
 #include "experiments/sweep/sweep_aggregate.h"
 #include "experiments/sweep/sweep_report.h"
@@ -167,6 +170,25 @@ int finish_sweep(const Sweep& sweep, const SweepResults& res, const Journal& jou
 
 }  // namespace
 
+// Each distinct profile (the spec's and its replica groups') and trace file, once.
+void check_sweep_inputs(const Sweep& sweep, const Shard& shard) {
+  std::set<std::string> seen;  // profile keys and trace paths already checked
+  for (const auto& r : sweep.runs) {
+    if (!shard.contains(r)) continue;
+    const Experiment& e = r.experiment;
+    try {
+      const std::string& path = e.trace.path;
+      if (!path.empty() && path != "-" && seen.insert("trace\n" + path).second)
+        check_input_file(path, "a trace (trace.path)");
+      std::string key = "profile\n" + e.profile;
+      for (const auto& g : e.cluster.groups) key += "\n" + g.profile;
+      if (seen.insert(key).second) load_group_profiles(e, sim::load_profile(e.profile));
+    } catch (const InputError& ie) {
+      throw InputError(fmt::format("sweep run {} ({}): {}", r.index, r.label(), ie.what()));
+    }
+  }
+}
+
 int run_sweep(const SweepRequest& req) {
   const Shard& shard = req.shard;
   Sweep sweep = load_sweep(req.spec, req.overrides);
@@ -178,6 +200,8 @@ int run_sweep(const SweepRequest& req) {
   const std::string out =
       req.out.empty() ? default_out_dir(sweep.base.name, req.overrides) : req.out;
   if (req.resume && req.fresh) throw UsageError{"give --resume or --fresh, not both", req.usage};
+  check_out_dir(out, "--out");
+  check_sweep_inputs(sweep, shard);  // before the folder is made: a refusal leaves nothing
   make_out_dir(out, "--out");
 
   const JournalMode mode = req.fresh    ? JournalMode::kFresh

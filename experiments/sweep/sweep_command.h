@@ -38,6 +38,11 @@ struct SweepRequest {
 };
 
 int run_sweep(const SweepRequest& r);
+// Every input the shard's runs read (each distinct profile, loaded and checked as prepare()
+// does; each trace file, a regular file), checked before any output: InputError "sweep run N
+// (LABEL): ..." naming the first run that reads it. run_sweep and `isim sweep submit` call it
+// before they make their folder.
+void check_sweep_inputs(const Sweep& sweep, const Shard& shard);
 
 int merge_sweep(const std::string& out_csv, const std::vector<std::string>& inputs, bool journals);
 

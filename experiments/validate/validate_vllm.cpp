@@ -2,6 +2,8 @@
 // its outputs (against.csv, against.json, against_requests.csv, against.png).
 #include "experiments/validate/validate_vllm.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -65,6 +67,32 @@ void check_scheduler(const std::string& name) {
       "--scheduler: the default '{}' is not registered in this build; valid: {} (pass one with "
       "--scheduler, e.g. --scheduler chunked)",
       name, sim::scheduler_registry().names_joined()));
+}
+
+// Every refusal that reading the inputs can give, before OUT is made: the trace is prepared
+// from a copy in the temporary folder (removed after; its path, in a message, reads as the
+// TRACE_PATH to come) and the profiles checked against the run and its layout.
+void refuse_before_output(const VllmRun& run, const AgainstOptions& o, const std::string& jsonl,
+                          const std::string& trace_path) {
+  const fs::path tmp = fs::temp_directory_path() / fmt::format("isim-against-{}.jsonl", getpid());
+  struct Removed {
+    fs::path p;
+    ~Removed() { remove_file(p.string()); }
+  } removed{tmp};
+  try {
+    write_file_atomic(tmp.string(), jsonl);
+    Experiment e = vllm_experiment(run.meta, o, tmp.string());
+    const Inputs in = prepare(e);
+    VllmMeta probe = run.meta;  // a copy: the check records its assumptions once, later
+    const VllmLayout layout = check_vllm_profile(probe, in.profile, e.profile);
+    if (layout.cluster())
+      (void)load_group_profiles(vllm_experiment(probe, o, tmp.string(), layout), in.profile);
+  } catch (const InputError& ie) {
+    std::string m = ie.what();
+    for (size_t at; (at = m.find(tmp.string())) != std::string::npos;)
+      m.replace(at, tmp.string().size(), trace_path);
+    throw InputError(m);
+  }
 }
 
 std::string requests_csv(const std::vector<Latency>& real, const std::vector<Latency>& sim) {
@@ -293,14 +321,11 @@ int run_against_vllm(const AgainstOptions& o) {
   const RunTrace rt = vllm_run_trace(run);
   const std::string trace_path = (fs::path(o.out) / "trace.jsonl").string();
   Experiment e = vllm_experiment(run.meta, o, trace_path);
-  {  // Refusals before any output: the run and the profile must agree (a copy of the meta, as
-     // the check below records its assumptions once).
-    VllmMeta probe = run.meta;
-    (void)check_vllm_profile(probe, sim::load_profile(e.profile), e.profile);
-  }
-  make_out_dir(o.out, "--out");
   std::ostringstream os;
   trace::write_jsonl(os, rt.trace);
+  check_out_dir(o.out, "--out");
+  refuse_before_output(run, o, os.str(), trace_path);  // then the folder and trace.jsonl
+  make_out_dir(o.out, "--out");
   write_file_atomic(trace_path, os.str());
 
   Inputs in = prepare(e);

@@ -115,7 +115,10 @@ TEST_CASE("every malformed plan key is an InputError naming the key") {
   bad("deployments", "{a: {profile: " + prof + "}}", "deployments.a.price_per_gpu_hour: missing");
   bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, colour: red}}",
       "unknown key");
+  // tp below 1 is out of bounds, named by its key (issue 36), not "give a profile for tp 0".
   bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, tp: 0}}",
+      "deployments.a.tp: must be >= 1 (GPUs per replica), got 0");
+  bad("deployments", "{a: {profile: " + prof + ", price_per_gpu_hour: 1, tp: 2}}",
       "deployments.a.tp: the profile models tp 1");
   bad("deployments",
       "{a: {profile: " + prof + ", price_per_gpu_hour: 1, engine: {max_num_seqs: 0}}}",
