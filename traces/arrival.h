@@ -61,6 +61,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/knobs.h"
 #include "core/registry.h"
 #include "traces/session.h"
 
@@ -106,6 +107,10 @@ inline constexpr int64_t kMostCycles = 100000;
 // The same for user-phases: the phases and cycles, then the keys it shares with users (key
 // "phases[i].duration_s", "phases[i].users.CLASS", "phases", "cycles" or a users key).
 ArrivalProblem phases_problem(const ArrivalSpec& a);
+
+// The users and user-phases keys as `isim list` shows them (key, default, bound, help), their
+// bounds the constants users_problem and phases_problem check.
+std::vector<KnobRow> users_knob_rows();
 
 // The users process (arrival_users.cpp); callers go through apply_arrivals.
 void apply_users(Trace& t, const ArrivalSpec& a);

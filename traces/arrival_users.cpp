@@ -32,6 +32,30 @@ bool fraction_ok(double f) {
 
 }  // namespace
 
+std::vector<KnobRow> users_knob_rows() {
+  const ArrivalSpec d;
+  const std::string most = fmt::format("{}", kMostSessions);
+  const auto secs = [](bool open) {
+    return (open ? above_upto(0, kMostArrivalSeconds) : in(0, kMostArrivalSeconds)).text();
+  };
+  return {
+      {"users", "-", in(1, static_cast<double>(kMostSessions)).text(),
+       "how many users replay sessions at once (users x sessions_per_user <= " + most + ")"},
+      {"sessions_per_user", fmt::format("{}", d.sessions_per_user),
+       in(1, static_cast<double>(kMostSessions)).text(), "sessions each user runs in turn"},
+      {"stagger_s", fmt::format("{}", d.stagger_s), secs(false),
+       "first sessions start within [0, stagger_s)"},
+      {"max_delay_s", fmt::format("{}", d.max_delay_s), secs(false), "intercept cap (0: none)"},
+      {"advance_min", fmt::format("{}", d.advance_min), in(0, 1).text(),
+       "fraction of the first session skipped, at least (<= advance_max)"},
+      {"advance_max", fmt::format("{}", d.advance_max), in(0, 1).text(),
+       "fraction of the first session skipped, at most"},
+      {"cycles", fmt::format("{}", d.cycles), in(1, static_cast<double>(kMostCycles)).text(),
+       "user-phases: the phases repeat this many times"},
+      {"phases[i].duration_s", "-", secs(true), "user-phases: a phase's length"},
+  };
+}
+
 ArrivalProblem users_problem(const ArrivalSpec& a) {
   if (a.users < 1)
     return {"users", fmt::format("must be an integer >= 1 (how many users replay sessions at "

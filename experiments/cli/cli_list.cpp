@@ -82,6 +82,8 @@ int cmd_list(const Args& args) {
   knob_section("cluster group keys (cluster.replicas: [{count, KEY: VALUE, ...}])",
                knob_rows<ParallelKnobs>());
   knob_section("arrival keys (arrival: KEY: VALUE)", knob_rows<ArrivalKnobs>());
+  knob_section("users and user-phases arrival keys (arrival: KEY: VALUE)",
+               trace::users_knob_rows());
   knob_section("metrics keys (metrics: KEY: VALUE)", knob_rows<MetricsKnobs>());
   knob_section("trace keys (trace: KEY: VALUE; 0 = off for limit, draw, max_context)",
                knob_rows<trace::WorkloadSpec>());
@@ -91,7 +93,10 @@ int cmd_list(const Args& args) {
   section("arrival processes", trace::arrival_registry());
   std::string stats;
   for (const auto& st : slo_stats()) stats += (stats.empty() ? "" : ", ") + st;
-  fmt::print("SLO metrics (isim plan, slo: METRIC.STAT: limit; STAT one of {}):\n", stats);
+  fmt::print(
+      "SLO metrics (isim plan, slo: METRIC.STAT: limit; STAT one of {}; every limit, a "
+      "run's too, in (0, {}]):\n",
+      stats, kMaxSloLimit);
   for (const auto& m : slo_metrics()) fmt::print("  {:<18} {}\n", m.name, m.description);
   fmt::print("turn SLO keys (a run's slo: KEY: limit, per turn; docs/observability.md):\n");
   fmt::print("  {:<18} {}\n", "request_ttft_s", "a turn's first token - its start (s)");

@@ -86,6 +86,8 @@ void parse_slo(const YAML::Node& n, const std::string& file, const std::string& 
     for (const auto& o : out)
       if (o.key == s.key) throw InputError(yaml_where(file, kv.first, key) + ": listed twice");
     s.limit = positive(kv.second, file, key, "an upper limit in the metric's unit");
+    if (const std::string why = slo_limit_problem(s.limit); !why.empty())
+      throw InputError(yaml_where(file, kv.second, key) + ": " + why);
     out.push_back(std::move(s));
   }
 }

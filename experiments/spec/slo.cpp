@@ -20,6 +20,14 @@ std::string metric_names() {
 
 }  // namespace
 
+std::string slo_limit_problem(double v) {
+  if (v > 0 && v <= kMaxSloLimit) return "";  // false for NaN
+  return fmt::format(
+      "must be a finite upper limit in (0, {}] in the metric's unit (the limit on "
+      "a time, about 126 years), got {}",
+      kMaxSloLimit, v);
+}
+
 const SloMetric* find_metric(const std::string& name) {
   for (const auto& m : slo_metrics())
     if (m.name == name) return &m;
@@ -82,9 +90,8 @@ RunSlo parse_run_slo(const YamlMap& root) {
     for (const auto& [k, v] : out)
       if (k == name) throw InputError(yaml_where(file, kv.first, key) + ": listed twice");
     const auto v = read_as<double>(kv.second, file, key, "an upper limit in the metric's unit");
-    if (!(v > 0) || !std::isfinite(v))
-      throw InputError(yaml_where(file, kv.second, key) +
-                       ": must be a finite upper limit > 0 in the metric's unit");
+    if (const std::string why = slo_limit_problem(v); !why.empty())
+      throw InputError(yaml_where(file, kv.second, key) + ": " + why);
     out.emplace_back(name, v);
   }
   return out;

@@ -11,6 +11,8 @@
 // - Turn-level keys of the same `slo:` (turn_slo_metrics(): itl_max_s, request_ttft_s) bound
 //   each turn (one LLM request, sim/turn_metrics.h): parse_run_slo reads them like the others,
 //   take_turn_slo moves them out into a TurnSlo. A turn meets it when each limit given holds.
+// - slo_limit_problem is the one bound on every SLO limit (a run's and a plan's): a finite
+//   number in (0, kMaxSloLimit] in the metric's unit; "" when the value is within it.
 #pragma once
 
 #include <string>
@@ -23,6 +25,10 @@
 #include "sim/metrics.h"
 
 namespace isim::exp {
+
+// The largest SLO limit: the limit on a time (traces/limits.h), about 126 years.
+inline constexpr double kMaxSloLimit = 4e9;
+std::string slo_limit_problem(double v);
 
 // SLO metrics: per-session latencies an SLO may bound, each with a one-line description.
 struct SloMetric {

@@ -62,6 +62,9 @@ class Schedule final : public cluster::Planner {
   std::vector<cluster::ReplicaMetrics> latest_;
 };
 
+// The bounds on the lists' items: a time of at_s, a count of prefill.
+constexpr double kMaxAtS = 1e7, kMaxCount = 65536;
+
 // "a, b, c" (brackets allowed) as numbers; InputError naming the key otherwise.
 std::vector<double> number_list(const Params& p, const std::string& key, const char* what) {
   const std::string text =
@@ -98,10 +101,14 @@ void add_planner_schedule(cluster::PlannerRegistry& reg) {
               p.fail("prefill", "needs one count per time of at_s (" + std::to_string(at.size()) +
                                     "), got " + std::to_string(counts.size()));
             for (size_t k = 0; k < at.size(); ++k) {
-              if (at[k] < 0 || (k > 0 && at[k] <= at[k - 1]))
-                p.fail("at_s", "times must be >= 0 and increasing");
-              if (!(counts[k] >= 1 && counts[k] <= 1e6) || counts[k] != std::floor(counts[k]))
-                p.fail("prefill", "counts must be whole numbers >= 1");
+              if (at[k] < 0 || (k > 0 && at[k] <= at[k - 1]) || at[k] > kMaxAtS)
+                p.fail("at_s",
+                       "times must be increasing, in [0, 10000000] s (10^7 s, 116 days: "
+                       "longer than any trace)");
+              if (!(counts[k] >= 1 && counts[k] <= kMaxCount) || counts[k] != std::floor(counts[k]))
+                p.fail("prefill",
+                       "counts must be whole numbers in [1, 65536] (the fleet's "
+                       "replica cap)");
             }
             std::vector<int32_t> prefill;
             for (const double c : counts) prefill.push_back(static_cast<int32_t>(c));

@@ -47,8 +47,14 @@ TEST_CASE("slo: per-session limits, checked like every key") {
         "e.yaml:4: slo.latency: unknown SLO metric 'latency'; valid: e2e_s, "
         "normalized_latency_s, resume_ttft_s, tpot_s, ttft_s; per turn: itl_max_s, "
         "request_ttft_s");
+  const std::string bound =
+      "must be a finite upper limit in (0, 4000000000] in the metric's unit (the limit on a "
+      "time, about 126 years), got ";
   CHECK(error_of(std::string(kMinimal) + "slo: {ttft_s: 0}\n") ==
-        "e.yaml:4: slo.ttft_s: must be a finite upper limit > 0 in the metric's unit");
+        "e.yaml:4: slo.ttft_s: " + bound + "0");
+  // The upper end: 4e9 passes, 4.1e9 does not.
+  CHECK(error_of(std::string(kMinimal) + "slo: {ttft_s: 4.1e9}\n") ==
+        "e.yaml:4: slo.ttft_s: " + bound + "4100000000");
   CHECK(error_of(std::string(kMinimal) + "slo: {ttft_s: .inf}\n") ==
         "e.yaml:4: slo.ttft_s: expected an upper limit in the metric's unit (a finite number), "
         "got '.inf'");

@@ -157,6 +157,9 @@ TEST_CASE("isim plan exits 2 with the file, line and key of a bad spec") {
          "resume_ttft_s, tpot_s, ttft_s");
   expect(with("{ttft_s.p97: 2}"), ":6: slo.ttft_s.p97: expected ttft_s.STAT with STAT one of mean");
   expect(with("{ttft_s.p99: -1}"), ":6: slo.ttft_s.p99: must be > 0");
+  expect(with("{ttft_s.p99: 5e9}"),
+         ":6: slo.ttft_s.p99: must be a finite upper limit in (0, 4000000000] in the metric's "
+         "unit (the limit on a time, about 126 years), got 5000000000");
   expect(spec + " -p deployments.test.price_per_gpu_hour=0",
          "deployments.test.price_per_gpu_hour: must be > 0");
   expect(spec + " -p deployments.test.profile=nope.yaml", "deployments.test.profile: no such file");

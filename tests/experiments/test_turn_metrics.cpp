@@ -167,7 +167,8 @@ TEST_CASE("metrics.window_s, metrics.shifts_s and the turn-level slo keys, check
   CHECK(only.turn_slo.itl_max_s == 0.2);
 
   CHECK(test::error_of(std::string(kTurnSpec) + "slo: {request_ttft_s: 0}\n") ==
-        "e.yaml:4: slo.request_ttft_s: must be a finite upper limit > 0 in the metric's unit");
+        "e.yaml:4: slo.request_ttft_s: must be a finite upper limit in (0, 4000000000] in the "
+        "metric's unit (the limit on a time, about 126 years), got 0");
   CHECK(test::error_of(std::string(kTurnSpec) + "metrics: {window_s: 0}\n") ==
         "e.yaml:4: metrics.window_s: must be >= 0.001");
   CHECK(test::error_of(std::string(kTurnSpec) + "metrics: {shifts_s: 5}\n") ==

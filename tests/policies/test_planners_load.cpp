@@ -156,9 +156,17 @@ TEST_CASE("planner schedule: bad schedules name their key") {
   CHECK(err({{"prefill", "1"}}).find("cluster.planner.at_s: missing") == 0);
   CHECK(err({{"at_s", "0, 10"}, {"prefill", "2"}}) ==
         "cluster.planner.prefill: needs one count per time of at_s (2), got 1");
-  CHECK(err({{"at_s", "10, 10"}, {"prefill", "2, 3"}}) ==
-        "cluster.planner.at_s: times must be >= 0 and increasing");
-  CHECK(err({{"at_s", "0"}, {"prefill", "1.5"}}) ==
-        "cluster.planner.prefill: counts must be whole numbers >= 1");
+  const std::string at_s =
+      "cluster.planner.at_s: times must be increasing, in [0, 10000000] s (10^7 s, 116 days: "
+      "longer than any trace)";
+  const std::string prefill =
+      "cluster.planner.prefill: counts must be whole numbers in [1, 65536] (the fleet's replica "
+      "cap)";
+  CHECK(err({{"at_s", "10, 10"}, {"prefill", "2, 3"}}) == at_s);
+  CHECK(err({{"at_s", "0"}, {"prefill", "1.5"}}) == prefill);
+  // The upper ends: a time past 10^7 s, a count past 65536 (10^7 and 65536 themselves pass).
+  CHECK(err({{"at_s", "0, 10000001"}, {"prefill", "1, 2"}}) == at_s);
+  CHECK(err({{"at_s", "0"}, {"prefill", "65537"}}) == prefill);
+  CHECK(err({{"at_s", "0, 10000000"}, {"prefill", "1, 65536"}}) == "no error");
   CHECK(err({{"at_s", "0, x"}, {"prefill", "1, 2"}}).find("cluster.planner.at_s: expected") == 0);
 }
