@@ -11,6 +11,7 @@
 #include "core/sha256.h"
 #include "experiments/validate/validate_vllm.h"
 #include "tests/cli_helpers.h"
+#include "tests/experiments/vllm_meta_fixture.h"
 #include "tests/input_error_text.h"
 #include "tests/spec_helpers.h"
 
@@ -20,22 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kGuardSpec = "trace: {from: jsonl, path: t.jsonl}\nprofile: p.yaml\npolicy: swap\n";
-
-// A vLLM run's meta.json, as test_validate_vllm.cpp's fake run has it.
-nlohmann::json guard_meta() {
-  return nlohmann::json::parse(R"({
-    "schema_version": 1, "model": "tiny", "vllm_version": "0.19.0",
-    "engine_kwargs": {"tensor_parallel_size": 1, "max_num_seqs": 8,
-                      "max_num_batched_tokens": 64},
-    "dataset_path": "workloads/d.jsonl",
-    "dataset_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-    "kv_cache": {"num_gpu_blocks": 100, "block_size": 4, "gpu_memory_utilization": 0.9,
-                 "enable_prefix_caching": true},
-    "hardware": {"device_name": "test-gpu"},
-    "resolved_config": {"scheduler_config": {"long_prefill_token_threshold": 0,
-        "max_num_partial_prefills": 1, "max_long_partial_prefills": 1,
-        "async_scheduling": false}}})");
-}
 
 }  // namespace
 
@@ -47,7 +32,7 @@ TEST_CASE("guard messages: max_long_partial_prefills above max_num_partial_prefi
   CHECK(test::error_of(std::string(kGuardSpec) +
                        "engine: {max_num_partial_prefills: 3, max_long_partial_prefills: 3}\n") ==
         "(no error)");
-  nlohmann::json m = guard_meta();
+  nlohmann::json m = test::tiny_vllm_meta();
   m["resolved_config"]["scheduler_config"]["max_long_partial_prefills"] = 2;
   CHECK(test::error_of_call([&] { exp::parse_vllm_meta(m.dump(), "r/meta.json"); }) ==
         "r/meta.json: resolved_config.scheduler_config.max_long_partial_prefills: 2 is more than "
@@ -72,7 +57,7 @@ TEST_CASE("guard messages: request ids that are not bench-N with the run's own d
       R"({"input_toks": 2, "output_toks": 1, "arrival_time_ns": 1, "input_tok_ids": [5, 6]})"
       "\n";
   const std::string data = test::write_file(run.parent_path() / "d.jsonl", dataset);
-  nlohmann::json m = guard_meta();
+  nlohmann::json m = test::tiny_vllm_meta();
   m["dataset_hash"] = sha256_hex(dataset);
   test::write_file(run / "meta.json", m.dump(2));
   test::write_file(run / "requests.jsonl",

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tests/cli_helpers.h"
+#include "tests/experiments/vllm_meta_fixture.h"
 
 namespace fs = std::filesystem;
 
@@ -153,17 +154,7 @@ TEST_CASE("run first: validate --against refuses a bad trace option before trace
   const fs::path d = isim::test::scratch("run-first-against");
   const fs::path run = d / "run";
   fs::create_directories(run);
-  isim::test::write_file(run / "meta.json",
-                         R"({"schema_version": 1, "model": "tiny", "vllm_version": "0.19.0",
-  "engine_kwargs": {"tensor_parallel_size": 1, "max_num_seqs": 8, "max_num_batched_tokens": 64},
-  "dataset_path": "workloads/d.jsonl",
-  "dataset_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-  "kv_cache": {"num_gpu_blocks": 100, "block_size": 4, "gpu_memory_utilization": 0.9,
-               "enable_prefix_caching": true},
-  "hardware": {"device_name": "test-gpu"},
-  "resolved_config": {"scheduler_config": {"long_prefill_token_threshold": 0,
-      "max_num_partial_prefills": 1, "max_long_partial_prefills": 1,
-      "async_scheduling": false}}})");
+  isim::test::write_file(run / "meta.json", isim::test::tiny_vllm_meta().dump());
   isim::test::write_file(
       run / "requests.jsonl",
       R"({"request_id": "bench-0", "input_toks": 4, "output_toks": 5, "queued_ts": 100, )"

@@ -18,6 +18,7 @@
 #include "experiments/validate/validate_vllm.h"
 #include "sim/scheduler.h"
 #include "tests/cli_helpers.h"
+#include "tests/experiments/vllm_meta_fixture.h"
 #include "tests/input_error_text.h"
 #include "traces/jsonl.h"
 
@@ -26,22 +27,6 @@ namespace fs = std::filesystem;
 using test::error_of_call;
 
 namespace {
-
-// meta.json of the fake run; `edit` changes it before it is written.
-nlohmann::json fake_meta() {
-  return nlohmann::json::parse(R"({
-    "schema_version": 1, "model": "tiny", "vllm_version": "0.19.0",
-    "engine_kwargs": {"tensor_parallel_size": 1, "max_num_seqs": 8,
-                      "max_num_batched_tokens": 64},
-    "dataset_path": "workloads/d.jsonl",
-    "dataset_hash": "0000000000000000000000000000000000000000000000000000000000000000",
-    "kv_cache": {"num_gpu_blocks": 100, "block_size": 4, "gpu_memory_utilization": 0.9,
-                 "enable_prefix_caching": true},
-    "hardware": {"device_name": "test-gpu"},
-    "resolved_config": {"scheduler_config": {"long_prefill_token_threshold": 0,
-        "max_num_partial_prefills": 1, "max_long_partial_prefills": 1,
-        "async_scheduling": false}}})");
-}
 
 // a: queued 100, first 101, last 105, 5 outputs -> TTFT 1, TPOT 4/4 = 1, e2e 5
 // b: queued 101, first 103, last 104, 3 outputs -> TTFT 2, TPOT 1/2 = 0.5, e2e 3
@@ -58,7 +43,8 @@ const char* kRequests =
     "\n";
 
 // DIR/run/{meta.json, requests.jsonl, timeseries.csv}; returns DIR/run.
-fs::path fake_run(const std::string& name, const nlohmann::json& meta = fake_meta()) {
+fs::path fake_run(const std::string& name,
+                  const nlohmann::json& meta = isim::test::tiny_vllm_meta()) {
   const fs::path run = test::scratch(name) / "run";
   fs::create_directories(run);
   test::write_file(run / "meta.json", meta.dump(2));
@@ -144,7 +130,7 @@ TEST_CASE("against vllm: sim latencies come from finished session records") {
 }
 
 TEST_CASE("against vllm: the experiment takes the run's engine settings, then the overrides") {
-  auto meta = exp::parse_vllm_meta(fake_meta().dump(), "m.json");
+  auto meta = exp::parse_vllm_meta(isim::test::tiny_vllm_meta().dump(), "m.json");
   meta.long_prefill_token_threshold = 32;
   meta.async_scheduling = true;
   exp::AgainstOptions o;
@@ -170,7 +156,7 @@ TEST_CASE("against vllm: the experiment takes the run's engine settings, then th
 
 TEST_CASE("against vllm: meta.json errors name the file and the key path") {
   auto err = [](const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json m = fake_meta();
+    nlohmann::json m = isim::test::tiny_vllm_meta();
     edit(m);
     return error_of_call([&] { exp::parse_vllm_meta(m.dump(), "r/meta.json"); });
   };
@@ -326,7 +312,7 @@ TEST_CASE("against vllm: bad input exits 2 naming the file and the key") {
                                  nullptr, &err);
     return std::make_pair(rc, err + "|" + (run / "meta.json").string());
   };
-  nlohmann::json m = fake_meta();
+  nlohmann::json m = isim::test::tiny_vllm_meta();
   m["kv_cache"]["block_size"] = 16;
   auto [rc, err] = run_with("against-block", m);
   CHECK(rc == 2);
@@ -336,19 +322,20 @@ TEST_CASE("against vllm: bad input exits 2 naming the file and the key") {
                         profile() + " has kv.block_tokens 4\n"));
   // Refused before any output (issue 36: trace.jsonl used to be written first).
   CHECK_FALSE(fs::exists(fs::path(meta_path).parent_path().parent_path() / "out"));
-  m = fake_meta();
+  m = isim::test::tiny_vllm_meta();
   m["engine_kwargs"]["tensor_parallel_size"] = 2;
   std::tie(rc, err) = run_with("against-tp", m);
   CHECK(rc == 2);
   CHECK(err.find(": engine_kwargs.tensor_parallel_size: the run used tp 2, but the profile ") !=
         std::string::npos);
-  m = fake_meta();
+  m = isim::test::tiny_vllm_meta();
   m["kv_cache"].erase("enable_prefix_caching");
   std::tie(rc, err) = run_with("against-missing", m);
   CHECK(rc == 2);
   CHECK(err.starts_with("isim: error: " + err.substr(err.find('|') + 1) +
                         ": kv_cache.enable_prefix_caching: missing\n"));
-  std::tie(rc, err) = run_with("against-override", fake_meta(), " -p engine.max_num_seqs=0");
+  std::tie(rc, err) =
+      run_with("against-override", isim::test::tiny_vllm_meta(), " -p engine.max_num_seqs=0");
   CHECK(rc == 2);
   CHECK(err.find("engine.max_num_seqs: must be > 0") != std::string::npos);
   std::string e2;
