@@ -12,6 +12,7 @@
 #include "cluster/simulation.h"
 #include "policies/builtin.h"
 #include "policies/routers.h"
+#include "tests/cluster/pd_fleet.h"
 #include "tests/sim_fixtures.h"
 
 using namespace isim;
@@ -21,37 +22,16 @@ using isim::test::seg;
 
 namespace {
 
-struct GuardFleet {
-  explicit GuardFleet(std::vector<Role> roles) : profile(test::round_profile()) {
-    // Two layers of 125-dim heads: still 1000 KV bytes per token, half of them per layer.
-    profile.model.layers = 2;
-    profile.model.head_dim = 125;
-    cfg.enabled = true;
-    cfg.roles = std::move(roles);
-    cfg.links.intra_node = {"nvlink", 0.001, 2e-3};  // 1000 B per ms, 2 ms latency
-    cfg.links.inter_node = {"infiniband", 0.0005, 2e-3};
-    for (size_t i = 0; i < cfg.roles.size(); ++i) {
-      executors.push_back(std::make_unique<sim::SimExecutor>(profile));
-      policies.push_back(
-          policy::policy_registry().create("preserve", "test", policy::PolicyParams{}));
-    }
-  }
-  cluster::RunResult run(const trace::Trace& t) {
-    std::vector<cluster::ReplicaSpec> v;
-    for (size_t i = 0; i < executors.size(); ++i) {
-      sim::EngineConfig c;
-      c.scheduler = "vllm-v0";
-      c.gpu_blocks = 400;
-      c.cpu_blocks = 0;
-      v.push_back({c, executors[i].get(), policies[i].get(), ""});
-    }
-    auto r = policy::router_registry().create("least-loaded", "test", Params({}, "router"));
-    return cluster::simulate(t, v, *r, cfg, nullptr, /*check_invariants=*/true);
-  }
-  sim::Profile profile;
-  cluster::DisaggConfig cfg;
-  std::vector<std::unique_ptr<sim::Executor>> executors;
-  std::vector<std::unique_ptr<sim::Policy>> policies;
+// Two layers of 125-dim heads: still 1000 KV bytes per token, half of them per layer.
+sim::Profile two_layer_profile() {
+  sim::Profile p = test::round_profile();
+  p.model.layers = 2;
+  p.model.head_dim = 125;
+  return p;
+}
+
+struct GuardFleet : test::PdFleet {
+  explicit GuardFleet(std::vector<Role> roles) : PdFleet(std::move(roles), two_layer_profile()) {}
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cluster/simulation.h"
 #include "policies/builtin.h"
 #include "policies/routers.h"
+#include "tests/cluster/pd_fleet.h"
 #include "tests/sim_fixtures.h"
 
 using namespace isim;
@@ -20,36 +21,11 @@ using isim::test::seg;
 
 namespace {
 
-struct FetchFleet {
-  explicit FetchFleet(std::vector<Role> roles) : profile(test::round_profile()) {
-    cfg.enabled = true;
-    cfg.roles = std::move(roles);
-    cfg.links.intra_node = {"nvlink", 0.001, 2e-3};
-    cfg.links.inter_node = {"infiniband", 0.0005, 2e-3};
+// llm-d's split at 5 uncached tokens.
+struct FetchFleet : test::PdFleet {
+  explicit FetchFleet(std::vector<Role> roles) : PdFleet(std::move(roles)) {
     cfg.split = {"threshold", 5};
-    for (size_t i = 0; i < cfg.roles.size(); ++i) {
-      executors.push_back(std::make_unique<sim::SimExecutor>(profile));
-      policies.push_back(
-          policy::policy_registry().create("preserve", "test", policy::PolicyParams{}));
-    }
   }
-  cluster::RunResult run(const trace::Trace& t) {
-    std::vector<cluster::ReplicaSpec> v;
-    for (size_t i = 0; i < executors.size(); ++i) {
-      sim::EngineConfig c;
-      c.scheduler = "vllm-v0";
-      c.gpu_blocks = 400;
-      c.cpu_blocks = cpu_blocks;
-      v.push_back({c, executors[i].get(), policies[i].get(), ""});
-    }
-    auto r = policy::router_registry().create("least-loaded", "test", Params({}, "router"));
-    return cluster::simulate(t, v, *r, cfg, nullptr, /*check_invariants=*/true);
-  }
-  sim::Profile profile;
-  cluster::DisaggConfig cfg;
-  int64_t cpu_blocks = 0;
-  std::vector<std::unique_ptr<sim::Executor>> executors;
-  std::vector<std::unique_ptr<sim::Policy>> policies;
 };
 
 // a: 8-token prompt, 2 outputs, a 1 s tool call returning 6 tokens, then 2 outputs.
