@@ -58,8 +58,14 @@ Inputs prepare(const Experiment& e, bool with_profile) {
   std::ostringstream os;
   trace::write_jsonl(os, in.trace);
   in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));
-  if (with_profile) in.profile = sim::load_profile(e.profile);
-  if (with_profile) in.group_profiles = load_group_profiles(e, in.profile);
+  if (!with_profile) return in;
+  in.profile = sim::load_profile(e.profile);
+  in.group_profiles = load_group_profiles(e, in.profile);
+  // Each engine's KV capacity, so that a reserve or a pool that leaves no block is refused here,
+  // before the run's folder is made, not when the first policy starts.
+  if (!e.cluster.given) (void)sim::derive_block_counts(in.profile, e.engine);
+  for (size_t g = 0; g < e.cluster.groups.size(); ++g)
+    (void)sim::derive_block_counts(in.group_profiles[g], e.cluster.groups[g].engine);
   return in;
 }
 

@@ -35,7 +35,9 @@ struct Inputs {
   std::vector<std::string> warnings;  // what likely is not what was meant (a replay burst)
 };
 
-// `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it).
+// `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it);
+// with it, each engine's KV capacity is derived too, so a reserve or pool that leaves no KV block
+// is refused here, before any output.
 Inputs prepare(const Experiment& e, bool with_profile = true);
 
 // The profile of each cluster group (InputError when a group's tp differs from its profile's).
