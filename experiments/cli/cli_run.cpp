@@ -164,6 +164,7 @@ int cmd_run(const Args& args) {
   check_run_views(f->views);  // before the folder is made: a refusal leaves nothing behind
   check_out_dir(out, "--out");
   const Inputs in = prepare(e);  // the trace and profiles, read before the folder is made
+  check_kv_capacity(e, in);
   make_out_dir(out, "--out");
   const RunReport r = run_experiment(e, in, out, f->checks, f->views, f->progress,
                                      [&](const std::string& dir) { plot_replicas(dir, e); });

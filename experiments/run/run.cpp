@@ -61,12 +61,13 @@ Inputs prepare(const Experiment& e, bool with_profile) {
   if (!with_profile) return in;
   in.profile = sim::load_profile(e.profile);
   in.group_profiles = load_group_profiles(e, in.profile);
-  // Each engine's KV capacity, so that a reserve or a pool that leaves no block is refused here,
-  // before the run's folder is made, not when the first policy starts.
+  return in;
+}
+
+void check_kv_capacity(const Experiment& e, const Inputs& in) {
   if (!e.cluster.given) (void)sim::derive_block_counts(in.profile, e.engine);
   for (size_t g = 0; g < e.cluster.groups.size(); ++g)
     (void)sim::derive_block_counts(in.group_profiles[g], e.cluster.groups[g].engine);
-  return in;
 }
 
 namespace {

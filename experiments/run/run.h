@@ -35,10 +35,13 @@ struct Inputs {
   std::vector<std::string> warnings;  // what likely is not what was meant (a replay burst)
 };
 
-// `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it);
-// with it, each engine's KV capacity is derived too, so a reserve or pool that leaves no KV block
-// is refused here, before any output.
+// `with_profile` false leaves Inputs::profile empty (isim validate --calibrate-first measures it).
 Inputs prepare(const Experiment& e, bool with_profile = true);
+// Derives each engine's KV capacity as the runs will (the spec's engine on `in.profile`, or each
+// cluster group's on its profile): a reserve or pool that leaves no KV block throws InputError,
+// so that `isim run` refuses before it makes its folder. Callers that change the engine after
+// prepare (validate --against takes vLLM's block count) check their own.
+void check_kv_capacity(const Experiment& e, const Inputs& in);
 
 // The profile of each cluster group (InputError when a group's tp differs from its profile's).
 std::vector<sim::Profile> load_group_profiles(const Experiment& e, const sim::Profile& base);
