@@ -12,6 +12,7 @@
 #include "cluster/simulation.h"
 #include "policies/builtin.h"
 #include "policies/routers.h"
+#include "tests/cluster/pd_fleet.h"
 #include "tests/sim_fixtures.h"
 
 using namespace isim;
@@ -42,43 +43,8 @@ class Scripted final : public cluster::Planner {
   std::map<int, std::vector<cluster::RoleChange>> script_;
 };
 
-struct Fleet {
-  explicit Fleet(std::vector<Role> roles) : profile(test::round_profile()) {
-    // Two layers of 125-dim heads: still 1000 KV bytes per token, so a layer is half of them.
-    profile.model.layers = 2;
-    profile.model.head_dim = 125;
-    cfg.enabled = true;
-    cfg.roles = std::move(roles);
-    cfg.links.intra_node = {"nvlink", 0.001, 2e-3};
-    cfg.links.inter_node = {"infiniband", 0.0005, 2e-3};
-    for (size_t i = 0; i < cfg.roles.size(); ++i) {
-      executors.push_back(std::make_unique<sim::SimExecutor>(profile));
-      policies.push_back(
-          policy::policy_registry().create("preserve", "test", policy::PolicyParams{}));
-    }
-  }
-  std::vector<cluster::ReplicaSpec> specs(const std::string& scheduler) {
-    std::vector<cluster::ReplicaSpec> v;
-    for (size_t i = 0; i < executors.size(); ++i) {
-      sim::EngineConfig c;
-      c.scheduler = scheduler;
-      c.gpu_blocks = 400;
-      c.cpu_blocks = cpu_blocks;
-      v.push_back({c, executors[i].get(), policies[i].get(), ""});
-    }
-    return v;
-  }
-  cluster::RunResult run(const trace::Trace& t, cluster::Planner* planner = nullptr,
-                         const std::string& router = "least-loaded",
-                         const std::string& scheduler = "vllm-v0") {
-    auto r = policy::router_registry().create(router, "test", Params({}, "router"));
-    return cluster::simulate(t, specs(scheduler), *r, cfg, planner, /*check_invariants=*/true);
-  }
-  sim::Profile profile;
-  cluster::DisaggConfig cfg;
-  int64_t cpu_blocks = 0;
-  std::vector<std::unique_ptr<sim::Executor>> executors;
-  std::vector<std::unique_ptr<sim::Policy>> policies;
+struct Fleet : test::PdFleet {
+  explicit Fleet(std::vector<Role> roles) : PdFleet(std::move(roles), test::two_layer_profile()) {}
 };
 
 }  // namespace

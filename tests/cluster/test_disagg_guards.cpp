@@ -22,16 +22,9 @@ using isim::test::seg;
 
 namespace {
 
-// Two layers of 125-dim heads: still 1000 KV bytes per token, half of them per layer.
-sim::Profile two_layer_profile() {
-  sim::Profile p = test::round_profile();
-  p.model.layers = 2;
-  p.model.head_dim = 125;
-  return p;
-}
-
 struct GuardFleet : test::PdFleet {
-  explicit GuardFleet(std::vector<Role> roles) : PdFleet(std::move(roles), two_layer_profile()) {}
+  explicit GuardFleet(std::vector<Role> roles)
+      : PdFleet(std::move(roles), test::two_layer_profile()) {}
 };
 
 }  // namespace
