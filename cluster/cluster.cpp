@@ -100,9 +100,18 @@ void Cluster::first_token(int32_t r, const sim::SessionState& s, sim::Nanos ttft
 void Cluster::segment_done(int32_t r, const sim::SessionState& s, int64_t outputs,
                            double decode_s) {
   const sim::Nanos start = s.seg == 0 ? s.arrival : s.intercept_end;
-  fleet_.ledger().turn({s.idx, s.seg, sim::to_seconds(start),
-                        sim::to_seconds(s.seg_first_token - start),
-                        outputs >= 2 ? sim::to_seconds(s.seg_max_gap) : -1.0, outputs});
+  sim::TurnRecord t;
+  t.session = s.idx;
+  t.seg = s.seg;
+  t.start_s = sim::to_seconds(start);
+  t.ttft_s = sim::to_seconds(s.seg_first_token - start);
+  t.itl_max_s = outputs >= 2 ? sim::to_seconds(s.seg_max_gap) : -1.0;
+  t.output_tokens = outputs;
+  t.input_tokens = s.seg_input;
+  t.finish_s = sim::to_seconds(s.last_token);
+  t.replica = r;
+  t.gaps = s.seg_gaps;
+  fleet_.ledger().turn(std::move(t));
   if (planning_) planning_->segment_done(s, outputs, decode_s, r);
 }
 

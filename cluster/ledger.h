@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/metrics.h"
@@ -45,13 +46,14 @@ class Ledger {
   void not_started(int32_t i) { set_status(i, Status::kNotStarted); }
   void arrived(int32_t i, sim::Nanos t);
   void turn_ttft(double s) { turn_ttfts_.push_back(s); }
-  void turn(const sim::TurnRecord& t) { turns_.push_back(t); }  // a completed turn
+  void turn(sim::TurnRecord t) { turns_.push_back(std::move(t)); }  // a completed turn
 
   // `on_replica(r, h)` gives the metrics of a session still on a replica.
   std::vector<sim::SessionRecord> records(
       const std::function<const sim::SessionMetrics&(int32_t, int32_t)>& on_replica) const;
   const std::vector<double>& turn_ttfts() const { return turn_ttfts_; }
   const std::vector<sim::TurnRecord>& turns() const { return turns_; }
+  std::vector<sim::TurnRecord> take_turns() { return std::move(turns_); }  // at the run's end
   int64_t size() const { return static_cast<int64_t>(loc_.size()); }
   // Sessions whose status is kOnReplica now (kept as statuses change: the global check compares
   // it with what the replicas hold without scanning the whole trace).

@@ -185,12 +185,21 @@ void Engine::emit_token(SessionState& s) {
   s.decoded_in_seg += 1;
   s.context += 1;
   s.chunked = false;
-  // Inter-token latency: the longest gap of the segment, kept without per-token storage.
-  if (s.decoded_in_seg > 1) s.seg_max_gap = std::max(s.seg_max_gap, t - s.last_token);
+  // Inter-token latency: the longest gap of the segment, and every gap run-length coded.
+  if (s.decoded_in_seg > 1) {
+    const Nanos gap = t - s.last_token;
+    s.seg_max_gap = std::max(s.seg_max_gap, gap);
+    if (!s.seg_gaps.empty() && s.seg_gaps.back().gap_ns == gap)
+      ++s.seg_gaps.back().count;
+    else
+      s.seg_gaps.push_back({gap, 1});
+  }
   s.last_token = t;
   if (s.decoded_in_seg == 1) {
     s.seg_first_token = t;
     s.seg_max_gap = 0;
+    s.seg_input = s.context - 1;
+    s.seg_gaps.clear();
     if (s.seg == 0) {
       s.m.first_token = t;
       if (listener) listener->first_token(replica_, s, t - s.arrival);

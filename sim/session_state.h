@@ -29,6 +29,7 @@
 
 #include "sim/block_manager.h"
 #include "sim/time.h"
+#include "sim/turn_metrics.h"
 #include "traces/session.h"
 
 namespace isim::sim {
@@ -132,6 +133,8 @@ struct SessionState {
   Nanos seg_first_token = -1;  // first token of the current segment
   Nanos last_token = -1;       // the latest output token of the current segment
   Nanos seg_max_gap = 0;       // the longest gap between consecutive tokens of the current segment
+  int64_t seg_input = 0;       // the context the current segment's first token was computed over
+  std::vector<GapRun> seg_gaps;  // the current segment's inter-token gaps (sim/turn_metrics.h)
   SessionMetrics m;
 
   int64_t pending_prefill(int64_t block_tokens) const {

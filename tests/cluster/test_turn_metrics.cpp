@@ -49,6 +49,37 @@ sim::EngineConfig roomy_engine() {
 
 }  // namespace
 
+TEST_CASE("each turn's input, finish, replica and every inter-token gap, by hand") {
+  // The schedule above: gaps a0 {11, 42} ms, b0 {12, 11}, a1 {11}. Inputs: a0 8, b0 20; a1 is
+  // computed over 8 + 3 outputs + 4 returned = 15 tokens. Finishes: 71, 82, 597 ms.
+  const auto r = test::run(two_sessions(), "preserve", roomy_engine());
+  REQUIRE(r.turns.size() == 3);
+  const auto ms = [](int64_t x) { return x * 1'000'000; };
+  const auto& a0 = r.turns[0];
+  const auto& b0 = r.turns[1];
+  const auto& a1 = r.turns[2];
+  CHECK(a0.gaps == std::vector<sim::GapRun>{{ms(11), 1}, {ms(42), 1}});
+  CHECK(b0.gaps == std::vector<sim::GapRun>{{ms(12), 1}, {ms(11), 1}});
+  CHECK(a1.gaps == std::vector<sim::GapRun>{{ms(11), 1}});
+  CHECK(a0.input_tokens == 8);
+  CHECK(b0.input_tokens == 20);
+  CHECK(a1.input_tokens == 15);
+  CHECK(a0.finish_s == doctest::Approx(0.071).epsilon(1e-9));
+  CHECK(b0.finish_s == doctest::Approx(0.082).epsilon(1e-9));
+  CHECK(a1.finish_s == doctest::Approx(0.597).epsilon(1e-9));
+  CHECK(a0.replica == 0);
+  CHECK(a1.replica == 0);
+}
+
+TEST_CASE("equal consecutive inter-token gaps merge into one run") {
+  // c alone: prefill 8 tokens [0, 18) ms, then three decodes of one token at 11 ms each:
+  // tokens at 18, 29, 40, 51 -> gaps 11, 11, 11 = one run of 3.
+  const auto r = test::run({trace::Session{"c", 0.0, {seg(8, 4)}}}, "preserve", roomy_engine());
+  REQUIRE(r.turns.size() == 1);
+  CHECK(r.turns[0].gaps == std::vector<sim::GapRun>{{11'000'000, 3}});
+  CHECK(r.turns[0].finish_s == doctest::Approx(0.051).epsilon(1e-9));
+}
+
 TEST_CASE("per-turn TTFT, longest inter-token gap and per-request latency, by hand") {
   const auto r = test::run(two_sessions(), "preserve", roomy_engine());
   REQUIRE(r.turns.size() == 3);

@@ -1,0 +1,107 @@
+#include "experiments/run/request_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+
+#include "sim/time.h"
+
+namespace isim::exp {
+
+std::vector<RequestRow> request_rows(const std::vector<sim::TurnRecord>& turns) {
+  std::vector<RequestRow> rows;
+  rows.reserve(turns.size());
+  for (const sim::TurnRecord& t : turns) {
+    RequestRow r;
+    r.session = t.session;
+    r.seg = t.seg;
+    r.replica = t.replica;
+    r.send_s = t.start_s;
+    r.input_tokens = t.input_tokens;
+    r.output_tokens = t.output_tokens;
+    r.ttft_s = t.ttft_s;
+    r.e2el_s = t.finish_s - t.start_s;
+    if (t.output_tokens >= 2)
+      r.tpot_s = (r.e2el_s - r.ttft_s) / static_cast<double>(t.output_tokens - 1);
+    r.itl = t.gaps;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+void Values::add(double x, int64_t count) {
+  if (count <= 0) return;
+  if (!v_.empty() && v_.back().first == x) {
+    v_.back().second += count;
+  } else {
+    if (!v_.empty() && x < v_.back().first) sorted_ = false;
+    v_.emplace_back(x, count);
+  }
+  n_ += count;
+}
+
+void Values::sort() const {
+  if (sorted_) return;
+  std::sort(v_.begin(), v_.end());
+  // Merge equal neighbours so each value appears once.
+  size_t out = 0;
+  for (size_t i = 1; i < v_.size(); ++i) {
+    if (v_[i].first == v_[out].first)
+      v_[out].second += v_[i].second;
+    else
+      v_[++out] = v_[i];
+  }
+  if (!v_.empty()) v_.resize(out + 1);
+  sorted_ = true;
+}
+
+double Values::mean() const {
+  if (n_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (const auto& [x, c] : v_) sum += x * static_cast<double>(c);
+  return sum / static_cast<double>(n_);
+}
+
+double Values::std() const {
+  if (n_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  const double m = mean();
+  double ss = 0;
+  for (const auto& [x, c] : v_) ss += (x - m) * (x - m) * static_cast<double>(c);
+  return std::sqrt(ss / static_cast<double>(n_));
+}
+
+double Values::percentile(double q) const {
+  if (!(q >= 0 && q <= 100)) throw std::logic_error("Values::percentile: q outside [0, 100]");
+  if (n_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  sort();
+  const double h = static_cast<double>(n_ - 1) * q / 100.0;
+  const auto lo = static_cast<int64_t>(std::floor(h));
+  const int64_t hi = std::min(lo + 1, n_ - 1);
+  // The values at sorted ranks lo and hi, walking the cumulative counts once.
+  double x_lo = 0, x_hi = 0;
+  int64_t seen = 0;
+  bool have_lo = false;
+  for (const auto& [x, c] : v_) {
+    seen += c;
+    if (!have_lo && lo < seen) {
+      x_lo = x;
+      have_lo = true;
+    }
+    if (hi < seen) {
+      x_hi = x;
+      break;
+    }
+  }
+  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
+}
+
+Values itl_values(const std::vector<RequestRow>& rows) {
+  Values v;
+  for (const RequestRow& r : rows)
+    for (const sim::GapRun& g : r.itl) v.add(sim::to_seconds(g.gap_ns), g.count);
+  return v;
+}
+
+}  // namespace isim::exp

@@ -1,0 +1,80 @@
+// Requests as a benchmark client sees them, and NumPy-style statistics
+// (experiments/run/request_metrics.h). Expected values by hand.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "experiments/run/request_metrics.h"
+
+using namespace isim;
+using exp::Values;
+
+TEST_CASE("Values: mean, population std and linearly interpolated percentiles") {
+  Values v;
+  for (double x : {4.0, 1.0, 3.0, 2.0}) v.add(x);  // out of order on purpose
+  CHECK(v.size() == 4);
+  CHECK(v.mean() == doctest::Approx(2.5));
+  // std: deviations 1.5, 0.5, 0.5, 1.5 -> (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25 -> sqrt.
+  CHECK(v.std() == doctest::Approx(std::sqrt(1.25)));
+  CHECK(v.median() == doctest::Approx(2.5));         // h = 3 x 0.5 = 1.5: 2 + 0.5 x (3 - 2)
+  CHECK(v.percentile(99) == doctest::Approx(3.97));  // h = 2.97: 3 + 0.97 x (4 - 3)
+  CHECK(v.percentile(0) == doctest::Approx(1.0));
+  CHECK(v.percentile(100) == doctest::Approx(4.0));
+}
+
+TEST_CASE("Values: counts weigh each value") {
+  Values v;
+  v.add(1.0, 3);
+  v.add(5.0);
+  // {1, 1, 1, 5}: mean 2; std sqrt((1 + 1 + 1 + 9) / 4) = sqrt(3).
+  CHECK(v.mean() == doctest::Approx(2.0));
+  CHECK(v.std() == doctest::Approx(std::sqrt(3.0)));
+  CHECK(v.median() == doctest::Approx(1.0));        // h = 1.5 between two 1s
+  CHECK(v.percentile(75) == doctest::Approx(2.0));  // h = 2.25: 1 + 0.25 x (5 - 1)
+  v.add(1.0, 0);                                    // a zero count adds nothing
+  CHECK(v.size() == 4);
+}
+
+TEST_CASE("Values: no values give NaN, a bad q is a logic error") {
+  Values v;
+  CHECK(std::isnan(v.mean()));
+  CHECK(std::isnan(v.std()));
+  CHECK(std::isnan(v.median()));
+  v.add(1.0);
+  CHECK_THROWS_AS(v.percentile(101), std::logic_error);
+}
+
+TEST_CASE("request_rows: e2el, TPOT and gaps of each turn") {
+  sim::TurnRecord a;
+  a.session = 3;
+  a.seg = 1;
+  a.start_s = 1.0;
+  a.ttft_s = 0.1;
+  a.finish_s = 1.5;
+  a.output_tokens = 5;
+  a.input_tokens = 40;
+  a.replica = 2;
+  a.gaps = {{10'000'000, 2}, {30'000'000, 1}, {10'000'000, 1}};
+  sim::TurnRecord b;
+  b.start_s = 2.0;
+  b.ttft_s = 0.25;
+  b.finish_s = 2.25;
+  b.output_tokens = 1;
+  const auto rows = exp::request_rows({a, b});
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].send_s == 1.0);
+  CHECK(rows[0].e2el_s == doctest::Approx(0.5));
+  CHECK(rows[0].tpot_s == doctest::Approx(0.1));  // (0.5 - 0.1) / (5 - 1)
+  CHECK(rows[0].input_tokens == 40);
+  CHECK(rows[0].replica == 2);
+  CHECK(rows[1].e2el_s == doctest::Approx(0.25));
+  CHECK(rows[1].tpot_s < 0);  // one output: no TPOT
+  // Gaps 10, 10, 30, 10 ms: mean 15 ms; sorted 10, 10, 10, 30: median (h = 1.5) 10 ms,
+  // p99 h = 2.97 between 10 and 30 -> 10 + 0.97 x 20 = 29.4 ms.
+  const Values itl = exp::itl_values(rows);
+  CHECK(itl.size() == 4);
+  CHECK(itl.mean() == doctest::Approx(0.015));
+  CHECK(itl.median() == doctest::Approx(0.010));
+  CHECK(itl.percentile(99) == doctest::Approx(0.0294));
+}
