@@ -29,9 +29,7 @@ Trace parse_azure(std::istream& in, const std::string& origin, AzureReport* repo
       [&](const std::vector<std::string>& cells, const std::string& where, int64_t n) {
         ExactTime at;
         const std::string why = parse_date_time(cells[0], &at);
-        if (!why.empty())
-          throw InputError(
-              fmt::format("{}: TIMESTAMP: {}, got {}", where, why, csv_rows::cell_text(cells[0])));
+        if (!why.empty()) throw InputError(fmt::format("{}: TIMESTAMP: {}", where, why));
         if (t.empty()) {
           first = at;
           r.first_timestamp = cells[0];

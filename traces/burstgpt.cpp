@@ -57,7 +57,7 @@ Trace parse_burstgpt(std::istream& in, const std::string& origin, BurstGptReport
         };
         ExactTime at;
         if (const std::string why = parse_seconds(cells[0], &at); !why.empty())
-          fail("Timestamp", fmt::format("{}, got {}", why, csv_rows::cell_text(cells[0])));
+          fail("Timestamp", why);
         if (r.rows == 0) {
           first = at;
           r.origin_s = seconds_between(ExactTime{}, at);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "traces/csv_rows.h"
 #include "traces/limits.h"
 
 namespace isim::trace {
@@ -93,7 +94,9 @@ std::string read_offset(const std::string& t, size_t at, int64_t* east) {
 
 }  // namespace
 
-std::string parse_date_time(const std::string& t, ExactTime* out) {
+namespace {
+
+std::string date_time_problem(const std::string& t, ExactTime* out) {
   int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
   const bool shaped = t.size() >= 19 && read_digits(t, 0, 4, &y) && t[4] == '-' &&
                       read_digits(t, 5, 2, &mo) && t[7] == '-' && read_digits(t, 8, 2, &d) &&
@@ -117,6 +120,13 @@ std::string parse_date_time(const std::string& t, ExactTime* out) {
   return "";
 }
 
+}  // namespace
+
+std::string parse_date_time(const std::string& t, ExactTime* out) {
+  const std::string why = date_time_problem(t, out);
+  return why.empty() ? why : why + ", got " + csv_rows::cell_text(t);
+}
+
 std::string parse_seconds(const std::string& t, ExactTime* out) {
   size_t i = 0;
   int64_t whole = 0;
@@ -125,13 +135,12 @@ std::string parse_seconds(const std::string& t, ExactTime* out) {
     if (whole > static_cast<int64_t>(kMaxSeconds)) too_big = true;
     if (!too_big) whole = whole * 10 + (t[i] - '0');
   }
-  if (i == 0) return kSecondsExpected;
   ExactTime e;
-  const size_t after = read_fraction(t, i, &e);
-  if (after != t.size()) return kSecondsExpected;
+  if (i == 0 || read_fraction(t, i, &e) != t.size())
+    return std::string(kSecondsExpected) + ", got " + csv_rows::cell_text(t);
   if (too_big || whole > static_cast<int64_t>(kMaxSeconds) ||
       (whole == static_cast<int64_t>(kMaxSeconds) && e.fraction > 0))
-    return too_many_seconds(t);
+    return too_many_seconds(csv_rows::cell_text(t));
   e.seconds = whole;
   *out = e;
   return "";

@@ -9,12 +9,13 @@
 //   the space, an offset may be written +HHMM) as seconds since 1970-01-01 00:00:00 UTC
 //   (negative before), the offset subtracted. Years 0001-9999, months 1-12, days of the month
 //   as the Gregorian calendar has them, hours 0-23, minutes and seconds 0-59 (no leap second),
-//   offsets up to 23:59. It returns "" or why the text is not such a time: kDateTimeExpected,
-//   then a reason in parentheses when the shape is right but a field is not ("month 13",
-//   "day 30 of 2023-02", "hour 24", ...).
+//   offsets up to 23:59. It returns "" or why the text is not such a time, ending in ", got
+//   'TEXT'" (TEXT quoted as in csv_rows.h): kDateTimeExpected, with a reason in parentheses
+//   when the shape is right but a field is not ("month 13", "day 30 of 2023-02", "hour 24",
+//   "offset +24:00", "year 0000").
 // - parse_seconds reads a non-negative decimal "DIGITS[.DIGITS]" (no sign, no exponent, no
-//   spaces) of at most 4e9 whole seconds (traces/limits.h); it returns "" or kSecondsExpected
-//   (too_many_seconds for a larger value).
+//   spaces) of at most 4e9 seconds (traces/limits.h); it returns "", kSecondsExpected + ", got
+//   'TEXT'", or the too_many_seconds reason for a larger value.
 // - seconds_between(a, b) is b - a in seconds: the exact difference rounded once to the nearest
 //   double when it is below 2^53 units of the finer fraction (always for the traces we read: a
 //   week in 10^-7 s units is 6e12), else within a few ulps.

@@ -70,8 +70,8 @@ Sniffed sniff_file(const std::string& path) {
   while (begin < text.size()) {
     const size_t end = std::min(text.find('\n', begin), text.size());
     const std::string l = text.substr(begin, end - begin);
-    if (l.find_first_not_of(" \t\r") != std::string::npos) {
-      const std::string first = csv_rows::without_bom_cr(l);
+    const std::string first = csv_rows::without_bom_cr(l);
+    if (first.find_first_not_of(" \t\r") != std::string::npos) {
       const std::string csv = csv_format_of(first);
       const size_t opens = first.find_first_not_of(" \t");
       const bool opens_json =
