@@ -6,6 +6,8 @@
 
 #include "core/input_error.h"
 #include "traces/agents.h"
+#include "traces/azure.h"
+#include "traces/burstgpt.h"
 #include "traces/dynamo_agentic.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
@@ -64,6 +66,37 @@ LoadedTrace load_vllm_requests(const SourceRequest& r) {
   return {import_vllm_requests(r.path), {}};
 }
 
+LoadedTrace load_azure(const SourceRequest& r) {
+  AzureReport rep;
+  LoadedTrace t{import_azure(r.path, &rep), {}};
+  t.notes.push_back(fmt::format(
+      "{}: {} requests, each a single-turn session of class azure; arrivals count from the "
+      "first row's TIMESTAMP, {}, to {} s; no prefix hashes",
+      r.path, rep.sessions, rep.first_timestamp, rep.span_s));
+  if (rep.zero_outputs_raised > 0)
+    t.notes.push_back(
+        fmt::format("{}: {} requests with GeneratedTokens 0 decode 1 token (first at line {})",
+                    r.path, rep.zero_outputs_raised, rep.first_zero_output_line));
+  return t;
+}
+
+LoadedTrace load_burstgpt(const SourceRequest& r) {
+  BurstGptReport rep;
+  LoadedTrace t{import_burstgpt(r.path, &rep), {}};
+  std::string classes;
+  for (const auto& [c, n] : rep.classes)
+    classes += fmt::format("{}{} {}", classes.empty() ? "" : ", ", n, c);
+  t.notes.push_back(fmt::format(
+      "{}: {} requests, each a single-turn session ({}; trace.kinds keeps some); arrivals "
+      "count from the first row's Timestamp, {} s; no prefix hashes",
+      r.path, rep.sessions, classes, rep.origin_s));
+  if (rep.failed_dropped > 0)
+    t.notes.push_back(
+        fmt::format("{}: {} failed requests (Response tokens 0) dropped, the first at line {}",
+                    r.path, rep.failed_dropped, rep.first_failed_line));
+  return t;
+}
+
 LoadedTrace generate_multiturn_trace(const SourceRequest& r) {
   auto cfg = r.path.empty() ? default_multiturn_config() : load_multiturn_config(r.path);
   if (r.think_time_s > 0) cfg.think_time_s.mean = r.think_time_s;
@@ -117,9 +150,10 @@ LoadedTrace load_weka(const SourceRequest& r) {
       rep.files, rep.sessions, rep.subagents, rep.fork_tokens, rep.ends, rep.resets,
       rep.resets_shrunk, rep.resets - rep.resets_shrunk));
   if (rep.ends_unmarked > 0)
-    note(fmt::format("{} subagents end on a segment that already carries another context event, "
-                     "so no end is marked",
-                     rep.ends_unmarked));
+    note(
+        fmt::format("{} subagents end on a segment that already carries another context event, "
+                    "so no end is marked",
+                    rep.ends_unmarked));
   if (rep.divergent_tails > 0)
     note(
         fmt::format("{} calls continued a context whose last blocks changed: {} tokens a real "
@@ -208,6 +242,14 @@ const TraceSourceRegistry& trace_source_registry() {
     reg.add("agents",
             "coding, math and computer-use agent sessions on a phase schedule (sets arrivals)",
             generates(generate_agents_trace));
+    reg.add("azure",
+            "Azure LLM inference CSV (TIMESTAMP,ContextTokens,GeneratedTokens; 2023 and 2024 "
+            "files), one single-turn session a row",
+            reads("azure", load_azure));
+    reg.add("burstgpt",
+            "BurstGPT CSV (Timestamp, Model, Request/Response/Total tokens, Log Type); failed "
+            "rows dropped, classes <model>-<conv|api>",
+            reads("burstgpt", load_burstgpt));
     reg.add("dynamo-agentic",
             "NVIDIA Dynamo agentic Mooncake JSONL (wait_for DAG, branches, tool waits; hash_ids "
             "of trace.block_tokens, default 512)",

@@ -29,9 +29,9 @@ namespace po = boost::program_options;
 namespace {
 
 const char* kFormats =
-    "FORMAT: jsonl (default), dynamo-agentic, infercept, llmservingsim, mooncake, tracelab,\n"
-    "        vllm-requests, weka-claude-code (a file or a directory); a file of another\n"
-    "        format than --from says is named with the --from it needs\n";
+    "FORMAT: jsonl (default), azure, burstgpt, dynamo-agentic, infercept, llmservingsim,\n"
+    "        mooncake, tracelab, vllm-requests, weka-claude-code (a file or a directory); a\n"
+    "        file of another format than --from says is named with the --from it needs\n";
 
 const Help kTraceHelp{
     "usage: isim trace convert --from FORMAT IN OUT [--block-tokens N]\n"
@@ -120,8 +120,8 @@ trace::Trace read_as(const std::string& from, const std::string& path, int64_t b
     return std::move(t.trace);
   }
   throw usage_error("unknown --from '" + from +
-                        "'; valid: dynamo-agentic, infercept, jsonl, llmservingsim, mooncake, "
-                        "tracelab, vllm-requests, weka-claude-code",
+                        "'; valid: azure, burstgpt, dynamo-agentic, infercept, jsonl, "
+                        "llmservingsim, mooncake, tracelab, vllm-requests, weka-claude-code",
                     kTraceHelp);
 }
 

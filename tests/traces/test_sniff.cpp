@@ -43,6 +43,11 @@ const std::vector<std::pair<std::string, std::string>> kSamples = {
      "   \"completion_tokens\": 127\n  }\n ]\n}\n"},
     {"weka-claude-code", R"({"id":"t2","block_size":64,"requests":[{"t":0.0,"in":5,"out":1}]})"
                          "\n"},
+    // The CSV formats, by their header line (the Azure files end lines in CRLF).
+    {"azure", "TIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 18:17:03.9799600,4808,10\r\n"},
+    {"burstgpt",
+     "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+     "5,ChatGPT,472,18,490,Conversation log\n"},
 };
 
 std::string load_error(const std::string& from, const std::string& path) {
@@ -72,7 +77,7 @@ TEST_CASE("sniff: each format is recognized from its first record") {
             .format.empty());
   // A directory of kv-cache-tester files.
   fs::create_directories(d / "weka");
-  test::write_file(d / "weka" / "trace_0001.json", kSamples.back().second);
+  test::write_file(d / "weka" / "trace_0001.json", kSamples[7].second);
   CHECK(trace::sniff_trace((d / "weka").string()).format == "weka-claude-code");
   CHECK(trace::sniff_trace((d / "weka").string()).line == 0);
 }
@@ -97,12 +102,50 @@ TEST_CASE("sniff: a file of another format read as jsonl names the --from it nee
         native +
             ":1: not an InferCept trace; it looks like a native JSONL trace: add --from jsonl "
             "(in a spec: trace.from: jsonl)");
+  // A CSV reader given a file of another format names it too.
+  const std::string burst = test::write_file(d / "burst.csv", kSamples.back().second);
+  CHECK(load_error("azure", burst) ==
+        burst +
+            ":1: not an Azure LLM inference trace; it looks like a BurstGPT trace: add --from "
+            "burstgpt (in a spec: trace.from: burstgpt)");
+  CHECK(load_error("azure", native) ==
+        native +
+            ":1: not an Azure LLM inference trace; it looks like a native JSONL trace: add --from "
+            "jsonl (in a spec: trace.from: jsonl)");
   // An error in a file of the format asked for is the reader's own.
   const std::string bad = test::write_file(
       d / "bad.jsonl", R"({"id":"s1","arrival_s":-1,"segments":[{"input":3,"output":2}]})"
                        "\n");
   CHECK(load_error("jsonl", bad).find("not a native JSONL trace") == std::string::npos);
   CHECK(load_error("jsonl", bad).find("arrival_s") != std::string::npos);
+}
+
+TEST_CASE("sniff: a first line that is neither JSON nor a known header names every --from") {
+  const fs::path d = test::scratch("sniff-unknown");
+  const std::string csv =
+      test::write_file(d / "x.csv", "\xEF\xBB\xBF\ntime,prompt,output\r\n1,2,3\n");
+  const std::string formats =
+      "--from takes a JSON trace (dynamo-agentic, infercept, jsonl, llmservingsim, mooncake, "
+      "tracelab, vllm-requests, weka-claude-code) or a CSV one with its header: azure "
+      "(TIMESTAMP,ContextTokens,GeneratedTokens), burstgpt (Timestamp,Model,Request "
+      "tokens,Response tokens,Total tokens,Log Type)";
+  CHECK(trace::readable_formats() == formats);
+  // Line 2: the byte-order mark's line is blank.
+  CHECK(load_error("jsonl", csv) == csv +
+                                        ":2: not a native JSONL trace: its first line, "
+                                        "'time,prompt,output', is neither JSON nor the header of "
+                                        "a CSV trace; " +
+                                        formats);
+  CHECK(load_error("mooncake", csv).find(":2: not a Mooncake trace: its first line") !=
+        std::string::npos);
+  // A CSV reader says which header it expected.
+  CHECK(load_error("burstgpt", csv) ==
+        csv +
+            ":2: expected the header 'Timestamp,Model,Request tokens,Response tokens,Total "
+            "tokens,Log Type' (a BurstGPT trace), got 'time,prompt,output'");
+  // A JSON line of no known format keeps the reader's own error.
+  const std::string odd = test::write_file(d / "odd.jsonl", "{\"a\": 1}\n");
+  CHECK(load_error("jsonl", odd).find("not a native JSONL trace") == std::string::npos);
 }
 
 TEST_CASE("sniff: the shared data files are recognized" *
@@ -116,6 +159,10 @@ TEST_CASE("sniff: the shared data files are recognized" *
       {"vllm-requests", s + "/llmservingsim/vllm-RTX4090-llama-3.1-8b/requests.jsonl"},
       {"weka-claude-code", s + "/weka-claude-code/traces"},
       {"dynamo-agentic", test::data_dir() + "/dynamo-agentic-sample.jsonl"},
+      {"azure", s + "/azure-llm-2023/AzureLLMInferenceTrace_code.csv"},
+      {"azure", s + "/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"},
+      {"azure", test::data_dir() + "/azure-2024-style.csv"},
+      {"burstgpt", test::data_dir() + "/burstgpt-excerpt.csv"},
   };
   for (const auto& file : files) {
     const std::string& path = file.second;

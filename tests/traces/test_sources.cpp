@@ -19,9 +19,10 @@ TEST_CASE("every trace source and arrival process is registered with a descripti
     CHECK(!e->description.empty());
     if (trace_source_registry().create(e->name, "test")->generated) generated.push_back(e->name);
   }
-  CHECK(sources == std::vector<std::string>{"agents", "dynamo-agentic", "generator", "infercept",
-                                            "jsonl", "llmservingsim", "mooncake", "multiturn",
-                                            "tracelab", "vllm-requests", "weka-claude-code"});
+  CHECK(sources == std::vector<std::string>{"agents", "azure", "burstgpt", "dynamo-agentic",
+                                            "generator", "infercept", "jsonl", "llmservingsim",
+                                            "mooncake", "multiturn", "tracelab", "vllm-requests",
+                                            "weka-claude-code"});
   CHECK(generated == std::vector<std::string>{"agents", "generator", "multiturn"});
   std::vector<std::string> processes;
   for (const auto* e : arrival_registry().entries()) {
@@ -34,7 +35,7 @@ TEST_CASE("every trace source and arrival process is registered with a descripti
 TEST_CASE("an unknown trace source lists the valid ones") {
   CHECK_THROWS_WITH_AS(
       trace_source_registry().create("csv", "e.yaml:1: trace.from"),
-      "e.yaml:1: trace.from: unknown trace source 'csv'; valid: agents, "
+      "e.yaml:1: trace.from: unknown trace source 'csv'; valid: agents, azure, burstgpt, "
       "dynamo-agentic, generator, infercept, jsonl, llmservingsim, mooncake, multiturn, "
       "tracelab, vllm-requests, weka-claude-code",
       isim::InputError);
