@@ -136,7 +136,7 @@ int cmd_headroom(const Args& args) {
   const size_t jobs = jobs_flag(vm);
 
   const Experiment e = load_experiment(vm["spec"].as<std::string>(), overrides);
-  check_headroom_spec(e);
+  check_headroom_spec(e, knobs);
   if (out.empty()) out = default_out_dir(e.name + "-headroom", overrides);
   check_out_dir(out, "--out");
   {  // the trace and profiles at the spec's own load, read before any search or folder

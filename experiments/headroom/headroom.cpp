@@ -2,6 +2,7 @@
 #include "experiments/headroom/headroom.h"
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -9,6 +10,8 @@
 #include "core/input_error.h"
 #include "core/parallel.h"
 #include "experiments/run/run.h"
+#include "traces/limits.h"
+#include "traces/sources.h"
 
 namespace isim::exp {
 
@@ -25,7 +28,30 @@ size_t PolicyHeadroom::runs() const {
   return n;
 }
 
-void check_headroom_spec(const Experiment& e) {
+std::string headroom_knob(const Experiment& e) {
+  return e.arrival.process == "users" ? "arrival.users" : "arrival.rate";
+}
+
+bool headroom_pass(double share, double turn_share, double target) {
+  return (share < 0 || share >= target) && (turn_share < 0 || turn_share >= target);
+}
+
+namespace {
+
+// ceil(rate x duration_s), at most trace::kMaxSessions (else InputError naming --duration).
+double duration_sessions(double rate, double duration_s) {
+  const double n = std::ceil(rate * duration_s);
+  if (!(n <= static_cast<double>(trace::kMaxSessions)))  // before the draw allocates them
+    throw InputError(fmt::format(
+        "--duration: a probe at {} sessions/s over {} s runs {} sessions, more than the {} a run "
+        "holds; lower --duration",
+        rate, duration_s, n, trace::kMaxSessions));
+  return n;
+}
+
+}  // namespace
+
+void check_headroom_spec(const Experiment& e, const HeadroomKnobs& k) {
   if (e.slo.empty() && e.turn_slo.empty())
     throw InputError(fmt::format(
         "{}: slo: headroom needs the spec's SLO, the per-session (or turn) limits a load must "
@@ -37,24 +63,30 @@ void check_headroom_spec(const Experiment& e) {
         "{}: arrival.process: headroom varies arrival.rate (poisson) or arrival.users (users), "
         "got {}; run it with -p arrival.process=poisson -p arrival.rate=R",
         e.origin, p));
-}
-
-std::string headroom_knob(const Experiment& e) {
-  return e.arrival.process == "users" ? "arrival.users" : "arrival.rate";
-}
-
-bool headroom_pass(double share, double turn_share, double target) {
-  return (share < 0 || share >= target) && (turn_share < 0 || turn_share >= target);
+  if (k.duration_s > 0 && p != "poisson")
+    throw InputError(
+        fmt::format("--duration: sets how long a poisson probe's arrivals last; a closed loop ({}: "
+                    "arrival.process {}) runs users x sessions_per_user sessions",
+                    e.origin, p));
+  if (k.duration_s > 0) (void)duration_sessions(e.arrival.rate, k.duration_s);  // the first probe
 }
 
 namespace {
 
-// The spec at knob value x and seed s.
-Experiment at(Experiment e, double x, uint64_t seed) {
+// The spec at knob value x and seed s (with `duration_s` > 0: ceil(x x duration_s) sessions).
+Experiment at(Experiment e, double x, uint64_t seed, double duration_s) {
   if (e.arrival.process == "users") {
     e.arrival.users = static_cast<int64_t>(x);
   } else {
     e.arrival.rate = x;
+  }
+  if (duration_s > 0) {
+    const double n = duration_sessions(x, duration_s);
+    if (trace::trace_source_registry().create(e.trace.from, "trace.from")->generated) {
+      e.trace.sessions = static_cast<int64_t>(n);
+    } else {
+      e.trace.draw = static_cast<int64_t>(n);
+    }
   }
   e.seed = seed;
   e.arrival.seed = seed;
@@ -62,16 +94,25 @@ Experiment at(Experiment e, double x, uint64_t seed) {
 }
 
 HeadroomProbe probe(const Experiment& base, const PolicySpec& p, double x, uint64_t seed,
-                    double target) {
-  const Experiment e = at(base, x, seed);
+                    const HeadroomKnobs& k) {
+  const Experiment e = at(base, x, seed, k.duration_s);
   const Inputs in = prepare(e);
   const cluster::RunResult r = run_policy(e, in, p);
   HeadroomProbe h;
   h.x = x;
   h.seed = seed;
+  h.sessions = static_cast<int64_t>(in.trace.size());
+  if (!in.trace.empty()) {
+    double first = in.trace.front().arrival_s, last = first;
+    for (const auto& s : in.trace) {
+      first = std::min(first, s.arrival_s);
+      last = std::max(last, s.arrival_s);
+    }
+    h.arrivals_s = last - first;
+  }
   if (!e.slo.empty()) h.share = r.summary.slo.share;
   if (r.summary.turn_goodput.set) h.turn_share = r.summary.turn_goodput.share;
-  h.pass = headroom_pass(h.share, h.turn_share, target);
+  h.pass = headroom_pass(h.share, h.turn_share, k.target);
   h.facts = limit_facts(r, e.slo, e.turn_slo);
   h.limit = h.pass ? Limit::kNone : classify_limit(h.facts);
   return h;
@@ -82,7 +123,7 @@ SeedSearch search(const Experiment& e, const PolicySpec& p, uint64_t seed, doubl
   SeedSearch s;
   s.seed = seed;
   const BisectResult b = bisect(start, k.tolerance, e.arrival.process == "users", [&](double x) {
-    s.probes.push_back(probe(e, p, x, seed, k.target));
+    s.probes.push_back(probe(e, p, x, seed, k));
     return s.probes.back().pass;
   });
   s.outcome = b.outcome;
@@ -107,7 +148,7 @@ void summarize(PolicyHeadroom& ph) {
 
 HeadroomResult run_headroom(const Experiment& e, const HeadroomKnobs& k, size_t jobs,
                             const std::function<void(const HeadroomProgress&)>& on_search) {
-  check_headroom_spec(e);
+  check_headroom_spec(e, k);
   HeadroomResult res;
   res.name = e.name;
   res.knob = headroom_knob(e);

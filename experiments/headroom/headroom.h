@@ -18,9 +18,14 @@
 //   passed, when passing is monotone); the limiting factor (experiments/headroom/limit.h) is
 //   that of the worst seed's first failing probe above its answer (hi), "none" when it never
 //   failed. A seed whose every probe failed counts 0.
+// - Sessions: by default the spec's, as `isim run` runs them, so at a higher rate the same
+//   sessions arrive over a shorter time. With duration_s > 0 (poisson only) each probe at rate
+//   r runs ceil(r x duration_s) sessions: drawn with replacement from the trace (trace.draw), or
+//   generated (trace.sessions) for a generator source; more than trace::kMaxSessions is an
+//   InputError naming --duration. Each probe records its arrivals' span (first to last).
 // - HeadroomKnobs: target in (0, 1], tolerance in [0.001, 0.5] (relative: the bisection stops
-//   when hi - lo <= tolerance x lo), seeds in [1, 100]; the flags --target, --tolerance and
-//   --seeds are read by its table, named once.
+//   when hi - lo <= tolerance x lo), seeds in [1, 100], duration in [0, 86400] s; the flags
+//   --target, --tolerance, --seeds and --duration are read by its table, named once.
 // - run_headroom is deterministic: the (policy, seed) searches run on `jobs` threads, each
 //   alone, and land in index order, so the result does not depend on jobs. `on_search` (may be
 //   null) is told after each search ends, from the thread that ran it, under a lock.
@@ -42,6 +47,7 @@ struct HeadroomKnobs {
   double target = 0.9;
   double tolerance = 0.05;
   int64_t seeds = 3;
+  double duration_s = 0;
   template <class Visit>
   void knobs(Visit&& k) {
     k("target", target, above_upto(0, 1), "a share in (0, 1]",
@@ -50,6 +56,9 @@ struct HeadroomKnobs {
       "bisection stops when hi - lo <= tolerance x lo (relative)");
     k("seeds", seeds, in(1, 100).because("each seed is a whole search"), "an integer",
       "searches per policy, seeds SEED .. SEED+N-1 (the band)");
+    k("duration", duration_s, in(0, 86400).because("a day of arrivals"), "a number of seconds",
+      "poisson: each probe draws ceil(rate x S) sessions, so arrivals last S s at any rate "
+      "(0: the spec's sessions as they are)");
   }
 };
 
@@ -62,6 +71,8 @@ struct HeadroomProbe {
   bool pass = false;
   Limit limit = Limit::kNone;  // classify_limit of the run (kNone for a passing one)
   LimitFacts facts;
+  int64_t sessions = 0;   // sessions of the run
+  double arrivals_s = 0;  // the last arrival - the first
 };
 
 struct SeedSearch {
@@ -90,7 +101,8 @@ struct HeadroomResult {
   std::vector<PolicyHeadroom> policies;  // in the spec's order
 };
 
-void check_headroom_spec(const Experiment& e);
+// Also refuses duration_s > 0 with a closed loop ("--duration: ...").
+void check_headroom_spec(const Experiment& e, const HeadroomKnobs& k = {});
 // The knob's name for `e` ("arrival.rate" or "arrival.users"); check_headroom_spec first.
 std::string headroom_knob(const Experiment& e);
 

@@ -29,6 +29,8 @@ Json probe_json(const HeadroomProbe& p, const std::string& key) {
   j["turn_attainment"] = or_null(p.turn_share, p.turn_share >= 0);
   j["pass"] = p.pass;
   j["limit"] = limit_name(p.limit);
+  j["sessions"] = p.sessions;
+  j["arrivals_s"] = p.arrivals_s;
   j["kv_peak"] = p.facts.kv_peak;
   j["preemptions"] = p.facts.preemptions;
   j["skipped"] = p.facts.skipped;
@@ -62,6 +64,7 @@ std::string headroom_json(const HeadroomResult& r, const Experiment& e) {
   j["start"] = r.start;
   j["target"] = r.knobs.target;
   j["tolerance"] = r.knobs.tolerance;
+  j["duration_s"] = r.knobs.duration_s;
   Json seeds = Json::array();
   for (int64_t k = 0; k < r.knobs.seeds; ++k) seeds.push_back(e.seed + static_cast<uint64_t>(k));
   j["seeds"] = seeds;
@@ -142,6 +145,19 @@ std::string headroom_table(const HeadroomResult& r) {
                        ph.mean, ph.worst, cells[i], cw, f ? num(f->x) : "-", ph.runs(),
                        f ? limit_why(f->limit, f->facts) : "- (passed every probe)");
   }
+  // The shortest span of arrivals at a worst seed's answer (its passing probe at lo).
+  double shortest = -1;
+  for (const auto& ph : r.policies)
+    for (const auto& p : ph.seeds.at(ph.worst_seed).probes)
+      if (p.pass && p.x == ph.worst && (shortest < 0 || p.arrivals_s < shortest))
+        shortest = p.arrivals_s;
+  if (r.knob == "arrival.rate" && r.knobs.duration_s == 0 && shortest >= 0 &&
+      shortest < kShortArrivals_s)
+    out += fmt::format(
+        "note: at an answer the spec's sessions arrive within {:.0f} s: a burst that short may "
+        "pass where a steady load fails; --duration {:.0f} keeps each probe's arrivals that "
+        "long\n",
+        shortest, kShortArrivals_s);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // output folder, the plot, and the exact message of each refusal (no folder left behind).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -26,14 +27,15 @@ const char* kOneSession = R"({"id":"a","arrival_s":0,"segments":[{"input":20,"ou
 
 // A headroom spec in `d` over the one-session trace with `arrival` and `slo` (YAML flow maps).
 std::string headroom_spec(const fs::path& d, const std::string& arrival, const std::string& slo,
-                          const std::string& policies = "[preserve]") {
+                          const std::string& policies = "[preserve]",
+                          const std::string& file = "h.yaml") {
   const std::string trace = test::write_file(d / "one.jsonl", kOneSession);
-  return test::write_file(d / "h.yaml", "name: h\nseed: 1\ntrace: {from: jsonl, path: " + trace +
-                                            "}\narrival: " + arrival +
-                                            "\nprofile: " + test::data_dir() +
-                                            "/profile-linear-small.yaml\n"
-                                            "engine: {activation_reserve_gib: 0}\npolicies: " +
-                                            policies + "\n" + slo);
+  return test::write_file(d / file, "name: h\nseed: 1\ntrace: {from: jsonl, path: " + trace +
+                                        "}\narrival: " + arrival +
+                                        "\nprofile: " + test::data_dir() +
+                                        "/profile-linear-small.yaml\n"
+                                        "engine: {activation_reserve_gib: 0}\npolicies: " +
+                                        policies + "\n" + slo);
 }
 
 nlohmann::json read_json(const fs::path& p) {
@@ -184,4 +186,41 @@ TEST_CASE("isim headroom: --help, and each refusal names the flag or key, leavin
   // A spec key set wrong with -p is the spec reader's refusal, as for isim run.
   CHECK(refused(spec + " -p arrival.rate=-1").find("arrival.rate: must be > 0") !=
         std::string::npos);
+}
+
+TEST_CASE("isim headroom --duration: ceil(rate x S) sessions per probe, poisson only") {
+  const auto d = test::scratch("headroom-duration");
+  // From rate 1 with --duration 10, a probe at rate r draws ceil(r x 10) sessions from the
+  // one-session trace (with replacement). Rates 1, 2, ..., 64 pass (10 .. 640 sessions); at
+  // some higher rate the prefills (12 ms each alone) no longer keep up, and the bisection
+  // between the last pass and the first failure probes rates of the form k / 2^m, whose
+  // ceil(r x 10) is again a whole number of sessions.
+  const std::string spec = headroom_spec(d, "{process: poisson, rate: 1}", "slo: {ttft_s: 1}\n");
+  REQUIRE(headroom(spec + " --seeds 1 --duration 10 --no-plot --out " + (d / "o").string()) == 0);
+  const nlohmann::json j = read_json(d / "o" / "headroom.json");
+  CHECK(j["duration_s"] == 10.0);
+  const auto& probes = j["policies"][0]["seeds"][0]["probes"];
+  REQUIRE(probes.size() > 7);
+  int64_t want = 10;
+  for (size_t k = 0; k < 7; ++k, want *= 2) CHECK(probes[k]["sessions"] == want);
+  for (const auto& probe : probes)
+    CHECK(probe["sessions"] == static_cast<int64_t>(std::ceil(probe["rate"].get<double>() * 10)));
+  // Refusals, before any folder: a closed loop, and a probe past the sessions a run holds
+  // (200 sessions/s x 86400 s = 17,280,000 > 10,000,000).
+  std::string err;
+  const std::string users =
+      headroom_spec(d, "{process: users, users: 2}", "slo: {ttft_s: 1}\n", "[preserve]", "u.yaml");
+  CHECK(headroom(users + " --duration 10 --out " + (d / "u").string(), nullptr, &err) == 2);
+  CHECK(err ==
+        "isim: error: --duration: sets how long a poisson probe's arrivals last; a closed "
+        "loop (" +
+            users + ": arrival.process users) runs users x sessions_per_user sessions\n");
+  CHECK(headroom(spec + " -p arrival.rate=200 --duration 86400 --out " + (d / "u").string(),
+                 nullptr, &err) == 2);
+  CHECK(err ==
+        "isim: error: --duration: a probe at 200 sessions/s over 86400 s runs 17280000 "
+        "sessions, more than the 10000000 a run holds; lower --duration\n");
+  CHECK(headroom(spec + " --duration 90000 --out " + (d / "u").string(), nullptr, &err) == 2);
+  CHECK(err == "isim: error: --duration: must be <= 86400 (a day of arrivals), got '90000'\n");
+  CHECK_FALSE(fs::exists(d / "u"));
 }
