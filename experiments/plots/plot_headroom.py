@@ -11,7 +11,8 @@ marks the target; a vertical line per policy its headroom (mean over seeds), and
 mean, worst seed and the limiting factor. A load axis that spans more than 8x is logarithmic
 (base 2: the search doubles and halves).
 
-The title names the GPU, model and workload from the plot_context.json beside the JSON.
+The title names the GPU, model and workload from the plot_context.json beside the JSON, and how
+long each probe's arrivals last when --duration set it.
 Needs matplotlib (Debian: python3-matplotlib); no other packages. Exit status 2 on bad input.
 """
 
@@ -48,6 +49,13 @@ def binding(probe):
     """The lower of the attainments given (the one the pass rule binds on)."""
     shares = [probe[k] for k in ("attainment", "turn_attainment") if probe.get(k) is not None]
     return min(shares) if shares else 0.0
+
+
+def rate_text(doc):
+    """The title's rate: searched, and how long each probe's arrivals last (--duration)."""
+    if doc.get("duration_s"):
+        return "searched, {:g} s of arrivals per probe".format(doc["duration_s"])
+    return "searched over the spec's sessions"
 
 
 def main(argv):
@@ -91,7 +99,7 @@ def main(argv):
     low = min(ys_all + [doc["target"]])
     ax.set_ylim(max(0.0, low - 0.05) - 0.01, 1.01)
     ax.set_title("SLO attainment against load, per policy (legend: headroom, limit)\n"
-                 + plot_style.context_line(ctx, rate="searched", width=80))
+                 + plot_style.context_line(ctx, rate=rate_text(doc), width=80))
     ax.grid(alpha=0.3)
     plot_style.legend(ax, loc="lower left")
     fig.tight_layout()

@@ -148,9 +148,18 @@ TEST_CASE("isim headroom: results/NAME-headroom by default, with the plot" *
 TEST_CASE("isim headroom: --help, and each refusal names the flag or key, leaving no folder") {
   const auto d = test::scratch("headroom-bad");
   std::string out, err;
-  REQUIRE(headroom("--help", &out) == 0);
-  CHECK(out.starts_with("usage: isim headroom SPEC.yaml"));
-  CHECK(out.find("--tolerance") != std::string::npos);
+  for (const char* flag : {"--help", "-h"}) {  // as test_cli_help.cpp checks every other verb
+    REQUIRE(headroom(flag, &out, &err) == 0);
+    CHECK(out.starts_with("usage: isim headroom SPEC.yaml"));
+    CHECK(out.find("\noptions:\n") != std::string::npos);
+    CHECK(out.find("\nexamples:\n  ") != std::string::npos);
+    CHECK(out.find("--tolerance") != std::string::npos);
+    CHECK(err.empty());
+  }
+  CHECK(headroom("--no-such-option", &out, &err) == 2);
+  CHECK(out.empty());
+  CHECK(err ==
+        "isim headroom: unrecognised option '--no-such-option'\n(see isim headroom --help)\n");
   const std::string spec = headroom_spec(d, "{process: poisson, rate: 1}", "slo: {ttft_s: 1}\n");
   const std::string o = " --out " + (d / "o").string();
   auto refused = [&](const std::string& args) {
