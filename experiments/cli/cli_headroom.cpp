@@ -13,6 +13,7 @@
 #include "core/cli_args.h"
 #include "core/cli_help.h"
 #include "core/input_error.h"
+#include "core/interrupt.h"
 #include "core/out_path.h"
 #include "experiments/cli/cli.h"
 #include "experiments/headroom/headroom.h"
@@ -148,6 +149,9 @@ int cmd_headroom(const Args& args) {
   const size_t searches = e.policies.size() * static_cast<size_t>(knobs.seeds);
   fmt::print(stderr, "headroom {}: {} policy(ies) x {} seed(s) searched over {}; {} job(s)\n",
              e.name, e.policies.size(), knobs.seeds, headroom_knob(e), std::min(jobs, searches));
+  set_interrupt_note("nothing was written to " + out +
+                     ": headroom writes it when every search "
+                     "has ended");
   const HeadroomResult res = run_headroom(e, knobs, jobs, [&](const HeadroomProgress& p) {
     fmt::print(stderr, "[{}/{}] searches, {} runs\n", p.searches_done, p.searches_total,
                p.runs_done);

@@ -174,6 +174,9 @@ TEST_CASE("isim headroom: --help, and each refusal names the flag or key, leavin
         "isim: error: --target: expected a share in (0, 1], got 'x'\n");
   CHECK(refused(spec + " --tolerance 0.6") ==
         "isim: error: --tolerance: must be <= 0.5, got '0.6'\n");
+  CHECK(refused(spec + " --tolerance 0.0005") ==
+        "isim: error: --tolerance: must be >= 0.001, got '0.0005'\n");
+  CHECK(refused(spec + " --duration -1") == "isim: error: --duration: must be >= 0, got '-1'\n");
   CHECK(refused(spec + " --seeds 0") == "isim: error: --seeds: must be >= 1, got '0'\n");
   CHECK(refused(spec + " --seeds 101") ==
         "isim: error: --seeds: must be <= 100 (each seed is a whole search), got '101'\n");
