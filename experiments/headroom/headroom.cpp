@@ -10,6 +10,7 @@
 #include "core/input_error.h"
 #include "core/parallel.h"
 #include "experiments/run/run.h"
+#include "experiments/spec/plan_spec_parts.h"
 #include "traces/limits.h"
 #include "traces/sources.h"
 
@@ -69,6 +70,13 @@ void check_headroom_spec(const Experiment& e, const HeadroomKnobs& k) {
                     "arrival.process {}) runs users x sessions_per_user sessions",
                     e.origin, p));
   if (k.duration_s > 0) (void)duration_sessions(e.arrival.rate, k.duration_s);  // the first probe
+  for (size_t i = 0; i < e.policies.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (component_label(e.policies[i].name, e.policies[i].params) ==
+          component_label(e.policies[j].name, e.policies[j].params))
+        throw InputError(
+            fmt::format("{}: policies[{}]: {} is listed twice; headroom answers once per policy",
+                        e.origin, i, component_label(e.policies[i].name, e.policies[i].params)));
 }
 
 namespace {
@@ -158,7 +166,7 @@ HeadroomResult run_headroom(const Experiment& e, const HeadroomKnobs& k, size_t 
   const auto seeds = static_cast<size_t>(k.seeds);
   res.policies.resize(e.policies.size());
   for (size_t i = 0; i < e.policies.size(); ++i) {
-    res.policies[i].policy = e.policies[i].name;
+    res.policies[i].policy = component_label(e.policies[i].name, e.policies[i].params);
     res.policies[i].seeds.resize(seeds);
   }
   std::mutex mu;

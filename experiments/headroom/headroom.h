@@ -13,11 +13,12 @@
 //   the share of turns that meet the turn limits is >= target (when it has turn limits); both
 //   shares as `isim run` reports them (summary.json slo.share, turn_goodput.share).
 // - Seeds: the spec's seed, seed + 1, ..., seed + seeds - 1. Each (policy, seed) is its own
-//   bisection from the spec's value of the knob. Per policy: mean = the mean of the seeds'
-//   highest passing values (lo); worst = their minimum (the highest value at which every seed
-//   passed, when passing is monotone); the limiting factor (experiments/headroom/limit.h) is
-//   that of the worst seed's first failing probe above its answer (hi), "none" when it never
-//   failed. A seed whose every probe failed counts 0.
+//   bisection from the spec's value of the knob. A policy is named name(k=v,...) with its
+//   parameters (min-waste(estimator=history)); one listed twice is refused. Per policy: mean = the
+//   mean of the seeds' highest passing values (lo); worst = their minimum (the highest value at
+//   which every seed passed, when passing is monotone); the limiting factor
+//   (experiments/headroom/limit.h) is that of the worst seed's first failing probe above its answer
+//   (hi), "none" when it never failed. A seed whose every probe failed counts 0.
 // - Sessions: by default the spec's, as `isim run` runs them, so at a higher rate the same
 //   sessions arrive over a shorter time. With duration_s > 0 (poisson only) each probe at rate
 //   r runs ceil(r x duration_s) sessions: drawn with replacement from the trace (trace.draw), or
@@ -84,7 +85,7 @@ struct SeedSearch {
 };
 
 struct PolicyHeadroom {
-  std::string policy;             // its label (PolicySpec::label)
+  std::string policy;             // name, with parameters as name(k=v,...)
   std::vector<SeedSearch> seeds;  // in seed order
   double mean = 0, worst = 0;
   size_t worst_seed = 0;  // index into seeds of the worst (the first one on a tie)
@@ -101,7 +102,8 @@ struct HeadroomResult {
   std::vector<PolicyHeadroom> policies;  // in the spec's order
 };
 
-// Also refuses duration_s > 0 with a closed loop ("--duration: ...").
+// Also refuses duration_s > 0 with a closed loop ("--duration: ..."), and a policy listed
+// twice with the same parameters ("ORIGIN: policies[i]: LABEL is listed twice; ...").
 void check_headroom_spec(const Experiment& e, const HeadroomKnobs& k = {});
 // The knob's name for `e` ("arrival.rate" or "arrival.users"); check_headroom_spec first.
 std::string headroom_knob(const Experiment& e);

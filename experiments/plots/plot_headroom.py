@@ -6,7 +6,7 @@ usage: plot_headroom.py HEADROOM.json OUT.png
 Draws SLO attainment against the load knob (arrival.rate, or arrival.users for a closed loop),
 one colour and marker per policy (plot_style.py): every probe of every seed, each seed's probes
 joined in load order; a black ring marks a probe that failed. The attainment shown is the one
-that binds: the lower of the session and turn attainments the spec's SLO gives. A dashed line
+that binds: the lower of the session and turn attainments the spec's SLO gives. A thick grey line
 marks the target; a vertical line per policy its headroom (mean over seeds), and the legend says
 mean, worst seed and the limiting factor. A load axis that spans more than 8x is logarithmic
 (base 2: the search doubles and halves).
@@ -89,7 +89,7 @@ def main(argv):
             ys_all += [y for _, y, _ in pts]
         if pol["mean"] > 0:
             ax.axvline(pol["mean"], color=style["color"], linestyle=":", linewidth=1.2)
-    ax.axhline(doc["target"], color="grey", linestyle="--", linewidth=1.2,
+    ax.axhline(doc["target"], color="#999999", linestyle="-", linewidth=3, alpha=0.6, zorder=0,
                label="target {:g}".format(doc["target"]))
     if xs_all and max(xs_all) > 8 * min(xs_all):
         ax.set_xscale("log", base=2)

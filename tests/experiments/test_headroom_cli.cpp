@@ -185,16 +185,22 @@ TEST_CASE("isim headroom: --help, and each refusal names the flag or key, leavin
         "isim: error: --jobs: expected an integer in 1..1024 (worker threads), got '0'\n");
   CHECK(refused("--seeds 2").starts_with("isim headroom: needs SPEC.yaml\nusage: isim headroom "));
   // A spec without slo:, and one whose arrivals the search cannot vary.
-  const std::string no_slo = headroom_spec(d, "{process: poisson, rate: 1}", "");
+  const std::string no_slo =
+      headroom_spec(d, "{process: poisson, rate: 1}", "", "[preserve]", "no-slo.yaml");
   CHECK(refused(no_slo) == "isim: error: " + no_slo +
                                ": slo: headroom needs the spec's SLO, the per-session (or turn) "
                                "limits a load must meet; add e.g. `slo: {ttft_s: 2, tpot_s: "
                                "0.05}` (docs/headroom.md)\n");
-  const std::string replay = headroom_spec(d, "{process: replay}", "slo: {ttft_s: 1}\n");
+  const std::string replay =
+      headroom_spec(d, "{process: replay}", "slo: {ttft_s: 1}\n", "[preserve]", "replay.yaml");
   CHECK(refused(replay) == "isim: error: " + replay +
                                ": arrival.process: headroom varies arrival.rate (poisson) or "
                                "arrival.users (users), got replay; run it with -p "
                                "arrival.process=poisson -p arrival.rate=R\n");
+  // The same policy twice (isim run would run both into one folder).
+  CHECK(refused(spec + " -p 'policies=[preserve, preserve]'") ==
+        "isim: error: " + spec +
+            ": policies[1]: preserve is listed twice; headroom answers once per policy\n");
   // A spec key set wrong with -p is the spec reader's refusal, as for isim run.
   CHECK(refused(spec + " -p arrival.rate=-1").find("arrival.rate: must be > 0") !=
         std::string::npos);
