@@ -77,11 +77,10 @@ def main(argv):
         for k, seed in enumerate(pol["seeds"]):
             pts = sorted((p[load], binding(p), p["pass"]) for p in seed["probes"])
             xs_all += [x for x, _, _ in pts]
-            line = dict(style, marker="None")
-            ax.plot([x for x, _, _ in pts], [y for _, y, _ in pts], alpha=0.55,
-                    label=label if k == 0 else "_", **line)
-            ax.plot([x for x, _, _ in pts], [y for _, y, _ in pts], label="_",
-                    **dict(style, linestyle="None"))
+            # Line and markers in one artist, so that a seed of one probe still shows (and
+            # carries the policy's legend entry).
+            ax.plot([x for x, _, _ in pts], [y for _, y, _ in pts],
+                    label=label if k == 0 else "_", **style)
             failed = [(x, y) for x, y, p in pts if not p]
             ax.plot([x for x, _ in failed], [y for _, y in failed], "o", ms=12,
                     markerfacecolor="none", markeredgecolor="black", markeredgewidth=0.8,

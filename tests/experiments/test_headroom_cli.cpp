@@ -242,3 +242,51 @@ TEST_CASE("isim headroom --duration: ceil(rate x S) sessions per probe, poisson 
   CHECK(err == "isim: error: --duration: must be <= 86400 (a day of arrivals), got '90000'\n");
   CHECK_FALSE(fs::exists(d / "u"));
 }
+
+TEST_CASE("plot_headroom.py: a hand-made headroom.json, its legend and fonts; bad input exits 2" *
+          doctest::skip(isim::test::absent(test::plot_python().empty()))) {
+  const auto d = test::scratch("headroom-plot");
+  // Two policies; preserve's seed passes at 2 and 3, fails at 4; swap's only probe fails.
+  const auto probe = [](double rate, double share, bool pass) {
+    return nlohmann::json{
+        {"rate", rate}, {"attainment", share}, {"turn_attainment", nullptr}, {"pass", pass}};
+  };
+  nlohmann::json doc = {
+      {"knob", "arrival.rate"},
+      {"unit", "sessions/s"},
+      {"target", 0.9},
+      {"duration_s", 0},
+      {"policies",
+       {{{"policy", "preserve"},
+         {"mean", 3.0},
+         {"worst", 3.0},
+         {"limit", "memory"},
+         {"seeds",
+          {{{"probes", {probe(2, 1, true), probe(4, 0.5, false), probe(3, 0.95, true)}}}}}},
+        {{"policy", "swap"},
+         {"mean", 0.0},
+         {"worst", 0.0},
+         {"limit", "tpot"},
+         {"seeds", {{{"probes", {probe(2, 0.4, false)}}}}}}}}};
+  test::write_file(d / "h.json", doc.dump());
+  const fs::path rep = d / "report.jsonl";
+  std::string err;
+  REQUIRE(test::run_plot_script("plot_headroom.py",
+                                (d / "h.json").string() + " " + (d / "h.png").string(), nullptr,
+                                &err, "ISIM_PLOT_REPORT=" + rep.string() + " ") == 0);
+  CHECK(err.empty());
+  CHECK(fs::file_size(d / "h.png") > 10000);
+  const nlohmann::json r = nlohmann::json::parse(test::slurp(rep));
+  CHECK(r["legend"] == nlohmann::json::array({"preserve: 3 (worst seed 3), memory",
+                                              "swap: 0 (worst seed 0), tpot", "target 0.9"}));
+  CHECK(r["undrawn"].empty());
+  CHECK(r["min_font_pt"].get<double>() >= 9);
+  // Bad input: exit 2, naming the file and what is wrong; no PNG.
+  test::write_file(d / "bad.json", R"({"knob": "arrival.rate", "unit": "sessions/s"})");
+  CHECK(test::run_plot_script("plot_headroom.py",
+                              (d / "bad.json").string() + " " + (d / "x.png").string(), nullptr,
+                              &err) == 2);
+  CHECK(err ==
+        "plot_headroom.py: error: " + (d / "bad.json").string() + ": missing key 'target'\n");
+  CHECK_FALSE(fs::exists(d / "x.png"));
+}
