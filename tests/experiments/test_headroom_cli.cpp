@@ -201,6 +201,9 @@ TEST_CASE("isim headroom: --help, and each refusal names the flag or key, leavin
   CHECK(refused(spec + " -p 'policies=[preserve, preserve]'") ==
         "isim: error: " + spec +
             ": policies[1]: preserve is listed twice; headroom answers once per policy\n");
+  // The trace and profiles are read before any search: a missing trace is refused first.
+  const std::string missing = (d / "missing.jsonl").string();
+  CHECK(refused(spec + " -p trace.path=" + missing).find(missing) != std::string::npos);
   // A spec key set wrong with -p is the spec reader's refusal, as for isim run.
   CHECK(refused(spec + " -p arrival.rate=-1").find("arrival.rate: must be > 0") !=
         std::string::npos);
