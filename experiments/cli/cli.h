@@ -17,6 +17,7 @@ int cmd_profile(const Args& args);
 int cmd_sweep(const Args& args);
 int cmd_validate(const Args& args);
 int cmd_plan(const Args& args);
+int cmd_headroom(const Args& args);
 int cmd_model(const Args& args);  // isim model import (experiments/cli/cli_model.cpp)
 // isim profile analytic / diff (args after the sub-verb), and show P --plot OUT.png.
 int cmd_profile_analytic(const Args& args);

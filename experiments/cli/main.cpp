@@ -30,6 +30,8 @@ const char* kUsage =
     "                                                        policy: plan.csv (+ plots)\n"
     "  plan merge SPEC.yaml JOURNAL|DIR ...                  join the journals of a plan's shards\n"
     "  plan submit --slurm|--k8s SPEC.yaml --tasks N         a plan's shards on a cluster\n"
+    "  headroom SPEC.yaml [--seeds N] [--out DIR] [-p key=value ...]  highest load within\n"
+    "                                                        the SLO per policy, + plot\n"
     "  list                                                  every registered component\n"
     "  trace convert --from FORMAT IN OUT                    import a trace to native JSONL\n"
     "  trace gen GENERATOR.yaml OUT [--multiturn] [--sessions N]  synthesize a trace\n"
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
     if (verb == "sweep") return cmd_sweep(args);
     if (verb == "validate") return cmd_validate(args);
     if (verb == "plan") return cmd_plan(args);
+    if (verb == "headroom") return cmd_headroom(args);
     if (verb == "list") return cmd_list(args);
     if (verb == "trace") return cmd_trace(args);
     if (verb == "profile") return cmd_profile(args);
