@@ -20,7 +20,7 @@ const std::vector<std::string> kVerbs = {
     "trace gen",    "trace stats",    "profile",
     "profile show", "profile import", "profile analytic",
     "profile diff", "profile step",   "model",
-    "model import"};
+    "model import", "headroom"};
 
 void check_help(const std::string& bin, const std::string& verb) {
   for (const char* flag : {"--help", "-h"}) {
