@@ -21,32 +21,20 @@ const std::vector<std::string>& azure_columns() {
 Trace parse_azure(std::istream& in, const std::string& origin, AzureReport* report) {
   AzureReport r;
   Trace t;
-  ExactTime first, previous;
-  std::string previous_text;
-  int64_t previous_line = 0;
+  csv_rows::RowClock clock;
   csv_rows::for_each_csv_row(
       in, origin, azure_columns(), "an Azure LLM inference trace",
       [&](const std::vector<std::string>& cells, const std::string& where, int64_t n) {
         ExactTime at;
         const std::string why = parse_date_time(cells[0], &at);
         if (!why.empty()) throw InputError(fmt::format("{}: TIMESTAMP: {}", where, why));
-        if (t.empty()) {
-          first = at;
-          r.first_timestamp = cells[0];
-        } else if (before(at, previous)) {
-          throw InputError(
-              fmt::format("{}: TIMESTAMP: {} is before line {}'s {}: rows must be "
-                          "in time order",
-                          where, csv_rows::cell_text(cells[0]), previous_line,
-                          csv_rows::cell_text(previous_text)));
-        }
-        previous = at;
-        previous_text = cells[0];
-        previous_line = n;
+        if (t.empty()) r.first_timestamp = cells[0];
+        if (const std::string late = clock.advance(at, cells[0], n); !late.empty())
+          throw InputError(fmt::format("{}: TIMESTAMP: {}", where, late));
 
         Session s;
         s.id = fmt::format("azure-{}", n);
-        s.arrival_s = seconds_between(first, at);
+        s.arrival_s = seconds_between(clock.first(), at);
         if (s.arrival_s > kMaxSeconds)
           throw InputError(fmt::format("{}: TIMESTAMP: {} after the first row's {}: {}", where,
                                        csv_rows::cell_text(cells[0]),

@@ -46,9 +46,7 @@ const std::vector<std::string>& burstgpt_columns() {
 Trace parse_burstgpt(std::istream& in, const std::string& origin, BurstGptReport* report) {
   BurstGptReport r;
   Trace t;
-  ExactTime first, previous;
-  std::string previous_text;
-  int64_t previous_line = 0;
+  csv_rows::RowClock clock;
   csv_rows::for_each_csv_row(
       in, origin, burstgpt_columns(), "a BurstGPT trace",
       [&](const std::vector<std::string>& cells, const std::string& where, int64_t n) {
@@ -58,17 +56,9 @@ Trace parse_burstgpt(std::istream& in, const std::string& origin, BurstGptReport
         ExactTime at;
         if (const std::string why = parse_seconds(cells[0], &at); !why.empty())
           fail("Timestamp", why);
-        if (r.rows == 0) {
-          first = at;
-          r.origin_s = seconds_between(ExactTime{}, at);
-        } else if (before(at, previous)) {
-          fail("Timestamp", fmt::format("{} is before line {}'s {}: rows must be in time order",
-                                        csv_rows::cell_text(cells[0]), previous_line,
-                                        csv_rows::cell_text(previous_text)));
-        }
-        previous = at;
-        previous_text = cells[0];
-        previous_line = n;
+        if (r.rows == 0) r.origin_s = seconds_between(ExactTime{}, at);
+        if (const std::string late = clock.advance(at, cells[0], n); !late.empty())
+          fail("Timestamp", late);
         ++r.rows;
 
         const std::string model = model_word(cells[1]);
@@ -93,7 +83,7 @@ Trace parse_burstgpt(std::istream& in, const std::string& origin, BurstGptReport
         const std::string cls = model + "-" + log;
         Session s;
         s.id = fmt::format("{}-{}", cls, n);
-        s.arrival_s = seconds_between(first, at);
+        s.arrival_s = seconds_between(clock.first(), at);
         Segment seg;
         seg.input = request;
         seg.output = response;

@@ -17,6 +17,9 @@
 //   too_many_tokens reason (traces/limits.h).
 // - cell_text(text) quotes a cell for a message: 'TEXT', cut to 60 bytes ("..." added) with
 //   every byte outside printable ASCII shown as '?'.
+// - RowClock keeps rows in time order: advance(at, text, line) returns "" and remembers the row
+//   when `at` is not before the previous row's time, else "'TEXT' is before line L's 'PREV':
+//   rows must be in time order". first() is the first row's time (valid once started()).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +31,7 @@
 
 #include "core/input_error.h"
 #include "core/input_file.h"
+#include "traces/exact_time.h"
 #include "traces/limits.h"
 
 namespace isim::trace::csv_rows {
@@ -85,6 +89,27 @@ inline int64_t count_cell(const std::string& text, int64_t min, const std::strin
     throw InputError(prefix + too_many_tokens(cell_text(text)));
   return static_cast<int64_t>(v);
 }
+
+class RowClock {
+ public:
+  std::string advance(const ExactTime& at, const std::string& text, int64_t line) {
+    if (started() && before(at, previous_))
+      return fmt::format("{} is before line {}'s {}: rows must be in time order", cell_text(text),
+                         previous_line_, cell_text(previous_text_));
+    if (!started()) first_ = at;
+    previous_ = at;
+    previous_text_ = text;
+    previous_line_ = line;
+    return "";
+  }
+  bool started() const { return previous_line_ > 0; }
+  const ExactTime& first() const { return first_; }
+
+ private:
+  ExactTime first_, previous_;
+  std::string previous_text_;
+  int64_t previous_line_ = 0;
+};
 
 template <class Fn>
 void for_each_csv_row(std::istream& in, const std::string& origin,
