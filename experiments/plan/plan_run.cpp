@@ -136,9 +136,11 @@ void search_fleets(const PlanSpec& spec, const PlanOptions& o, std::vector<Candi
         cr.guess,
         [&](int64_t n) {
           const int64_t dp = spec.deployments[cr.candidate->deployment].par.dp;
-          if (n * dp > kMaxEngines)  // not built: more than a fleet may hold
-            return Verdict{
-                false, fmt::format("more than the {} engine cores a fleet may hold", kMaxEngines)};
+          if (n * dp > kMaxEngines) {  // not built: more than a fleet may hold
+            Verdict v;
+            v.reason = fmt::format("more than the {} engine cores a fleet may hold", kMaxEngines);
+            return v;
+          }
           return check_fleet(spec, cr, n, progress);
         },
         spec.search.max_fleet_factor);
