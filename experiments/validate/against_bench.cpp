@@ -266,7 +266,9 @@ int run_against_bench(const BenchRun& run, const BenchOptions& o) {
   for (const auto& n : notes) fmt::print("note: {}\n", n);
   AgainstReplay rep{e.engine.gpu_blocks > 0 ? "given" : "predicted", result.summary.gpu_blocks, ".",
                     metrics};
-  fmt::print("{}", against_table({rep}));
+  int width = 26;
+  for (const auto& m : metrics) width = std::max(width, static_cast<int>(m.metric.size()));
+  fmt::print("{}", against_table({rep}, width));
   fmt::print("summary: {}\n", summary);
   fmt::print("wrote {}, {} and the simulated run's outputs in {}\n",
              (dir / "against.json").string(), (dir / "against.csv").string(), o.out);
