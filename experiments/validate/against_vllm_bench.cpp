@@ -1,6 +1,7 @@
 // A vllm bench serve result JSON as a BenchRun (against_vllm_bench.h).
 #include "experiments/validate/against_vllm_bench.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <tuple>
@@ -31,6 +32,29 @@ double positive(const json& v, const std::string& file, const std::string& key) 
   if (!(x > 0))
     throw InputError(fmt::format("{}: {}: expected a number > 0, got {}", file, key, x));
   return x;
+}
+
+// The successful requests in order of their start_times, from 0: replayed at those instants.
+void use_start_times(BenchRun& run) {
+  std::vector<size_t> order(run.real.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return run.real[a].send_s < run.real[b].send_s; });
+  std::vector<RequestRow> rows;
+  std::vector<std::string> ids;
+  const double first = order.empty() ? 0 : run.real[order.front()].send_s;
+  for (size_t i : order) {
+    rows.push_back(std::move(run.real[i]));
+    rows.back().session = static_cast<int32_t>(ids.size());
+    rows.back().send_s -= first;
+    ids.push_back(run.session_ids[i]);
+  }
+  run.real = std::move(rows);
+  run.session_ids = std::move(ids);
+  run.send_times = true;
+  run.notes.push_back(
+      "send times from the file's start_times: replayed request by request at those instants "
+      "(request_rate, burstiness and max_concurrency are in them)");
 }
 
 }  // namespace
@@ -94,10 +118,14 @@ BenchRun read_vllm_bench(const std::string& path) {
   const json& itls = detailed(root, "itls", path);
   const json* errors =
       root.contains("errors") ? &bench_json::list(root["errors"], path, "errors") : nullptr;
+  const json* starts = root.contains("start_times")
+                           ? &bench_json::list(root["start_times"], path, "start_times")
+                           : nullptr;
   for (const auto& [key, v] : {std::pair<const char*, const json*>{"output_lens", &outl},
                                {"ttfts", &ttfts},
                                {"itls", &itls},
-                               {"errors", errors}})
+                               {"errors", errors},
+                               {"start_times", starts}})
     if (v && v->size() != inl.size())
       throw InputError(fmt::format("{}: {}: {} entries, but input_lens has {}", path, key,
                                    v->size(), inl.size()));
@@ -119,6 +147,7 @@ BenchRun read_vllm_bench(const std::string& path) {
       continue;
     }
     r.session = static_cast<int32_t>(run.real.size());
+    if (starts) r.send_s = bench_json::number((*starts)[i], path, at("start_times"));
     r.ttft_s = bench_json::number(ttfts[i], path, at("ttfts"));
     double sum = 0;
     const json& gaps = bench_json::list(itls[i], path, at("itls"));
@@ -137,13 +166,16 @@ BenchRun read_vllm_bench(const std::string& path) {
     run.session_ids.push_back(fmt::format("req-{}", i));
     run.real.push_back(std::move(r));
   }
+  if (starts) use_start_times(run);
   run.metrics = vllm_bench_metrics;
   run.headline = {"mean_ttft_ms", "p99_ttft_ms",  "mean_tpot_ms",
                   "mean_itl_ms",  "mean_e2el_ms", "output_throughput"};
-  run.notes.push_back(fmt::format(
-      "no send times in the file: arrivals drawn at request_rate {} with burstiness {}; the "
-      "comparison is of distributions, not request by request",
-      rate.is_string() ? std::string("inf") : fmt::format("{}", run.request_rate), run.burstiness));
+  if (!starts)
+    run.notes.push_back(fmt::format(
+        "no send times in the file: arrivals drawn at request_rate {} with burstiness {}; the "
+        "comparison is of distributions, not request by request",
+        rate.is_string() ? std::string("inf") : fmt::format("{}", run.request_rate),
+        run.burstiness));
   return run;
 }
 

@@ -11,10 +11,12 @@
 // failed when its error is not "" (without errors: when its output_lens is 0); failed ones are
 // counted, not compared or replayed.
 //
-// The file has no send times: the replay draws them from request_rate and burstiness
-// (bench_arrivals; max_concurrency as against_bench.h says). The comparison is therefore of
-// distributions, not request by request: the simulated requests are the recorded lengths at
-// other instants.
+// Send times: a file with start_times (a list as long as input_lens, seconds on one clock; newer
+// vLLM versions keep it with --save-detailed) is replayed request by request at those instants,
+// from the first successful one's. Without it (the usual case) the file has no send times: the
+// replay draws them from request_rate and burstiness (bench_arrivals; max_concurrency as
+// against_bench.h says), and the comparison is of distributions, not request by request: the
+// simulated requests are the recorded lengths at other instants.
 //
 // vLLM's definitions, converted to rows and used on both sides (NumPy statistics):
 // ttft; e2el = ttft + sum(itls) (vLLM's latency, last chunk - send, which its itls telescope

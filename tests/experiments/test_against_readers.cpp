@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "experiments/run/request_metrics.h"
@@ -196,7 +197,7 @@ TEST_CASE("against readers: exact messages for bad files") {
         jl + ":1: metrics.output_sequence_length.unit: expected \"tokens\", got \"ms\"");
   rec = nlohmann::json::parse(line);
   rec["metadata"].erase("request_start_ns");
-  test::write_file(jl, "\n" + rec.dump() + "\n");
+  test::write_file(jl, fmt::format("\n{}\n", rec.dump()));  // the record on line 2
   CHECK(error_of_call([&] { exp::read_aiperf((d / "ai").string()); }) ==
         jl + ":2: metadata.request_start_ns: missing");
   test::write_file(jl, line + "\n");

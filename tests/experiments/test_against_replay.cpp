@@ -178,3 +178,25 @@ TEST_CASE("isim validate --against: refusals leave no output folder; usage names
   CHECK(so.find("isim validate --against vllm-bench FILE --profile P [--seed S]") !=
         std::string::npos);
 }
+
+TEST_CASE("isim validate --against vllm-bench: start_times, when saved, are the send times") {
+  const fs::path d = test::scratch("against-vllm-bench-starts");
+  auto doc = nlohmann::json::parse(test::slurp(test::data_dir() + "/vllm-bench-excerpt.json"));
+  doc["start_times"] = {100.0, 100.5, 100.02, 100.6};  // the 4th request failed
+  const std::string f = test::write_file(d / "s.json", doc.dump());
+  const exp::BenchRun run = exp::read_vllm_bench(f);
+  CHECK(run.send_times);
+  // In send order: req-0 at 0, req-2 at 0.02, req-1 at 0.5.
+  CHECK(run.session_ids == std::vector<std::string>{"req-0", "req-2", "req-1"});
+  CHECK(run.real[1].send_s == doctest::Approx(0.02));
+  CHECK(run.real[2].send_s == doctest::Approx(0.5));
+  std::string so;
+  REQUIRE(against("vllm-bench", f, d / "o", &so) == 0);
+  // (8, 3) at 0: TTFT 6, done at 11 ms; (6, 1) at 20 ms: TTFT 5, done at 25 ms; (12, 4) at
+  // 500 ms: TTFT 8, done at 515.5 ms. TTFT mean 19/3; duration 0.5155 s.
+  const auto m = sim_column(d / "o");
+  CHECK(m.at("mean_ttft_ms") == doctest::Approx(19.0 / 3));
+  CHECK(m.at("duration") == doctest::Approx(0.5155));
+  CHECK(so.find("note: send times from the file's start_times: replayed request by request") !=
+        std::string::npos);
+}
