@@ -221,8 +221,8 @@ int run_against_bench(const BenchRun& run, const BenchOptions& o) {
         bt.split_turns));
   if (chained)
     notes.push_back(fmt::format(
-        "max_concurrency {} with an infinite rate: {} chains, request i starts when request i - "
-        "{} finishes",
+        "max_concurrency {} with an infinite rate: request i starts when request i - {} "
+        "finishes ({} in flight at most, as the real run)",
         run.max_concurrency, run.max_concurrency, run.max_concurrency));
   if (!run.send_times && run.max_concurrency > 0 && !chained &&
       peak_in_flight(sim) > run.max_concurrency)
@@ -241,7 +241,7 @@ int run_against_bench(const BenchRun& run, const BenchOptions& o) {
   nlohmann::ordered_json j;
   j["against"] = run.kind;
   j["source"] = run.source;
-  j["profile"] = e.profile;
+  j["profile"] = o.profile;
   j["scheduler"] = e.engine.scheduler;
   j["policy"] = p.name;
   j["requests"] = turns;
@@ -261,7 +261,7 @@ int run_against_bench(const BenchRun& run, const BenchOptions& o) {
       "simulated: profile {}, scheduler {}, policy {}, max_num_seqs {}, "
       "max_num_batched_tokens {} (the spec's defaults and -p: the format does not record the "
       "server's)\n",
-      e.profile, e.engine.scheduler, p.name, e.engine.max_num_seqs,
+      o.profile, e.engine.scheduler, p.name, e.engine.max_num_seqs,
       e.engine.max_num_batched_tokens);
   for (const auto& n : notes) fmt::print("note: {}\n", n);
   AgainstReplay rep{e.engine.gpu_blocks > 0 ? "given" : "predicted", result.summary.gpu_blocks, ".",
