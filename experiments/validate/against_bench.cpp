@@ -49,11 +49,14 @@ double gamma_draw(Rng& rng, double shape) {
 
 std::vector<double> bench_arrivals(int64_t n, double rate, double burstiness, uint64_t seed) {
   std::vector<double> t(static_cast<size_t>(std::max<int64_t>(n, 0)), 0.0);
-  if (!std::isfinite(rate)) return t;
+  if (!std::isfinite(rate) || t.empty()) return t;
   Rng rng(seed);
-  // Mean gap 1 / rate: shape burstiness, scale 1 / (rate * burstiness).
   const double scale = 1.0 / (rate * burstiness);
-  for (size_t i = 1; i < t.size(); ++i) t[i] = t[i - 1] + scale * gamma_draw(rng, burstiness);
+  double sum = 0;
+  for (double& x : t) x = sum += scale * gamma_draw(rng, burstiness);
+  // vLLM rescales the sum so that the last request goes out at n / rate exactly.
+  const double factor = static_cast<double>(n) / rate / sum;
+  for (double& x : t) x *= factor;
   return t;
 }
 
@@ -208,7 +211,9 @@ int run_against_bench(const BenchRun& run, const BenchOptions& o) {
   write_run(o.out, e, in, p, result);
   const std::vector<RequestRow> sim = request_rows(result.turns);
   const MetricList real_m = run.metrics(run.real, run.duration_s);
-  const MetricList sim_m = run.metrics(sim, rows_span_s(sim));
+  double sim_last = 0;
+  for (const auto& r : sim) sim_last = std::max(sim_last, r.send_s + r.e2el_s);
+  const MetricList sim_m = run.metrics(sim, run.duration_from_start ? sim_last : rows_span_s(sim));
   std::vector<AgainstMetric> metrics;
   for (size_t i = 0; i < real_m.size(); ++i)
     metrics.push_back({real_m[i].first, real_m[i].second, sim_m[i].second});

@@ -65,6 +65,9 @@ struct BenchRun {
   double request_rate = std::numeric_limits<double>::infinity();
   double burstiness = 1.0;
   int64_t max_concurrency = 0;  // 0: none
+  // The simulated duration: last token - 0 (the benchmark's start, before its first send:
+  // vLLM bench's) when set; last token - first send (rows_span_s) otherwise.
+  bool duration_from_start = false;
 };
 
 struct BenchOptions {
@@ -82,10 +85,12 @@ struct BenchTrace {
 };
 BenchTrace bench_trace(const BenchRun& run, uint64_t seed);
 
-// `n` send times from 0: all 0 with an infinite rate; otherwise gaps drawn from a gamma
-// distribution of shape `burstiness` and mean 1 / rate (vLLM bench's; burstiness 1 is Poisson),
-// the first request at 0 as vLLM bench sends it. Seeded (core/rng.h): the same draws on every
-// platform, not vLLM's draws.
+// `n` send times from the benchmark's start (0), as vLLM bench's get_request draws them
+// (vllm-project/vllm @ 009e6d4a, vllm/benchmarks/serve.py): all 0 at an infinite rate;
+// otherwise n gaps from a gamma distribution of shape `burstiness` and scale 1 / (rate x
+// burstiness) (mean 1 / rate; burstiness 1 is Poisson), the first request after the first gap,
+// summed, then all scaled so that the last is sent at exactly n / rate. Seeded (core/rng.h):
+// the same draws on every platform, not vLLM's (NumPy's) draws.
 std::vector<double> bench_arrivals(int64_t n, double rate, double burstiness, uint64_t seed);
 
 // The most requests in flight at once (a request is in flight over [send, send + e2el)).

@@ -118,6 +118,9 @@ BenchRun read_vllm_bench(const std::string& path) {
   const json& itls = detailed(root, "itls", path);
   const json* errors =
       root.contains("errors") ? &bench_json::list(root["errors"], path, "errors") : nullptr;
+  const json* latencies = root.contains("latencies")
+                              ? &bench_json::list(root["latencies"], path, "latencies")
+                              : nullptr;
   const json* starts = root.contains("start_times")
                            ? &bench_json::list(root["start_times"], path, "start_times")
                            : nullptr;
@@ -125,6 +128,7 @@ BenchRun read_vllm_bench(const std::string& path) {
                                {"ttfts", &ttfts},
                                {"itls", &itls},
                                {"errors", errors},
+                               {"latencies", latencies},
                                {"start_times", starts}})
     if (v && v->size() != inl.size())
       throw InputError(fmt::format("{}: {}: {} entries, but input_lens has {}", path, key,
@@ -160,13 +164,23 @@ BenchRun read_vllm_bench(const std::string& path) {
       else
         r.itl.push_back({ns, 1});
     }
-    r.e2el_s = r.ttft_s + sum;
+    r.e2el_s =
+        latencies ? bench_json::number((*latencies)[i], path, at("latencies")) : r.ttft_s + sum;
     if (r.output_tokens >= 2)
       r.tpot_s = (r.e2el_s - r.ttft_s) / static_cast<double>(r.output_tokens - 1);
     run.session_ids.push_back(fmt::format("req-{}", i));
     run.real.push_back(std::move(r));
   }
-  if (starts) use_start_times(run);
+  if (starts) {
+    use_start_times(run);
+  } else {
+    if (auto it = root.find("ramp_up_strategy"); it != root.end() && !it->is_null())
+      throw InputError(fmt::format(
+          "{}: ramp_up_strategy: {}: replaying a ramp-up is not simulated yet (rerun without "
+          "--ramp-up-strategy, or with --save-detailed on a vLLM that saves start_times)",
+          path, bench_json::shown(*it)));
+    run.duration_from_start = true;
+  }
   run.metrics = vllm_bench_metrics;
   run.headline = {"mean_ttft_ms", "p99_ttft_ms",  "mean_tpot_ms",
                   "mean_itl_ms",  "mean_e2el_ms", "output_throughput"};

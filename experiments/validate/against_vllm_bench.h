@@ -1,13 +1,15 @@
 // isim validate --against vllm-bench FILE: a `vllm bench serve --save-result --save-detailed`
 // JSON as a BenchRun (against_bench.h).
 //
-// Source: vLLM's vllm/benchmarks/serve.py (calculate_metrics, benchmark, main; read at
-// v0.11-era main, as the `vllm bench serve` docs describe --save-result and --save-detailed).
+// Source: vllm-project/vllm @ 009e6d4a1cd6ba3fb2a9fc00f4ec06f5297232a1,
+// vllm/benchmarks/serve.py: calculate_metrics (the definitions), get_request (the arrivals),
+// benchmark (the result dict) and main (--save-detailed keeps the per-request lists).
 //
 // Reads: request_rate (a number > 0 or the string "inf"), burstiness (> 0), max_concurrency
 // (null or an integer >= 1), duration (seconds > 0), and the per-request lists, equally long,
 // that only --save-detailed keeps: input_lens, output_lens (integers >= 0), ttfts (seconds),
-// itls (a list of seconds per request), errors (optional; strings, "" for a success). A request
+// itls (a list of seconds per request), errors (optional; strings, "" for a success), latencies
+// (optional; seconds, the e2el of each request, which newer versions save). A request
 // failed when its error is not "" (without errors: when its output_lens is 0); failed ones are
 // counted, not compared or replayed.
 //
@@ -19,13 +21,14 @@
 // simulated requests are the recorded lengths at other instants.
 //
 // vLLM's definitions, converted to rows and used on both sides (NumPy statistics):
-// ttft; e2el = ttft + sum(itls) (vLLM's latency, last chunk - send, which its itls telescope
-// to); tpot = (e2el - ttft) / (output_len - 1) for output_len >= 2; itl = every gap (vLLM's are
+// ttft; e2el = latencies[i], or without it ttft + sum(itls) (vLLM's latency, last chunk -
+// send, which its itls telescope to); tpot = (e2el - ttft) / (output_len - 1) for output_len >= 2; itl = every gap (vLLM's are
 // between streamed chunks, the simulator's between tokens: one token a chunk);
 // request_throughput = completed / duration, output_throughput = sum of output_lens / duration,
 // total_token_throughput = (sum of input_lens + output_lens) / duration. The real duration is
-// the file's (benchmark start to the last response); the simulated one is the last token - the
-// first send (vLLM sends its first request at the start).
+// the file's (benchmark start to the last response); the simulated one is the last token - 0,
+// the start (replayed at start_times: - the first send, which the real duration has before it).
+// A drawn replay of a run with ramp_up_strategy is refused (InputError naming the key).
 // Metrics (vLLM's keys): {mean,median,std,p99}_{ttft,tpot,itl,e2el}_ms, request_throughput,
 // output_throughput, total_token_throughput, duration.
 // Errors: `FILE: KEY: missing` (for a list: `... (the file was saved without --save-detailed;

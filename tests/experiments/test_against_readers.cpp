@@ -154,6 +154,12 @@ TEST_CASE("read_vllm_bench: the per-request lists give back vLLM's own aggregate
   // e2el = ttft + sum(itls): 40 + 60 = 100 ms, 50 + 90 = 140, 20 + 0 = 20.
   CHECK(run.real[1].e2el_s == doctest::Approx(0.140));
   CHECK(run.real[2].tpot_s < 0);  // one output token: no TPOT
+  // Newer vLLM saves each request's latency: e2el is then that, not ttft + sum(itls).
+  auto with_lat = read_json(kBench);
+  with_lat["latencies"] = {0.101, 0.141, 0.021, 0.0};
+  const fs::path wl = test::scratch("against-latencies") / "l.json";
+  test::write_file(wl, with_lat.dump());
+  CHECK(exp::read_vllm_bench(wl.string()).real[1].e2el_s == doctest::Approx(0.141));
   const auto m = run.metrics(run.real, run.duration_s);
   const auto doc = read_json(kBench);
   for (const char* k :
@@ -249,6 +255,13 @@ TEST_CASE("against readers: exact messages for bad files") {
   test::write_file(v, doc.dump());
   CHECK(error_of_call([&] { exp::read_vllm_bench(v); }) ==
         v + ": itls[1][2]: expected a number, got \"x\"");
+  doc = read_json(kBench);
+  doc["ramp_up_strategy"] = "linear";
+  test::write_file(v, doc.dump());
+  CHECK(error_of_call([&] { exp::read_vllm_bench(v); }) ==
+        v + ": ramp_up_strategy: \"linear\": replaying a ramp-up is not simulated yet (rerun "
+            "without --ramp-up-strategy, or with --save-detailed on a vLLM that saves "
+            "start_times)");
   test::write_file(v, "{\"duration\": 1,");
   CHECK(error_of_call([&] { exp::read_vllm_bench(v); }).starts_with(v + ": not JSON: "));
 }

@@ -72,18 +72,19 @@ TEST_CASE("bench_trace: a conversation that resends its history is one session o
   CHECK(bc.trace[1].arrival_s == doctest::Approx(0.5));
 }
 
-TEST_CASE("bench_arrivals: all at 0 at an infinite rate; seeded gamma gaps of mean 1/rate") {
+TEST_CASE("bench_arrivals: all at 0 at an infinite rate; vLLM's rescaled gamma gaps") {
   CHECK(exp::bench_arrivals(3, std::numeric_limits<double>::infinity(), 1, 1) ==
         std::vector<double>{0, 0, 0});
   for (double burst : {0.5, 1.0, 4.0}) {
     CAPTURE(burst);
-    const auto t = exp::bench_arrivals(20001, 10, burst, 7);
-    CHECK(t.front() == 0);
+    const auto t = exp::bench_arrivals(50, 10, burst, 7);
+    // vLLM sends the first request after the first gap and rescales so that the last of the 50
+    // goes out at 50 / 10 = 5 s exactly.
+    CHECK(t.front() > 0);
     CHECK(std::is_sorted(t.begin(), t.end()));
-    // 20000 gaps of mean 0.1 s: the last arrival near 2000 s (the draws are seeded: the same
-    // every run; a gamma of shape k has sd mean/sqrt(k), so 20000 gaps land within 2%).
-    CHECK(t.back() == doctest::Approx(2000).epsilon(0.02));
-    CHECK(exp::bench_arrivals(20001, 10, burst, 7) == t);
+    CHECK(t.back() == doctest::Approx(5.0).epsilon(1e-12));
+    CHECK(exp::bench_arrivals(50, 10, burst, 7) == t);  // seeded: the same every run
+    CHECK(exp::bench_arrivals(50, 10, burst, 8) != t);
   }
 }
 
@@ -155,6 +156,12 @@ TEST_CASE("isim validate --against vllm-bench: drawn arrivals give byte-identica
   doc["max_concurrency"] = nullptr;
   const std::string f = test::write_file(d / "r.json", doc.dump());
   REQUIRE(against("vllm-bench", f, d / "a") == 0);
+  // The last of 3 requests goes out at exactly 3 / 20 = 0.15 s (vLLM's rescale), so the run,
+  // timed from the start, ends at least 5 ms later (the shortest request alone, (6, 1)) and at
+  // most 31.5 ms later (all three one after another).
+  const auto m = sim_column(d / "a");
+  CHECK(m.at("duration") >= 0.155 - 1e-9);
+  CHECK(m.at("duration") <= 0.1815 + 1e-9);
   REQUIRE(against("vllm-bench", f, d / "b") == 0);
   CHECK(test::slurp(d / "a" / "against.csv") == test::slurp(d / "b" / "against.csv"));
   CHECK(test::slurp(d / "a" / "trace.jsonl") == test::slurp(d / "b" / "trace.jsonl"));
