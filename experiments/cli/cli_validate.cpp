@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
 #include <boost/program_options.hpp>
 
 #include "core/cli_args.h"
@@ -107,6 +108,11 @@ int cmd_validate_against(const Args& args) {
                                             : "needs FILE",
                       kAgainstHelp);
   if (o.profile.empty()) throw usage_error("needs --profile PROFILE.yaml", kAgainstHelp);
+  for (const auto& [flag, kind] : {std::pair<const char*, const char*>{"benchmark", "guidellm"},
+                                   {"seed", "vllm-bench"},
+                                   {"usage-context", "vllm"}})
+    if (vm.count(flag) && against != kind)
+      throw usage_error(fmt::format("--{}: only with --against {}", flag, kind), kAgainstHelp);
   if (o.out.empty()) o.out = "results/against-" + against;
   check_out_dir(o.out, "--out");
   if (against == "vllm") return run_against_vllm(o);

@@ -178,6 +178,13 @@ TEST_CASE("isim validate --against: refusals leave no output folder; usage names
   CHECK(test::run_bin("isim", "validate --against sglang x --profile p", nullptr, &se) == 2);
   CHECK(se.find("--against: unknown 'sglang'; valid: vllm, aiperf, guidellm, vllm-bench") !=
         std::string::npos);
+  CHECK(test::run_bin("isim",
+                      "validate --against aiperf " + test::data_dir() +
+                          "/aiperf-excerpt --profile " + kLinear + " --benchmark 1 --out " +
+                          (d / "b").string(),
+                      nullptr, &se) == 2);
+  CHECK(se.find("isim validate: --benchmark: only with --against guidellm") != std::string::npos);
+  CHECK_FALSE(fs::exists(d / "b"));
   CHECK(test::run_bin("isim", "validate --against guidellm", nullptr, &se) == 2);
   CHECK(se.find("isim validate: needs FILE") != std::string::npos);
   REQUIRE(test::run_bin("isim", "validate --against aiperf --help", &so) == 0);
