@@ -84,13 +84,21 @@ double rows_span_s(const std::vector<RequestRow>& rows) {
 
 BenchTrace bench_trace(const BenchRun& run, uint64_t seed) {
   BenchTrace out;
+  // A row's id: its conversation's, with /turn-K for the conversation's turn K > 0.
+  auto add = [&](const RequestRow& r, bool to_last) {
+    const std::string& conv = run.session_ids[static_cast<size_t>(r.session)];
+    std::string id = r.seg == 0 ? conv : fmt::format("{}/turn-{}", conv, r.seg);
+    if (!to_last) out.segment_ids.emplace_back();
+    out.segment_ids.back().push_back(id);
+    return id;
+  };
   if (!run.send_times) {
     const auto at = bench_arrivals(static_cast<int64_t>(run.real.size()), run.request_rate,
                                    run.burstiness, seed);
     for (size_t i = 0; i < run.real.size(); ++i) {
       const RequestRow& r = run.real[i];
       out.trace.push_back(
-          {fmt::format("req-{}", i), at[i], {{r.input_tokens, r.output_tokens, std::nullopt}}});
+          {add(r, false), at[i], {{r.input_tokens, r.output_tokens, std::nullopt}}});
     }
     return out;
   }
@@ -104,12 +112,11 @@ BenchTrace bench_trace(const BenchRun& run, uint64_t seed) {
       trace::Session& s = out.trace.back();
       s.segments.back().intercept = trace::Intercept{"client", gap};
       s.segments.push_back({r.input_tokens - history, r.output_tokens, std::nullopt});
+      add(r, true);
     } else {
       if (same) ++out.split_turns;
-      const std::string id = run.session_ids[static_cast<size_t>(r.session)];
-      out.trace.push_back({r.seg == 0 ? id : fmt::format("{}/turn-{}", id, r.seg),
-                           r.send_s,
-                           {{r.input_tokens, r.output_tokens, std::nullopt}}});
+      out.trace.push_back(
+          {add(r, false), r.send_s, {{r.input_tokens, r.output_tokens, std::nullopt}}});
     }
     prev = &r;
   }
@@ -149,6 +156,24 @@ Inputs prepare_at(const Experiment& e, const std::string& path, const std::strin
     for (size_t at; (at = m.find(path)) != std::string::npos;) m.replace(at, path.size(), shown);
     throw InputError(m);
   }
+}
+
+Latency latency_of(const RequestRow& r, std::string id) {
+  return {std::move(id), r.send_s, r.send_s + r.e2el_s, r.ttft_s,
+          r.tpot_s,      r.e2el_s, r.output_tokens};
+}
+
+// against_requests.csv: each real row beside the simulated turn that replayed it.
+std::string requests_table(const BenchTrace& bt, const std::vector<RequestRow>& real,
+                           const std::vector<RequestRow>& sim) {
+  std::vector<Latency> r, s;
+  size_t k = 0;  // real rows fill segment_ids in order
+  for (const auto& ids : bt.segment_ids)
+    for (const auto& id : ids) r.push_back(latency_of(real[k++], id));
+  for (const auto& x : sim)
+    s.push_back(
+        latency_of(x, bt.segment_ids[static_cast<size_t>(x.session)][static_cast<size_t>(x.seg)]));
+  return against_requests_csv(r, s);
 }
 
 nlohmann::ordered_json metric_rows(const std::vector<AgainstMetric>& metrics) {
@@ -258,6 +283,7 @@ int run_against_bench(const BenchRun& run, const BenchOptions& o) {
   j["summary"] = summary;
   const fs::path dir(o.out);
   write_file_atomic((dir / "against.csv").string(), against_csv(metrics));
+  write_file_atomic((dir / "against_requests.csv").string(), requests_table(bt, run.real, sim));
   write_file_atomic((dir / "against.json").string(), j.dump(2) + "\n");
 
   fmt::print("{} {}: {} requests compared ({} failed, not replayed)\n", run.kind, run.source, turns,
@@ -275,8 +301,9 @@ int run_against_bench(const BenchRun& run, const BenchOptions& o) {
   for (const auto& m : metrics) width = std::max(width, static_cast<int>(m.metric.size()));
   fmt::print("{}", against_table({rep}, width));
   fmt::print("summary: {}\n", summary);
-  fmt::print("wrote {}, {} and the simulated run's outputs in {}\n",
-             (dir / "against.json").string(), (dir / "against.csv").string(), o.out);
+  fmt::print("wrote {}, {}, {} and the simulated run's outputs in {}\n",
+             (dir / "against.json").string(), (dir / "against.csv").string(),
+             (dir / "against_requests.csv").string(), o.out);
   return 0;
 }
 

@@ -29,8 +29,10 @@
 // - Error = (sim - real) / real per metric (AgainstMetric). Outputs under --out (refusals
 //   before it is made): trace.jsonl (what was replayed), the simulated run's outputs
 //   (write_run), against.csv (metric,real,sim,error) and against.json (kind, source, profile,
-//   scheduler, requests, excluded, notes, metrics with error where finite, summary), all
-//   written atomically. The printed table is against_table's.
+//   scheduler, requests, excluded, notes, metrics with error where finite, summary) and
+//   against_requests.csv (validate_vllm.h against_requests_csv: each real request by its
+//   id (BenchTrace) beside the simulated one; with drawn arrivals the pairs share lengths, not
+//   send times), all written atomically. The printed table is against_table's.
 #pragma once
 
 #include <cmath>
@@ -78,10 +80,15 @@ struct BenchOptions {
   uint64_t seed = 1;       // vllm-bench arrivals
 };
 
-// The replayed trace and how many turns were split off into sessions of their own.
+// The replayed trace, how many turns were split off into sessions of their own, and the id of
+// each session's segments (segment_ids[session][seg]) in against_requests.csv: the
+// conversation's id for its turn 0, `ID/turn-K` for its turn K > 0; vLLM bench's requests are
+// `req-I` (I: the index in the file). A session's id is its first segment's. The real rows
+// fill segment_ids in their order.
 struct BenchTrace {
   trace::Trace trace;
   int64_t split_turns = 0;
+  std::vector<std::vector<std::string>> segment_ids;
 };
 BenchTrace bench_trace(const BenchRun& run, uint64_t seed);
 

@@ -22,13 +22,13 @@
 //
 // vLLM's definitions, converted to rows and used on both sides (NumPy statistics):
 // ttft; e2el = latencies[i], or without it ttft + sum(itls) (vLLM's latency, last chunk -
-// send, which its itls telescope to); tpot = (e2el - ttft) / (output_len - 1) for output_len >= 2; itl = every gap (vLLM's are
-// between streamed chunks, the simulator's between tokens: one token a chunk);
-// request_throughput = completed / duration, output_throughput = sum of output_lens / duration,
-// total_token_throughput = (sum of input_lens + output_lens) / duration. The real duration is
-// the file's (benchmark start to the last response); the simulated one is the last token - 0,
-// the start (replayed at start_times: - the first send, which the real duration has before it).
-// A drawn replay of a run with ramp_up_strategy is refused (InputError naming the key).
+// send, which its itls telescope to); tpot = (e2el - ttft) / (output_len - 1) for output_len >= 2;
+// itl = every gap (vLLM's are between streamed chunks, the simulator's between tokens: one token a
+// chunk); request_throughput = completed / duration, output_throughput = sum of output_lens /
+// duration, total_token_throughput = (sum of input_lens + output_lens) / duration. The real
+// duration is the file's (benchmark start to the last response); the simulated one is the last
+// token - 0, the start (replayed at start_times: - the first send, which the real duration has
+// before it). A drawn replay of a run with ramp_up_strategy is refused (InputError naming the key).
 // Metrics (vLLM's keys): {mean,median,std,p99}_{ttft,tpot,itl,e2el}_ms, request_throughput,
 // output_throughput, total_token_throughput, duration.
 // Errors: `FILE: KEY: missing` (for a list: `... (the file was saved without --save-detailed;

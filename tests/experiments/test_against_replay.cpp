@@ -113,6 +113,12 @@ TEST_CASE("isim validate --against aiperf: the replay worked out by hand") {
   CHECK(j["sim_completed"] == 3);
   CHECK(fs::exists(out / "trace.jsonl"));
   CHECK(fs::exists(out / "summary.json"));
+  // Each real request beside its simulated turn, by conversation and turn: TTFT 6, 6, 8 ms.
+  const auto rows = test::squeezed_lines(test::slurp(out / "against_requests.csv"));
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[1].starts_with("conv-a,3,0.04,0.006,"));
+  CHECK(rows[2].starts_with("conv-a/turn-1,2,0.02,0.006,"));
+  CHECK(rows[3].starts_with("conv-b,4,0.05,0.008,"));
 }
 
 TEST_CASE("isim validate --against guidellm: the replay worked out by hand") {
