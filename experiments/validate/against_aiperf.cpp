@@ -70,6 +70,15 @@ std::optional<AiperfRecord> parse_record(const json& j, const std::string& where
     throw InputError(fmt::format("{}: metadata.conversation_id: expected a string, got {}", where,
                                  bench_json::shown(conv)));
   r.conversation = conv.get<std::string>();
+  // One user session of a multi-turn run: x_correlation_id (the same dataset conversation may
+  // be replayed by several sessions); without it, the conversation.
+  if (auto it = meta.find("x_correlation_id"); it != meta.end() && !it->is_null()) {
+    if (!it->is_string())
+      throw InputError(
+          fmt::format("{}: metadata.x_correlation_id: expected a string or null, got {}", where,
+                      bench_json::shown(*it)));
+    r.conversation = it->get<std::string>();
+  }
   r.turn = bench_json::count(bench_json::need(meta, "turn_index", where, "metadata"), where,
                              "metadata.turn_index");
   r.start_ns = bench_json::count(bench_json::need(meta, "request_start_ns", where, "metadata"),

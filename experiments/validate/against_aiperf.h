@@ -5,6 +5,8 @@
 // (the definitions), aiperf/common/models/export_models.py (the aggregate JSON).
 //
 // Reads DIR/profile_export.jsonl, one record a line: metadata.conversation_id (string),
+// metadata.x_correlation_id (optional string: the user session; when present it groups the
+// turns, since one dataset conversation can be replayed by several sessions, and names them),
 // metadata.turn_index (integer >= 0), metadata.request_start_ns (integer, epoch ns); metrics
 // (each {value, unit}): input_sequence_length and output_sequence_length (unit "tokens"),
 // time_to_first_token and request_latency (unit ns, us, ms or sec), inter_chunk_latency

@@ -63,7 +63,7 @@ TEST_CASE("read_aiperf: records, conversations, units and AIPerf's definitions")
   CHECK(run.kind == "aiperf");
   CHECK(run.excluded == 1);  // the cancelled conv-c
   REQUIRE(run.real.size() == 3);
-  CHECK(run.session_ids == std::vector<std::string>{"conv-a", "conv-b"});
+  CHECK(run.session_ids == std::vector<std::string>{"corr-conv-a", "corr-conv-b"});
   // conv-a turn 0 at 0 s, turn 1 at 0.5 s (8 + 3 resent + 5 new = 16), conv-b at 1.0 s.
   const auto& a0 = run.real[0];
   const auto& a1 = run.real[1];
@@ -105,6 +105,16 @@ TEST_CASE("read_aiperf: records, conversations, units and AIPerf's definitions")
         doctest::Approx(agg["inter_token_latency"]["p99"].get<double>()));
   CHECK(metric(m, "request_latency.p50") ==
         doctest::Approx(agg["request_latency"]["p50"].get<double>()));
+  // Two user sessions replaying one dataset conversation stay two sessions: x_correlation_id.
+  const fs::path d = test::scratch("against-aiperf-corr");
+  fs::copy(kAiperf, d / "a");
+  const auto recs = test::squeezed_lines(test::slurp(kAiperf + "/profile_export.jsonl"));
+  auto b = nlohmann::json::parse(recs[2]);
+  b["metadata"]["conversation_id"] = "conv-a";
+  test::write_file(d / "a" / "profile_export.jsonl",
+                   fmt::format("{}\n{}\n{}\n", recs[0], recs[1], b.dump()));
+  CHECK(exp::read_aiperf((d / "a").string()).session_ids ==
+        std::vector<std::string>{"corr-conv-a", "corr-conv-b"});
 }
 
 TEST_CASE("read_guidellm: successful requests, GuideLLM's TPOT includes the first token") {

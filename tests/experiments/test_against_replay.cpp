@@ -54,7 +54,7 @@ TEST_CASE("bench_trace: a conversation that resends its history is one session o
   CHECK(bt.split_turns == 0);
   REQUIRE(bt.trace.size() == 2);
   const trace::Session& a = bt.trace[0];
-  CHECK(a.id == "conv-a");
+  CHECK(a.id == "corr-conv-a");
   REQUIRE(a.segments.size() == 2);
   // Turn 1's prompt 16 = 8 + 3 (resent) + 5 new; the client waited 0.5 - (0 + 0.1) = 0.4 s.
   CHECK(a.segments[1].input == 5);
@@ -68,7 +68,7 @@ TEST_CASE("bench_trace: a conversation that resends its history is one session o
   const exp::BenchTrace bc = exp::bench_trace(cut, 1);
   CHECK(bc.split_turns == 1);
   REQUIRE(bc.trace.size() == 3);
-  CHECK(bc.trace[1].id == "conv-a/turn-1");
+  CHECK(bc.trace[1].id == "corr-conv-a/turn-1");
   CHECK(bc.trace[1].arrival_s == doctest::Approx(0.5));
 }
 
@@ -113,12 +113,12 @@ TEST_CASE("isim validate --against aiperf: the replay worked out by hand") {
   CHECK(j["sim_completed"] == 3);
   CHECK(fs::exists(out / "trace.jsonl"));
   CHECK(fs::exists(out / "summary.json"));
-  // Each real request beside its simulated turn, by conversation and turn: TTFT 6, 6, 8 ms.
+  // Each real request beside its simulated turn, by user session (x_correlation_id) and turn: TTFT 6, 6, 8 ms.
   const auto rows = test::squeezed_lines(test::slurp(out / "against_requests.csv"));
   REQUIRE(rows.size() == 4);
-  CHECK(rows[1].starts_with("conv-a,3,0.04,0.006,"));
-  CHECK(rows[2].starts_with("conv-a/turn-1,2,0.02,0.006,"));
-  CHECK(rows[3].starts_with("conv-b,4,0.05,0.008,"));
+  CHECK(rows[1].starts_with("corr-conv-a,3,0.04,0.006,"));
+  CHECK(rows[2].starts_with("corr-conv-a/turn-1,2,0.02,0.006,"));
+  CHECK(rows[3].starts_with("corr-conv-b,4,0.05,0.008,"));
 }
 
 TEST_CASE("isim validate --against guidellm: the replay worked out by hand") {
