@@ -93,8 +93,10 @@ BenchRun read_guidellm(const std::string& path, int64_t benchmark) {
   BenchRun run;
   run.kind = "guidellm";
   run.source = path;
+  const bool yaml = path.ends_with(".yaml") || path.ends_with(".yml");
   const json root =
-      bench_json::parse_json(bench_json::read_json_text(path, "a GuideLLM report"), path);
+      yaml ? bench_json::read_yaml_as_json(path, "a GuideLLM report")
+           : bench_json::parse_json(bench_json::read_json_text(path, "a GuideLLM report"), path);
   const json& all = bench_json::list(need(root, "benchmarks", path, ""), path, "benchmarks");
   const auto n = static_cast<int64_t>(all.size());
   if (n == 0) throw InputError(path + ": benchmarks: empty; expected one benchmark at least");

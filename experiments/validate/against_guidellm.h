@@ -7,8 +7,9 @@
 // (RequestInfo, RequestTimings), benchmark/schemas/metrics.py (which per-request values it
 // aggregates, with what weight), schemas/statistics.py (DistributionSummary, Percentiles).
 //
-// Reads the JSON report `guidellm benchmark` writes (benchmarks.json; the YAML form is not
-// read): benchmarks[I] (--benchmark I; without it the report must hold one benchmark), its
+// Reads the report `guidellm benchmark` writes, benchmarks.json or (a name ending in .yaml or
+// .yml) benchmarks.yaml (bench_json::read_yaml_as_json: errors then name the key path, not the
+// line): benchmarks[I] (--benchmark I; without it the report must hold one benchmark), its
 // requests.successful[k]: prompt_tokens and output_tokens (integers >= 0), info.timings
 // .request_start, .first_token_iteration, .last_token_iteration (seconds, epoch), and
 // info.conversation_id (string or null: a conversation of its own) and info.turn_index (absent:

@@ -9,6 +9,7 @@
 #include "core/input_file.h"
 #include "core/json_shown.h"
 #include "core/json_unique.h"
+#include "core/strict_yaml.h"
 
 namespace isim::exp::bench_json {
 
@@ -59,6 +60,49 @@ const json& list(const json& v, const std::string& where, const std::string& pat
   if (!v.is_array())
     throw InputError(fmt::format("{}: {}: expected a list, got {}", where, path, shown(v)));
   return v;
+}
+
+namespace {
+
+json scalar(const YAML::Node& n) {
+  const std::string& t = n.Scalar();
+  if (n.Tag() == "!") return t;  // quoted
+  if (t.empty() || t == "null" || t == "~" || t == "Null" || t == "NULL") return nullptr;
+  if (t == "true" || t == "True") return true;
+  if (t == "false" || t == "False") return false;
+  size_t used = 0;
+  try {
+    const long long i = std::stoll(t, &used);
+    if (used == t.size()) return static_cast<int64_t>(i);
+  } catch (const std::exception&) {
+  }
+  try {
+    const double d = std::stod(t, &used);
+    if (used == t.size() && std::isfinite(d)) return d;
+  } catch (const std::exception&) {
+  }
+  return t;
+}
+
+json to_json(const YAML::Node& n) {
+  if (n.IsMap()) {
+    json j = json::object();
+    for (const auto& kv : n) j[kv.first.Scalar()] = to_json(kv.second);
+    return j;
+  }
+  if (n.IsSequence()) {
+    json j = json::array();
+    for (const auto& x : n) j.push_back(to_json(x));
+    return j;
+  }
+  if (n.IsScalar()) return scalar(n);
+  return nullptr;
+}
+
+}  // namespace
+
+json read_yaml_as_json(const std::string& path, const std::string& what) {
+  return to_json(load_yaml_file(path, what));
 }
 
 }  // namespace isim::exp::bench_json

@@ -26,6 +26,11 @@ const json& need(const json& j, const std::string& key, const std::string& where
 double number(const json& v, const std::string& where, const std::string& path);
 int64_t count(const json& v, const std::string& where, const std::string& path);
 const json& list(const json& v, const std::string& where, const std::string& path);
+// A YAML file as JSON (GuideLLM writes its report as either): maps, lists, and scalars as
+// YAML 1.2's core schema reads them: a quoted scalar is a string; a plain one is null (null, ~,
+// empty), a boolean (true, false), an integer, a finite number, else a string. Errors as
+// load_yaml_file's (core/strict_yaml.h).
+json read_yaml_as_json(const std::string& path, const std::string& what);
 // A short rendering of `v` for messages (at most 40 characters).
 std::string shown(const json& v);
 

@@ -154,6 +154,34 @@ TEST_CASE("read_guidellm: successful requests, GuideLLM's TPOT includes the firs
   CHECK(metric(m, "output_tokens_per_s") == doctest::Approx(9 / 0.74));
 }
 
+TEST_CASE("read_guidellm: the YAML report reads as the JSON one") {
+  const fs::path d = test::scratch("against-guidellm-yaml");
+  // JSON is YAML (flow style); and a block-style report of one request, written by hand.
+  fs::copy(kGuide, d / "benchmarks.yaml");
+  const exp::BenchRun a = exp::read_guidellm((d / "benchmarks.yaml").string(), -1);
+  const exp::BenchRun j = exp::read_guidellm(kGuide, -1);
+  REQUIRE(a.real.size() == j.real.size());
+  CHECK(a.real[2].ttft_s == j.real[2].ttft_s);
+  CHECK(a.session_ids == j.session_ids);
+  test::write_file(d / "one.yml",
+                   "benchmarks:\n"
+                   "- requests:\n"
+                   "    successful:\n"
+                   "    - prompt_tokens: 8\n"
+                   "      output_tokens: 3\n"
+                   "      info:\n"
+                   "        conversation_id: null\n"
+                   "        timings: {request_start: 10.0, first_token_iteration: 10.5,\n"
+                   "                  last_token_iteration: 11}\n"
+                   "    errored: []\n"
+                   "    incomplete: []\n");
+  const exp::BenchRun one = exp::read_guidellm((d / "one.yml").string(), -1);
+  REQUIRE(one.real.size() == 1);
+  CHECK(one.real[0].ttft_s == 0.5);   // 10.5 - 10
+  CHECK(one.real[0].tpot_s == 0.25);  // (11 - 10.5) / (3 - 1)
+  CHECK(one.session_ids == std::vector<std::string>{"request-0"});
+}
+
 TEST_CASE("read_vllm_bench: the per-request lists give back vLLM's own aggregate fields") {
   const exp::BenchRun run = exp::read_vllm_bench(kBench);
   CHECK_FALSE(run.send_times);
