@@ -21,13 +21,13 @@
 //   from the run's request_rate and burstiness (bench_arrivals); with max_concurrency C and an
 //   infinite rate, request i >= C starts when request i - C finishes (C chains: vLLM gives the
 //   next request to whichever slot frees first; the chains give it to slot i mod C). With a
-//   finite rate the cap is not enforced; the summary warns when the simulated run had more
-//   than C requests in flight.
+//   finite rate the cap is not enforced; a `note: warning:` line says so when the simulated run
+//   had more than C requests in flight (peak_in_flight).
 // - The replay is one policy, `discard`, on --profile with the spec's engine defaults and the
 //   overrides (-p), scheduler --scheduler; the engine's settings are the profile's and the
 //   overrides', not the server's (the formats do not record them): the header says so.
 // - Error = (sim - real) / real per metric (AgainstMetric). Outputs under --out (refusals
-//   before it is made): trace.jsonl (what was replayed), the simulated run's outputs
+//   before it is made, a KV capacity the profile cannot hold included): trace.jsonl (what was replayed), the simulated run's outputs
 //   (write_run), against.csv (metric,real,sim,error) and against.json (kind, source, profile,
 //   scheduler, requests, excluded, notes, metrics with error where finite, summary) and
 //   against_requests.csv (validate_vllm.h against_requests_csv: each real request by its
