@@ -27,12 +27,12 @@
 //   overrides (-p), scheduler --scheduler; the engine's settings are the profile's and the
 //   overrides', not the server's (the formats do not record them): the header says so.
 // - Error = (sim - real) / real per metric (AgainstMetric). Outputs under --out (refusals
-//   before it is made, a KV capacity the profile cannot hold included): trace.jsonl (what was replayed), the simulated run's outputs
-//   (write_run), against.csv (metric,real,sim,error) and against.json (kind, source, profile,
-//   scheduler, requests, excluded, notes, metrics with error where finite, summary) and
-//   against_requests.csv (validate_vllm.h against_requests_csv: each real request by its
-//   id (BenchTrace) beside the simulated one; with drawn arrivals the pairs share lengths, not
-//   send times), all written atomically. The printed table is against_table's.
+//   before it is made, a KV capacity the profile cannot hold included): trace.jsonl (what was
+//   replayed), the simulated run's outputs (write_run), against.csv (metric,real,sim,error) and
+//   against.json (kind, source, profile, scheduler, requests, excluded, notes, metrics with error
+//   where finite, summary) and against_requests.csv (validate_vllm.h against_requests_csv: each
+//   real request by its id (BenchTrace) beside the simulated one; with drawn arrivals the pairs
+//   share lengths, not send times), all written atomically. The printed table is against_table's.
 #pragma once
 
 #include <cmath>

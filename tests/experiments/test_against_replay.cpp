@@ -113,7 +113,8 @@ TEST_CASE("isim validate --against aiperf: the replay worked out by hand") {
   CHECK(j["sim_completed"] == 3);
   CHECK(fs::exists(out / "trace.jsonl"));
   CHECK(fs::exists(out / "summary.json"));
-  // Each real request beside its simulated turn, by user session (x_correlation_id) and turn: TTFT 6, 6, 8 ms.
+  // Each real request beside its simulated turn, by user session (x_correlation_id) and turn: TTFT
+  // 6, 6, 8 ms.
   const auto rows = test::squeezed_lines(test::slurp(out / "against_requests.csv"));
   REQUIRE(rows.size() == 4);
   CHECK(rows[1].starts_with("corr-conv-a,3,0.04,0.006,"));
