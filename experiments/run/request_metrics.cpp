@@ -97,6 +97,19 @@ double Values::percentile(double q) const {
   return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
 }
 
+double Values::inverse_cdf(double q) const {
+  if (!(q >= 0 && q <= 100)) throw std::logic_error("Values::inverse_cdf: q outside [0, 100]");
+  if (n_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  sort();
+  const double target = q / 100.0 * static_cast<double>(n_);
+  int64_t seen = 0;
+  for (const auto& [x, c] : v_) {
+    seen += c;
+    if (static_cast<double>(seen) >= target) return x;
+  }
+  return v_.back().first;
+}
+
 Values itl_values(const std::vector<RequestRow>& rows) {
   Values v;
   for (const RequestRow& r : rows)

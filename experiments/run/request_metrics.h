@@ -14,7 +14,9 @@
 //   bench, AIPerf and GuideLLM compute theirs: mean, population standard deviation (np.std,
 //   ddof 0), and percentile(q) by linear interpolation between closest ranks (np.percentile's
 //   default): with the N values sorted x_0 <= ... <= x_{N-1}, h = (N - 1) q / 100, the result is
-//   x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). Median = percentile(50). Over no
+//   x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). Median = percentile(50).
+//   inverse_cdf(q) is GuideLLM's instead: the smallest x whose count of values <= x is at least
+//   q / 100 of N (with counts as weights, its weighted percentile). Over no
 //   values every statistic is NaN: the writers print null (vLLM prints 0; see their contracts).
 #pragma once
 
@@ -46,6 +48,10 @@ class Values {
   double std() const;  // population (ddof 0)
   double percentile(double q) const;
   double median() const { return percentile(50); }
+  // GuideLLM's percentile (guidellm schemas/statistics.py Percentiles.from_pdf): the smallest
+  // value whose cumulative count reaches q / 100 of all (no interpolation); counts act as
+  // weights. NaN over no values.
+  double inverse_cdf(double q) const;
 
  private:
   void sort() const;

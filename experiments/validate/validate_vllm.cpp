@@ -32,6 +32,23 @@ namespace isim::exp {
 
 namespace fs = std::filesystem;
 
+std::string against_requests_csv(const std::vector<Latency>& real,
+                                 const std::vector<Latency>& sim) {
+  std::map<std::string, const Latency*> by_id;
+  for (const auto& s : sim) by_id[s.id] = &s;
+  auto opt = [](double v) { return v >= 0 ? fmt::format("{}", v) : std::string(); };
+  std::string out =
+      "id,output_tokens,real_ttft_s,sim_ttft_s,real_tpot_s,sim_tpot_s,real_e2e_s,sim_e2e_s\n";
+  for (const auto& r : real) {
+    auto it = by_id.find(r.id);
+    const Latency* s = it == by_id.end() ? nullptr : it->second;
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{}\n", r.id, r.output, r.ttft_s, s ? opt(s->ttft_s) : "",
+                    opt(r.tpot_s), s ? opt(s->tpot_s) : "", r.e2e_s, s ? opt(s->e2e_s) : "");
+  }
+  return out;
+}
+
 Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
                            const std::string& trace_path, const VllmLayout& layout) {
   YAML::Node y;
@@ -95,22 +112,6 @@ void refuse_before_output(const VllmRun& run, const AgainstOptions& o, const std
   }
 }
 
-std::string requests_csv(const std::vector<Latency>& real, const std::vector<Latency>& sim) {
-  std::map<std::string, const Latency*> by_id;
-  for (const auto& s : sim) by_id[s.id] = &s;
-  auto opt = [](double v) { return v >= 0 ? fmt::format("{}", v) : std::string(); };
-  std::string out =
-      "id,output_tokens,real_ttft_s,sim_ttft_s,real_tpot_s,sim_tpot_s,real_e2e_s,sim_e2e_s\n";
-  for (const auto& r : real) {
-    auto it = by_id.find(r.id);
-    const Latency* s = it == by_id.end() ? nullptr : it->second;
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{}\n", r.id, r.output, r.ttft_s, s ? opt(s->ttft_s) : "",
-                    opt(r.tpot_s), s ? opt(s->tpot_s) : "", r.e2e_s, s ? opt(s->e2e_s) : "");
-  }
-  return out;
-}
-
 std::string plot_script() {
   if (const char* p = std::getenv("ISIM_PLOT_AGAINST_SCRIPT"); p && *p) return p;
   return ISIM_PLOT_AGAINST_SCRIPT_DEFAULT;
@@ -167,7 +168,8 @@ Replayed replay(const Experiment& e, const Inputs& in, const VllmRun& run, const
     rows.push_back({"gpu_blocks", static_cast<double>(*run.meta.num_gpu_blocks),
                     static_cast<double>(r.report.gpu_blocks)});
   write_file_atomic((fs::path(dir) / "against.csv").string(), against_csv(rows));
-  write_file_atomic((fs::path(dir) / "against_requests.csv").string(), requests_csv(real, sim));
+  write_file_atomic((fs::path(dir) / "against_requests.csv").string(),
+                    against_requests_csv(real, sim));
   return r;
 }
 

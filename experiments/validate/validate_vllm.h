@@ -209,6 +209,9 @@ Experiment vllm_experiment(const VllmMeta& meta, const AgainstOptions& o,
 int run_against_vllm(const AgainstOptions& o);
 
 std::string against_csv(const std::vector<AgainstMetric>& metrics);
+// against_requests.csv: one row per real request (by id), its simulated latencies beside it
+// (empty when the simulation did not finish it; a TPOT < 0 is written empty).
+std::string against_requests_csv(const std::vector<Latency>& real, const std::vector<Latency>& sim);
 
 // Writes `text` to `path` through `path.tmp` and a rename, so a reader never sees half a file.
 

@@ -166,9 +166,10 @@ std::string against_summary(const std::vector<AgainstReplay>& replays,
   return out;
 }
 
-std::string against_table(const std::vector<AgainstReplay>& replays) {
-  std::string head1 = fmt::format("  {:<26} {:>12}", "metric", "real");
-  std::string head2 = fmt::format("  {:<26} {:>12}", "", "");
+std::string against_table(const std::vector<AgainstReplay>& replays, int metric_width) {
+  const int w = metric_width;
+  std::string head1 = fmt::format("  {:<{}} {:>12}", "metric", w, "real");
+  std::string head2 = fmt::format("  {:<{}} {:>12}", "", w, "");
   for (const auto& r : replays) {
     head1 +=
         fmt::format(" {:>16} {:>8}",
@@ -180,7 +181,7 @@ std::string against_table(const std::vector<AgainstReplay>& replays) {
   if (replays.empty()) return out;
   for (size_t i = 0; i < replays.front().metrics.size(); ++i) {
     const AgainstMetric& m = replays.front().metrics[i];
-    out += fmt::format("  {:<26} {:>12.6g}", m.metric, m.real);
+    out += fmt::format("  {:<{}} {:>12.6g}", m.metric, w, m.real);
     for (const auto& r : replays)
       out += fmt::format(" {:>16.6g} {:>8}", r.metrics[i].sim, percent(r.metrics[i].error()));
     out += "\n";

@@ -43,7 +43,8 @@ std::string capacity_line(int64_t predicted, int64_t vllm);
 // of the other replay, each named; `vllm_blocks` is the run's count when it states one.
 std::string against_summary(const std::vector<AgainstReplay>& replays,
                             std::optional<int64_t> vllm_blocks);
-// Metric, real, then sim and error of each replay, its block count in the column head.
-std::string against_table(const std::vector<AgainstReplay>& replays);
+// Metric, real, then sim and error of each replay, its block count in the column head; the
+// metric column is `metric_width` wide (longer names push their row right).
+std::string against_table(const std::vector<AgainstReplay>& replays, int metric_width = 26);
 
 }  // namespace isim::exp
