@@ -206,6 +206,10 @@ void Writer::gauges() {
     const char* help;
     std::string (*value)(const sim::TimeSample& s, int64_t gpu_blocks);
   };
+  const auto usage = [](const sim::TimeSample& s, int64_t gpu) {
+    return fmt::format(
+        "{}", gpu > 0 ? static_cast<double>(s.gpu_blocks_used) / static_cast<double>(gpu) : 0.0);
+  };
   const Gauge list[] = {
       {"vllm:num_requests_running",
        "Requests in the simulated engine's running set at the sample time.",
@@ -215,11 +219,9 @@ void Writer::gauges() {
        [](const sim::TimeSample& s, int64_t) { return fmt::format("{}", s.waiting); }},
       {"vllm:kv_cache_usage_perc",
        "Fraction (0 to 1) of the replica's GPU KV blocks that requests hold at the sample time.",
-       [](const sim::TimeSample& s, int64_t gpu) {
-         return fmt::format(
-             "{}",
-             gpu > 0 ? static_cast<double>(s.gpu_blocks_used) / static_cast<double>(gpu) : 0.0);
-       }},
+       usage},
+      {"vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc under its name before vLLM 0.9.",
+       usage},
   };
   const size_t n = counts_.size();
   for (const Gauge& g : list) {
@@ -298,6 +300,9 @@ std::string Writer::text() {
   histogram("vllm:inter_token_latency_seconds",
             "Gap between consecutive output tokens of a request, observed at the later token.",
             true, &ReplicaCounts::itl);
+  histogram("vllm:time_per_output_token_seconds",
+            "vllm:inter_token_latency_seconds under its name before vLLM 0.11.", true,
+            &ReplicaCounts::itl);
   histogram("vllm:e2e_request_latency_seconds",
             "Last token minus the turn's start, observed at the last token.", true,
             &ReplicaCounts::e2e);

@@ -22,6 +22,10 @@
 //   left): vllm:num_requests_running (running set), vllm:num_requests_waiting (queued for
 //   prefill), vllm:kv_cache_usage_perc (GPU KV blocks held / the replica's GPU blocks, a
 //   fraction 0..1 as in vLLM v1; cached blocks nothing holds are free, as vLLM counts them).
+// - Aliases, the same values under vLLM's names before they were renamed, so that dashboards
+//   built for older vLLM (its examples/online_serving/prometheus_grafana/grafana.json) draw:
+//   vllm:gpu_cache_usage_perc (= kv_cache_usage_perc, renamed in 0.9) after it, and
+//   vllm:time_per_output_token_seconds (= inter_token_latency_seconds, renamed in 0.11) after it.
 // - Counters (`_total`) and histograms, at every point, count what happened on that replica
 //   before the point's time (the last point: everything), attributing each completed turn
 //   (sim/turn_metrics.h) to the replica that emitted its last token:

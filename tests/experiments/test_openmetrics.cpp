@@ -13,6 +13,7 @@
 #include "experiments/run/openmetrics.h"
 #include "tests/cli_helpers.h"
 #include "tests/experiments/openmetrics_fixture.h"
+#include "tests/sim_fixtures.h"
 #include "tests/test_paths.h"
 
 using namespace isim;
@@ -99,83 +100,52 @@ TEST_CASE("openmetrics: the whole file of a hand-built two-replica run") {
   const std::string b = "model_name=\"m\\\"b\",engine=\"1\",replica=\"1\"";
   const std::string p = "1767225601.000", q = "1767225601.100";
   using om_test::hist_point;
-  std::string want =
-      "# HELP vllm:num_requests_running Requests in the simulated engine's running set at the "
-      "sample time.\n# TYPE vllm:num_requests_running gauge\n"
-      "vllm:num_requests_running{" +
-      a + "} 2 " + p +
-      "\n"
-      "vllm:num_requests_running{" +
-      b + "} 0 " + p +
-      "\n"
-      "# HELP vllm:num_requests_waiting Requests queued for their prefill (new and resumed "
-      "turns) at the sample time.\n# TYPE vllm:num_requests_waiting gauge\n"
-      "vllm:num_requests_waiting{" +
-      a + "} 1 " + p +
-      "\n"
-      "vllm:num_requests_waiting{" +
-      b + "} 0 " + p +
-      "\n"
-      "# HELP vllm:kv_cache_usage_perc Fraction (0 to 1) of the replica's GPU KV blocks that "
-      "requests hold at the sample time.\n# TYPE vllm:kv_cache_usage_perc gauge\n"
-      "vllm:kv_cache_usage_perc{" +
-      a + "} 0.5 " + p +
-      "\n"
-      "vllm:kv_cache_usage_perc{" +
-      b + "} 0 " + p +
-      "\n"
-      "# HELP vllm:num_preemptions Engine preemptions so far: running requests evicted for "
-      "lack of KV blocks.\n# TYPE vllm:num_preemptions counter\n"
-      "vllm:num_preemptions_total{" +
-      a + "} 1 " + p +
-      "\n"
-      "vllm:num_preemptions_total{" +
-      a + "} 2 " + q +
-      "\n"
-      "vllm:num_preemptions_total{" +
-      b + "} 0 " + p +
-      "\n"
-      "vllm:num_preemptions_total{" +
-      b + "} 0 " + q +
-      "\n"
-      "# HELP vllm:prompt_tokens Prompt tokens (each turn's whole context) of requests whose "
-      "first token was emitted.\n# TYPE vllm:prompt_tokens counter\n"
-      "vllm:prompt_tokens_total{" +
-      a + "} 7 " + p +
-      "\n"
-      "vllm:prompt_tokens_total{" +
-      a + "} 7 " + q +
-      "\n"
-      "vllm:prompt_tokens_total{" +
-      b + "} 0 " + p +
-      "\n"
-      "vllm:prompt_tokens_total{" +
-      b + "} 3 " + q +
-      "\n"
-      "# HELP vllm:generation_tokens Output tokens emitted.\n"
-      "# TYPE vllm:generation_tokens counter\n"
-      "vllm:generation_tokens_total{" +
-      a + "} 3 " + p +
-      "\n"
-      "vllm:generation_tokens_total{" +
-      a + "} 3 " + q +
-      "\n"
-      "vllm:generation_tokens_total{" +
-      b + "} 0 " + p +
-      "\n"
-      "vllm:generation_tokens_total{" +
-      b + "} 1 " + q +
-      "\n"
-      "# HELP vllm:request_success Requests (turns) finished; stop: the turn reached its "
-      "output length from the trace.\n# TYPE vllm:request_success counter\n";
-  for (const auto& [labels, last] : {std::pair{a, 1}, std::pair{b, 1}})
-    for (const char* reason : {"stop", "length", "abort"}) {
-      const bool stop = std::string(reason) == "stop";
-      const int first = stop && labels == a ? 1 : 0;
-      want += "vllm:request_success_total{" + labels + ",finished_reason=\"" + reason + "\"} " +
-              std::to_string(first) + " " + p + "\n";
-      want += "vllm:request_success_total{" + labels + ",finished_reason=\"" + reason + "\"} " +
-              std::to_string(stop ? last : 0) + " " + q + "\n";
+  // One sample line, and a family's header.
+  const auto ln = [](const std::string& name, const std::string& labels, const std::string& v,
+                     const std::string& ts) {
+    return name + "{" + labels + "} " + v + " " + ts + "\n";
+  };
+  const auto hdr = [](const std::string& name, const std::string& type, const std::string& help) {
+    return "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  };
+  std::string want;
+  const std::string run = "vllm:num_requests_running", wait = "vllm:num_requests_waiting";
+  want += hdr(run, "gauge", "Requests in the simulated engine's running set at the sample time.");
+  want += ln(run, a, "2", p) + ln(run, b, "0", p);
+  want += hdr(wait, "gauge",
+              "Requests queued for their prefill (new and resumed turns) at the sample time.");
+  want += ln(wait, a, "1", p) + ln(wait, b, "0", p);
+  const std::string kv = "vllm:kv_cache_usage_perc", gpu = "vllm:gpu_cache_usage_perc";
+  want += hdr(kv, "gauge",
+              "Fraction (0 to 1) of the replica's GPU KV blocks that requests hold at the sample "
+              "time.");
+  want += ln(kv, a, "0.5", p) + ln(kv, b, "0", p);
+  want += hdr(gpu, "gauge", "vllm:kv_cache_usage_perc under its name before vLLM 0.9.");
+  want += ln(gpu, a, "0.5", p) + ln(gpu, b, "0", p);
+  const std::string pre = "vllm:num_preemptions", pro = "vllm:prompt_tokens";
+  want += hdr(pre, "counter",
+              "Engine preemptions so far: running requests evicted for lack of KV blocks.");
+  want += ln(pre + "_total", a, "1", p) + ln(pre + "_total", a, "2", q) +
+          ln(pre + "_total", b, "0", p) + ln(pre + "_total", b, "0", q);
+  want += hdr(pro, "counter",
+              "Prompt tokens (each turn's whole context) of requests whose first token was "
+              "emitted.");
+  want += ln(pro + "_total", a, "7", p) + ln(pro + "_total", a, "7", q) +
+          ln(pro + "_total", b, "0", p) + ln(pro + "_total", b, "3", q);
+  const std::string gen = "vllm:generation_tokens";
+  want += hdr(gen, "counter", "Output tokens emitted.");
+  want += ln(gen + "_total", a, "3", p) + ln(gen + "_total", a, "3", q) +
+          ln(gen + "_total", b, "0", p) + ln(gen + "_total", b, "1", q);
+  want += hdr("vllm:request_success", "counter",
+              "Requests (turns) finished; stop: the turn reached its output length from the "
+              "trace.");
+  // stop: T0 on replica 0 at both points; T1 on replica 1 at the final point only.
+  for (const auto& labels : {a, b})
+    for (const std::string reason : {"stop", "length", "abort"}) {
+      const std::string l = labels + ",finished_reason=\"" + reason + "\"";
+      const bool stop = reason == "stop";
+      want += ln("vllm:request_success_total", l, stop && labels == a ? "1" : "0", p) +
+              ln("vllm:request_success_total", l, stop ? "1" : "0", q);
     }
   const std::string ttft = "vllm:time_to_first_token_seconds";
   want += "# HELP " + ttft +
@@ -195,6 +165,14 @@ TEST_CASE("openmetrics: the whole file of a hand-built two-replica run") {
           hist_point(itl, a, om_test::kItlLe, {0.01, 0.01}, "0.02", q) +
           hist_point(itl, b, om_test::kItlLe, {}, "0", p) +
           hist_point(itl, b, om_test::kItlLe, {}, "0", q);
+  // The same histogram under its name before vLLM 0.11.
+  const std::string tpot = "vllm:time_per_output_token_seconds";
+  want += "# HELP " + tpot + " vllm:inter_token_latency_seconds under its name before vLLM " +
+          "0.11.\n# TYPE " + tpot + " histogram\n# UNIT " + tpot + " seconds\n";
+  want += hist_point(tpot, a, om_test::kItlLe, {0.01, 0.01}, "0.02", p) +
+          hist_point(tpot, a, om_test::kItlLe, {0.01, 0.01}, "0.02", q) +
+          hist_point(tpot, b, om_test::kItlLe, {}, "0", p) +
+          hist_point(tpot, b, om_test::kItlLe, {}, "0", q);
   const std::string e2e = "vllm:e2e_request_latency_seconds";
   want += "# HELP " + e2e +
           " Last token minus the turn's start, observed at the last token.\n# TYPE " + e2e +
@@ -253,6 +231,37 @@ TEST_CASE("openmetrics: the two-session schedule's values at each sample, by han
   has("vllm:request_generation_tokens_bucket" + h + "\"2.0\"} 1 0.597");
   has("vllm:request_generation_tokens_bucket" + h + "\"5.0\"} 3 0.597");
   CHECK(text.substr(text.size() - 6) == "# EOF\n");
+}
+
+TEST_CASE("openmetrics: preemptions counted at each sample, from the replica's own counter") {
+  // tests/policies/test_hand_computed.cpp's preemption: 4 blocks of 4 tokens; a and b arrive at
+  // 0 (prompt 7, 6 outputs each); at 36 ms a needs a third block and b is preempted; a ends at
+  // 80 ms, b at 132. Samples every 30 ms: 0, 30, 60, 90, 120; the final point at 132.
+  // At 60 ms a decodes (3 blocks: 0.75) and b waits to be recomputed.
+  using isim::test::seg;
+  const trace::Trace t = {trace::Session{"a", 0.0, {seg(7, 6)}},
+                          trace::Session{"b", 0.0, {seg(7, 6)}}};
+  sim::EngineConfig c;
+  c.gpu_blocks = 4;
+  c.cpu_blocks = 100;
+  c.max_num_batched_tokens = 64;
+  c.timeseries_interval_s = 0.03;
+  const cluster::RunResult r = test::run(t, "preserve", c);
+  exp::OmOptions o;
+  o.replicas = {{"test", 0}};
+  o.max_model_len = 13;
+  const std::string text = exp::openmetrics_text(r, o);
+  const std::string l = "{model_name=\"test\",engine=\"0\",replica=\"0\"} ";
+  for (const std::string line :
+       {"vllm:num_preemptions_total" + l + "0 0.030", "vllm:num_preemptions_total" + l + "1 0.060",
+        "vllm:num_preemptions_total" + l + "1 0.132", "vllm:num_requests_running" + l + "1 0.060",
+        "vllm:num_requests_waiting" + l + "1 0.060", "vllm:kv_cache_usage_perc" + l + "0.75 0.060",
+        // 12 output tokens in all; a's 6 by 80 ms, b's first 2 before it was preempted.
+        "vllm:generation_tokens_total" + l + "8 0.090",
+        "vllm:generation_tokens_total" + l + "12 0.132"}) {
+    CAPTURE(line);
+    CHECK(text.find(line + "\n") != std::string::npos);
+  }
 }
 
 TEST_CASE("vLLM's 1-2-5 token buckets and the per-policy file names") {
