@@ -52,9 +52,15 @@ void write_metrics_out(const MetricsOut& m, const Experiment& e, const Inputs& i
   o.epoch_s = m.epoch_s;
   for (const auto& s : in.trace) o.max_model_len = std::max(o.max_model_len, s.max_context());
   const std::string path = metrics_path(m.file, p.name, e.policies.size());
-  write_file_atomic(path, openmetrics_text(r, o));
-  fmt::print(stderr, "{}: OpenMetrics, {} samples per series -> {}\n", p.name, r.timeseries.size(),
-             path);
+  size_t bytes = 0;
+  write_file_atomic(path, [&](const WritePiece& write) {
+    write_openmetrics(r, o, [&](std::string_view piece) {
+      bytes += piece.size();
+      write(piece);
+    });
+  });
+  fmt::print(stderr, "{}: OpenMetrics, {} samples per series, {:.1f} MB -> {}\n", p.name,
+             r.timeseries.size(), static_cast<double>(bytes) / 1e6, path);
 }
 
 }  // namespace isim::exp

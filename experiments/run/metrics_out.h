@@ -13,9 +13,10 @@
 //   name inserted before a final ".om"; FILE.POLICY when FILE does not end in ".om"); with one
 //   policy, FILE itself.
 // - `write_metrics_out` (nothing without --metrics) writes one policy's file atomically
-//   (core/atomic_file.h) and says where on stderr. Its series' labels: each replica's model
-//   (its group's profile) and engine (index within its data-parallel group), from the spec as
-//   run_policy builds the fleet; the token histograms reach up to the trace's longest context.
+//   (core/atomic_file.h), in pieces, and says on stderr where and how big it is. Its series'
+//   labels: each replica's model (its group's profile) and engine (index within its data-parallel
+//   group), from the spec as run_policy builds the fleet; the token histograms reach up to the
+//   trace's longest context.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,8 @@ namespace {
 
 using sim::Nanos;
 using Buf = fmt::memory_buffer;
+
+constexpr size_t kPiece = 1 << 20;  // text handed to the sink at a time, at least
 
 // One histogram of one series: observations per point, by bucket (the last: above every
 // bound), as deltas until accumulate() turns them into totals up to each point.
@@ -110,13 +114,17 @@ std::string escape(const std::string& v) {
   return out;
 }
 
+// Writes the file in pieces to `sink`. A replica's counts are computed when its series are
+// written, once per family: memory holds one replica's counts and about 1 MB of text.
 class Writer {
  public:
-  Writer(const cluster::RunResult& r, const OmOptions& o);
-  std::string text();
+  Writer(const cluster::RunResult& r, const OmOptions& o, const WritePiece& sink);
+  void write();
 
  private:
-  void count_turn(const sim::TurnRecord& t);
+  const ReplicaCounts& counts(size_t i);
+  void count_turn(ReplicaCounts& c, const sim::TurnRecord& t) const;
+  void flush(size_t at_least);
   size_t point(Nanos t) const {
     const auto k =
         static_cast<size_t>(std::upper_bound(pts_.begin(), pts_.end(), t) - pts_.begin());
@@ -130,17 +138,20 @@ class Writer {
                  PointHist ReplicaCounts::*member);
 
   const cluster::RunResult& r_;
-  const OmOptions& o_;
   Bounds bounds_;
   std::vector<Nanos> pts_;
   size_t samples_ = 0;  // pts_[0, samples_) are sample times
   std::vector<std::string> labels_, stamps_;
-  std::vector<ReplicaCounts> counts_;
+  std::vector<std::vector<size_t>> turns_of_;  // each replica's turns (indices into r_.turns)
+  std::optional<ReplicaCounts> cur_;           // the counts of replica cur_i_
+  size_t cur_i_ = 0, n_ = 0;
+  const WritePiece& sink_;
   Buf out_;
 };
 
-Writer::Writer(const cluster::RunResult& r, const OmOptions& o) : r_(r), o_(o) {
-  const size_t n = r.replicas.size();
+Writer::Writer(const cluster::RunResult& r, const OmOptions& o, const WritePiece& sink)
+    : r_(r), n_(r.replicas.size()), sink_(sink) {
+  const size_t n = n_;
   if (o.replicas.size() != n)
     throw std::logic_error(fmt::format("openmetrics: {} replica labels for a run of {} replicas",
                                        o.replicas.size(), n));
@@ -163,15 +174,29 @@ Writer::Writer(const cluster::RunResult& r, const OmOptions& o) : r_(r), o_(o) {
     const int64_t ms = o.epoch_s * 1000 + round_ms(t);
     stamps_.push_back(fmt::format("{}.{:03}", ms / 1000, ms % 1000));
   }
-  counts_.assign(n, ReplicaCounts(bounds_, pts_.size()));
-  if (pts_.empty()) return;
-  for (const auto& t : r.turns) count_turn(t);
-  for (auto& c : counts_) c.accumulate();
+  turns_of_.resize(n);
+  for (size_t j = 0; j < r.turns.size(); ++j)
+    if (r.turns[j].replica >= 0 && static_cast<size_t>(r.turns[j].replica) < n)
+      turns_of_[static_cast<size_t>(r.turns[j].replica)].push_back(j);
 }
 
-void Writer::count_turn(const sim::TurnRecord& t) {
-  if (t.replica < 0 || static_cast<size_t>(t.replica) >= counts_.size()) return;
-  ReplicaCounts& c = counts_[static_cast<size_t>(t.replica)];
+const ReplicaCounts& Writer::counts(size_t i) {
+  if (cur_ && cur_i_ == i) return *cur_;
+  cur_.emplace(bounds_, pts_.size());
+  cur_i_ = i;
+  if (pts_.empty()) return *cur_;
+  for (size_t j : turns_of_[i]) count_turn(*cur_, r_.turns[j]);
+  cur_->accumulate();
+  return *cur_;
+}
+
+void Writer::flush(size_t at_least) {
+  if (out_.size() < at_least) return;
+  sink_(std::string_view(out_.data(), out_.size()));
+  out_.clear();
+}
+
+void Writer::count_turn(ReplicaCounts& c, const sim::TurnRecord& t) const {
   const Nanos start = sim::from_seconds(t.start_s), ttft = sim::from_seconds(t.ttft_s);
   const Nanos finish = sim::from_seconds(t.finish_s);
   Nanos at = start + ttft;  // the first token
@@ -223,41 +248,45 @@ void Writer::gauges() {
       {"vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc under its name before vLLM 0.9.",
        usage},
   };
-  const size_t n = counts_.size();
+  const size_t n = n_;
   for (const Gauge& g : list) {
     header(g.name, "gauge", g.help);
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
       for (size_t k = 0; k < samples_; ++k)
         fmt::format_to(std::back_inserter(out_), "{}{{{}}} {} {}\n", g.name, labels_[i],
                        g.value(r_.replica_timeseries[k * n + i].s, r_.replicas[i].blocks.gpu),
                        stamps_[k]);
+      flush(kPiece);
+    }
   }
 }
 
 void Writer::counter(const char* name, const char* help,
                      const std::function<int64_t(size_t, size_t)>& value) {
   header(name, "counter", help);
-  for (size_t i = 0; i < counts_.size(); ++i)
+  for (size_t i = 0; i < n_; ++i) {
     for (size_t k = 0; k < pts_.size(); ++k)
       fmt::format_to(std::back_inserter(out_), "{}_total{{{}}} {} {}\n", name, labels_[i],
                      value(i, k), stamps_[k]);
+    flush(kPiece);
+  }
 }
 
 void Writer::histogram(const char* name, const char* help, bool seconds,
                        PointHist ReplicaCounts::*member) {
   header(name, "histogram", help, seconds);
   auto it = std::back_inserter(out_);
-  for (size_t i = 0; i < counts_.size(); ++i) {
-    const PointHist& h = counts_[i].*member;
-    const auto& b = h.bounds();
+  const std::vector<int64_t>& b = (counts(0).*member).bounds();
+  std::vector<std::string> le;
+  for (int64_t x : b) le.push_back(go_float(seconds ? sim::to_seconds(x) : static_cast<double>(x)));
+  le.emplace_back("+Inf");
+  for (size_t i = 0; i < n_; ++i) {
+    const PointHist& h = counts(i).*member;
     for (size_t k = 0; k < pts_.size(); ++k) {
       int64_t c = 0;  // cumulative over the buckets
       for (size_t j = 0; j <= b.size(); ++j) {
         c += h.count(k, j);
-        const std::string le =
-            j == b.size() ? "+Inf"
-                          : go_float(seconds ? sim::to_seconds(b[j]) : static_cast<double>(b[j]));
-        fmt::format_to(it, "{}_bucket{{{},le=\"{}\"}} {} {}\n", name, labels_[i], le, c,
+        fmt::format_to(it, "{}_bucket{{{},le=\"{}\"}} {} {}\n", name, labels_[i], le[j], c,
                        stamps_[k]);
       }
       fmt::format_to(it, "{}_count{{{}}} {} {}\n", name, labels_[i], c, stamps_[k]);
@@ -267,12 +296,13 @@ void Writer::histogram(const char* name, const char* help, bool seconds,
       else
         fmt::format_to(it, "{}_sum{{{}}} {} {}\n", name, labels_[i], h.sum(k), stamps_[k]);
     }
+    flush(kPiece);
   }
 }
 
-std::string Writer::text() {
+void Writer::write() {
   gauges();
-  const size_t n = counts_.size(), last = pts_.empty() ? 0 : pts_.size() - 1;
+  const size_t n = n_, last = pts_.empty() ? 0 : pts_.size() - 1;
   counter("vllm:num_preemptions",
           "Engine preemptions so far: running requests evicted for lack of KV blocks.",
           [&](size_t i, size_t k) {
@@ -281,18 +311,20 @@ std::string Writer::text() {
           });
   counter("vllm:prompt_tokens",
           "Prompt tokens (each turn's whole context) of requests whose first token was emitted.",
-          [&](size_t i, size_t k) { return counts_[i].prompt.v[k]; });
+          [&](size_t i, size_t k) { return counts(i).prompt.v[k]; });
   counter("vllm:generation_tokens", "Output tokens emitted.",
-          [&](size_t i, size_t k) { return counts_[i].gen.v[k]; });
+          [&](size_t i, size_t k) { return counts(i).gen.v[k]; });
   header("vllm:request_success", "counter",
          "Requests (turns) finished; stop: the turn reached its output length from the trace.");
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<int64_t>& stop = counts(i).success.v;
     for (const char* reason : {"stop", "length", "abort"})
       for (size_t k = 0; k < pts_.size(); ++k)
         fmt::format_to(std::back_inserter(out_),
                        "vllm:request_success_total{{{},finished_reason=\"{}\"}} {} {}\n",
-                       labels_[i], reason,
-                       std::string(reason) == "stop" ? counts_[i].success.v[k] : 0, stamps_[k]);
+                       labels_[i], reason, std::string(reason) == "stop" ? stop[k] : 0, stamps_[k]);
+    flush(kPiece);
+  }
   histogram("vllm:time_to_first_token_seconds",
             "First token minus the turn's start (its arrival, or the end of the intercept "
             "before it), observed at the first token.",
@@ -311,7 +343,7 @@ std::string Writer::text() {
   histogram("vllm:request_generation_tokens", "Output tokens of each finished request.", false,
             &ReplicaCounts::gen_len);
   fmt::format_to(std::back_inserter(out_), "# EOF\n");
-  return fmt::to_string(out_);
+  flush(0);
 }
 
 }  // namespace
@@ -326,8 +358,14 @@ std::vector<int64_t> buckets_1_2_5(int64_t max_value) {
   return out;
 }
 
+void write_openmetrics(const cluster::RunResult& r, const OmOptions& o, const WritePiece& sink) {
+  Writer(r, o, sink).write();
+}
+
 std::string openmetrics_text(const cluster::RunResult& r, const OmOptions& o) {
-  return Writer(r, o).text();
+  std::string text;
+  write_openmetrics(r, o, [&](std::string_view piece) { text += piece; });
+  return text;
 }
 
 }  // namespace isim::exp

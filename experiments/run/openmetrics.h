@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "cluster/run_result.h"
+#include "core/atomic_file.h"
 
 namespace isim::exp {
 
@@ -78,6 +79,10 @@ struct OmOptions {
   int64_t max_model_len = 0;        // the token histograms' buckets reach up to it
 };
 
+// Writes the file in pieces of about 1 MB (a fleet's file can be gigabytes: each replica's counts
+// are computed when its series are written, so memory does not grow with the fleet);
+// openmetrics_text gives it whole.
+void write_openmetrics(const cluster::RunResult& r, const OmOptions& o, const WritePiece& sink);
 std::string openmetrics_text(const cluster::RunResult& r, const OmOptions& o);
 
 }  // namespace isim::exp

@@ -252,7 +252,7 @@ TEST_CASE("openmetrics: preemptions counted at each sample, from the replica's o
   o.max_model_len = 13;
   const std::string text = exp::openmetrics_text(r, o);
   const std::string l = "{model_name=\"test\",engine=\"0\",replica=\"0\"} ";
-  for (const std::string line :
+  for (const std::string& line :
        {"vllm:num_preemptions_total" + l + "0 0.030", "vllm:num_preemptions_total" + l + "1 0.060",
         "vllm:num_preemptions_total" + l + "1 0.132", "vllm:num_requests_running" + l + "1 0.060",
         "vllm:num_requests_waiting" + l + "1 0.060", "vllm:kv_cache_usage_perc" + l + "0.75 0.060",

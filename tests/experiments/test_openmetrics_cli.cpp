@@ -1,11 +1,16 @@
 // `isim run --metrics FILE.om [--metrics-epoch S]` (experiments/run/metrics_out.h) through the
 // real binary: one file per policy on a fleet, its shape, determinism, the epoch, the run's own
-// outputs unchanged; each bad flag exits 2 with its message before any run.
+// outputs unchanged; each bad flag exits 2 with its message before any run. And the writer in
+// pieces it uses (core/atomic_file.h).
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <iterator>
+#include <stdexcept>
 #include <string>
 
+#include "core/atomic_file.h"
 #include "tests/cli_helpers.h"
 #include "tests/test_paths.h"
 
@@ -42,7 +47,11 @@ TEST_CASE("isim run --metrics on a fleet: one file per policy, per replica, dete
     CAPTURE(p);
     const fs::path file = d / (std::string("m.") + p + ".om");
     CHECK(err.find(std::string(p) + ": OpenMetrics, ") != std::string::npos);
-    CHECK(err.find("samples per series -> " + file.string()) != std::string::npos);
+    // "..., N samples per series, S MB -> FILE", S the file's size in millions of bytes.
+    char size[32];
+    std::snprintf(size, sizeof size, "%.1f", static_cast<double>(fs::file_size(file)) / 1e6);
+    CHECK(err.find(std::string("samples per series, ") + size + " MB -> " + file.string()) !=
+          std::string::npos);
     const std::string text = test::slurp(file);
     CHECK(text.rfind("# HELP vllm:num_requests_running ", 0) == 0);
     CHECK(text.substr(text.size() - 6) == "# EOF\n");
@@ -91,4 +100,25 @@ TEST_CASE("isim run: bad --metrics flags exit 2 naming the flag, before any run"
   CHECK(err.find("--metrics " + (d / "afolder").string() + ": ") != std::string::npos);
   CHECK_FALSE(fs::exists(d / "o"));  // refused before the run folder
   CHECK_FALSE(fs::exists(d / "m.om"));
+}
+
+TEST_CASE("write_file_atomic in pieces: the pieces in order; a throwing producer leaves nothing") {
+  const fs::path d = test::scratch("om-pieces");
+  const std::string path = (d / "f.om").string();
+  write_file_atomic(path, [](const WritePiece& write) {
+    write("# HELP a b\n");
+    write("");
+    write("# EOF\n");
+  });
+  CHECK(test::slurp(path) == "# HELP a b\n# EOF\n");
+  const auto thrower = [](const WritePiece& write) {
+    write("half");
+    throw std::runtime_error("stop");
+  };
+  CHECK_THROWS_AS(write_file_atomic((d / "g.om").string(), thrower), std::runtime_error);
+  CHECK_FALSE(fs::exists(d / "g.om"));
+  CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) == 1);  // f.om only
+  // Over an existing file, a failed write keeps the old one.
+  CHECK_THROWS_AS(write_file_atomic(path, thrower), std::runtime_error);
+  CHECK(test::slurp(path) == "# HELP a b\n# EOF\n");
 }
