@@ -21,7 +21,7 @@ namespace {
 }
 
 // Writes all of `text` to fd; false (errno set) on failure.
-bool write_all(int fd, const std::string& text) {
+bool write_all(int fd, std::string_view text) {
   const char* p = text.data();
   size_t left = text.size();
   while (left > 0) {
@@ -71,11 +71,24 @@ int remove_temp_files_signal_safe() {
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
+  write_file_atomic(path, [&](const WritePiece& write) { write(text); });
+}
+
+void write_file_atomic(const std::string& path,
+                       const std::function<void(const WritePiece&)>& produce) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   const TempFile registered(tmp);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(path, "cannot write", errno);
-  const bool ok = write_all(fd, text) && ::fsync(fd) == 0;
+  bool ok = true;
+  try {
+    produce([&](std::string_view piece) { ok = ok && write_all(fd, piece); });
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ok = ok && ::fsync(fd) == 0;
   const int err = errno;
   if (::close(fd) != 0 || !ok) {
     ::unlink(tmp.c_str());

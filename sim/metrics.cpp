@@ -73,6 +73,7 @@ void TimeSample::merge(const TimeSample& o) {
   queued_tokens += o.queued_tokens;
   busy_s += o.busy_s;
   batch_tokens += o.batch_tokens;
+  preemptions += o.preemptions;
 }
 
 // A new field in Counters must be merged below: this fails to compile until the size is

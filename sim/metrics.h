@@ -67,6 +67,7 @@ struct TimeSample {
   int64_t queued_tokens = 0;        // the replica's queued prefill tokens (ReplicaLoad)
   double busy_s = 0;                // the replica's busy time so far
   int64_t batch_tokens = 0;         // tokens of the iteration in flight (0: idle)
+  int64_t preemptions = 0;          // the replica's engine preemptions so far (Counters)
   void merge(const TimeSample& o);  // sums every count (t_s stays)
 };
 

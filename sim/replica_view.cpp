@@ -73,6 +73,7 @@ TimeSample ReplicaView::sample(Nanos t) const {
   ts.queued_tokens = queues_.load().queued_prefill_tokens;
   const IterationRecord& r = batch_.record();
   ts.batch_tokens = batch_.busy() ? r.batch_tokens : 0;
+  ts.preemptions = counters_.preemptions;
   // Busy time up to t: an iteration in flight counts only its part before t.
   Nanos busy = counters_.busy_time;
   if (batch_.busy()) busy -= std::max<Nanos>(r.start + r.duration - t, 0);

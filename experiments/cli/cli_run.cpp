@@ -73,6 +73,7 @@ const Help kRunHelp{
     "usage: isim run EXPERIMENT.yaml [-p key=value ...] [--out DIR]\n"
     "       isim run --trace T --profile P --policy NAME [options]\n"
     "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n"
+    "                    [--metrics FILE.om [--metrics-epoch S]]\n"
     "                    [--progress | --no-progress]\n",
     "Runs every policy of the experiment (or the one --policy of the flag form) and prints a\n"
     "summary row per policy; each policy's files go to DIR/<policy>/. Exit 0: done; 2: bad\n"

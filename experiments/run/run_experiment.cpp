@@ -44,6 +44,7 @@ RunReport run_experiment(const Experiment& e, const Inputs& in, const std::strin
     fmt::print(stderr, "{}: {} sessions, {} iterations -> {}\n", p.name, r.summary.finished,
                r.summary.counters.iterations, dir);
     finish_run_views(views, e, in, p, dir, r.timeseries.size(), trace.get());
+    write_metrics_out(views.metrics, e, in, p, r);
     if (r.summary.extrapolations > 0)
       fmt::print(stderr, "warning: {}: profile extrapolated beyond its grid {} times\n", p.name,
                  r.summary.extrapolations);

@@ -36,6 +36,7 @@ void add_run_view_options(po::options_description& opts) {
           .c_str())("plot", po::bool_switch(),
                     "draw timeseries.png (queues, KV use by tier, batch tokens) in each policy's "
                     "run folder");
+  add_metrics_options(opts);
 }
 
 RunViews run_views_from(const po::variables_map& vm) {
@@ -53,6 +54,7 @@ RunViews run_views_from(const po::variables_map& vm) {
     throw InputError("--trace-events-limit: needs --trace-events FILE.json (there is no trace "
                      "to limit)");
   v.plot = vm.count("plot") && vm["plot"].as<bool>();
+  v.metrics = metrics_out_from(vm);
   return v;
 }
 
@@ -65,6 +67,7 @@ void check_run_views(RunViews& v) {
                                    v.trace_events, dir.string()));
     check_out_file(v.trace_events, "--trace-events");  // a folder, or one we cannot write into
   }
+  check_metrics_out(v.metrics);
   if (!v.plot) return;
   std::string tried;
   v.python = find_plot_python(&tried);

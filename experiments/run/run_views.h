@@ -15,6 +15,8 @@
 //   went (and a one-line warning on stderr when it was truncated), then draws the plot from
 //   the run's `samples` time-series rows (none: a warning saying how to get some, no plot); a
 //   plot script that fails is an InputError naming the PNG.
+// - --metrics FILE.om and --metrics-epoch S (experiments/run/metrics_out.h) are declared, read
+//   and checked with these; run_experiment writes each policy's file after its run views.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@
 #include <boost/program_options.hpp>
 
 #include "experiments/run/event_trace.h"
+#include "experiments/run/metrics_out.h"
 #include "experiments/run/run.h"
 
 namespace isim::exp {
@@ -33,6 +36,7 @@ struct RunViews {
   int64_t limit = kDefaultTraceEventsLimit;
   bool plot = false;
   std::string python;  // with --plot: the python3 that has matplotlib
+  MetricsOut metrics;  // --metrics FILE.om (experiments/run/metrics_out.h)
 };
 
 void add_run_view_options(boost::program_options::options_description& opts);
