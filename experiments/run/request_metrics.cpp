@@ -38,6 +38,10 @@ void Values::add(double x, int64_t count) {
   } else {
     if (!v_.empty() && x < v_.back().first) sorted_ = false;
     v_.emplace_back(x, count);
+    if (v_.size() >= merge_at_) {  // many values, few distinct (a run's gaps): merge them now
+      sort();
+      merge_at_ = std::max(merge_at_, 2 * v_.size());
+    }
   }
   n_ += count;
 }

@@ -14,8 +14,9 @@
 //   bench, AIPerf and GuideLLM compute theirs: mean, population standard deviation (np.std,
 //   ddof 0), and percentile(q) by linear interpolation between closest ranks (np.percentile's
 //   default): with the N values sorted x_0 <= ... <= x_{N-1}, h = (N - 1) q / 100, the result is
-//   x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). Median = percentile(50). Over no
-//   values every statistic is NaN: the writers print null (vLLM prints 0; see their contracts).
+//   x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). Median = percentile(50). Its memory
+//   grows with the distinct values, not with the count (add merges equal values as it goes). Over
+//   no values every statistic is NaN: the writers print null (vLLM prints 0; see their contracts).
 #pragma once
 
 #include <cstdint>
@@ -52,6 +53,7 @@ class Values {
   mutable std::vector<std::pair<double, int64_t>> v_;
   mutable bool sorted_ = true;
   int64_t n_ = 0;
+  size_t merge_at_ = 4096;  // add sorts and merges equal values past this many entries
 };
 
 // Every inter-token gap of `rows`, in seconds.
