@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <string_view>
 #include <unordered_map>
 
@@ -129,29 +128,32 @@ bool good(const RequestRow& r, const BenchGoodput& g) {
 // Output tokens per 1-second bucket from the first send (vLLM's max_output_tokens_per_s) and the
 // most requests in flight over half-open [send, end) (its max_concurrent_requests).
 std::pair<double, int64_t> peaks(const std::vector<Request>& rq) {
-  double first = -1;
+  double first = -1, last = 0;
   for (const Request& q : rq)
-    if (q.row) first = first < 0 ? q.send_s : std::min(first, q.send_s);
+    if (q.row) {
+      first = first < 0 ? q.send_s : std::min(first, q.send_s);
+      last = std::max(last, q.end_s());
+    }
   if (first < 0) return {0.0, 0};
-  std::map<int64_t, int64_t> per_second;
+  std::vector<int64_t> per_second(static_cast<size_t>(last - first) + 2, 0);
+  const auto count = [&](double t) {
+    const auto k = static_cast<size_t>(std::max(0.0, t - first));
+    if (k < per_second.size()) ++per_second[k];
+  };
   std::vector<std::pair<double, int>> events;
   for (const Request& q : rq) {
     if (!q.row) continue;
     double t = q.send_s + q.row->ttft_s;
-    ++per_second[static_cast<int64_t>(t - first)];
+    count(t);
     for (const sim::GapRun& g : *q.gaps)
-      for (int64_t k = 0; k < g.count; ++k) {
-        t += sim::to_seconds(g.gap_ns);
-        ++per_second[static_cast<int64_t>(t - first)];
-      }
+      for (int64_t k = 0; k < g.count; ++k) count(t += sim::to_seconds(g.gap_ns));
     events.emplace_back(q.send_s, 1);
     events.emplace_back(q.end_s(), -1);
   }
   std::sort(events.begin(), events.end());  // at equal times -1 (an end) before +1
-  int64_t now = 0, most = 0, tokens = 0;
+  int64_t now = 0, most = 0;
   for (const auto& [t, d] : events) most = std::max(most, now += d);
-  for (const auto& [s, n] : per_second) tokens = std::max(tokens, n);
-  return {static_cast<double>(tokens), most};
+  return {static_cast<double>(*std::max_element(per_second.begin(), per_second.end())), most};
 }
 
 }  // namespace

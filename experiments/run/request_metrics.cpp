@@ -48,7 +48,10 @@ void Values::add(double x, int64_t count) {
 
 void Values::sort() const {
   if (sorted_) return;
-  std::sort(v_.begin(), v_.end());
+  // The entries up to merged_ are sorted already (the last sort's): sort the rest, merge.
+  const auto mid = v_.begin() + static_cast<std::ptrdiff_t>(std::min(merged_, v_.size()));
+  std::sort(mid, v_.end());
+  std::inplace_merge(v_.begin(), mid, v_.end());
   // Merge equal neighbours so each value appears once.
   size_t out = 0;
   for (size_t i = 1; i < v_.size(); ++i) {
@@ -59,6 +62,7 @@ void Values::sort() const {
   }
   if (!v_.empty()) v_.resize(out + 1);
   sorted_ = true;
+  merged_ = v_.size();
 }
 
 double Values::mean() const {

@@ -53,7 +53,8 @@ class Values {
   mutable std::vector<std::pair<double, int64_t>> v_;
   mutable bool sorted_ = true;
   int64_t n_ = 0;
-  size_t merge_at_ = 4096;  // add sorts and merges equal values past this many entries
+  size_t merge_at_ = 4096;     // add sorts and merges equal values past this many entries
+  mutable size_t merged_ = 0;  // the entries [0, merged_) are sorted (by the last sort)
 };
 
 // Every inter-token gap of `rows`, in seconds.
