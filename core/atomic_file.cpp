@@ -21,7 +21,7 @@ namespace {
 }
 
 // Writes all of `text` to fd; false (errno set) on failure.
-bool write_all(int fd, const std::string& text) {
+bool write_all(int fd, std::string_view text) {
   const char* p = text.data();
   size_t left = text.size();
   while (left > 0) {
@@ -71,12 +71,33 @@ int remove_temp_files_signal_safe() {
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
+  write_file_atomic(path, [&](const PutText& put) { put(text); });
+}
+
+void write_file_atomic(const std::string& path,
+                       const std::function<void(const PutText&)>& produce) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   const TempFile registered(tmp);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(path, "cannot write", errno);
-  const bool ok = write_all(fd, text) && ::fsync(fd) == 0;
-  const int err = errno;
+  bool ok = true;
+  int err = 0;
+  try {
+    produce([&](std::string_view piece) {
+      if (ok && !write_all(fd, piece)) {
+        ok = false;
+        err = errno;
+      }
+    });
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (ok && ::fsync(fd) != 0) {
+    ok = false;
+    err = errno;
+  }
   if (::close(fd) != 0 || !ok) {
     ::unlink(tmp.c_str());
     fail(path, "cannot write", ok ? errno : err);

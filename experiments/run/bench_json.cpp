@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 
@@ -61,10 +63,10 @@ struct Request {
   double end_s() const { return row ? send_s + row->e2el_s : send_s; }
 };
 
-// The text of a JSON object, one top-level key per line, built in one string.
+// The text of a JSON object, one top-level key per line, given to `put` a megabyte at a time.
 class Out {
  public:
-  explicit Out(size_t reserve) { text_.reserve(reserve); }
+  explicit Out(const PutText& put) : put_(put) { text_.reserve(kChunk + 4096); }
   void field(std::string_view key, const std::string& value) {
     key_(key);
     text_ += value;
@@ -77,12 +79,13 @@ class Out {
     for (size_t i = 0; i < rq.size(); ++i) {
       if (i > 0) text_ += ", ";
       item(text_, rq[i]);
+      if (text_.size() >= kChunk) flush();
     }
     text_ += ']';
   }
-  std::string done() {
+  void done() {
     text_ += "\n}\n";
-    return std::move(text_);
+    flush();
   }
 
  private:
@@ -92,6 +95,12 @@ class Out {
     text_ += str(std::string(key));
     text_ += ": ";
   }
+  void flush() {
+    put_(text_);
+    text_.clear();
+  }
+  static constexpr size_t kChunk = 1 << 20;
+  const PutText& put_;
   std::string text_;
   bool first_ = true;
 };
@@ -180,6 +189,13 @@ BenchGoodput bench_goodput(const RunSlo& slo, const TurnSlo& turn) {
 std::vector<FailedRequest> failed_requests(const trace::Trace& t, const cluster::RunResult& r) {
   std::unordered_map<std::string_view, int32_t> index;
   for (size_t i = 0; i < t.size(); ++i) index.emplace(t[i].id, static_cast<int32_t>(i));
+  // Each skip's line ("session ID skipped: why") by its head, the part before ": ".
+  std::unordered_map<std::string_view, const std::string*> why_of;
+  for (const std::string& why : r.skipped) {
+    const size_t colon = why.find(" skipped: ");
+    if (colon != std::string::npos)
+      why_of.emplace(std::string_view(why).substr(0, colon + 8), &why);
+  }
   std::vector<FailedRequest> out;
   for (const sim::SessionRecord& s : r.sessions) {
     if (s.status != "skipped") continue;
@@ -190,8 +206,7 @@ std::vector<FailedRequest> failed_requests(const trace::Trace& t, const cluster:
     f.send_s = s.arrival_s;
     f.input_tokens = t[static_cast<size_t>(it->second)].segments.front().input;
     f.error = "session " + s.id + " skipped";
-    for (const std::string& why : r.skipped)
-      if (why.rfind(f.error + ":", 0) == 0) f.error = why;
+    if (const auto w = why_of.find(f.error); w != why_of.end()) f.error = *w->second;
     out.push_back(std::move(f));
   }
   return out;
@@ -216,6 +231,14 @@ BenchMeta bench_meta(const Experiment& e, const Inputs& in, const PolicySpec& p)
 std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
                             const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
                             const BenchMeta& meta) {
+  std::string text;
+  write_bench_json_text(turns, failed, goodput, meta, [&](std::string_view s) { text += s; });
+  return text;
+}
+
+void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
+                           const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
+                           const BenchMeta& meta, const PutText& put) {
   // The rows without the gaps (each request reads its turn's): no second copy of them.
   std::vector<RequestRow> rows;
   {
@@ -230,13 +253,9 @@ std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
   std::vector<Request> rq;
   rq.reserve(rows.size() + failed.size());
   Values itl;
-  size_t gaps = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     rq.push_back({rows[i].send_s, rows[i].session, rows[i].seg, &rows[i], &turns[i].gaps, nullptr});
-    for (const sim::GapRun& g : turns[i].gaps) {
-      itl.add(sim::to_seconds(g.gap_ns), g.count);
-      gaps += static_cast<size_t>(g.count);
-    }
+    for (const sim::GapRun& g : turns[i].gaps) itl.add(sim::to_seconds(g.gap_ns), g.count);
   }
   for (const FailedRequest& f : failed)
     rq.push_back({f.send_s, f.session, 0, nullptr, nullptr, &f});
@@ -260,7 +279,7 @@ std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
   const auto per_s = [&](double n) { return num(duration > 0 ? n / duration : 0.0); };
   const auto completed = static_cast<int64_t>(rows.size());
 
-  Out o(4096 + rq.size() * 96 + gaps * 14);  // about the text's size: one allocation
+  Out o(put);
   o.field("date", "null");
   o.field("endpoint_type", str("isim"));
   o.field("backend", str("isim"));
@@ -314,14 +333,17 @@ std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
   add_stats(o, "tpot", tpot);
   add_stats(o, "itl", itl);
   add_stats(o, "e2el", e2el);
-  return o.done();
+  o.done();
 }
 
 void write_bench_json(const std::string& dir, const Experiment& e, const Inputs& in,
                       const PolicySpec& p, const cluster::RunResult& r) {
-  write_file_atomic((fs::path(dir) / "bench.json").string(),
-                    bench_json_text(r.turns, failed_requests(in.trace, r),
-                                    bench_goodput(e.slo, e.turn_slo), bench_meta(e, in, p)));
+  const auto failed = failed_requests(in.trace, r);
+  const auto goodput = bench_goodput(e.slo, e.turn_slo);
+  const auto meta = bench_meta(e, in, p);
+  write_file_atomic((fs::path(dir) / "bench.json").string(), [&](const PutText& put) {
+    write_bench_json_text(r.turns, failed, goodput, meta, put);
+  });
 }
 
 std::string bench_json_path(const std::string& file, const std::string& policy, size_t policies) {
@@ -342,15 +364,14 @@ void copy_bench_json(const std::string& file, const Experiment& e, const std::st
     const fs::path from = fs::path(out) / p.name / "bench.json";
     if (!fs::exists(from)) continue;  // an interrupted run: the policy never ran
     const std::string to = bench_json_path(file, p.name, e.policies.size());
-    std::string text;
-    {
-      std::FILE* f = std::fopen(from.c_str(), "rb");
-      if (!f) throw InputError(from.string() + ": cannot read");
-      char buf[1 << 16];
-      for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-      std::fclose(f);
-    }
-    write_file_atomic(to, text);
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(from.c_str(), "rb"), std::fclose);
+    if (!f) throw InputError(from.string() + ": cannot read");
+    write_file_atomic(to, [&](const PutText& put) {  // a megabyte at a time
+      std::vector<char> buf(1 << 20);
+      for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0;)
+        put(std::string_view(buf.data(), n));
+      if (std::ferror(f.get())) throw InputError(from.string() + ": cannot read");
+    });
     fmt::print(stderr, "{}: bench.json -> {}\n", p.name, to);
   }
 }

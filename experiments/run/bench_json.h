@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "cluster/run_result.h"
+#include "core/atomic_file.h"
 #include "experiments/run/run.h"
 
 namespace isim::exp {
@@ -84,12 +85,15 @@ struct BenchMeta {
 };
 BenchMeta bench_meta(const Experiment& e, const Inputs& in, const PolicySpec& p);
 
-// bench.json's text.
+// bench.json's text, whole, or given to `put` a piece at a time (never held whole).
+void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
+                           const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
+                           const BenchMeta& meta, const PutText& put);
 std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
                             const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
                             const BenchMeta& meta);
 
-// Writes DIR/bench.json for one policy's run (write_file_atomic).
+// Writes DIR/bench.json for one policy's run (write_file_atomic, a megabyte at a time).
 void write_bench_json(const std::string& dir, const Experiment& e, const Inputs& in,
                       const PolicySpec& p, const cluster::RunResult& r);
 
