@@ -47,8 +47,10 @@
 //   null for `users` (closed loop: max_concurrency = users), null for replay and user-phases.
 //   `isim` (isim's own, read by no vLLM tool): policy, seed, request ("one turn"), the goodput
 //   limits used in ms and slo_not_in_goodput.
+//   vLLM's generated_texts and queue_times are not written (no text; no client-side queue).
 // - The text is written field by field in vLLM's key order, one top-level key per line,
-//   numbers as shortest round-trip decimals (a whole float keeps ".0", as Python writes it).
+//   numbers as shortest round-trip decimals (a whole float keeps ".0", as Python writes it),
+//   and goes to its file a megabyte at a time (a 100k-session run's is ~400 MB).
 #pragma once
 
 #include <string>

@@ -16,7 +16,8 @@
 //   default): with the N values sorted x_0 <= ... <= x_{N-1}, h = (N - 1) q / 100, the result is
 //   x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). Median = percentile(50). Its memory
 //   grows with the distinct values, not with the count (add merges equal values as it goes). Over
-//   no values every statistic is NaN: the writers print null (vLLM prints 0; see their contracts).
+//   no values every statistic is NaN; each writer's contract says what it prints then
+//   (bench.json: 0, as vLLM does).
 #pragma once
 
 #include <cstdint>
