@@ -352,8 +352,14 @@ std::string bench_json_path(const std::string& file, const std::string& policy, 
 
 void check_bench_json_flag(const std::string& file, const Experiment& e,
                            const std::vector<std::string>& inputs) {
-  for (const PolicySpec& p : e.policies) {
-    const std::string path = bench_json_path(file, p.name, e.policies.size());
+  for (size_t i = 0; i < e.policies.size(); ++i) {
+    const std::string path = bench_json_path(file, e.policies[i].name, e.policies.size());
+    for (size_t k = 0; k < i; ++k)
+      if (e.policies[k].name == e.policies[i].name)
+        throw InputError(fmt::format(
+            "--bench-json {}: policies {} and {} are both named {}, so one file would replace the "
+            "other: run them separately",
+            path, k + 1, i + 1, e.policies[i].name));
     check_out_file(path, "--bench-json");
     check_not_input(path, "--bench-json", inputs);
   }

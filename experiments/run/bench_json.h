@@ -103,7 +103,8 @@ void write_bench_json(const std::string& dir, const Experiment& e, const Inputs&
 // FILE.POLICY.json, named as --trace-events names its files: event_trace_path).
 std::string bench_json_path(const std::string& file, const std::string& policy, size_t policies);
 // Refusals before any output (InputError "--bench-json PATH: ..."): FILE's folder does not
-// exist, FILE (or a per-policy name) is a folder or cannot be written, or is one of `inputs`.
+// exist, FILE (or a per-policy name) is a folder or cannot be written, or is one of `inputs`,
+// or two policies have one name (one's file would replace the other's).
 void check_bench_json_flag(const std::string& file, const Experiment& e,
                            const std::vector<std::string>& inputs);
 // Copies OUT/POLICY/bench.json to each policy's file, printing where it went on stderr.

@@ -102,6 +102,14 @@ TEST_CASE("--bench-json refusals come before any output, exit 2") {
                      "; writing it would replace it: give another file\n");
     CHECK_FALSE(fs::exists(d / "b.preserve.json"));
   }
+  SUBCASE("two policies of one name") {
+    const std::string s2 = bench_cli_spec(d, "policies: [preserve, swap, preserve]", "dup.yaml");
+    const std::string per = (d / "b.preserve.json").string();
+    CHECK(bench_cli_run(s2 + out + " --bench-json " + (d / "b.json").string(), &err) == 2);
+    CHECK(err == "isim: error: --bench-json " + per +
+                     ": policies 1 and 3 are both named preserve, so one file would replace the "
+                     "other: run them separately\n");
+  }
   SUBCASE("an empty name") {
     CHECK(bench_cli_run(spec + out + " --bench-json ''", &err) == 2);
     CHECK(err == "isim: error: --bench-json: expected a value, got ''\n");
