@@ -71,25 +71,33 @@ int remove_temp_files_signal_safe() {
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  write_file_atomic(path, [&](const WritePiece& write) { write(text); });
+  write_file_atomic(path, [&](const PutText& put) { put(text); });
 }
 
 void write_file_atomic(const std::string& path,
-                       const std::function<void(const WritePiece&)>& produce) {
+                       const std::function<void(const PutText&)>& produce) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   const TempFile registered(tmp);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(path, "cannot write", errno);
   bool ok = true;
+  int err = 0;
   try {
-    produce([&](std::string_view piece) { ok = ok && write_all(fd, piece); });
+    produce([&](std::string_view piece) {
+      if (ok && !write_all(fd, piece)) {
+        ok = false;
+        err = errno;
+      }
+    });
   } catch (...) {
     ::close(fd);
     ::unlink(tmp.c_str());
     throw;
   }
-  ok = ok && ::fsync(fd) == 0;
-  const int err = errno;
+  if (ok && ::fsync(fd) != 0) {
+    ok = false;
+    err = errno;
+  }
   if (::close(fd) != 0 || !ok) {
     ::unlink(tmp.c_str());
     fail(path, "cannot write", ok ? errno : err);

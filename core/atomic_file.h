@@ -14,9 +14,10 @@
 // - For tests only: when the environment variable ISIM_TEST_PAUSE_BEFORE_RENAME is set to a
 //   non-empty text that `path` contains, write_file_atomic sleeps 60 s after the temporary file
 //   is written and before the rename, so that a test can interrupt a write at a known point.
-// - write_file_atomic(path, produce): the same for a file too big to hold in memory: `produce`
-//   is called once with a `write` function and passes the file's text to it in pieces, in
-//   order (an exception it throws removes the temporary file and propagates).
+// - write_file_atomic(path, produce): the same for a text made in pieces: produce(put) calls
+//   put(piece) for each piece, in order; each goes to the temporary file as it comes, so a large
+//   file is never held whole in memory. An exception from produce removes the temporary file
+//   and propagates; `path` is left as it was.
 // - remove_file(path): removes `path` when it exists (a file that is absent is no error);
 //   InputError "PATH: cannot remove: <reason>" when it cannot.
 // - AppendFile: a file opened for appending (created when missing). append(line) writes the
@@ -32,9 +33,8 @@
 namespace isim {
 
 void write_file_atomic(const std::string& path, const std::string& text);
-using WritePiece = std::function<void(std::string_view)>;
-void write_file_atomic(const std::string& path,
-                       const std::function<void(const WritePiece&)>& produce);
+using PutText = std::function<void(std::string_view)>;
+void write_file_atomic(const std::string& path, const std::function<void(const PutText&)>& produce);
 void remove_file(const std::string& path);
 
 inline constexpr size_t kMaxTempFiles = 64;

@@ -15,6 +15,7 @@
 #include "experiments/cli/checks_flags.h"
 #include "experiments/cli/cli.h"
 #include "experiments/plots/plot_context.h"
+#include "experiments/run/bench_json.h"
 #include "experiments/run/outputs.h"
 #include "experiments/run/progress.h"
 #include "experiments/run/run_experiment.h"
@@ -73,7 +74,7 @@ const Help kRunHelp{
     "usage: isim run EXPERIMENT.yaml [-p key=value ...] [--out DIR]\n"
     "       isim run --trace T --profile P --policy NAME [options]\n"
     "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n"
-    "                    [--metrics FILE.om [--metrics-epoch S]]\n"
+    "                    [--metrics FILE.om [--metrics-epoch S]] [--bench-json FILE.json]\n"
     "                    [--progress | --no-progress]\n",
     "Runs every policy of the experiment (or the one --policy of the flag form) and prints a\n"
     "summary row per policy; each policy's files go to DIR/<policy>/. Exit 0: done; 2: bad\n"
@@ -89,6 +90,7 @@ struct RunFlags {
   cluster::Checks checks;
   RunViews views;
   ProgressOptions progress;
+  std::optional<std::string> bench_json;  // --bench-json FILE
 };
 
 // A flag's text, when given.
@@ -120,6 +122,9 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   add_checks_options(opts);
   add_run_view_options(opts);
   add_progress_options(opts, hidden);
+  opts.add_options()("bench-json", po::value<std::string>(),
+                     "also write each policy's bench.json (vllm bench serve's result JSON) to "
+                     "FILE.json; several policies: FILE.POLICY.json");
   hidden.add_options()("experiment", po::value<std::string>(), "experiment YAML");
   po::positional_options_description pos;
   pos.add("experiment", 1);
@@ -136,6 +141,7 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   s.from = given(vm, "from");
   s.scheduler = given(vm, "scheduler");
   s.executor = given(vm, "executor");
+  f.bench_json = given(vm, "bench-json");
   if (vm.count("experiment")) {
     if (!s.trace.empty() || !s.profile.empty() || !s.policy.empty())
       throw UsageError{"give an experiment file or --trace/--profile/--policy, not both", ""};
@@ -154,6 +160,13 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   return f;
 }
 
+// The files a run reads: its spec, trace and profiles (an output flag must name none of them).
+std::vector<std::string> run_inputs(const std::string& spec, const Experiment& e) {
+  std::vector<std::string> in = {spec, e.trace.path, e.profile};
+  for (const auto& g : e.cluster.groups) in.push_back(g.profile);
+  return in;
+}
+
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -164,11 +177,13 @@ int cmd_run(const Args& args) {
   const std::string out = f->out.empty() ? default_out_dir(e.name, x.out_keys) : f->out;
   check_run_views(f->views);  // before the folder is made: a refusal leaves nothing behind
   check_out_dir(out, "--out");
+  if (f->bench_json) check_bench_json_flag(*f->bench_json, e, run_inputs(f->spec.spec, e));
   const Inputs in = prepare(e);  // the trace and profiles, read before the folder is made
   check_kv_capacity(e, in);
   make_out_dir(out, "--out");
   const RunReport r = run_experiment(e, in, out, f->checks, f->views, f->progress,
                                      [&](const std::string& dir) { plot_replicas(dir, e); });
+  if (f->bench_json) copy_bench_json(*f->bench_json, e, out);
   return print_run_report(e, r);
 }
 

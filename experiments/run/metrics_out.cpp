@@ -53,7 +53,7 @@ void write_metrics_out(const MetricsOut& m, const Experiment& e, const Inputs& i
   for (const auto& s : in.trace) o.max_model_len = std::max(o.max_model_len, s.max_context());
   const std::string path = metrics_path(m.file, p.name, e.policies.size());
   size_t bytes = 0;
-  write_file_atomic(path, [&](const WritePiece& write) {
+  write_file_atomic(path, [&](const PutText& write) {
     write_openmetrics(r, o, [&](std::string_view piece) {
       bytes += piece.size();
       write(piece);

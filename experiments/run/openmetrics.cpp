@@ -118,7 +118,7 @@ std::string escape(const std::string& v) {
 // written, once per family: memory holds one replica's counts and about 1 MB of text.
 class Writer {
  public:
-  Writer(const cluster::RunResult& r, const OmOptions& o, const WritePiece& sink);
+  Writer(const cluster::RunResult& r, const OmOptions& o, const PutText& sink);
   void write();
 
  private:
@@ -145,11 +145,11 @@ class Writer {
   std::vector<std::vector<size_t>> turns_of_;  // each replica's turns (indices into r_.turns)
   std::optional<ReplicaCounts> cur_;           // the counts of replica cur_i_
   size_t cur_i_ = 0, n_ = 0;
-  const WritePiece& sink_;
+  const PutText& sink_;
   Buf out_;
 };
 
-Writer::Writer(const cluster::RunResult& r, const OmOptions& o, const WritePiece& sink)
+Writer::Writer(const cluster::RunResult& r, const OmOptions& o, const PutText& sink)
     : r_(r), n_(r.replicas.size()), sink_(sink) {
   const size_t n = n_;
   if (o.replicas.size() != n)
@@ -358,7 +358,7 @@ std::vector<int64_t> buckets_1_2_5(int64_t max_value) {
   return out;
 }
 
-void write_openmetrics(const cluster::RunResult& r, const OmOptions& o, const WritePiece& sink) {
+void write_openmetrics(const cluster::RunResult& r, const OmOptions& o, const PutText& sink) {
   Writer(r, o, sink).write();
 }
 

@@ -82,7 +82,7 @@ struct OmOptions {
 // Writes the file in pieces of about 1 MB (a fleet's file can be gigabytes: each replica's counts
 // are computed when its series are written, so memory does not grow with the fleet);
 // openmetrics_text gives it whole.
-void write_openmetrics(const cluster::RunResult& r, const OmOptions& o, const WritePiece& sink);
+void write_openmetrics(const cluster::RunResult& r, const OmOptions& o, const PutText& sink);
 std::string openmetrics_text(const cluster::RunResult& r, const OmOptions& o);
 
 }  // namespace isim::exp

@@ -11,6 +11,7 @@
 #include "core/atomic_file.h"
 #include "core/csv.h"
 #include "core/input_error.h"
+#include "experiments/run/bench_json.h"
 #include "experiments/run/goodput.h"
 #include "experiments/version.h"
 #include "traces/arrival_phases.h"
@@ -380,6 +381,7 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
   if (e.cluster.given) write_fleet_files(dir, r);
   if (!r.summary.windows.empty())
     write_windows_csv((fs::path(dir) / "windows.csv").string(), r.summary);
+  write_bench_json(dir, e, in, p, r);  // vLLM bench serve's result JSON
   {
     Experiment one = e;
     one.policies = {p};

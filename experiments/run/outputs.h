@@ -37,7 +37,8 @@ void write_windows_csv(const std::string& path, const sim::Summary& s);
 // replicas, load imbalance, migrations, and with `per_replica` one entry per replica).
 void add_fleet_json(nlohmann::ordered_json& j, const cluster::RunResult& r, bool per_replica);
 
-// Writes the four files into `dir` (created if missing), windows.csv with metrics.window_s;
+// Writes the four files into `dir` (created if missing), and bench.json (vLLM bench serve's
+// result JSON: experiments/run/bench_json.h), windows.csv with metrics.window_s;
 // with `cluster:` also replicas.csv, and
 // summary.json gains `cluster` and `lost_kv_reuse_tokens`, sessions.csv the replica columns.
 void write_run(const std::string& dir, const Experiment& e, const Inputs& in, const PolicySpec& p,

@@ -38,13 +38,20 @@ void Values::add(double x, int64_t count) {
   } else {
     if (!v_.empty() && x < v_.back().first) sorted_ = false;
     v_.emplace_back(x, count);
+    if (v_.size() >= merge_at_) {  // many values, few distinct (a run's gaps): merge them now
+      sort();
+      merge_at_ = std::max(merge_at_, 2 * v_.size());
+    }
   }
   n_ += count;
 }
 
 void Values::sort() const {
   if (sorted_) return;
-  std::sort(v_.begin(), v_.end());
+  // The entries up to merged_ are sorted already (the last sort's): sort the rest, merge.
+  const auto mid = v_.begin() + static_cast<std::ptrdiff_t>(std::min(merged_, v_.size()));
+  std::sort(mid, v_.end());
+  std::inplace_merge(v_.begin(), mid, v_.end());
   // Merge equal neighbours so each value appears once.
   size_t out = 0;
   for (size_t i = 1; i < v_.size(); ++i) {
@@ -55,6 +62,7 @@ void Values::sort() const {
   }
   if (!v_.empty()) v_.resize(out + 1);
   sorted_ = true;
+  merged_ = v_.size();
 }
 
 double Values::mean() const {

@@ -16,8 +16,10 @@
 //   default): with the N values sorted x_0 <= ... <= x_{N-1}, h = (N - 1) q / 100, the result is
 //   x_floor(h) + (h - floor(h)) (x_floor(h)+1 - x_floor(h)). Median = percentile(50).
 //   inverse_cdf(q) is GuideLLM's instead: the smallest x whose count of values <= x is at least
-//   q / 100 of N (with counts as weights, its weighted percentile). Over no
-//   values every statistic is NaN: the writers print null (vLLM prints 0; see their contracts).
+//   q / 100 of N (with counts as weights, its weighted percentile). Its memory grows with the
+//   distinct values, not with the count (add merges equal values as it goes). Over no values
+//   every statistic is NaN; each writer's contract says what it prints then (bench.json: 0, as
+//   vLLM does).
 #pragma once
 
 #include <cstdint>
@@ -58,6 +60,8 @@ class Values {
   mutable std::vector<std::pair<double, int64_t>> v_;
   mutable bool sorted_ = true;
   int64_t n_ = 0;
+  size_t merge_at_ = 4096;     // add sorts and merges equal values past this many entries
+  mutable size_t merged_ = 0;  // the entries [0, merged_) are sorted (by the last sort)
 };
 
 // Every inter-token gap of `rows`, in seconds.

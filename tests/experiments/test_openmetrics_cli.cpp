@@ -105,13 +105,13 @@ TEST_CASE("isim run: bad --metrics flags exit 2 naming the flag, before any run"
 TEST_CASE("write_file_atomic in pieces: the pieces in order; a throwing producer leaves nothing") {
   const fs::path d = test::scratch("om-pieces");
   const std::string path = (d / "f.om").string();
-  write_file_atomic(path, [](const WritePiece& write) {
+  write_file_atomic(path, [](const PutText& write) {
     write("# HELP a b\n");
     write("");
     write("# EOF\n");
   });
   CHECK(test::slurp(path) == "# HELP a b\n# EOF\n");
-  const auto thrower = [](const WritePiece& write) {
+  const auto thrower = [](const PutText& write) {
     write("half");
     throw std::runtime_error("stop");
   };

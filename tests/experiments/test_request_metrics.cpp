@@ -78,3 +78,19 @@ TEST_CASE("request_rows: e2el, TPOT and gaps of each turn") {
   CHECK(itl.median() == doctest::Approx(0.010));
   CHECK(itl.percentile(99) == doctest::Approx(0.0294));
 }
+
+TEST_CASE("Values: many values of few distinct ones merge as they come, statistics unchanged") {
+  // 9,000 values cycling 3, 1, 2 (out of order, past the 4,096 entries that trigger a merge):
+  // 3,000 of each. Mean 2; std sqrt((3000 x 1 + 3000 x 0 + 3000 x 1) / 9000) = sqrt(2 / 3);
+  // sorted: ranks 0-2999 are 1, 3000-5999 are 2, 6000-8999 are 3. Median h = 4499.5: 2.
+  // p99: h = 8999 x 0.99 = 8909.01: rank 8909 and 8910 are both 3.
+  Values v;
+  for (int i = 0; i < 9000; ++i) v.add(i % 3 == 0 ? 3.0 : i % 3 == 1 ? 1.0 : 2.0);
+  CHECK(v.size() == 9000);
+  CHECK(v.mean() == doctest::Approx(2.0));
+  CHECK(v.std() == doctest::Approx(std::sqrt(2.0 / 3)));
+  CHECK(v.median() == doctest::Approx(2.0));
+  CHECK(v.percentile(99) == doctest::Approx(3.0));
+  // p33.33...: h = 8999 / 3 = 2999.67: between rank 2999 (1) and 3000 (2): 1.67.
+  CHECK(v.percentile(100.0 / 3) == doctest::Approx(1 + 8999.0 / 3 - 2999));
+}

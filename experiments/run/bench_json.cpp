@@ -1,0 +1,385 @@
+// bench.json in vLLM bench serve's result format (bench_json.h).
+#include "experiments/run/bench_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+#include "core/input_error.h"
+#include "core/out_path.h"
+#include "experiments/run/event_trace.h"
+#include "experiments/run/request_metrics.h"
+#include "sim/time.h"
+
+namespace isim::exp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Appends a float as Python's json writes it: shortest round-trip, a whole number keeps ".0".
+void put_num(std::string& out, double x) {
+  if (std::isnan(x)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(x)) {
+    out += x > 0 ? "Infinity" : "-Infinity";
+    return;
+  }
+  char buf[40];
+  const auto end = fmt::format_to_n(buf, sizeof buf - 2, "{}", x).out;
+  out.append(buf, end);
+  if (std::find_if(buf, end, [](char c) { return c == '.' || c == 'e' || c == 'E'; }) == end)
+    out += ".0";
+}
+
+std::string num(double x) {
+  std::string s;
+  put_num(s, x);
+  return s;
+}
+
+std::string str(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
+
+// One request as vLLM's RequestFuncOutput holds it. A completed one is a row and its turn's
+// gaps (the rows are made without copies of the gaps).
+struct Request {
+  double send_s = 0;
+  int32_t session = 0, seg = 0;
+  const RequestRow* row = nullptr;  // completed
+  const std::vector<sim::GapRun>* gaps = nullptr;
+  const FailedRequest* failed = nullptr;  // refused
+  double end_s() const { return row ? send_s + row->e2el_s : send_s; }
+};
+
+// The text of a JSON object, one top-level key per line, given to `put` a megabyte at a time.
+class Out {
+ public:
+  explicit Out(const PutText& put) : put_(put) { text_.reserve(kChunk + 4096); }
+  void field(std::string_view key, const std::string& value) {
+    key_(key);
+    text_ += value;
+  }
+  // A list of one item per request, `item(text, request)` appending each.
+  template <class F>
+  void list(std::string_view key, const std::vector<Request>& rq, F&& item) {
+    key_(key);
+    text_ += '[';
+    for (size_t i = 0; i < rq.size(); ++i) {
+      if (i > 0) text_ += ", ";
+      item(text_, rq[i]);
+      if (text_.size() >= kChunk) flush();
+    }
+    text_ += ']';
+  }
+  void done() {
+    text_ += "\n}\n";
+    flush();
+  }
+
+ private:
+  void key_(std::string_view key) {
+    text_ += first_ ? "{\n  " : ",\n  ";
+    first_ = false;
+    text_ += str(std::string(key));
+    text_ += ": ";
+  }
+  void flush() {
+    put_(text_);
+    text_.clear();
+  }
+  static constexpr size_t kChunk = 1 << 20;
+  const PutText& put_;
+  std::string text_;
+  bool first_ = true;
+};
+
+void put_itls(std::string& out, const Request& q) {
+  out += '[';
+  bool first = true;
+  if (q.gaps)
+    for (const sim::GapRun& g : *q.gaps)
+      for (int64_t k = 0; k < g.count; ++k) {
+        if (!first) out += ", ";
+        first = false;
+        put_num(out, sim::to_seconds(g.gap_ns));
+      }
+  out += ']';
+}
+
+// Statistics in ms; over no values 0, as vLLM's np.mean(x or 0).
+void add_stats(Out& o, const std::string& name, const Values& v) {
+  const auto ms = [&](double s) { return num(v.size() == 0 ? 0.0 : s * 1000); };
+  o.field("mean_" + name + "_ms", ms(v.mean()));
+  o.field("median_" + name + "_ms", ms(v.median()));
+  o.field("std_" + name + "_ms", ms(v.std()));
+  o.field("p99_" + name + "_ms", ms(v.percentile(99)));
+}
+
+bool good(const RequestRow& r, const BenchGoodput& g) {
+  const double tpot = r.tpot_s < 0 ? 0.0 : r.tpot_s;  // vLLM: TPOT 0 below 2 outputs
+  return (g.ttft_ms <= 0 || r.ttft_s <= g.ttft_ms / 1000) &&
+         (g.tpot_ms <= 0 || tpot <= g.tpot_ms / 1000) &&
+         (g.e2el_ms <= 0 || r.e2el_s <= g.e2el_ms / 1000);
+}
+
+// Output tokens per 1-second bucket from the first send (vLLM's max_output_tokens_per_s) and the
+// most requests in flight over half-open [send, end) (its max_concurrent_requests).
+std::pair<double, int64_t> peaks(const std::vector<Request>& rq) {
+  double first = -1, last = 0;
+  for (const Request& q : rq)
+    if (q.row) {
+      first = first < 0 ? q.send_s : std::min(first, q.send_s);
+      last = std::max(last, q.end_s());
+    }
+  if (first < 0) return {0.0, 0};
+  std::vector<int64_t> per_second(static_cast<size_t>(last - first) + 2, 0);
+  const auto count = [&](double t) {
+    const auto k = static_cast<size_t>(std::max(0.0, t - first));
+    if (k < per_second.size()) ++per_second[k];
+  };
+  std::vector<std::pair<double, int>> events;
+  for (const Request& q : rq) {
+    if (!q.row) continue;
+    double t = q.send_s + q.row->ttft_s;
+    count(t);
+    for (const sim::GapRun& g : *q.gaps)
+      for (int64_t k = 0; k < g.count; ++k) count(t += sim::to_seconds(g.gap_ns));
+    events.emplace_back(q.send_s, 1);
+    events.emplace_back(q.end_s(), -1);
+  }
+  std::sort(events.begin(), events.end());  // at equal times -1 (an end) before +1
+  int64_t now = 0, most = 0;
+  for (const auto& [t, d] : events) most = std::max(most, now += d);
+  return {static_cast<double>(*std::max_element(per_second.begin(), per_second.end())), most};
+}
+
+}  // namespace
+
+BenchGoodput bench_goodput(const RunSlo& slo, const TurnSlo& turn) {
+  BenchGoodput g;
+  for (const auto& [k, v] : slo) {
+    if (k == "ttft_s" && turn.request_ttft_s <= 0)
+      g.ttft_ms = v * 1000;
+    else if (k == "tpot_s")
+      g.tpot_ms = v * 1000;
+    else if (k != "ttft_s")
+      g.unmapped.push_back(k);
+  }
+  if (turn.request_ttft_s > 0) g.ttft_ms = turn.request_ttft_s * 1000;
+  if (turn.itl_max_s > 0) g.unmapped.push_back("itl_max_s");
+  if (turn.request_ttft_s > 0 &&
+      std::any_of(slo.begin(), slo.end(), [](const auto& kv) { return kv.first == "ttft_s"; }))
+    g.unmapped.push_back("ttft_s");
+  std::sort(g.unmapped.begin(), g.unmapped.end());
+  return g;
+}
+
+std::vector<FailedRequest> failed_requests(const trace::Trace& t, const cluster::RunResult& r) {
+  std::unordered_map<std::string_view, int32_t> index;
+  for (size_t i = 0; i < t.size(); ++i) index.emplace(t[i].id, static_cast<int32_t>(i));
+  // Each skip's line ("session ID skipped: why") by its head, the part before ": ".
+  std::unordered_map<std::string_view, const std::string*> why_of;
+  for (const std::string& why : r.skipped) {
+    const size_t colon = why.find(" skipped: ");
+    if (colon != std::string::npos)
+      why_of.emplace(std::string_view(why).substr(0, colon + 8), &why);
+  }
+  std::vector<FailedRequest> out;
+  for (const sim::SessionRecord& s : r.sessions) {
+    if (s.status != "skipped") continue;
+    const auto it = index.find(s.id);
+    if (it == index.end() || t[static_cast<size_t>(it->second)].segments.empty()) continue;
+    FailedRequest f;
+    f.session = it->second;
+    f.send_s = s.arrival_s;
+    f.input_tokens = t[static_cast<size_t>(it->second)].segments.front().input;
+    f.error = "session " + s.id + " skipped";
+    if (const auto w = why_of.find(f.error); w != why_of.end()) f.error = *w->second;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+BenchMeta bench_meta(const Experiment& e, const Inputs& in, const PolicySpec& p) {
+  BenchMeta m;
+  m.label = p.name;
+  m.policy = p.name;
+  m.model_id = in.profile.model.name;
+  m.seed = e.seed;
+  if (e.arrival.process == "poisson") {
+    m.request_rate = num(e.arrival.rate);
+    m.burstiness = "1.0";
+  } else if (e.arrival.process == "users") {
+    m.request_rate = "\"inf\"";
+    m.max_concurrency = std::to_string(e.arrival.users);
+  }
+  return m;
+}
+
+std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
+                            const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
+                            const BenchMeta& meta) {
+  std::string text;
+  write_bench_json_text(turns, failed, goodput, meta, [&](std::string_view s) { text += s; });
+  return text;
+}
+
+void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
+                           const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
+                           const BenchMeta& meta, const PutText& put) {
+  // The rows without the gaps (each request reads its turn's): no second copy of them.
+  std::vector<RequestRow> rows;
+  {
+    std::vector<sim::TurnRecord> bare;
+    bare.reserve(turns.size());
+    for (const sim::TurnRecord& t : turns) {
+      bare.push_back(t);
+      std::vector<sim::GapRun>().swap(bare.back().gaps);  // its memory back at once
+    }
+    rows = request_rows(bare);
+  }
+  std::vector<Request> rq;
+  rq.reserve(rows.size() + failed.size());
+  Values itl;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rq.push_back({rows[i].send_s, rows[i].session, rows[i].seg, &rows[i], &turns[i].gaps, nullptr});
+    for (const sim::GapRun& g : turns[i].gaps) itl.add(sim::to_seconds(g.gap_ns), g.count);
+  }
+  for (const FailedRequest& f : failed)
+    rq.push_back({f.send_s, f.session, 0, nullptr, nullptr, &f});
+  std::stable_sort(rq.begin(), rq.end(), [](const Request& a, const Request& b) {
+    if (a.send_s != b.send_s) return a.send_s < b.send_s;
+    return a.session != b.session ? a.session < b.session : a.seg < b.seg;
+  });
+  double duration = 0;
+  int64_t in_tokens = 0, out_tokens = 0, met = 0;
+  Values ttft, tpot, e2el;
+  for (const Request& q : rq) {
+    duration = std::max(duration, q.end_s());
+    if (!q.row) continue;
+    in_tokens += q.row->input_tokens;
+    out_tokens += q.row->output_tokens;
+    ttft.add(q.row->ttft_s);
+    e2el.add(q.row->e2el_s);
+    if (q.row->tpot_s >= 0) tpot.add(q.row->tpot_s);
+    if (!goodput.empty() && good(*q.row, goodput)) ++met;
+  }
+  const auto per_s = [&](double n) { return num(duration > 0 ? n / duration : 0.0); };
+  const auto completed = static_cast<int64_t>(rows.size());
+
+  Out o(put);
+  o.field("date", "null");
+  o.field("endpoint_type", str("isim"));
+  o.field("backend", str("isim"));
+  o.field("label", str(meta.label));
+  o.field("model_id", str(meta.model_id));
+  o.field("tokenizer_id", "null");
+  o.field("num_prompts", std::to_string(rq.size()));
+  {
+    nlohmann::ordered_json x;
+    x["policy"] = meta.policy;
+    x["seed"] = meta.seed;
+    x["request"] = "one turn: one LLM call of a session";
+    x["goodput_ms"] = nlohmann::ordered_json::object();
+    if (goodput.ttft_ms > 0) x["goodput_ms"]["ttft"] = goodput.ttft_ms;
+    if (goodput.tpot_ms > 0) x["goodput_ms"]["tpot"] = goodput.tpot_ms;
+    if (goodput.e2el_ms > 0) x["goodput_ms"]["e2el"] = goodput.e2el_ms;
+    x["slo_not_in_goodput"] = goodput.unmapped;
+    o.field("isim", x.dump());
+  }
+  o.field("request_rate", meta.request_rate);
+  o.field("burstiness", meta.burstiness);
+  o.field("max_concurrency", meta.max_concurrency);
+  o.field("duration", num(duration));
+  o.field("completed", std::to_string(completed));
+  o.field("failed", std::to_string(failed.size()));
+  o.field("total_input_tokens", std::to_string(in_tokens));
+  o.field("total_output_tokens", std::to_string(out_tokens));
+  o.field("request_throughput", per_s(static_cast<double>(completed)));
+  o.field("request_goodput", goodput.empty() ? "null" : per_s(static_cast<double>(met)));
+  o.field("output_throughput", per_s(static_cast<double>(out_tokens)));
+  o.field("total_token_throughput", per_s(static_cast<double>(in_tokens + out_tokens)));
+  o.list("input_lens", rq, [](std::string& t, const Request& q) {
+    t += std::to_string(q.row ? q.row->input_tokens : q.failed->input_tokens);
+  });
+  o.list("output_lens", rq, [](std::string& t, const Request& q) {
+    t += std::to_string(q.row ? q.row->output_tokens : 0);
+  });
+  o.list("ttfts", rq,
+         [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->ttft_s : 0.0); });
+  o.list("itls", rq, put_itls);
+  o.list("latencies", rq,
+         [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->e2el_s : 0.0); });
+  o.list("start_times", rq, [](std::string& t, const Request& q) { put_num(t, q.send_s); });
+  o.list("errors", rq,
+         [](std::string& t, const Request& q) { t += str(q.row ? "" : q.failed->error); });
+  const auto [tokens_per_s, concurrent] = peaks(rq);
+  o.field("max_output_tokens_per_s", num(tokens_per_s));
+  o.field("max_concurrent_requests", std::to_string(concurrent));
+  o.field("rtfx", "0.0");
+  add_stats(o, "ttft", ttft);
+  add_stats(o, "tpot", tpot);
+  add_stats(o, "itl", itl);
+  add_stats(o, "e2el", e2el);
+  o.done();
+}
+
+void write_bench_json(const std::string& dir, const Experiment& e, const Inputs& in,
+                      const PolicySpec& p, const cluster::RunResult& r) {
+  const auto failed = failed_requests(in.trace, r);
+  const auto goodput = bench_goodput(e.slo, e.turn_slo);
+  const auto meta = bench_meta(e, in, p);
+  write_file_atomic((fs::path(dir) / "bench.json").string(), [&](const PutText& put) {
+    write_bench_json_text(r.turns, failed, goodput, meta, put);
+  });
+}
+
+std::string bench_json_path(const std::string& file, const std::string& policy, size_t policies) {
+  return event_trace_path(file, policy, policies);
+}
+
+void check_bench_json_flag(const std::string& file, const Experiment& e,
+                           const std::vector<std::string>& inputs) {
+  for (size_t i = 0; i < e.policies.size(); ++i) {
+    const std::string path = bench_json_path(file, e.policies[i].name, e.policies.size());
+    for (size_t k = 0; k < i; ++k)
+      if (e.policies[k].name == e.policies[i].name)
+        throw InputError(fmt::format(
+            "--bench-json {}: policies {} and {} are both named {}, so one file would replace the "
+            "other: run them separately",
+            path, k + 1, i + 1, e.policies[i].name));
+    check_out_file(path, "--bench-json");
+    check_not_input(path, "--bench-json", inputs);
+  }
+}
+
+void copy_bench_json(const std::string& file, const Experiment& e, const std::string& out) {
+  for (const PolicySpec& p : e.policies) {
+    const fs::path from = fs::path(out) / p.name / "bench.json";
+    if (!fs::exists(from)) continue;  // an interrupted run: the policy never ran
+    const std::string to = bench_json_path(file, p.name, e.policies.size());
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(from.c_str(), "rb"), std::fclose);
+    if (!f) throw InputError(from.string() + ": cannot read");
+    write_file_atomic(to, [&](const PutText& put) {  // a megabyte at a time
+      std::vector<char> buf(1 << 20);
+      for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0;)
+        put(std::string_view(buf.data(), n));
+      if (std::ferror(f.get())) throw InputError(from.string() + ": cannot read");
+    });
+    fmt::print(stderr, "{}: bench.json -> {}\n", p.name, to);
+  }
+}
+
+}  // namespace isim::exp

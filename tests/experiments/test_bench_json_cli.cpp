@@ -1,0 +1,118 @@
+// isim run --bench-json FILE (experiments/run/bench_json.h): the copy of each policy's bench.json,
+// one file per policy with several, byte-identical for the same seed, and its refusals, each
+// before any output.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli_helpers.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string bench_cli_profile() {
+  return isim::test::source_dir() + "/calibrate/profiles/a100-80g-gptj-6b.infercept.yaml";
+}
+
+// A run on the built-in generator (no data needed), with `policy_line` naming its policies.
+std::string bench_cli_spec(const fs::path& dir, const std::string& policy_line,
+                           const std::string& file = "spec.yaml") {
+  return isim::test::write_file(dir / file,
+                                "name: bj\nseed: 3\ntrace: {from: generator, sessions: 4}\n"
+                                "arrival: {process: poisson, rate: 4}\nprofile: " +
+                                    bench_cli_profile() + "\n" + policy_line + "\n");
+}
+
+int bench_cli_run(const std::string& args, std::string* err) {
+  return isim::test::run_bin("isim", "run " + args, nullptr, err);
+}
+
+}  // namespace
+
+TEST_CASE("--bench-json FILE: the run folder's bench.json, the same bytes for the same seed") {
+  const fs::path d = isim::test::scratch("bench-json-one");
+  const std::string spec = bench_cli_spec(d, "policy: preserve");
+  std::string err;
+  REQUIRE(bench_cli_run(
+              spec + " --out " + (d / "o").string() + " --bench-json " + (d / "b.json").string(),
+              &err) == 0);
+  CHECK(err.find("preserve: bench.json -> " + (d / "b.json").string() + "\n") != std::string::npos);
+  const std::string copy = isim::test::slurp(d / "b.json");
+  CHECK(copy == isim::test::slurp(d / "o" / "preserve" / "bench.json"));
+  const auto j = nlohmann::json::parse(copy);
+  CHECK(j["label"] == "preserve");
+  CHECK(j["request_rate"] == 4.0);  // the spec's Poisson rate
+  CHECK(j["completed"].get<int>() + j["failed"].get<int>() == j["num_prompts"].get<int>());
+  // Again, to another folder: byte-identical.
+  REQUIRE(bench_cli_run(spec + " --out " + (d / "o2").string(), &err) == 0);
+  CHECK(isim::test::slurp(d / "o2" / "preserve" / "bench.json") == copy);
+}
+
+TEST_CASE("--bench-json FILE with several policies writes FILE.POLICY.json, one per policy") {
+  const fs::path d = isim::test::scratch("bench-json-several");
+  const std::string spec = bench_cli_spec(d, "policies: [preserve, swap]");
+  std::string err;
+  REQUIRE(bench_cli_run(
+              spec + " --out " + (d / "o").string() + " --bench-json " + (d / "b.json").string(),
+              &err) == 0);
+  CHECK_FALSE(fs::exists(d / "b.json"));  // no policy overwrites another's
+  for (const std::string p : {"preserve", "swap"}) {
+    CHECK(isim::test::slurp(d / ("b." + p + ".json")) ==
+          isim::test::slurp(d / "o" / p / "bench.json"));
+    CHECK(nlohmann::json::parse(isim::test::slurp(d / ("b." + p + ".json")))["label"] == p);
+  }
+}
+
+TEST_CASE("--bench-json refusals come before any output, exit 2") {
+  const fs::path d = isim::test::scratch("bench-json-refusals");
+  const std::string spec = bench_cli_spec(d, "policy: preserve");
+  const std::string out = " --out " + (d / "o").string();
+  std::string err;
+  SUBCASE("a folder that does not exist") {
+    const std::string f = (d / "nodir" / "b.json").string();
+    CHECK(bench_cli_run(spec + out + " --bench-json " + f, &err) == 2);
+    CHECK(err ==
+          "isim: error: --bench-json " + f + ": no such folder " + (d / "nodir").string() + "\n");
+  }
+  SUBCASE("a folder") {
+    fs::create_directories(d / "a-folder");
+    const std::string f = (d / "a-folder").string();
+    CHECK(bench_cli_run(spec + out + " --bench-json " + f, &err) == 2);
+    CHECK(err == "isim: error: --bench-json " + f + ": is a folder; give a file to write\n");
+  }
+  SUBCASE("an input: the spec, or the profile") {
+    CHECK(bench_cli_run(spec + out + " --bench-json " + spec, &err) == 2);
+    CHECK(err == "isim: error: --bench-json " + spec + ": is the input " + spec +
+                     "; writing it would replace it: give another file\n");
+    CHECK(bench_cli_run(spec + out + " --bench-json " + bench_cli_profile(), &err) == 2);
+    CHECK(err == "isim: error: --bench-json " + bench_cli_profile() + ": is the input " +
+                     bench_cli_profile() + "; writing it would replace it: give another file\n");
+  }
+  SUBCASE("several policies: a per-policy name that is an input") {
+    // The spec itself is b.swap.json: FILE b.json would become it for policy swap.
+    const std::string s2 = bench_cli_spec(d, "policies: [preserve, swap]", "b.swap.json");
+    const std::string f = (d / "b.json").string();
+    const std::string per = (d / "b.swap.json").string();
+    CHECK(bench_cli_run(s2 + out + " --bench-json " + f, &err) == 2);
+    CHECK(err == "isim: error: --bench-json " + per + ": is the input " + s2 +
+                     "; writing it would replace it: give another file\n");
+    CHECK_FALSE(fs::exists(d / "b.preserve.json"));
+  }
+  SUBCASE("two policies of one name") {
+    const std::string s2 = bench_cli_spec(d, "policies: [preserve, swap, preserve]", "dup.yaml");
+    const std::string per = (d / "b.preserve.json").string();
+    CHECK(bench_cli_run(s2 + out + " --bench-json " + (d / "b.json").string(), &err) == 2);
+    CHECK(err == "isim: error: --bench-json " + per +
+                     ": policies 1 and 3 are both named preserve, so one file would replace the "
+                     "other: run them separately\n");
+  }
+  SUBCASE("an empty name") {
+    CHECK(bench_cli_run(spec + out + " --bench-json ''", &err) == 2);
+    CHECK(err == "isim: error: --bench-json: expected a value, got ''\n");
+  }
+  CHECK_FALSE(fs::exists(d / "o"));  // nothing ran, no folder was made
+}
