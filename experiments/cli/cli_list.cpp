@@ -85,6 +85,11 @@ int cmd_list(const Args& args) {
   knob_section("users and user-phases arrival keys (arrival: KEY: VALUE)",
                trace::users_knob_rows());
   knob_section("metrics keys (metrics: KEY: VALUE)", knob_rows<MetricsKnobs>());
+  fmt::print("  {:<30} {:<9} {:<20} {}\n", "shifts_s", "-", "[0, ...] s",
+             "load-shift times whose recovery the summary gives (needs slo.request_ttft_s)");
+  fmt::print("  {:<30} {:<9} {:<20} {}\n", "bench_json", "detailed", "detailed|summary|off",
+             "what bench.json holds: every field and the per-request lists (vllm bench "
+             "--save-detailed), no lists (--save-result), or no file");
   knob_section("trace keys (trace: KEY: VALUE; 0 = off for limit, draw, max_context)",
                knob_rows<trace::WorkloadSpec>());
   knob_section("plan keys (isim plan: KEY: VALUE)", knob_rows<PlanKnobs>());

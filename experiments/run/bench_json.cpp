@@ -218,6 +218,7 @@ BenchMeta bench_meta(const Experiment& e, const Inputs& in, const PolicySpec& p)
   m.policy = p.name;
   m.model_id = in.profile.model.name;
   m.seed = e.seed;
+  m.detailed = e.run_metrics.bench_json == "detailed";
   if (e.arrival.process == "poisson") {
     m.request_rate = num(e.arrival.rate);
     m.burstiness = "1.0";
@@ -311,20 +312,22 @@ void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
   o.field("request_goodput", goodput.empty() ? "null" : per_s(static_cast<double>(met)));
   o.field("output_throughput", per_s(static_cast<double>(out_tokens)));
   o.field("total_token_throughput", per_s(static_cast<double>(in_tokens + out_tokens)));
-  o.list("input_lens", rq, [](std::string& t, const Request& q) {
-    t += std::to_string(q.row ? q.row->input_tokens : q.failed->input_tokens);
-  });
-  o.list("output_lens", rq, [](std::string& t, const Request& q) {
-    t += std::to_string(q.row ? q.row->output_tokens : 0);
-  });
-  o.list("ttfts", rq,
-         [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->ttft_s : 0.0); });
-  o.list("itls", rq, put_itls);
-  o.list("latencies", rq,
-         [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->e2el_s : 0.0); });
-  o.list("start_times", rq, [](std::string& t, const Request& q) { put_num(t, q.send_s); });
-  o.list("errors", rq,
-         [](std::string& t, const Request& q) { t += str(q.row ? "" : q.failed->error); });
+  if (meta.detailed) {
+    o.list("input_lens", rq, [](std::string& t, const Request& q) {
+      t += std::to_string(q.row ? q.row->input_tokens : q.failed->input_tokens);
+    });
+    o.list("output_lens", rq, [](std::string& t, const Request& q) {
+      t += std::to_string(q.row ? q.row->output_tokens : 0);
+    });
+    o.list("ttfts", rq,
+           [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->ttft_s : 0.0); });
+    o.list("itls", rq, put_itls);
+    o.list("latencies", rq,
+           [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->e2el_s : 0.0); });
+    o.list("start_times", rq, [](std::string& t, const Request& q) { put_num(t, q.send_s); });
+    o.list("errors", rq,
+           [](std::string& t, const Request& q) { t += str(q.row ? "" : q.failed->error); });
+  }
   const auto [tokens_per_s, concurrent] = peaks(rq);
   o.field("max_output_tokens_per_s", num(tokens_per_s));
   o.field("max_concurrent_requests", std::to_string(concurrent));
@@ -338,6 +341,7 @@ void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
 
 void write_bench_json(const std::string& dir, const Experiment& e, const Inputs& in,
                       const PolicySpec& p, const cluster::RunResult& r) {
+  if (e.run_metrics.bench_json == "off") return;
   const auto failed = failed_requests(in.trace, r);
   const auto goodput = bench_goodput(e.slo, e.turn_slo);
   const auto meta = bench_meta(e, in, p);
@@ -352,6 +356,11 @@ std::string bench_json_path(const std::string& file, const std::string& policy, 
 
 void check_bench_json_flag(const std::string& file, const Experiment& e,
                            const std::vector<std::string>& inputs) {
+  if (e.run_metrics.bench_json == "off")
+    throw InputError(fmt::format(
+        "--bench-json {}: metrics.bench_json is off, so the run writes no bench.json to copy; "
+        "give -p metrics.bench_json=detailed (or summary)",
+        file));
   for (size_t i = 0; i < e.policies.size(); ++i) {
     const std::string path = bench_json_path(file, e.policies[i].name, e.policies.size());
     for (size_t k = 0; k < i; ++k)

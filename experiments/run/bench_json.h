@@ -34,11 +34,12 @@
 //   gap of every request. vLLM prints ttft, tpot and itl by default; e2el is written as
 //   `--percentile-metrics ttft,tpot,itl,e2el` writes it. Over no values each is 0, as vLLM's
 //   np.mean(x or 0).
-// - Per-request lists, one entry per request listed (seconds): input_lens, output_lens (0 for
-//   failed), ttfts, itls (a list per request: its gaps in order), latencies (e2el), start_times
-//   (simulated send times; vLLM writes its perf_counter clock), errors ("" for completed).
-//   max_output_tokens_per_s: the most output tokens in one 1-second bucket counted from the
-//   first send (vLLM's buckets); max_concurrent_requests: the most completed requests in flight
+// - Per-request lists (only with meta.detailed: metrics.bench_json detailed, the default; vLLM
+//   writes them with --save-detailed), one entry per request listed (seconds): input_lens,
+//   output_lens (0 for failed), ttfts, itls (a list per request: its gaps in order), latencies
+//   (e2el), start_times (simulated send times; vLLM writes its perf_counter clock), errors ("" for
+//   completed). max_output_tokens_per_s: the most output tokens in one 1-second bucket counted from
+//   the first send (vLLM's buckets); max_concurrent_requests: the most completed requests in flight
 //   at once, over half-open [send, end) intervals. rtfx: 0 (no audio).
 // - Metadata: date null (no wall clock: the file is byte-identical for the same seed),
 //   endpoint_type and backend "isim", label the policy, model_id the profile's model,
@@ -84,6 +85,7 @@ struct BenchMeta {
   std::string label, model_id, policy;
   uint64_t seed = 0;
   std::string request_rate = "null", burstiness = "null", max_concurrency = "null";  // JSON text
+  bool detailed = true;  // the per-request lists (metrics.bench_json: detailed), or not (summary)
 };
 BenchMeta bench_meta(const Experiment& e, const Inputs& in, const PolicySpec& p);
 
@@ -95,7 +97,8 @@ std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
                             const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
                             const BenchMeta& meta);
 
-// Writes DIR/bench.json for one policy's run (write_file_atomic, a megabyte at a time).
+// Writes DIR/bench.json for one policy's run (write_file_atomic, a megabyte at a time); with
+// metrics.bench_json: summary without the per-request lists, with `off` nothing.
 void write_bench_json(const std::string& dir, const Experiment& e, const Inputs& in,
                       const PolicySpec& p, const cluster::RunResult& r);
 
@@ -104,7 +107,8 @@ void write_bench_json(const std::string& dir, const Experiment& e, const Inputs&
 std::string bench_json_path(const std::string& file, const std::string& policy, size_t policies);
 // Refusals before any output (InputError "--bench-json PATH: ..."): FILE's folder does not
 // exist, FILE (or a per-policy name) is a folder or cannot be written, or is one of `inputs`,
-// or two policies have one name (one's file would replace the other's).
+// or two policies have one name (one's file would replace the other's), or the spec's
+// metrics.bench_json is off (there is no bench.json to copy).
 void check_bench_json_flag(const std::string& file, const Experiment& e,
                            const std::vector<std::string>& inputs);
 // Copies OUT/POLICY/bench.json to each policy's file, printing where it went on stderr.

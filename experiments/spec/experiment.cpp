@@ -267,6 +267,7 @@ Experiment parse_experiment(const YAML::Node& node, const std::string& file,
   if (root.has("metrics")) {
     std::vector<std::string> keys = knob_names<MetricsKnobs>();
     keys.emplace_back("shifts_s");
+    keys.emplace_back("bench_json");
     const YamlMap m = root.map("metrics", keys);
     static_assert(kMinTimeSeriesInterval_s == kMinMetricInterval_s);
     parse_run_metrics(m, e.turn_slo, e.run_metrics);  // checks both keys' bounds

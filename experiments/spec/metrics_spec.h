@@ -8,8 +8,13 @@
 // - `metrics.shifts_s: [t, ...]` (a non-empty list of finite times >= 0) are load shifts whose
 //   time to recover the summary gives; judged against slo.request_ttft_s, so without that limit
 //   it is an InputError that says so. Errors name FILE:LINE: metrics.KEY.
+// - `metrics.bench_json: detailed | summary | off` (absent: detailed) says what each run folder's
+//   bench.json holds (experiments/run/bench_json.h): every field with the per-request lists, as
+//   `vllm bench serve --save-result --save-detailed` writes; the same without the lists, as
+//   `--save-result` alone writes (a 100k-session run's lists are ~400 MB); or no bench.json.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -44,7 +49,9 @@ struct MetricsKnobs {
 struct RunMetricsSpec {
   double window_s = 0;
   std::vector<double> shifts_s;
+  std::string bench_json = "detailed";  // detailed | summary | off
 };
+const std::vector<std::string>& bench_json_modes();  // detailed, summary, off
 
 // Reads window_s and shifts_s of the `metrics:` map `m`; `turn` is the spec's turn SLO.
 void parse_run_metrics(const YamlMap& m, const TurnSlo& turn, RunMetricsSpec& out);

@@ -116,3 +116,53 @@ TEST_CASE("--bench-json refusals come before any output, exit 2") {
   }
   CHECK_FALSE(fs::exists(d / "o"));  // nothing ran, no folder was made
 }
+
+TEST_CASE("metrics.bench_json: summary drops the per-request lists, off writes no bench.json") {
+  const fs::path d = isim::test::scratch("bench-json-modes");
+  const std::string spec = bench_cli_spec(d, "policy: preserve");
+  std::string err;
+  REQUIRE(bench_cli_run(spec + " --out " + (d / "full").string(), &err) == 0);
+  REQUIRE(bench_cli_run(spec + " --out " + (d / "sum").string() + " -p metrics.bench_json=summary",
+                        &err) == 0);
+  const auto full =
+      nlohmann::json::parse(isim::test::slurp(d / "full" / "preserve" / "bench.json"));
+  const auto sum = nlohmann::json::parse(isim::test::slurp(d / "sum" / "preserve" / "bench.json"));
+  // The seven lists of --save-detailed are in the full file only; every other field is equal.
+  for (const char* k :
+       {"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times", "errors"}) {
+    CAPTURE(k);
+    CHECK(full.contains(k));
+    CHECK(!sum.contains(k));
+  }
+  for (const auto& [k, v] : sum.items()) {
+    CAPTURE(k);
+    CHECK(full.at(k) == v);
+  }
+  CHECK(sum.size() + 7 == full.size());
+  // The resolved config records the choice, so the run can be repeated as it was.
+  CHECK(isim::test::slurp(d / "sum" / "preserve" / "config.resolved.yaml")
+            .find("bench_json: summary") != std::string::npos);
+
+  REQUIRE(bench_cli_run(spec + " --out " + (d / "off").string() + " -p metrics.bench_json=off",
+                        &err) == 0);
+  CHECK(fs::exists(d / "off" / "preserve" / "summary.json"));
+  CHECK(!fs::exists(d / "off" / "preserve" / "bench.json"));
+}
+
+TEST_CASE("metrics.bench_json: a bad value, and --bench-json with off, are refused before output") {
+  const fs::path d = isim::test::scratch("bench-json-modes-bad");
+  const std::string spec = bench_cli_spec(d, "policy: preserve");
+  std::string err;
+  CHECK(bench_cli_run(spec + " --out " + (d / "o").string() + " -p metrics.bench_json=all", &err) ==
+        2);
+  CHECK(err.find("metrics.bench_json: expected detailed, summary or off, got 'all'") !=
+        std::string::npos);
+  CHECK(bench_cli_run(spec + " --out " + (d / "o").string() + " -p metrics.bench_json=off" +
+                          " --bench-json " + (d / "b.json").string(),
+                      &err) == 2);
+  CHECK(err.find("--bench-json " + (d / "b.json").string() +
+                 ": metrics.bench_json is off, so the run writes no bench.json to copy; give "
+                 "-p metrics.bench_json=detailed (or summary)") != std::string::npos);
+  CHECK(!fs::exists(d / "o"));
+  CHECK(!fs::exists(d / "b.json"));
+}
