@@ -49,7 +49,8 @@ const Help kConvertHelp{
     std::string("Imports a trace to the native JSONL (one session per line).\n") + kFormats,
     "  isim trace convert --from infercept ../shared/data/infercept-mix/merged_exp_uniform.json "
     "i.jsonl\n"
-    "  isim trace convert --from weka-claude-code ../shared/data/weka-claude-code/traces w.jsonl\n"};
+    "  isim trace convert --from weka-claude-code ../shared/data/weka-claude-code/traces "
+    "w.jsonl\n"};
 
 const Help kGenHelp{
     "usage: isim trace gen GENERATOR.yaml|default OUT [--multiturn|--agents] [--sessions N]\n"
@@ -64,8 +65,7 @@ const Help kGenHelp{
 
 const Help kStatsHelp{
     "usage: isim trace stats TRACE [--from FORMAT] [--block-tokens N]\n",
-    std::string("Prints per-kind counts, durations and context lengths of a trace.\n") +
-        kFormats,
+    std::string("Prints per-kind counts, durations and context lengths of a trace.\n") + kFormats,
     "  isim trace stats t.jsonl\n"
     "  isim trace stats ../shared/data/infercept-mix/merged_exp_uniform.json --from infercept\n"};
 
@@ -172,8 +172,7 @@ int cmd_trace(const Args& all) {
     return 0;
   }
   if (sub == "gen") {
-    opts.add_options()("sessions", po::value<std::string>(),
-                       "sessions to generate (default 1000)")(
+    opts.add_options()("sessions", po::value<std::string>(), "sessions to generate (default 1000)")(
         "seed", po::value<std::string>(), "seed (default 1)")(
         "rate", po::value<std::string>(), "Poisson arrival rate (default: all arrive at 0)")(
         "multiturn", "a Pensieve-style multi-turn generator (default: the InferCept mix)")(

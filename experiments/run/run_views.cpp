@@ -43,16 +43,16 @@ RunViews run_views_from(const po::variables_map& vm) {
   RunViews v;
   if (vm.count("trace-events")) {
     v.trace_events = vm["trace-events"].as<std::string>();
-    if (v.trace_events.empty())
-      throw InputError("--trace-events: expected a file name, got ''");
+    if (v.trace_events.empty()) throw InputError("--trace-events: expected a file name, got ''");
   }
-  v.limit = flag_value<int64_t>(
-      vm, "trace-events-limit", kDefaultTraceEventsLimit,
-      fmt::format("a whole number from 1 to {} (events)", kMaxTraceEventsLimit),
-      [](int64_t n) { return n >= 1 && n <= kMaxTraceEventsLimit; });
+  v.limit =
+      flag_value<int64_t>(vm, "trace-events-limit", kDefaultTraceEventsLimit,
+                          fmt::format("a whole number from 1 to {} (events)", kMaxTraceEventsLimit),
+                          [](int64_t n) { return n >= 1 && n <= kMaxTraceEventsLimit; });
   if (vm.count("trace-events-limit") && v.trace_events.empty())
-    throw InputError("--trace-events-limit: needs --trace-events FILE.json (there is no trace "
-                     "to limit)");
+    throw InputError(
+        "--trace-events-limit: needs --trace-events FILE.json (there is no trace "
+        "to limit)");
   v.plot = vm.count("plot") && vm["plot"].as<bool>();
   v.metrics = metrics_out_from(vm);
   return v;
@@ -96,9 +96,8 @@ std::string run_plot_title(const Experiment& e, const Inputs& in, const PolicySp
                      in.profile.model.name, workload, arrivals, p.name, fleet);
 }
 
-void finish_run_views(const RunViews& v, const Experiment& e, const Inputs& in,
-                      const PolicySpec& p, const std::string& dir, size_t samples,
-                      EventTrace* trace) {
+void finish_run_views(const RunViews& v, const Experiment& e, const Inputs& in, const PolicySpec& p,
+                      const std::string& dir, size_t samples, EventTrace* trace) {
   if (trace) {
     const std::string path = event_trace_path(v.trace_events, p.name, e.policies.size());
     nlohmann::ordered_json other;
@@ -127,12 +126,12 @@ void finish_run_views(const RunViews& v, const Experiment& e, const Inputs& in,
   }
   const std::string csv = (fs::path(dir) / "timeseries.csv").string();
   const std::string png = (fs::path(dir) / "timeseries.png").string();
-  const int rc = run_script({v.python, run_plot_script(), csv, png, "--title",
-                             run_plot_title(e, in, p)},
-                            /*quiet_stdout=*/true, /*quiet_stderr=*/false);
+  const int rc =
+      run_script({v.python, run_plot_script(), csv, png, "--title", run_plot_title(e, in, p)},
+                 /*quiet_stdout=*/true, /*quiet_stderr=*/false);
   if (rc != 0)
-    throw InputError(fmt::format("{}: {} {} failed (exit {})", png, v.python, run_plot_script(),
-                                 rc));
+    throw InputError(
+        fmt::format("{}: {} {} failed (exit {})", png, v.python, run_plot_script(), rc));
   fmt::print(stderr, "{}: plot -> {}\n", p.name, png);
 }
 

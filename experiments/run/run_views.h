@@ -44,9 +44,8 @@ RunViews run_views_from(const boost::program_options::variables_map& vm);
 void check_run_views(RunViews& v);
 
 std::unique_ptr<EventTrace> event_trace_for(const RunViews& v, const Experiment& e);
-void finish_run_views(const RunViews& v, const Experiment& e, const Inputs& in,
-                      const PolicySpec& p, const std::string& dir, size_t samples,
-                      EventTrace* trace);
+void finish_run_views(const RunViews& v, const Experiment& e, const Inputs& in, const PolicySpec& p,
+                      const std::string& dir, size_t samples, EventTrace* trace);
 
 // The plot's title: GPU, model, workload, arrivals and policy (and the fleet's size).
 std::string run_plot_title(const Experiment& e, const Inputs& in, const PolicySpec& p);

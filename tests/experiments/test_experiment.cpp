@@ -109,8 +109,7 @@ TEST_CASE("trace.block_tokens sets a dynamo-agentic trace's block size, and only
   CHECK(e.resolved()["trace"]["block_tokens"].as<int64_t>() == 64);
   CHECK(!parse(kMinimal).resolved()["trace"]["block_tokens"]);
   CHECK(error_of("trace: {from: dynamo-agentic, path: d, block_tokens: 0}\nprofile: p\n"
-                 "policy: swap\n") ==
-        "e.yaml:1: trace.block_tokens: must be >= 1");
+                 "policy: swap\n") == "e.yaml:1: trace.block_tokens: must be >= 1");
   CHECK(error_of("trace: {from: mooncake, path: m, block_tokens: 64}\nprofile: p\n"
                  "policy: swap\n") ==
         "e.yaml:1: trace.block_tokens: only a dynamo-agentic trace leaves its block size to the "
