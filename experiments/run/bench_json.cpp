@@ -242,22 +242,13 @@ void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
                            const BenchMeta& meta, const PutText& put) {
   // The rows without the gaps (each request reads its turn's): no second copy of them.
   std::vector<RequestRow> rows;
-  {
-    std::vector<sim::TurnRecord> bare;
-    bare.reserve(turns.size());
-    for (const sim::TurnRecord& t : turns) {
-      bare.push_back(t);
-      std::vector<sim::GapRun>().swap(bare.back().gaps);  // its memory back at once
-    }
-    rows = request_rows(bare);
-  }
+  rows.reserve(turns.size());
+  for (const sim::TurnRecord& t : turns) rows.push_back(request_row(t, false));
   std::vector<Request> rq;
   rq.reserve(rows.size() + failed.size());
-  Values itl;
-  for (size_t i = 0; i < rows.size(); ++i) {
+  for (size_t i = 0; i < rows.size(); ++i)
     rq.push_back({rows[i].send_s, rows[i].session, rows[i].seg, &rows[i], &turns[i].gaps, nullptr});
-    for (const sim::GapRun& g : turns[i].gaps) itl.add(sim::to_seconds(g.gap_ns), g.count);
-  }
+  const Values itl = itl_values(turns);
   for (const FailedRequest& f : failed)
     rq.push_back({f.send_s, f.session, 0, nullptr, nullptr, &f});
   std::stable_sort(rq.begin(), rq.end(), [](const Request& a, const Request& b) {

@@ -4,30 +4,33 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/time.h"
 
 namespace isim::exp {
 
+RequestRow request_row(const sim::TurnRecord& t, bool with_gaps) {
+  RequestRow r;
+  r.session = t.session;
+  r.seg = t.seg;
+  r.replica = t.replica;
+  r.send_s = t.start_s;
+  r.input_tokens = t.input_tokens;
+  r.output_tokens = t.output_tokens;
+  r.ttft_s = t.ttft_s;
+  r.e2el_s = t.finish_s - t.start_s;
+  if (t.output_tokens >= 2)
+    r.tpot_s = (r.e2el_s - r.ttft_s) / static_cast<double>(t.output_tokens - 1);
+  if (with_gaps) r.itl = t.gaps;
+  return r;
+}
+
 std::vector<RequestRow> request_rows(const std::vector<sim::TurnRecord>& turns) {
   std::vector<RequestRow> rows;
   rows.reserve(turns.size());
-  for (const sim::TurnRecord& t : turns) {
-    RequestRow r;
-    r.session = t.session;
-    r.seg = t.seg;
-    r.replica = t.replica;
-    r.send_s = t.start_s;
-    r.input_tokens = t.input_tokens;
-    r.output_tokens = t.output_tokens;
-    r.ttft_s = t.ttft_s;
-    r.e2el_s = t.finish_s - t.start_s;
-    if (t.output_tokens >= 2)
-      r.tpot_s = (r.e2el_s - r.ttft_s) / static_cast<double>(t.output_tokens - 1);
-    r.itl = t.gaps;
-    rows.push_back(std::move(r));
-  }
+  for (const sim::TurnRecord& t : turns) rows.push_back(request_row(t));
   return rows;
 }
 
@@ -118,11 +121,35 @@ double Values::inverse_cdf(double q) const {
   return v_.back().first;
 }
 
-Values itl_values(const std::vector<RequestRow>& rows) {
+namespace {
+
+// Gaps tallied by their exact nanoseconds first: a run has tens of millions of gaps but few
+// distinct ones, so the values go to Values once each, already in order (nothing to sort).
+template <class EachRun>
+Values tally_gaps(EachRun&& each_run) {
+  std::unordered_map<int64_t, int64_t> count;
+  each_run([&](const sim::GapRun& g) { count[g.gap_ns] += g.count; });
+  std::vector<std::pair<int64_t, int64_t>> sorted(count.begin(), count.end());
+  std::sort(sorted.begin(), sorted.end());
   Values v;
-  for (const RequestRow& r : rows)
-    for (const sim::GapRun& g : r.itl) v.add(sim::to_seconds(g.gap_ns), g.count);
+  for (const auto& [ns, n] : sorted) v.add(sim::to_seconds(ns), n);
   return v;
+}
+
+}  // namespace
+
+Values itl_values(const std::vector<RequestRow>& rows) {
+  return tally_gaps([&](const auto& add) {
+    for (const RequestRow& r : rows)
+      for (const sim::GapRun& g : r.itl) add(g);
+  });
+}
+
+Values itl_values(const std::vector<sim::TurnRecord>& turns) {
+  return tally_gaps([&](const auto& add) {
+    for (const sim::TurnRecord& t : turns)
+      for (const sim::GapRun& g : t.gaps) add(g);
+  });
 }
 
 }  // namespace isim::exp

@@ -40,6 +40,8 @@ struct RequestRow {
 };
 
 std::vector<RequestRow> request_rows(const std::vector<sim::TurnRecord>& turns);
+// One turn's row; without `with_gaps` its itl is left empty (a caller that reads the turn's).
+RequestRow request_row(const sim::TurnRecord& t, bool with_gaps = true);
 
 // A multiset of values with exact NumPy-style statistics.
 class Values {
@@ -64,7 +66,8 @@ class Values {
   mutable size_t merged_ = 0;  // the entries [0, merged_) are sorted (by the last sort)
 };
 
-// Every inter-token gap of `rows`, in seconds.
+// Every inter-token gap of `rows` (or of `turns`), in seconds.
 Values itl_values(const std::vector<RequestRow>& rows);
+Values itl_values(const std::vector<sim::TurnRecord>& turns);
 
 }  // namespace isim::exp
