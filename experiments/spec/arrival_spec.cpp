@@ -19,7 +19,7 @@ trace::ArrivalSpec::Phase parse_phase(const YAML::Node& n, const std::string& fi
   for (const auto& kv : u) {
     const std::string c = yaml_key(kv.first, file, m.key_path("users"));
     const std::string at = m.key_path("users") + "." + c;
-    for (const auto& [other, n] : p.users)
+    for (const auto& [other, count] : p.users)
       if (other == c) throw InputError(yaml_where(file, kv.first, at) + ": duplicate key");
     p.users.push_back({c, read_as<int64_t>(kv.second, file, at, "an integer number of users")});
   }

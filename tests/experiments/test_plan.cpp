@@ -149,8 +149,8 @@ TEST_CASE("ranking puts the cheapest first and names the saving between policies
   spec.peak_rate = 54;
   spec.seeds = {1};
   spec.slos = {{"ttft_s.p99", 4, "p99", 2.0}};
-  spec.deployments = {{"h100", "H100", "/p/h100.analytic.yaml", "analytic", 1, 3.0},
-                      {"a100", "A100", "/p/a100.yaml", "measured", 1, 1.5}};
+  spec.deployments = {{"h100", "H100", "/p/h100.analytic.yaml", "analytic", 1, 3.0, {}},
+                      {"a100", "A100", "/p/a100.yaml", "measured", 1, 1.5, {}}};
   for (auto [d, pol] : std::vector<std::pair<size_t, std::string>>{
            {0, "discard"}, {0, "preserve"}, {0, "min-waste"}, {1, "discard"}}) {
     exp::Candidate c;

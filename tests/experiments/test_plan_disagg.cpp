@@ -181,7 +181,7 @@ TEST_CASE("the report names each result's split, planner and the sized fleet's r
   spec.peak_rate = 10;
   spec.seeds = {1};
   spec.slos = {{"ttft_s.p99", 4, "p99", 2.0}};
-  spec.deployments = {{"d", "G", "/p/g.yaml", "measured", 1, 2.0}};
+  spec.deployments = {{"d", "G", "/p/g.yaml", "measured", 1, 2.0, {}}};
   spec.candidates.resize(1);
   spec.candidates[0].policy = "preserve";
   spec.pd_splits = {exp::SplitChoice{}, exp::SplitChoice{"1:3", 1, 3}};

@@ -121,7 +121,7 @@ TEST_CASE("the report names the router and a fleet that meets the SLOs at no sim
   spec.peak_rate = 10;
   spec.seeds = {1};
   spec.slos = {{"ttft_s.p99", 4, "p99", 2.0}};
-  spec.deployments = {{"d", "G", "/p/g.yaml", "measured", 1, 2.0}};
+  spec.deployments = {{"d", "G", "/p/g.yaml", "measured", 1, 2.0, {}}};
   spec.candidates.resize(1);
   spec.candidates[0].policy = "preserve";
   spec.routers = {{"session-affinity", Params{}, "session-affinity"},
