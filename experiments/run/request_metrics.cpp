@@ -21,8 +21,18 @@ RequestRow request_row(const sim::TurnRecord& t, bool with_gaps) {
   r.output_tokens = t.output_tokens;
   r.ttft_s = t.ttft_s;
   r.e2el_s = t.finish_s - t.start_s;
-  if (t.output_tokens >= 2)
-    r.tpot_s = (r.e2el_s - r.ttft_s) / static_cast<double>(t.output_tokens - 1);
+  if (t.output_tokens >= 2) {
+    // From the gaps when the turn has them all: their sum (first to last token) is exact in
+    // ns, so equal gaps give equal TPOTs (e2el - ttft in seconds rounds differently per turn).
+    int64_t gaps = 0, span_ns = 0;
+    for (const sim::GapRun& g : t.gaps) {
+      gaps += g.count;
+      span_ns += g.gap_ns * g.count;
+    }
+    const auto decodes = static_cast<double>(t.output_tokens - 1);
+    r.tpot_s = gaps == t.output_tokens - 1 ? static_cast<double>(span_ns) / decodes / 1e9
+                                           : (r.e2el_s - r.ttft_s) / decodes;
+  }
   if (with_gaps) r.itl = t.gaps;
   return r;
 }
@@ -70,6 +80,8 @@ void Values::sort() const {
 
 double Values::mean() const {
   if (n_ == 0) return std::numeric_limits<double>::quiet_NaN();
+  sort();
+  if (v_.size() == 1) return v_[0].first;  // x c / c may round: one value is its own mean
   double sum = 0;
   for (const auto& [x, c] : v_) sum += x * static_cast<double>(c);
   return sum / static_cast<double>(n_);
@@ -78,6 +90,7 @@ double Values::mean() const {
 double Values::std() const {
   if (n_ == 0) return std::numeric_limits<double>::quiet_NaN();
   const double m = mean();
+  if (v_.size() == 1) return 0.0;  // equal values: no spread, exactly
   double ss = 0;
   for (const auto& [x, c] : v_) ss += (x - m) * (x - m) * static_cast<double>(c);
   return std::sqrt(ss / static_cast<double>(n_));

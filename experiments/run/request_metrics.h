@@ -8,8 +8,10 @@
 //   turns are sorted by start, session, segment). send_s is the turn's start (the session's
 //   arrival, or the end of the intercept before it); ttft_s = first token - send;
 //   e2el_s = last token - send; tpot_s = (e2el - ttft) / (output_tokens - 1), < 0 (undefined)
-//   with fewer than 2 outputs (vLLM bench's TPOT); itl: every gap between the request's
-//   consecutive output tokens, run-length coded, output_tokens - 1 of them.
+//   with fewer than 2 outputs (vLLM bench's TPOT), computed as the sum of the turn's gaps in ns
+//   / (output_tokens - 1) when it has all of them (the same value, without float rounding); itl:
+//   every gap between the request's consecutive output tokens, run-length coded, output_tokens - 1
+//   of them.
 // - Values (`Values`) is a multiset of doubles with counts; its statistics follow NumPy, as vLLM
 //   bench, AIPerf and GuideLLM compute theirs: mean, population standard deviation (np.std,
 //   ddof 0), and percentile(q) by linear interpolation between closest ranks (np.percentile's

@@ -51,7 +51,7 @@ TEST_CASE("request_rows: e2el, TPOT and gaps of each turn") {
   a.seg = 1;
   a.start_s = 1.0;
   a.ttft_s = 0.1;
-  a.finish_s = 1.5;
+  a.finish_s = 1.16;  // first token at 1.1, then gaps summing to 60 ms
   a.output_tokens = 5;
   a.input_tokens = 40;
   a.replica = 2;
@@ -64,8 +64,8 @@ TEST_CASE("request_rows: e2el, TPOT and gaps of each turn") {
   const auto rows = exp::request_rows({a, b});
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].send_s == 1.0);
-  CHECK(rows[0].e2el_s == doctest::Approx(0.5));
-  CHECK(rows[0].tpot_s == doctest::Approx(0.1));  // (0.5 - 0.1) / (5 - 1)
+  CHECK(rows[0].e2el_s == doctest::Approx(0.16));
+  CHECK(rows[0].tpot_s == doctest::Approx(0.015));  // (0.16 - 0.1) / (5 - 1) = 60 ms / 4
   CHECK(rows[0].input_tokens == 40);
   CHECK(rows[0].replica == 2);
   CHECK(rows[1].e2el_s == doctest::Approx(0.25));
@@ -93,4 +93,37 @@ TEST_CASE("Values: many values of few distinct ones merge as they come, statisti
   CHECK(v.percentile(99) == doctest::Approx(3.0));
   // p33.33...: h = 8999 / 3 = 2999.67: between rank 2999 (1) and 3000 (2): 1.67.
   CHECK(v.percentile(100.0 / 3) == doctest::Approx(1 + 8999.0 / 3 - 2999));
+}
+
+TEST_CASE("TPOT comes from the gaps when a turn has them all, else from e2el and TTFT") {
+  // Three turns of equal 7 ms gaps at different start times and lengths: the same TPOT exactly
+  // (7,000,000 x k ns / k / 1e9), so their spread is exactly 0, as a constant TPOT's is.
+  std::vector<sim::TurnRecord> turns;
+  for (int k : {2, 5, 9}) {
+    sim::TurnRecord t;
+    t.start_s = 0.1 * k + 0.0123;
+    t.ttft_s = 0.0311;
+    t.output_tokens = k + 1;
+    t.gaps = {{7'000'000, k}};
+    t.finish_s = t.start_s + t.ttft_s + 0.007 * k;
+    turns.push_back(t);
+  }
+  Values tpot;
+  for (const auto& r : exp::request_rows(turns)) tpot.add(r.tpot_s);
+  CHECK(tpot.mean() == 0.007);
+  CHECK(tpot.std() == 0.0);
+  // Without all its gaps (a record built elsewhere), the formula: (0.5 - 0.1) / (5 - 1).
+  sim::TurnRecord bare;
+  bare.start_s = 1.0;
+  bare.ttft_s = 0.1;
+  bare.finish_s = 1.5;
+  bare.output_tokens = 5;
+  CHECK(exp::request_row(bare).tpot_s == doctest::Approx(0.1));
+}
+
+TEST_CASE("Values: one distinct value is its own mean, with no spread") {
+  Values v;
+  v.add(0.1, 3);  // 0.1 x 3 / 3 rounds to 0.10000000000000002 in doubles
+  CHECK(v.mean() == 0.1);
+  CHECK(v.std() == 0.0);
 }
