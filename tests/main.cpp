@@ -1,25 +1,9 @@
-// doctest main. Every test process gets its own temporary folder (TMPDIR, which
-// std::filesystem::temp_directory_path() and the isim processes the tests start both use), so
-// test binaries running at once -- ctest -j, or two checkouts on one machine -- never share
-// scratch files.
+// doctest main: every test process runs in its own temporary folder (tests/doctest_main.h).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <string>
-#include <system_error>
+#include "tests/doctest_main.h"
 
 int main(int argc, char** argv) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("isim-tests-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  setenv("TMPDIR", dir.c_str(), 1);
-  doctest::Context context(argc, argv);
-  const int rc = context.run();
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  return rc;
+  return isim::test::run_doctest_in_own_tmpdir(argc, argv);
 }

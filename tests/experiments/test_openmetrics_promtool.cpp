@@ -20,6 +20,7 @@
 
 #include "experiments/run/openmetrics.h"
 #include "tests/cli_helpers.h"
+#include "tests/doctest_main.h"
 #include "tests/experiments/openmetrics_fixture.h"
 #include "tests/test_paths.h"
 
@@ -102,7 +103,6 @@ TEST_CASE("promtool: a fleet's file from isim run --metrics loads whole, one ser
 }
 
 int main(int argc, char** argv) {
-  namespace fs = std::filesystem;
   if (std::system("command -v promtool > /dev/null 2>&1") != 0 && !test::data_required()) {
     std::fputs(
         "promtool is not on PATH (Debian package prometheus; scripts/deps --test): the\n"
@@ -110,12 +110,5 @@ int main(int argc, char** argv) {
         stdout);
     return 77;
   }
-  const fs::path dir = fs::temp_directory_path() / ("isim-tests-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  setenv("TMPDIR", dir.c_str(), 1);
-  doctest::Context context(argc, argv);
-  const int rc = context.run();
-  std::error_code ec;
-  fs::remove_all(dir, ec);
-  return rc;
+  return test::run_doctest_in_own_tmpdir(argc, argv);
 }
