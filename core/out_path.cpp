@@ -63,6 +63,22 @@ void check_out_file(const std::string& path, const std::string& flag) {
     fail(flag, path, std::string("cannot write: ") + std::strerror(errno));
 }
 
+void check_flag_file(const std::string& path, const std::string& flag) {
+  const fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  if (!dir.empty() && !fs::is_directory(dir, ec))
+    throw InputError(fmt::format("{} {}: the folder {} does not exist", flag, path, dir.string()));
+  check_out_file(path, flag);
+}
+
+std::string per_policy_file(const std::string& file, const std::string& ext,
+                            const std::string& policy, size_t policies) {
+  if (policies <= 1) return file;
+  if (file.size() > ext.size() && file.compare(file.size() - ext.size(), ext.size(), ext) == 0)
+    return file.substr(0, file.size() - ext.size()) + "." + policy + ext;
+  return file + "." + policy;
+}
+
 void check_not_input(const std::string& path, const std::string& flag,
                      const std::vector<std::string>& inputs) {
   std::error_code ec;

@@ -12,6 +12,12 @@
 //   folder FOLDER" when it does not: files are written where told, folders are not made for
 //   them).
 // "Can be written" is access(2) W_OK|X_OK: what the process's own permissions allow.
+// - check_flag_file: a file a flag of isim run writes (--trace-events, --metrics): its folder
+//   must exist ("FLAG PATH: the folder FOLDER does not exist"), then check_out_file.
+// - per_policy_file(file, ext, policy, policies): the file of one policy of a run that writes
+//   one per policy (--trace-events, --metrics, --bench-json): FILE itself with one policy; with
+//   several, FILE with ".POLICY" before its extension `ext` (".json"), or appended when FILE
+//   does not end in it: t.json -> t.swap.json, trace -> trace.swap.
 // - check_not_input: PATH (a file to write) is none of INPUTS, however spelt (fs::equivalent:
 //   ./x, a link), so that writing it never replaces a file the command reads: "is the input
 //   INPUT; writing it would replace it: give another file". Inputs that do not exist are skipped.
@@ -22,6 +28,7 @@
 //   joined by '\n'. So runs with other overrides never overwrite each other's results.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -30,6 +37,9 @@ namespace isim {
 void check_out_dir(const std::string& dir, const std::string& flag);
 void make_out_dir(const std::string& dir, const std::string& flag);
 void check_out_file(const std::string& path, const std::string& flag);
+void check_flag_file(const std::string& path, const std::string& flag);
+std::string per_policy_file(const std::string& file, const std::string& ext,
+                            const std::string& policy, size_t policies);
 void check_not_input(const std::string& path, const std::string& flag,
                      const std::vector<std::string>& inputs);
 std::string default_out_dir(const std::string& name, const std::vector<std::string>& overrides);

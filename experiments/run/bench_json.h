@@ -103,7 +103,7 @@ void write_bench_json(const std::string& dir, const Experiment& e, const Inputs&
                       const PolicySpec& p, const cluster::RunResult& r);
 
 // isim run --bench-json FILE: the file for `policy` (FILE with one policy; with several,
-// FILE.POLICY.json, named as --trace-events names its files: event_trace_path).
+// FILE.POLICY.json, named as --trace-events names its files: core/out_path.h per_policy_file).
 std::string bench_json_path(const std::string& file, const std::string& policy, size_t policies);
 // Refusals before any output (InputError "--bench-json PATH: ..."): FILE's folder does not
 // exist, FILE (or a per-policy name) is a folder or cannot be written, or is one of `inputs`,

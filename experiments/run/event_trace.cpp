@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/out_path.h"
 #include "experiments/spec/experiment.h"
 
 namespace isim::exp {
@@ -18,9 +19,13 @@ std::string us(sim::Nanos t) {
   return s;
 }
 
-std::string json_str(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string json_str(const std::string& s) {
+  return nlohmann::json(s).dump();
+}
 
-double ms(sim::Nanos t) { return static_cast<double>(t) / 1e6; }
+double ms(sim::Nanos t) {
+  return static_cast<double>(t) / 1e6;
+}
 
 const char* iteration_name(const sim::IterationRecord& r) {
   if (r.prefills > 0 && r.decodes > 0) return "prefill+decode";
@@ -63,8 +68,8 @@ bool paused(sim::Activity a) {
 
 std::string metadata(const char* what, int32_t pid, int32_t tid, const std::string& arg) {
   const bool sort = std::string(what).find("sort_index") != std::string::npos;
-  return fmt::format(R"({{"name":"{}","ph":"M","pid":{},"tid":{},"args":{{"{}":{}}}}})", what,
-                     pid, tid, sort ? "sort_index" : "name", arg);
+  return fmt::format(R"({{"name":"{}","ph":"M","pid":{},"tid":{},"args":{{"{}":{}}}}})", what, pid,
+                     tid, sort ? "sort_index" : "name", arg);
 }
 
 }  // namespace
@@ -148,12 +153,14 @@ void EventTrace::kv_use(int32_t replica, sim::Nanos t, int64_t gpu_blocks, int64
   last_t_ = std::max(last_t_, t);
   auto& [gpu, cpu] = kv_[static_cast<size_t>(replica)];
   if (gpu != gpu_blocks &&
-      add(fmt::format(R"({{"name":"KV GPU blocks","ph":"C","ts":{},"pid":{},"args":{{"used":{}}}}})",
-                      us(t), replica + 1, gpu_blocks)))
+      add(fmt::format(
+          R"({{"name":"KV GPU blocks","ph":"C","ts":{},"pid":{},"args":{{"used":{}}}}})", us(t),
+          replica + 1, gpu_blocks)))
     gpu = gpu_blocks;
   if (cpu != cpu_blocks &&
-      add(fmt::format(R"({{"name":"KV CPU blocks","ph":"C","ts":{},"pid":{},"args":{{"used":{}}}}})",
-                      us(t), replica + 1, cpu_blocks)))
+      add(fmt::format(
+          R"({{"name":"KV CPU blocks","ph":"C","ts":{},"pid":{},"args":{{"used":{}}}}})", us(t),
+          replica + 1, cpu_blocks)))
     cpu = cpu_blocks;
 }
 
@@ -196,13 +203,8 @@ std::vector<std::string> replica_names(const Experiment& e) {
   return out;
 }
 
-std::string event_trace_path(const std::string& file, const std::string& policy,
-                             size_t policies) {
-  if (policies <= 1) return file;
-  const std::string ext = ".json";
-  if (file.size() > ext.size() && file.compare(file.size() - ext.size(), ext.size(), ext) == 0)
-    return file.substr(0, file.size() - ext.size()) + "." + policy + ext;
-  return file + "." + policy;
+std::string event_trace_path(const std::string& file, const std::string& policy, size_t policies) {
+  return per_policy_file(file, ".json", policy, policies);
 }
 
 }  // namespace isim::exp

@@ -2,34 +2,20 @@
 #include "experiments/run/metrics_out.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "core/atomic_file.h"
-#include "core/input_error.h"
 #include "core/out_path.h"
 
 namespace isim::exp {
 
-namespace fs = std::filesystem;
-
 void check_metrics_out(const MetricsOut& m) {
-  if (m.file.empty()) return;
-  const fs::path dir = fs::path(m.file).parent_path();
-  std::error_code ec;
-  if (!dir.empty() && !fs::is_directory(dir, ec))
-    throw InputError(
-        fmt::format("--metrics {}: the folder {} does not exist", m.file, dir.string()));
-  check_out_file(m.file, "--metrics");
+  if (!m.file.empty()) check_flag_file(m.file, "--metrics");
 }
 
 std::string metrics_path(const std::string& file, const std::string& policy, size_t policies) {
-  if (policies <= 1) return file;
-  const std::string ext = ".om";
-  if (file.size() > ext.size() && file.compare(file.size() - ext.size(), ext.size(), ext) == 0)
-    return file.substr(0, file.size() - ext.size()) + "." + policy + ext;
-  return file + "." + policy;
+  return per_policy_file(file, ".om", policy, policies);
 }
 
 std::vector<OmReplica> om_replicas(const Experiment& e, const Inputs& in) {

@@ -59,14 +59,7 @@ RunViews run_views_from(const po::variables_map& vm) {
 }
 
 void check_run_views(RunViews& v) {
-  if (!v.trace_events.empty()) {
-    const fs::path dir = fs::path(v.trace_events).parent_path();
-    std::error_code ec;
-    if (!dir.empty() && !fs::is_directory(dir, ec))
-      throw InputError(fmt::format("--trace-events {}: the folder {} does not exist",
-                                   v.trace_events, dir.string()));
-    check_out_file(v.trace_events, "--trace-events");  // a folder, or one we cannot write into
-  }
+  if (!v.trace_events.empty()) check_flag_file(v.trace_events, "--trace-events");
   check_metrics_out(v.metrics);
   if (!v.plot) return;
   std::string tried;
