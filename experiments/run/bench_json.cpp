@@ -15,7 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/input_error.h"
 #include "core/out_path.h"
-#include "experiments/run/event_trace.h"
+#include "experiments/run/py_float.h"
 #include "experiments/run/request_metrics.h"
 #include "sim/time.h"
 
@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Appends a float as Python's json writes it: shortest round-trip, a whole number keeps ".0".
+// Appends a float as Python's json writes it (py_float.h), NaN and the infinities as its words.
 void put_num(std::string& out, double x) {
   if (std::isnan(x)) {
     out += "NaN";
@@ -35,11 +35,7 @@ void put_num(std::string& out, double x) {
     out += x > 0 ? "Infinity" : "-Infinity";
     return;
   }
-  char buf[40];
-  const auto end = fmt::format_to_n(buf, sizeof buf - 2, "{}", x).out;
-  out.append(buf, end);
-  if (std::find_if(buf, end, [](char c) { return c == '.' || c == 'e' || c == 'E'; }) == end)
-    out += ".0";
+  append_py_float(out, x);
 }
 
 std::string num(double x) {
@@ -342,7 +338,7 @@ void write_bench_json(const std::string& dir, const Experiment& e, const Inputs&
 }
 
 std::string bench_json_path(const std::string& file, const std::string& policy, size_t policies) {
-  return event_trace_path(file, policy, policies);
+  return per_policy_file(file, ".json", policy, policies);
 }
 
 void check_bench_json_flag(const std::string& file, const Experiment& e,

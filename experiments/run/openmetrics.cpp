@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "experiments/run/py_float.h"
 #include "sim/time.h"
 
 namespace isim::exp {
@@ -92,13 +93,6 @@ struct ReplicaCounts {
 
 int64_t round_ms(Nanos t) {
   return (t + 500'000) / 1'000'000;  // t >= 0
-}
-
-// A bucket bound or value as Python's prometheus_client prints it: shortest repr, ".0" added.
-std::string go_float(double x) {
-  std::string s = fmt::format("{}", x);
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
 }
 
 std::string escape(const std::string& v) {
@@ -278,7 +272,7 @@ void Writer::histogram(const char* name, const char* help, bool seconds,
   auto it = std::back_inserter(out_);
   const std::vector<int64_t>& b = (counts(0).*member).bounds();
   std::vector<std::string> le;
-  for (int64_t x : b) le.push_back(go_float(seconds ? sim::to_seconds(x) : static_cast<double>(x)));
+  for (int64_t x : b) le.push_back(py_float(seconds ? sim::to_seconds(x) : static_cast<double>(x)));
   le.emplace_back("+Inf");
   for (size_t i = 0; i < n_; ++i) {
     const PointHist& h = counts(i).*member;
