@@ -33,8 +33,9 @@ void add_turn_json(nlohmann::ordered_json& j, const sim::Summary& s);
 // windows.csv: one row per window of `s.windows` (empty cells: not applicable).
 void write_windows_csv(const std::string& path, const sim::Summary& s);
 
-// The fleet parts of summary.json: `lost_kv_reuse_tokens` by cause and `cluster` (router,
-// replicas, load imbalance, migrations, and with `per_replica` one entry per replica).
+// The fleet parts of summary.json (experiments/run/outputs_fleet.cpp): `lost_kv_reuse_tokens`
+// by cause and `cluster` (router, replicas, load imbalance, migrations, and with `per_replica`
+// one entry per replica).
 void add_fleet_json(nlohmann::ordered_json& j, const cluster::RunResult& r, bool per_replica);
 
 // Writes the four files into `dir` (created if missing), and bench.json (vLLM bench serve's
