@@ -60,7 +60,8 @@ double session_miss(const std::vector<sim::SessionRecord>& sessions, const RunSl
   for (const auto& s : sessions) {
     bool miss = false;
     for (const auto& [name, limit] : slo) {
-      if (std::find_if(names.begin(), names.end(), [&](const char* n) { return name == n; }) ==
+      const std::string& key = name;  // clang before 16 cannot capture a structured binding
+      if (std::find_if(names.begin(), names.end(), [&](const char* n) { return key == n; }) ==
           names.end())
         continue;
       const double x = find_metric(name)->value(s);
