@@ -139,8 +139,8 @@ TEST_CASE("bench.json: every field of a hand-computed run, in vLLM's key order")
   // Good: ttft <= 20 ms and TPOT <= 20 ms. a0: TPOT (71 - 18) / 2 = 26.5: no. b0: ttft 39: no.
   // a1: ttft 15, TPOT (26 - 15) / 1 = 11: yes. 1 / 0.597 s.
   CHECK(j["request_goodput"].get<double>() == doctest::Approx(1 / 0.597));
-  CHECK(j["input_lens"] == nlohmann::json{8, 20, 100, 15});
-  CHECK(j["output_lens"] == nlohmann::json{3, 3, 0, 2});
+  CHECK(j["input_lens"] == nlohmann::ordered_json{8, 20, 100, 15});
+  CHECK(j["output_lens"] == nlohmann::ordered_json{3, 3, 0, 2});
   const std::vector<double> ttfts = j["ttfts"], lat = j["latencies"], start = j["start_times"];
   const std::vector<double> want_ttft = {ms(18), ms(39), 0, ms(15)};
   const std::vector<double> want_lat = {ms(71), ms(62), 0, ms(26)};
@@ -159,10 +159,11 @@ TEST_CASE("bench.json: every field of a hand-computed run, in vLLM's key order")
     for (size_t k = 0; k < itls[i].size(); ++k)
       CHECK(itls[i][k] == doctest::Approx(want_itls[i][k]).epsilon(1e-9));
   }
-  CHECK(j["errors"] == nlohmann::json{"", "",
-                                      "session huge skipped: its context reaches 102 tokens but "
-                                      "the GPU holds 80 (20 blocks of 4, 0 reserved for decodes)",
-                                      ""});
+  CHECK(j["errors"] ==
+        nlohmann::ordered_json{"", "",
+                               "session huge skipped: its context reaches 102 tokens but "
+                               "the GPU holds 80 (20 blocks of 4, 0 reserved for decodes)",
+                               ""});
   CHECK(j["max_output_tokens_per_s"] == 8.0);  // all 8 tokens in the first second
   CHECK(j["max_concurrent_requests"] == 2);    // a0 [0, 71) and b0 [20, 82) overlap
   CHECK(j["rtfx"] == 0.0);

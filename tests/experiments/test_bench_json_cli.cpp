@@ -134,9 +134,10 @@ TEST_CASE("metrics.bench_json: summary drops the per-request lists, off writes n
     CHECK(full.contains(k));
     CHECK(!sum.contains(k));
   }
-  for (const auto& [k, v] : sum.items()) {
+  for (const auto& item : sum.items()) {
+    const std::string k = item.key();  // CAPTURE cannot take a structured binding under clang
     CAPTURE(k);
-    CHECK(full.at(k) == v);
+    CHECK(full.at(k) == item.value());
   }
   CHECK(sum.size() + 7 == full.size());
   // The resolved config records the choice, so the run can be repeated as it was.
