@@ -31,10 +31,9 @@ TEST_CASE("scheduling in the past throws: time never goes backwards") {
 
 TEST_CASE("a heap of many events pops them in (time, priority, insertion) order") {
   // 2,000 events at pseudo-random times among 50 values and three priorities, interleaved with
-  // pops, so the 4-ary heap sifts both ways many times. The expected order is the events sorted
-  // by (time, priority, insertion number) and merged with the pops' constraint: an event popped
-  // before a later one was scheduled. Here all pops come after all events of a round, so each
-  // round's pops are the smallest remaining keys.
+  // pops, so the 4-ary heap sifts both ways many times: 20 rounds of 100 events at or after
+  // now, then 60 pops. Each pop must be the smallest pending key (time, priority, insertion
+  // number), which the test keeps in its own sorted list.
   struct Key {
     int64_t time;
     int32_t prio;
