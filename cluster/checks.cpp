@@ -15,7 +15,7 @@
 namespace isim::cluster {
 
 void Checker::check_changed() {
-  for (int32_t r = 0; r < f_.size(); ++r) {
+  for (int32_t r : f_.take_changed()) {
     if (!f_.changed(r)) continue;
     f_.engine(r).check_invariants();
     f_.clear_changed(r);

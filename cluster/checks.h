@@ -36,7 +36,9 @@ struct Checks {
 
 class Checker {
  public:
-  Checker(Fleet& f, Checks c) : f_(f), global_(c.global), each_(c.each_event) {}
+  Checker(Fleet& f, Checks c) : f_(f), global_(c.global), each_(c.each_event) {
+    if (each_) f_.track_changes();
+  }
   // After an event (and after an instant's own steps): with each_event, the changed replicas
   // and the fleet.
   void after_event() {

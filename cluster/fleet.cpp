@@ -50,12 +50,28 @@ void Fleet::touch(int32_t r) {
   touched_.push_back(r);
 }
 
-std::vector<int32_t> Fleet::take_touched() {
-  std::vector<int32_t> out;
-  out.swap(touched_);
-  std::sort(out.begin(), out.end());
-  for (int32_t r : out) is_touched_[static_cast<size_t>(r)] = 0;
-  return out;
+const std::vector<int32_t>& Fleet::take_touched() {
+  taken_.swap(touched_);
+  touched_.clear();
+  std::sort(taken_.begin(), taken_.end());
+  for (int32_t r : taken_) is_touched_[static_cast<size_t>(r)] = 0;
+  return taken_;
+}
+
+void Fleet::track_changes() {
+  if (track_changes_) return;
+  track_changes_ = true;
+  for (int32_t r = 0; r < size(); ++r)
+    if (changed(r)) changed_list_.push_back(r);
+}
+
+const std::vector<int32_t>& Fleet::take_changed() {
+  changed_taken_.swap(changed_list_);
+  changed_list_.clear();
+  std::sort(changed_taken_.begin(), changed_taken_.end());
+  changed_taken_.erase(std::unique(changed_taken_.begin(), changed_taken_.end()),
+                       changed_taken_.end());
+  return changed_taken_;
 }
 
 int32_t Fleet::route(const RouteRequest& q) {

@@ -105,7 +105,9 @@ class Fleet {
   const ReplicaSpec& spec(int32_t r) const { return specs_[static_cast<size_t>(r)]; }
   const sim::Engine& engine(int32_t r) const { return *engines_[static_cast<size_t>(r)]; }
   sim::Engine& replica(int32_t r) {
-    changed_[static_cast<size_t>(r)] = 1;
+    char& c = changed_[static_cast<size_t>(r)];
+    if (track_changes_ && !c) changed_list_.push_back(r);
+    c = 1;
     return *engines_[static_cast<size_t>(r)];
   }
   sim::EventQueue& queue() { return queue_; }
@@ -120,11 +122,19 @@ class Fleet {
   const Parts& parts() const { return parts_; }
 
   void touch(int32_t r);
-  std::vector<int32_t> take_touched();
+  // The replicas touched since the last call, in replica order; valid until the next call
+  // (touches made meanwhile go to a fresh list). Costs O(touched), allocates nothing once its
+  // buffers have grown.
+  const std::vector<int32_t>& take_touched();
   // Replicas reached through replica(r) since their last each_event check; clear_changed(r)
   // after checking it.
   bool changed(int32_t r) const { return changed_[static_cast<size_t>(r)] != 0; }
   void clear_changed(int32_t r) { changed_[static_cast<size_t>(r)] = 0; }
+  // With tracking on (Checks::each_event), the replicas that became changed since the last
+  // call, in replica order (one that was cleared meanwhile may be listed: test changed(r)), so
+  // a check costs O(replicas reached), not O(replicas). Valid until the next call.
+  void track_changes();
+  const std::vector<int32_t>& take_changed();
 
   int32_t route(const RouteRequest& q);
   void set_mask(std::vector<char> mask) { mask_ = std::move(mask); }
@@ -144,8 +154,12 @@ class Fleet {
   Parts parts_;
   std::vector<Component*> components_;  // by -1 - target
   std::vector<int32_t> touched_;        // replicas with an event at the current instant
+  std::vector<int32_t> taken_;          // what take_touched handed back (swapped with touched_)
   std::vector<char> is_touched_;
   std::vector<char> changed_;
+  bool track_changes_ = false;
+  std::vector<int32_t> changed_list_;  // with tracking: replicas marked changed, unsorted
+  std::vector<int32_t> changed_taken_;
   std::vector<char> mask_;  // the pool a route may use (empty: every replica)
 };
 

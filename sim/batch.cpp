@@ -52,11 +52,11 @@ void BatchInFlight::launch(Nanos forward) {
   busy_ = true;
 }
 
-std::vector<BatchEntry> BatchInFlight::end() {
+const std::vector<BatchEntry>& BatchInFlight::end() {
   busy_ = false;
-  std::vector<BatchEntry> out;
-  out.swap(entries_);
-  return out;
+  ended_.swap(entries_);
+  entries_.clear();
+  return ended_;
 }
 
 const IterationRecord& BatchInFlight::fill_record(int32_t replica, Nanos t, Nanos forward,

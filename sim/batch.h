@@ -46,8 +46,10 @@ class BatchInFlight {
   void set_stall(Nanos t) { stall_ = t; }
   // The formed batch runs with this forward time: from here on it is in flight.
   void launch(Nanos forward);
-  // The iteration ends: it is no longer in flight; returns its entries, leaving none.
-  std::vector<BatchEntry> end();
+  // The iteration ends: it is no longer in flight; returns its entries, leaving none. The list
+  // returned stays valid until the next `end`; its buffer and the batch's are reused (no heap
+  // allocation per iteration once they have grown to the largest batch).
+  const std::vector<BatchEntry>& end();
   bool busy() const { return busy_; }
   Nanos started() const { return start_; }
   Nanos last_forward() const { return last_forward_; }
@@ -60,6 +62,7 @@ class BatchInFlight {
 
  private:
   std::vector<BatchEntry> entries_;
+  std::vector<BatchEntry> ended_;  // the entries `end` handed back (swapped with entries_)
   BatchShape shape_;
   int64_t tokens_ = 0;
   int32_t prefills_ = 0;

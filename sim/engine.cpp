@@ -36,6 +36,13 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
     throw InputError("engine.max_num_batched_tokens: must be >= 1");
 }
 
+// Room in the session's block list for the whole turn (its context with every output in KV),
+// so that the turn's block boundaries allocate blocks but no heap memory.
+void Engine::reserve_turn_blocks(SessionState& s) const {
+  s.gpu_blocks.reserve(
+      static_cast<size_t>(blocks_for(s.context + s.seg_output, kv_.block_tokens())));
+}
+
 std::string Engine::never_fits(const trace::Session& src) const {
   return sim::never_fits(view_, *scheduler_, src);
 }
@@ -45,6 +52,7 @@ int32_t Engine::admit(SessionState s) {
   s.phase = Phase::kWaiting;
   s.context = s.segment().input;
   s.seg_output = s.segment().output;
+  reserve_turn_blocks(s);
   s.queue_key = s.arrival;
   const int32_t h = table_.take(std::move(s), replica_);
   prefix_.adopt(table_[h]);
@@ -64,6 +72,7 @@ void Engine::begin_turn(int32_t h, double intercept_s, Nanos ended_at) {
   }
   s.context += s.segment().input;
   s.seg_output = s.segment().output;
+  reserve_turn_blocks(s);
   s.decoded_in_seg = 0;
   s.intercept_end = ended_at >= 0 ? ended_at : now();
   kv_.count_turn(s);

@@ -120,6 +120,7 @@ class Engine final {
   Nanos now() const { return queue_.now(); }
   // The rest of an intercept's end: the next segment's input, the turn's counters, the queue.
   void begin_turn(int32_t h, double intercept_s, Nanos ended_at);
+  void reserve_turn_blocks(SessionState& s) const;
   void form_batch();
   void on_iteration_end();
   void emit_token(SessionState& s);
