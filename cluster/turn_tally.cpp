@@ -98,20 +98,31 @@ void TokenBuckets::add(int64_t bucket, int64_t tokens) {
 
 void TokenBuckets::count(sim::Nanos first, const std::vector<sim::GapRun>& gaps) {
   constexpr sim::Nanos kSecond = sim::kNanosPerSecond;
-  add((first - origin_) / kSecond, 1);
-  sim::Nanos t = first;  // the latest token counted
+  int64_t k = (first - origin_) / kSecond;  // the bucket of the latest token counted
+  sim::Nanos edge = origin_ + (k + 1) * kSecond;
+  int64_t in_k = 1;  // tokens counted in bucket k, not yet added
+  sim::Nanos t = first;
   for (const sim::GapRun& g : gaps) {
     int64_t left = g.count;
     while (left > 0) {
-      // Tokens at t + g, t + 2g, ...: those before the next bucket edge go in one step.
-      const int64_t k = (t + g.gap_ns - origin_) / kSecond;
-      const sim::Nanos edge = origin_ + (k + 1) * kSecond;
-      const int64_t n = g.gap_ns == 0 ? left : std::min(left, (edge - 1 - t) / g.gap_ns);
-      add(k, n);
-      t += n * g.gap_ns;
-      left -= n;
+      const sim::Nanos end = t + left * g.gap_ns;  // the run's last token
+      if (end < edge) {  // the rest of the run is in bucket k: no division
+        in_k += left;
+        t = end;
+        break;
+      }
+      // Tokens at t + g, t + 2g, ... before the edge stay in bucket k; the next starts a bucket.
+      const int64_t n = (edge - 1 - t) / g.gap_ns;  // g > 0 here: t < edge <= end
+      in_k += n;
+      t += (n + 1) * g.gap_ns;
+      left -= n + 1;
+      add(k, in_k);
+      k = (t - origin_) / kSecond;
+      edge = origin_ + (k + 1) * kSecond;
+      in_k = 1;
     }
   }
+  add(k, in_k);
 }
 
 }  // namespace isim::cluster

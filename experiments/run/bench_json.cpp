@@ -255,17 +255,22 @@ void write_bench_json_text(const cluster::RunResult& r, const std::vector<Failed
   const Values itl = itl_values(r.tallies);
   double duration = 0;
   int64_t in_tokens = 0, out_tokens = 0, met = 0;
-  Values ttft, tpot, e2el;
+  std::vector<double> ttft_s, tpot_s, e2el_s;  // sorted in linear time below (values_of)
+  ttft_s.reserve(rows.size());
+  e2el_s.reserve(rows.size());
+  tpot_s.reserve(rows.size());
   for (const Request& q : rq) {
     duration = std::max(duration, q.end_s());
     if (!q.row) continue;
     in_tokens += q.row->input_tokens;
     out_tokens += q.row->output_tokens;
-    ttft.add(q.row->ttft_s);
-    e2el.add(q.row->e2el_s);
-    if (q.row->tpot_s >= 0) tpot.add(q.row->tpot_s);
+    ttft_s.push_back(q.row->ttft_s);
+    e2el_s.push_back(q.row->e2el_s);
+    if (q.row->tpot_s >= 0) tpot_s.push_back(q.row->tpot_s);
     if (!goodput.empty() && good(*q.row, goodput)) ++met;
   }
+  const Values ttft = values_of(std::move(ttft_s)), tpot = values_of(std::move(tpot_s)),
+               e2el = values_of(std::move(e2el_s));
   const auto per_s = [&](double n) { return num(duration > 0 ? n / duration : 0.0); };
   const auto completed = static_cast<int64_t>(rows.size());
 

@@ -2,6 +2,7 @@
 // (experiments/run/request_metrics.h). Expected values by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -130,4 +131,23 @@ TEST_CASE("Values: one distinct value is its own mean, with no spread") {
   v.add(0.1, 3);  // 0.1 x 3 / 3 rounds to 0.10000000000000002 in doubles
   CHECK(v.mean() == 0.1);
   CHECK(v.std() == 0.0);
+}
+
+TEST_CASE("sort_doubles: the order std::sort gives, negatives and repeats included") {
+  // 1,000 values past the 256 below which std::sort is used: i x 0.37 - 100 for i = 999..0
+  // (negatives, zero's neighbours, positives), each twice, plus 1e300 and -1e-300.
+  std::vector<double> v;
+  for (int i = 999; i >= 0; --i)
+    for (int k = 0; k < 2; ++k) v.push_back(i * 0.37 - 100);
+  v.push_back(1e300);
+  v.push_back(-1e-300);
+  std::vector<double> expected = v;
+  std::sort(expected.begin(), expected.end());  // the oracle
+  exp::sort_doubles(v);
+  CHECK(v == expected);
+  // values_of: 3, 1, 2, 1 -> sorted 1, 1, 2, 3: mean 7 / 4, median (h = 1.5) 1.5.
+  const Values x = exp::values_of({3.0, 1.0, 2.0, 1.0});
+  CHECK(x.size() == 4);
+  CHECK(x.mean() == 1.75);
+  CHECK(x.median() == 1.5);
 }
