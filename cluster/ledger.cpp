@@ -6,7 +6,12 @@ Ledger::Ledger(const trace::Trace& trace)
     : trace_(trace),
       loc_(trace.size()),
       status_(trace.size(), Status::kPending),
-      done_(trace.size()) {}
+      done_(trace.size()) {
+  // At most one record a segment: reserved (untouched memory) so they never move as they grow.
+  size_t segments = 0;
+  for (const trace::Session& s : trace) segments += s.segments.size();
+  turns_.reserve(segments);
+}
 
 void Ledger::set_status(int32_t i, Status st) {
   Status& cur = status_[static_cast<size_t>(i)];

@@ -50,15 +50,15 @@ std::string str(const std::string& s) {
   return nlohmann::json(s).dump();
 }
 
-// One request as vLLM's RequestFuncOutput holds it: a completed one is a row and its turn (for
-// its gaps), a refused one its FailedRequest.
+// One request as vLLM's RequestFuncOutput holds it: a completed one is its turn (its row,
+// request_metrics.h, made from it where needed), a refused one its FailedRequest.
 struct Request {
   double send_s = 0;
+  double e2el_s = 0;  // completed: the row's (finish - start)
   int32_t session = 0, seg = 0;
-  const RequestRow* row = nullptr;  // completed
-  const sim::TurnRecord* turn = nullptr;
+  const sim::TurnRecord* row = nullptr;   // completed
   const FailedRequest* failed = nullptr;  // refused
-  double end_s() const { return row ? send_s + row->e2el_s : send_s; }
+  double end_s() const { return row ? send_s + e2el_s : send_s; }
 };
 
 bool send_order(const Request& a, const Request& b) {
@@ -112,8 +112,8 @@ class Out {
 void put_itls(std::string& out, const Request& q, const sim::GapArena& gaps) {
   out += '[';
   bool first = true;
-  if (q.turn)
-    gaps.each(q.turn->gaps_at, q.turn->gaps_words, [&](const sim::GapRun& g) {
+  if (q.row)
+    gaps.each(q.row->gaps_at, q.row->gaps_words, [&](const sim::GapRun& g) {
       const double s = sim::to_seconds(g.gap_ns);
       for (int64_t k = 0; k < g.count; ++k) {
         if (!first) out += ", ";
@@ -235,44 +235,44 @@ void write_bench_json_text(const cluster::RunResult& r, const std::vector<Failed
   if (meta.detailed && !r.gaps_kept)
     throw std::logic_error("bench.json: detailed lists need the run's gaps, which it did not keep");
   const std::vector<sim::TurnRecord>& turns = r.turns;
-  std::vector<RequestRow> rows;
-  rows.reserve(turns.size());
-  for (const sim::TurnRecord& t : turns) rows.push_back(request_row(t));
-  std::vector<Request> done, refused;
-  done.reserve(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i)
-    done.push_back({rows[i].send_s, rows[i].session, rows[i].seg, &rows[i], &turns[i], nullptr});
-  for (const FailedRequest& f : failed)
-    refused.push_back({f.send_s, f.session, 0, nullptr, nullptr, &f});
   // A run's turns come in send order; the refused (few) are sorted and merged in, after the
   // completed ones at equal keys (as one stable sort of completed then refused would put them).
-  if (!std::is_sorted(done.begin(), done.end(), send_order))
-    std::stable_sort(done.begin(), done.end(), send_order);
+  std::vector<Request> refused;
+  for (const FailedRequest& f : failed) refused.push_back({f.send_s, 0, f.session, 0, nullptr, &f});
   std::stable_sort(refused.begin(), refused.end(), send_order);
-  std::vector<Request> rq(done.size() + refused.size());
-  std::merge(done.begin(), done.end(), refused.begin(), refused.end(), rq.begin(), send_order);
-  std::vector<Request>().swap(done);
+  std::vector<Request> rq;
+  rq.reserve(turns.size() + refused.size());
+  size_t next = 0;  // of refused
+  for (const sim::TurnRecord& t : turns) {
+    const Request q{t.start_s, t.finish_s - t.start_s, t.session, t.seg, &t, nullptr};
+    while (next < refused.size() && send_order(refused[next], q)) rq.push_back(refused[next++]);
+    rq.push_back(q);
+  }
+  rq.insert(rq.end(), refused.begin() + static_cast<std::ptrdiff_t>(next), refused.end());
+  if (!std::is_sorted(rq.begin(), rq.end(), send_order))  // turns not in send order
+    std::stable_sort(rq.begin(), rq.end(), send_order);
   const Values itl = itl_values(r.tallies);
   double duration = 0;
   int64_t in_tokens = 0, out_tokens = 0, met = 0;
   std::vector<double> ttft_s, tpot_s, e2el_s;  // sorted in linear time below (values_of)
-  ttft_s.reserve(rows.size());
-  e2el_s.reserve(rows.size());
-  tpot_s.reserve(rows.size());
+  ttft_s.reserve(turns.size());
+  e2el_s.reserve(turns.size());
+  tpot_s.reserve(turns.size());
   for (const Request& q : rq) {
     duration = std::max(duration, q.end_s());
     if (!q.row) continue;
-    in_tokens += q.row->input_tokens;
-    out_tokens += q.row->output_tokens;
-    ttft_s.push_back(q.row->ttft_s);
-    e2el_s.push_back(q.row->e2el_s);
-    if (q.row->tpot_s >= 0) tpot_s.push_back(q.row->tpot_s);
-    if (!goodput.empty() && good(*q.row, goodput)) ++met;
+    const RequestRow row = request_row(*q.row);
+    in_tokens += row.input_tokens;
+    out_tokens += row.output_tokens;
+    ttft_s.push_back(row.ttft_s);
+    e2el_s.push_back(row.e2el_s);
+    if (row.tpot_s >= 0) tpot_s.push_back(row.tpot_s);
+    if (!goodput.empty() && good(row, goodput)) ++met;
   }
   const Values ttft = values_of(std::move(ttft_s)), tpot = values_of(std::move(tpot_s)),
                e2el = values_of(std::move(e2el_s));
   const auto per_s = [&](double n) { return num(duration > 0 ? n / duration : 0.0); };
-  const auto completed = static_cast<int64_t>(rows.size());
+  const auto completed = static_cast<int64_t>(turns.size());
 
   Out o(put);
   o.field("date", "null");
@@ -317,7 +317,7 @@ void write_bench_json_text(const cluster::RunResult& r, const std::vector<Failed
            [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->ttft_s : 0.0); });
     o.list("itls", rq, [&](std::string& t, const Request& q) { put_itls(t, q, r.gaps); });
     o.list("latencies", rq,
-           [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->e2el_s : 0.0); });
+           [](std::string& t, const Request& q) { put_num(t, q.row ? q.e2el_s : 0.0); });
     o.list("start_times", rq, [](std::string& t, const Request& q) { put_num(t, q.send_s); });
     o.list("errors", rq,
            [](std::string& t, const Request& q) { t += str(q.row ? "" : q.failed->error); });
