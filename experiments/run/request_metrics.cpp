@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
+#include "core/sort_doubles.h"
 #include "sim/time.h"
 
 namespace isim::exp {
@@ -129,37 +129,6 @@ double Values::inverse_cdf(double q) const {
     if (static_cast<double>(seen) >= target) return x;
   }
   return v_.back().first;
-}
-
-void sort_doubles(std::vector<double>& v) {
-  if (v.size() < 256) {
-    std::sort(v.begin(), v.end());
-    return;
-  }
-  // Order-preserving keys: a negative double's bits all flipped, a positive one's sign set.
-  const size_t n = v.size();
-  std::vector<uint64_t> a(n), b(n);
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t x;
-    std::memcpy(&x, &v[i], sizeof x);
-    a[i] = (x >> 63) != 0 ? ~x : x | (uint64_t{1} << 63);
-  }
-  constexpr int kBits = 11;
-  constexpr size_t kBuckets = size_t{1} << kBits;
-  std::vector<size_t> count(kBuckets);
-  for (int shift = 0; shift < 64; shift += kBits) {
-    std::fill(count.begin(), count.end(), 0);
-    for (uint64_t x : a) ++count[(x >> shift) & (kBuckets - 1)];
-    if (count[(a[0] >> shift) & (kBuckets - 1)] == n) continue;  // one digit: already in order
-    size_t sum = 0;
-    for (size_t& c : count) sum += std::exchange(c, sum);
-    for (uint64_t x : a) b[count[(x >> shift) & (kBuckets - 1)]++] = x;
-    a.swap(b);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t x = (a[i] >> 63) != 0 ? a[i] & ~(uint64_t{1} << 63) : ~a[i];
-    std::memcpy(&v[i], &x, sizeof x);
-  }
 }
 
 Values values_of(std::vector<double> v) {

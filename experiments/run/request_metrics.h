@@ -71,11 +71,8 @@ class Values {
   mutable size_t merged_ = 0;  // the entries [0, merged_) are sorted (by the last sort)
 };
 
-// Sorts `v` ascending as std::sort would (values that are not NaN; -0 before +0), in linear
-// time: a radix sort over the doubles' bits, 11 at a time. Its statistics need every request's
-// value in order (sums in sorted order), so a tally or nth_element would not do.
-void sort_doubles(std::vector<double>& v);
-// The multiset of `v` (sorted by sort_doubles, then added in order: nothing left to sort).
+// The multiset of `v` (sorted by core/sort_doubles.h, then added in order: nothing left to
+// sort). Its statistics need every request's value in order (sums in sorted order).
 Values values_of(std::vector<double> v);
 
 // Every inter-token gap of `rows` (or of a run's tallies), in seconds.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/sort_doubles.h"
 #include "experiments/run/request_metrics.h"
 
 using namespace isim;
@@ -143,7 +144,7 @@ TEST_CASE("sort_doubles: the order std::sort gives, negatives and repeats includ
   v.push_back(-1e-300);
   std::vector<double> expected = v;
   std::sort(expected.begin(), expected.end());  // the oracle
-  exp::sort_doubles(v);
+  isim::sort_doubles(v);
   CHECK(v == expected);
   // values_of: 3, 1, 2, 1 -> sorted 1, 1, 2, 3: mean 7 / 4, median (h = 1.5) 1.5.
   const Values x = exp::values_of({3.0, 1.0, 2.0, 1.0});
