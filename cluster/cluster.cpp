@@ -110,8 +110,8 @@ void Cluster::segment_done(int32_t r, const sim::SessionState& s, int64_t output
   t.input_tokens = s.seg_input;
   t.finish_s = sim::to_seconds(s.last_token);
   t.replica = r;
-  t.gaps = s.seg_gaps;
-  fleet_.ledger().turn(std::move(t));
+  t.span_ns = s.last_token - s.seg_first_token;
+  fleet_.ledger().turn(t, start, s.seg_first_token, s.seg_gaps);
   if (planning_) planning_->segment_done(s, outputs, decode_s, r);
 }
 

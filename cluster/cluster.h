@@ -67,6 +67,8 @@ class Cluster final : public sim::EngineListener {
   void set_progress(ProgressFn f, int64_t every = 4096);
   // Without, result() has no replica time series (cluster/sampler.h keep_replicas).
   void drop_replica_series() { sampler_.keep_replicas(false); }
+  // Without, result() has no per-turn gaps, only their tallies (cluster/ledger.h keep_gaps).
+  void drop_turn_gaps() { fleet_.ledger().keep_gaps(false); }
   void load();
   bool run_until(sim::Nanos horizon);
   RunResult result();

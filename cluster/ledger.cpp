@@ -6,7 +6,12 @@ Ledger::Ledger(const trace::Trace& trace)
     : trace_(trace),
       loc_(trace.size()),
       status_(trace.size(), Status::kPending),
-      done_(trace.size()) {}
+      done_(trace.size()) {
+  // At most one record a segment: reserved (untouched memory) so they never move as they grow.
+  size_t segments = 0;
+  for (const trace::Session& s : trace) segments += s.segments.size();
+  turns_.reserve(segments);
+}
 
 void Ledger::set_status(int32_t i, Status st) {
   Status& cur = status_[static_cast<size_t>(i)];
@@ -15,6 +20,11 @@ void Ledger::set_status(int32_t i, Status st) {
 }
 
 void Ledger::placed(int32_t i, int32_t replica, int32_t handle) {
+  if (status(i) == Status::kPending) {  // it arrives: its first turn is sent
+    const bool moved = !arrived_.empty() && arrived_[static_cast<size_t>(i)] >= 0;
+    buckets_.sent(moved ? arrived_[static_cast<size_t>(i)]
+                        : sim::from_seconds(trace_[static_cast<size_t>(i)].arrival_s));
+  }
   loc_[static_cast<size_t>(i)] = {replica, handle};
   set_status(i, Status::kOnReplica);
 }
@@ -28,6 +38,26 @@ void Ledger::finished(int32_t i, const sim::SessionMetrics& m) {
 void Ledger::arrived(int32_t i, sim::Nanos t) {
   if (arrived_.empty()) arrived_.assign(trace_.size(), -1);
   arrived_[static_cast<size_t>(i)] = t;
+}
+
+void Ledger::turn(sim::TurnRecord t, sim::Nanos start, sim::Nanos first,
+                  const std::vector<sim::GapRun>& gaps) {
+  for (const sim::GapRun& g : gaps) itl_.add(g.gap_ns, g.count);
+  buckets_.turn(start, first, gaps);
+  if (keep_gaps_) {
+    const sim::GapArena::Span s = gaps_.append(gaps);
+    t.gaps_at = s.at;
+    t.gaps_words = s.words;
+  }
+  turns_.push_back(t);
+}
+
+sim::TokenTallies Ledger::take_tallies() {
+  sim::TokenTallies out;
+  out.itl = itl_.sorted();
+  itl_ = {};
+  buckets_.finish(out.origin_ns, out.per_second);
+  return out;
 }
 
 std::vector<sim::SessionRecord> Ledger::records(

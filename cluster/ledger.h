@@ -11,6 +11,10 @@
 // - A session's metrics travel with it (SessionState::m); the ledger stores them when it
 //   finishes. `records` builds SessionRecords from the trace and these metrics, asking the
 //   replicas for the sessions still on them.
+// - `turn` records a completed turn and tallies its tokens (cluster/turn_tally.h) whatever
+//   `keep_gaps` says; with keep_gaps (the default; a run turns it off before it starts when no
+//   output needs every turn's gaps) it also appends the turn's gaps to the ledger's GapArena.
+//   take_turns, take_gaps and take_tallies hand them over at the run's end.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/turn_tally.h"
 #include "sim/metrics.h"
 #include "sim/session_state.h"
 #include "traces/session.h"
@@ -46,7 +51,10 @@ class Ledger {
   void not_started(int32_t i) { set_status(i, Status::kNotStarted); }
   void arrived(int32_t i, sim::Nanos t);
   void turn_ttft(double s) { turn_ttfts_.push_back(s); }
-  void turn(sim::TurnRecord t) { turns_.push_back(std::move(t)); }  // a completed turn
+  void keep_gaps(bool keep) { keep_gaps_ = keep; }
+  // A completed turn sent at `start`, its first token at `first`, then `gaps` (t.span_ns set).
+  void turn(sim::TurnRecord t, sim::Nanos start, sim::Nanos first,
+            const std::vector<sim::GapRun>& gaps);
 
   // `on_replica(r, h)` gives the metrics of a session still on a replica.
   std::vector<sim::SessionRecord> records(
@@ -54,6 +62,9 @@ class Ledger {
   const std::vector<double>& turn_ttfts() const { return turn_ttfts_; }
   const std::vector<sim::TurnRecord>& turns() const { return turns_; }
   std::vector<sim::TurnRecord> take_turns() { return std::move(turns_); }  // at the run's end
+  sim::GapArena take_gaps() { return std::move(gaps_); }
+  bool keeps_gaps() const { return keep_gaps_; }
+  sim::TokenTallies take_tallies();
   int64_t size() const { return static_cast<int64_t>(loc_.size()); }
   // Sessions whose status is kOnReplica now (kept as statuses change: the global check compares
   // it with what the replicas hold without scanning the whole trace).
@@ -69,6 +80,10 @@ class Ledger {
   std::vector<sim::Nanos> arrived_;        // by `arrived` (-1: not given); empty until the first
   std::vector<double> turn_ttfts_;
   std::vector<sim::TurnRecord> turns_;  // in completion order
+  bool keep_gaps_ = true;
+  sim::GapArena gaps_;
+  ItlTally itl_;
+  TokenBuckets buckets_;
   int64_t on_replica_ = 0;
 };
 

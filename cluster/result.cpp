@@ -77,6 +77,9 @@ RunResult Cluster::result() {
       sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations,
                      sim::union_seconds(std::move(busy_spans)), fleet_.ledger().turn_ttfts());
   r.turns = fleet_.ledger().take_turns();
+  r.gaps_kept = fleet_.ledger().keeps_gaps();
+  r.gaps = fleet_.ledger().take_gaps();
+  r.tallies = fleet_.ledger().take_tallies();
   std::sort(r.turns.begin(), r.turns.end(), [](const sim::TurnRecord& a, const sim::TurnRecord& b) {
     if (a.start_s != b.start_s) return a.start_s < b.start_s;
     return a.session != b.session ? a.session < b.session : a.seg < b.seg;

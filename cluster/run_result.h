@@ -128,6 +128,9 @@ struct RunResult {
   TierStats tiers;
   LockstepStats lockstep;              // groups == 0: none
   std::vector<sim::TurnRecord> turns;  // completed turns, by (start, session, segment)
+  sim::GapArena gaps;                  // their gaps (sim/turn_metrics.h), when kept
+  bool gaps_kept = false;
+  sim::TokenTallies tallies;  // every completed turn's tokens
   // KV bytes moved by link kind (cluster/transfers.h), in kind order; empty: no links.
   std::vector<std::pair<std::string, double>> link_bytes;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/sort_doubles.h"
 #include "sim/session_state.h"
 
 namespace isim::sim {
@@ -22,7 +23,7 @@ Stat make_stat(std::vector<double> v) {
   Stat s;
   s.n = static_cast<int64_t>(v.size());
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
+  sort_doubles(v);  // linear time; std::sort's order
   // Sorted summation: the mean does not depend on session order.
   double sum = 0;
   for (double x : v) sum += x;

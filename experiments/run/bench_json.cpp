@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 
@@ -48,16 +50,21 @@ std::string str(const std::string& s) {
   return nlohmann::json(s).dump();
 }
 
-// One request as vLLM's RequestFuncOutput holds it. A completed one is a row and its turn's
-// gaps (the rows are made without copies of the gaps).
+// One request as vLLM's RequestFuncOutput holds it: a completed one is its turn (its row,
+// request_metrics.h, made from it where needed), a refused one its FailedRequest.
 struct Request {
   double send_s = 0;
+  double e2el_s = 0;  // completed: the row's (finish - start)
   int32_t session = 0, seg = 0;
-  const RequestRow* row = nullptr;  // completed
-  const std::vector<sim::GapRun>* gaps = nullptr;
+  const sim::TurnRecord* row = nullptr;   // completed
   const FailedRequest* failed = nullptr;  // refused
-  double end_s() const { return row ? send_s + row->e2el_s : send_s; }
+  double end_s() const { return row ? send_s + e2el_s : send_s; }
 };
+
+bool send_order(const Request& a, const Request& b) {
+  if (a.send_s != b.send_s) return a.send_s < b.send_s;
+  return a.session != b.session ? a.session < b.session : a.seg < b.seg;
+}
 
 // The text of a JSON object, one top-level key per line, given to `put` a megabyte at a time.
 class Out {
@@ -101,16 +108,19 @@ class Out {
   bool first_ = true;
 };
 
-void put_itls(std::string& out, const Request& q) {
+// A request's gaps from the run's arena, each as a float in seconds.
+void put_itls(std::string& out, const Request& q, const sim::GapArena& gaps) {
   out += '[';
   bool first = true;
-  if (q.gaps)
-    for (const sim::GapRun& g : *q.gaps)
+  if (q.row)
+    gaps.each(q.row->gaps_at, q.row->gaps_words, [&](const sim::GapRun& g) {
+      const double s = sim::to_seconds(g.gap_ns);
       for (int64_t k = 0; k < g.count; ++k) {
         if (!first) out += ", ";
         first = false;
-        put_num(out, sim::to_seconds(g.gap_ns));
+        put_num(out, s);
       }
+    });
   out += ']';
 }
 
@@ -130,35 +140,23 @@ bool good(const RequestRow& r, const BenchGoodput& g) {
          (g.e2el_ms <= 0 || r.e2el_s <= g.e2el_ms / 1000);
 }
 
-// Output tokens per 1-second bucket from the first send (vLLM's max_output_tokens_per_s) and the
-// most requests in flight over half-open [send, end) (its max_concurrent_requests).
-std::pair<double, int64_t> peaks(const std::vector<Request>& rq) {
-  double first = -1, last = 0;
-  for (const Request& q : rq)
-    if (q.row) {
-      first = first < 0 ? q.send_s : std::min(first, q.send_s);
-      last = std::max(last, q.end_s());
-    }
-  if (first < 0) return {0.0, 0};
-  std::vector<int64_t> per_second(static_cast<size_t>(last - first) + 2, 0);
-  const auto count = [&](double t) {
-    const auto k = static_cast<size_t>(std::max(0.0, t - first));
-    if (k < per_second.size()) ++per_second[k];
-  };
-  std::vector<std::pair<double, int>> events;
+// The most completed requests in flight at once over half-open [send, end) (vLLM's
+// max_concurrent_requests), `rq` in send order: the ends of those in flight in a min-heap.
+int64_t most_in_flight(const std::vector<Request>& rq) {
+  std::vector<double> ends;  // a min-heap
+  const auto later = std::greater<double>();
+  int64_t most = 0;
   for (const Request& q : rq) {
     if (!q.row) continue;
-    double t = q.send_s + q.row->ttft_s;
-    count(t);
-    for (const sim::GapRun& g : *q.gaps)
-      for (int64_t k = 0; k < g.count; ++k) count(t += sim::to_seconds(g.gap_ns));
-    events.emplace_back(q.send_s, 1);
-    events.emplace_back(q.end_s(), -1);
+    while (!ends.empty() && ends.front() <= q.send_s) {  // ended by now: [send, end) is open
+      std::pop_heap(ends.begin(), ends.end(), later);
+      ends.pop_back();
+    }
+    ends.push_back(q.end_s());
+    std::push_heap(ends.begin(), ends.end(), later);
+    most = std::max(most, static_cast<int64_t>(ends.size()));
   }
-  std::sort(events.begin(), events.end());  // at equal times -1 (an end) before +1
-  int64_t now = 0, most = 0;
-  for (const auto& [t, d] : events) most = std::max(most, now += d);
-  return {static_cast<double>(*std::max_element(per_second.begin(), per_second.end())), most};
+  return most;
 }
 
 }  // namespace
@@ -225,47 +223,56 @@ BenchMeta bench_meta(const Experiment& e, const Inputs& in, const PolicySpec& p)
   return m;
 }
 
-std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
-                            const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
-                            const BenchMeta& meta) {
+std::string bench_json_text(const cluster::RunResult& r, const std::vector<FailedRequest>& failed,
+                            const BenchGoodput& goodput, const BenchMeta& meta) {
   std::string text;
-  write_bench_json_text(turns, failed, goodput, meta, [&](std::string_view s) { text += s; });
+  write_bench_json_text(r, failed, goodput, meta, [&](std::string_view s) { text += s; });
   return text;
 }
 
-void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
-                           const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
-                           const BenchMeta& meta, const PutText& put) {
-  // The rows without the gaps (each request reads its turn's): no second copy of them.
-  std::vector<RequestRow> rows;
-  rows.reserve(turns.size());
-  for (const sim::TurnRecord& t : turns) rows.push_back(request_row(t, false));
+void write_bench_json_text(const cluster::RunResult& r, const std::vector<FailedRequest>& failed,
+                           const BenchGoodput& goodput, const BenchMeta& meta, const PutText& put) {
+  if (meta.detailed && !r.gaps_kept)
+    throw std::logic_error("bench.json: detailed lists need the run's gaps, which it did not keep");
+  const std::vector<sim::TurnRecord>& turns = r.turns;
+  // A run's turns come in send order; the refused (few) are sorted and merged in, after the
+  // completed ones at equal keys (as one stable sort of completed then refused would put them).
+  std::vector<Request> refused;
+  for (const FailedRequest& f : failed) refused.push_back({f.send_s, 0, f.session, 0, nullptr, &f});
+  std::stable_sort(refused.begin(), refused.end(), send_order);
   std::vector<Request> rq;
-  rq.reserve(rows.size() + failed.size());
-  for (size_t i = 0; i < rows.size(); ++i)
-    rq.push_back({rows[i].send_s, rows[i].session, rows[i].seg, &rows[i], &turns[i].gaps, nullptr});
-  const Values itl = itl_values(turns);
-  for (const FailedRequest& f : failed)
-    rq.push_back({f.send_s, f.session, 0, nullptr, nullptr, &f});
-  std::stable_sort(rq.begin(), rq.end(), [](const Request& a, const Request& b) {
-    if (a.send_s != b.send_s) return a.send_s < b.send_s;
-    return a.session != b.session ? a.session < b.session : a.seg < b.seg;
-  });
+  rq.reserve(turns.size() + refused.size());
+  size_t next = 0;  // of refused
+  for (const sim::TurnRecord& t : turns) {
+    const Request q{t.start_s, t.finish_s - t.start_s, t.session, t.seg, &t, nullptr};
+    while (next < refused.size() && send_order(refused[next], q)) rq.push_back(refused[next++]);
+    rq.push_back(q);
+  }
+  rq.insert(rq.end(), refused.begin() + static_cast<std::ptrdiff_t>(next), refused.end());
+  if (!std::is_sorted(rq.begin(), rq.end(), send_order))  // turns not in send order
+    std::stable_sort(rq.begin(), rq.end(), send_order);
+  const Values itl = itl_values(r.tallies);
   double duration = 0;
   int64_t in_tokens = 0, out_tokens = 0, met = 0;
-  Values ttft, tpot, e2el;
+  std::vector<double> ttft_s, tpot_s, e2el_s;  // sorted in linear time below (values_of)
+  ttft_s.reserve(turns.size());
+  e2el_s.reserve(turns.size());
+  tpot_s.reserve(turns.size());
   for (const Request& q : rq) {
     duration = std::max(duration, q.end_s());
     if (!q.row) continue;
-    in_tokens += q.row->input_tokens;
-    out_tokens += q.row->output_tokens;
-    ttft.add(q.row->ttft_s);
-    e2el.add(q.row->e2el_s);
-    if (q.row->tpot_s >= 0) tpot.add(q.row->tpot_s);
-    if (!goodput.empty() && good(*q.row, goodput)) ++met;
+    const RequestRow row = request_row(*q.row);
+    in_tokens += row.input_tokens;
+    out_tokens += row.output_tokens;
+    ttft_s.push_back(row.ttft_s);
+    e2el_s.push_back(row.e2el_s);
+    if (row.tpot_s >= 0) tpot_s.push_back(row.tpot_s);
+    if (!goodput.empty() && good(row, goodput)) ++met;
   }
+  const Values ttft = values_of(std::move(ttft_s)), tpot = values_of(std::move(tpot_s)),
+               e2el = values_of(std::move(e2el_s));
   const auto per_s = [&](double n) { return num(duration > 0 ? n / duration : 0.0); };
-  const auto completed = static_cast<int64_t>(rows.size());
+  const auto completed = static_cast<int64_t>(turns.size());
 
   Out o(put);
   o.field("date", "null");
@@ -308,16 +315,18 @@ void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
     });
     o.list("ttfts", rq,
            [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->ttft_s : 0.0); });
-    o.list("itls", rq, put_itls);
+    o.list("itls", rq, [&](std::string& t, const Request& q) { put_itls(t, q, r.gaps); });
     o.list("latencies", rq,
-           [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->e2el_s : 0.0); });
+           [](std::string& t, const Request& q) { put_num(t, q.row ? q.e2el_s : 0.0); });
     o.list("start_times", rq, [](std::string& t, const Request& q) { put_num(t, q.send_s); });
     o.list("errors", rq,
            [](std::string& t, const Request& q) { t += str(q.row ? "" : q.failed->error); });
   }
-  const auto [tokens_per_s, concurrent] = peaks(rq);
-  o.field("max_output_tokens_per_s", num(tokens_per_s));
-  o.field("max_concurrent_requests", std::to_string(concurrent));
+  const std::vector<int64_t>& buckets = r.tallies.per_second;
+  const int64_t tokens_per_s =
+      buckets.empty() ? 0 : *std::max_element(buckets.begin(), buckets.end());
+  o.field("max_output_tokens_per_s", num(static_cast<double>(tokens_per_s)));
+  o.field("max_concurrent_requests", std::to_string(most_in_flight(rq)));
   o.field("rtfx", "0.0");
   add_stats(o, "ttft", ttft);
   add_stats(o, "tpot", tpot);
@@ -333,7 +342,7 @@ void write_bench_json(const std::string& dir, const Experiment& e, const Inputs&
   const auto goodput = bench_goodput(e.slo, e.turn_slo);
   const auto meta = bench_meta(e, in, p);
   write_file_atomic((fs::path(dir) / "bench.json").string(), [&](const PutText& put) {
-    write_bench_json_text(r.turns, failed, goodput, meta, put);
+    write_bench_json_text(r, failed, goodput, meta, put);
   });
 }
 

@@ -39,8 +39,13 @@
 //   output_lens (0 for failed), ttfts, itls (a list per request: its gaps in order), latencies
 //   (e2el), start_times (simulated send times; vLLM writes its perf_counter clock), errors ("" for
 //   completed). max_output_tokens_per_s: the most output tokens in one 1-second bucket counted from
-//   the first send (vLLM's buckets); max_concurrent_requests: the most completed requests in flight
-//   at once, over half-open [send, end) intervals. rtfx: 0 (no audio).
+//   the first send of a completed request (vLLM's buckets; a failed request's send does not
+//   count, as vLLM's min over successful outputs), with one rule in both modes: a token at t is
+//   in bucket floor((t - first send) / 1 s) with t and the send in exact nanoseconds (the run's
+//   TokenTallies, sim/turn_metrics.h; vLLM adds float gaps to start + ttft, which can put a
+//   token within rounding of an edge in the bucket before). max_concurrent_requests: the most
+//   completed requests in flight at once, over half-open [send, end) intervals. rtfx: 0 (no
+//   audio). `summary` and `detailed` print the same aggregates, byte for byte.
 // - Metadata: date null (no wall clock: the file is byte-identical for the same seed),
 //   endpoint_type and backend "isim", label the policy, model_id the profile's model,
 //   tokenizer_id null; request_rate and burstiness: the Poisson rate (sessions/s: the rate of
@@ -89,13 +94,13 @@ struct BenchMeta {
 };
 BenchMeta bench_meta(const Experiment& e, const Inputs& in, const PolicySpec& p);
 
-// bench.json's text, whole, or given to `put` a piece at a time (never held whole).
-void write_bench_json_text(const std::vector<sim::TurnRecord>& turns,
-                           const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
-                           const BenchMeta& meta, const PutText& put);
-std::string bench_json_text(const std::vector<sim::TurnRecord>& turns,
-                            const std::vector<FailedRequest>& failed, const BenchGoodput& goodput,
-                            const BenchMeta& meta);
+// bench.json's text for run `r`, whole, or given to `put` a piece at a time (never held whole).
+// The aggregates come from r.tallies and r.turns; meta.detailed needs r's gaps (r.gaps_kept,
+// std::logic_error otherwise: the run decides before it starts, run.h keeps_gaps).
+void write_bench_json_text(const cluster::RunResult& r, const std::vector<FailedRequest>& failed,
+                           const BenchGoodput& goodput, const BenchMeta& meta, const PutText& put);
+std::string bench_json_text(const cluster::RunResult& r, const std::vector<FailedRequest>& failed,
+                            const BenchGoodput& goodput, const BenchMeta& meta);
 
 // Writes DIR/bench.json for one policy's run (write_file_atomic, a megabyte at a time); with
 // metrics.bench_json: summary without the per-request lists, with `off` nothing.

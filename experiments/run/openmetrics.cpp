@@ -151,6 +151,7 @@ Writer::Writer(const cluster::RunResult& r, const OmOptions& o, const PutText& s
                                        o.replicas.size(), n));
   if (r.replica_timeseries.size() != r.timeseries.size() * n)
     throw std::logic_error("openmetrics: the run kept no per-replica time series");
+  if (!r.gaps_kept) throw std::logic_error("openmetrics: the run kept no per-turn gaps");
   for (size_t k = 0; k < r.replica_timeseries.size(); ++k)
     if (r.replica_timeseries[k].replica != static_cast<int32_t>(k % n))
       throw std::logic_error("openmetrics: replica samples are not time-major");
@@ -198,7 +199,7 @@ void Writer::count_turn(ReplicaCounts& c, const sim::TurnRecord& t) const {
   c.prompt.v[k] += t.input_tokens;
   c.ttft.observe(k, c.ttft.bucket(ttft), ttft);
   c.gen.v[k] += 1;
-  for (const sim::GapRun& g : t.gaps) {
+  r_.gaps.each(t.gaps_at, t.gaps_words, [&](const sim::GapRun& g) {
     const size_t b = c.itl.bucket(g.gap_ns);
     for (int64_t i = 0; i < g.count; ++i) {
       at += g.gap_ns;
@@ -206,7 +207,7 @@ void Writer::count_turn(ReplicaCounts& c, const sim::TurnRecord& t) const {
       c.gen.v[k] += 1;
       c.itl.observe(k, b, g.gap_ns);
     }
-  }
+  });
   k = point(finish);
   c.success.v[k] += 1;
   c.e2e.observe(k, c.e2e.bucket(finish - start), finish - start);

@@ -28,7 +28,9 @@
 //   vllm:time_per_output_token_seconds (= inter_token_latency_seconds, renamed in 0.11) after it.
 // - Counters (`_total`) and histograms, at every point, count what happened on that replica
 //   before the point's time (the last point: everything), attributing each completed turn
-//   (sim/turn_metrics.h) to the replica that emitted its last token:
+//   (sim/turn_metrics.h) to the replica that emitted its last token (every token placed: the
+//   run must have kept its gaps, RunResult::gaps_kept, as isim run --metrics asks; std::logic_error
+//   otherwise):
 //   vllm:num_preemptions (engine preemptions: TimeSample::preemptions, the replica's
 //   Counters at the last point); vllm:prompt_tokens (a turn's input_tokens at its first
 //   token); vllm:generation_tokens (each output token at its emission); vllm:request_success

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -64,21 +65,24 @@ void add_phase_starts(nlohmann::ordered_json& j, const trace::ArrivalSpec& a, co
   }
 }
 
-// A number, or an empty cell when it is not applicable (< 0).
-std::string cell(double v) {
-  return v < 0 ? std::string() : fmt::format("{}", v);
-}
-
-// A file's text, built in memory and written whole by commit (write_file_atomic).
+// A file's text, built in memory and written whole by commit (write_file_atomic), without a
+// copy; rows are formatted into it in place (fmt::format_to), not through strings.
 struct OutFile {
+  explicit OutFile(fs::path p) : path(std::move(p)) {}
   fs::path path;
-  std::ostringstream text;
-  void commit() const { write_file_atomic(path.string(), text.str()); }
+  fmt::memory_buffer text;
+  void commit() const {
+    write_file_atomic(path.string(),
+                      [&](const PutText& put) { put(std::string_view(text.data(), text.size())); });
+  }
 };
-template <class T>
-OutFile& operator<<(OutFile& f, const T& v) {
-  f.text << v;
+OutFile& operator<<(OutFile& f, std::string_view v) {
+  f.text.append(v);
   return f;
+}
+// A number as fmt's "{}", or an empty cell when it is not applicable (< 0).
+void put_cell(OutFile& f, double v) {
+  if (v >= 0) fmt::format_to(std::back_inserter(f.text), FMT_COMPILE("{}"), v);
 }
 
 }  // namespace
@@ -157,24 +161,25 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
 namespace {
 
 void write_roles(const fs::path& dir, const cluster::RunResult& r) {
-  OutFile f{dir / "roles.csv", {}};
+  OutFile f{dir / "roles.csv"};
   f << "t_s,mixed,prefill,decode,switching,prefill_queued_tokens,decode_waiting\n";
   for (const auto& s : r.disagg.roles)
-    f << fmt::format("{},{},{},{},{},{},{}\n", s.t_s, s.mixed, s.prefill, s.decode, s.switching,
-                     s.prefill_queued_tokens, s.decode_waiting);
+    fmt::format_to(std::back_inserter(f.text), FMT_COMPILE("{},{},{},{},{},{},{}\n"), s.t_s,
+                   s.mixed, s.prefill, s.decode, s.switching, s.prefill_queued_tokens,
+                   s.decode_waiting);
   f.commit();
 }
 
 void write_fleet_files(const fs::path& dir, const cluster::RunResult& r) {
   if (r.disagg.enabled) write_roles(dir, r);
-  OutFile f{dir / "replicas.csv", {}};
+  OutFile f{dir / "replicas.csv"};
   f << "t_s,replica,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used,"
        "queued_tokens,busy_s\n";
   for (const auto& x : r.replica_timeseries) {
     const auto& t = x.s;
-    f << fmt::format("{},{},{},{},{},{},{},{},{},{}\n", t.t_s, x.replica, t.running, t.waiting,
-                     t.paused, t.swapped, t.gpu_blocks_used, t.cpu_blocks_used, t.queued_tokens,
-                     t.busy_s);
+    fmt::format_to(std::back_inserter(f.text), FMT_COMPILE("{},{},{},{},{},{},{},{},{},{}\n"),
+                   t.t_s, x.replica, t.running, t.waiting, t.paused, t.swapped, t.gpu_blocks_used,
+                   t.cpu_blocks_used, t.queued_tokens, t.busy_s);
   }
   f.commit();
 }
@@ -205,39 +210,50 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     summary_text = j.dump(2) + "\n";
   }
   {
-    OutFile f{fs::path(dir) / "sessions.csv", {}};
+    OutFile f{fs::path(dir) / "sessions.csv"};
     f << "id,status,arrival_s,first_token_s,finish_s,ttft_s,resume_ttft_s,tpot_s,e2e_s,"
          "intercept_s,normalized_latency_s,output_tokens,returned_tokens,segments,"
          "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens,"
          "meets_slo";
     f << (e.cluster.given ? ",replica_first,replica_last,migrations\n" : "\n");
+    const auto out = std::back_inserter(f.text);
     for (const auto& s : r.sessions) {
       // The id is the trace's own text: quoted per RFC 4180 when it holds , " or a line break.
       // Not applicable (a time the session never reached, a metric it has none of, meets_slo
       // without an SLO, a replica it never ran on): an empty cell.
-      f << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                       csv_field(s.id), s.status, s.arrival_s, cell(s.first_token_s),
-                       cell(s.finish_s), cell(s.ttft_s), cell(s.resume_ttft_s), cell(s.tpot_s),
-                       cell(s.e2e_s), s.intercept_s, cell(s.normalized_latency_s), s.output_tokens,
-                       s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
-                       s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens,
-                       e.slo.empty()         ? ""
-                       : meets_slo(s, e.slo) ? "1"
-                                             : "0");
-      if (e.cluster.given)
-        f << fmt::format(",{},{},{}", cell(s.replica_first), cell(s.replica_last), s.migrations);
+      const bool plain = s.id.find_first_of(",\"\r\n") == std::string::npos;
+      f << (plain ? std::string_view(s.id) : std::string_view(csv_field(s.id)));
+      fmt::format_to(out, FMT_COMPILE(",{},{},"), s.status, s.arrival_s);
+      for (const double v :
+           {s.first_token_s, s.finish_s, s.ttft_s, s.resume_ttft_s, s.tpot_s, s.e2e_s}) {
+        put_cell(f, v);
+        f << ",";
+      }
+      fmt::format_to(out, FMT_COMPILE("{},"), s.intercept_s);
+      put_cell(f, s.normalized_latency_s);
+      fmt::format_to(out, FMT_COMPILE(",{},{},{},{},{},{},{},{},"), s.output_tokens,
+                     s.returned_tokens, s.segments, s.recomputed_tokens, s.swapped_out_bytes,
+                     s.swapped_in_bytes, s.preemptions, s.prefix_hit_tokens);
+      f << (e.slo.empty() ? "" : meets_slo(s, e.slo) ? "1" : "0");
+      if (e.cluster.given) {
+        f << ",";
+        put_cell(f, s.replica_first);
+        f << ",";
+        put_cell(f, s.replica_last);
+        fmt::format_to(out, FMT_COMPILE(",{}"), s.migrations);
+      }
       f << "\n";
     }
     f.commit();
   }
   {
-    OutFile f{fs::path(dir) / "timeseries.csv", {}};
+    OutFile f{fs::path(dir) / "timeseries.csv"};
     f << "t_s,running,waiting,paused,swapped,gpu_blocks_used,cpu_blocks_used,queued_tokens,"
          "batch_tokens\n";
     for (const auto& t : r.timeseries)
-      f << fmt::format("{},{},{},{},{},{},{},{},{}\n", t.t_s, t.running, t.waiting, t.paused,
-                       t.swapped, t.gpu_blocks_used, t.cpu_blocks_used, t.queued_tokens,
-                       t.batch_tokens);
+      fmt::format_to(std::back_inserter(f.text), FMT_COMPILE("{},{},{},{},{},{},{},{},{}\n"), t.t_s,
+                     t.running, t.waiting, t.paused, t.swapped, t.gpu_blocks_used,
+                     t.cpu_blocks_used, t.queued_tokens, t.batch_tokens);
     f.commit();
   }
   if (e.cluster.given) write_fleet_files(dir, r);

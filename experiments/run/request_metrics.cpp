@@ -7,11 +7,12 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/sort_doubles.h"
 #include "sim/time.h"
 
 namespace isim::exp {
 
-RequestRow request_row(const sim::TurnRecord& t, bool with_gaps) {
+RequestRow request_row(const sim::TurnRecord& t, const sim::GapArena* gaps) {
   RequestRow r;
   r.session = t.session;
   r.seg = t.seg;
@@ -22,25 +23,21 @@ RequestRow request_row(const sim::TurnRecord& t, bool with_gaps) {
   r.ttft_s = t.ttft_s;
   r.e2el_s = t.finish_s - t.start_s;
   if (t.output_tokens >= 2) {
-    // From the gaps when the turn has them all: their sum (first to last token) is exact in
-    // ns, so equal gaps give equal TPOTs (e2el - ttft in seconds rounds differently per turn).
-    int64_t gaps = 0, span_ns = 0;
-    for (const sim::GapRun& g : t.gaps) {
-      gaps += g.count;
-      span_ns += g.gap_ns * g.count;
-    }
+    // From the first-to-last token span when the record has it: exact in ns, so equal gaps give
+    // equal TPOTs (e2el - ttft in seconds rounds differently per turn).
     const auto decodes = static_cast<double>(t.output_tokens - 1);
-    r.tpot_s = gaps == t.output_tokens - 1 ? static_cast<double>(span_ns) / decodes / 1e9
-                                           : (r.e2el_s - r.ttft_s) / decodes;
+    r.tpot_s = t.span_ns >= 0 ? static_cast<double>(t.span_ns) / decodes / 1e9
+                              : (r.e2el_s - r.ttft_s) / decodes;
   }
-  if (with_gaps) r.itl = t.gaps;
+  if (gaps) r.itl = gaps->runs(t.gaps_at, t.gaps_words);
   return r;
 }
 
-std::vector<RequestRow> request_rows(const std::vector<sim::TurnRecord>& turns) {
+std::vector<RequestRow> request_rows(const std::vector<sim::TurnRecord>& turns,
+                                     const sim::GapArena& gaps) {
   std::vector<RequestRow> rows;
   rows.reserve(turns.size());
-  for (const sim::TurnRecord& t : turns) rows.push_back(request_row(t));
+  for (const sim::TurnRecord& t : turns) rows.push_back(request_row(t, &gaps));
   return rows;
 }
 
@@ -134,6 +131,13 @@ double Values::inverse_cdf(double q) const {
   return v_.back().first;
 }
 
+Values values_of(std::vector<double> v) {
+  sort_doubles(v);
+  Values out;
+  for (double x : v) out.add(x);
+  return out;
+}
+
 namespace {
 
 // Gaps tallied by their exact nanoseconds first: a run has tens of millions of gaps but few
@@ -158,11 +162,10 @@ Values itl_values(const std::vector<RequestRow>& rows) {
   });
 }
 
-Values itl_values(const std::vector<sim::TurnRecord>& turns) {
-  return tally_gaps([&](const auto& add) {
-    for (const sim::TurnRecord& t : turns)
-      for (const sim::GapRun& g : t.gaps) add(g);
-  });
+Values itl_values(const sim::TokenTallies& tallies) {
+  Values v;  // the tally is by gap ascending: nothing to sort
+  for (const sim::GapRun& g : tallies.itl) v.add(sim::to_seconds(g.gap_ns), g.count);
+  return v;
 }
 
 }  // namespace isim::exp

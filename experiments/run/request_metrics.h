@@ -8,10 +8,11 @@
 //   turns are sorted by start, session, segment). send_s is the turn's start (the session's
 //   arrival, or the end of the intercept before it); ttft_s = first token - send;
 //   e2el_s = last token - send; tpot_s = (e2el - ttft) / (output_tokens - 1), < 0 (undefined)
-//   with fewer than 2 outputs (vLLM bench's TPOT), computed as the sum of the turn's gaps in ns
-//   / (output_tokens - 1) when it has all of them (the same value, without float rounding); itl:
-//   every gap between the request's consecutive output tokens, run-length coded, output_tokens - 1
-//   of them.
+//   with fewer than 2 outputs (vLLM bench's TPOT), computed as the turn's span_ns (last token -
+//   first token: the sum of its gaps, exactly) / (output_tokens - 1) when the record has it
+//   (the same value, without float rounding); itl: every gap between the request's consecutive
+//   output tokens, run-length coded, output_tokens - 1 of them, when the run kept them (empty
+//   without a GapArena).
 // - Values (`Values`) is a multiset of doubles with counts; its statistics follow NumPy, as vLLM
 //   bench, AIPerf and GuideLLM compute theirs: mean, population standard deviation (np.std,
 //   ddof 0), and percentile(q) by linear interpolation between closest ranks (np.percentile's
@@ -41,9 +42,11 @@ struct RequestRow {
   std::vector<sim::GapRun> itl;  // inter-token gaps (ns), in order
 };
 
-std::vector<RequestRow> request_rows(const std::vector<sim::TurnRecord>& turns);
-// One turn's row; without `with_gaps` its itl is left empty (a caller that reads the turn's).
-RequestRow request_row(const sim::TurnRecord& t, bool with_gaps = true);
+// The rows with their gaps from `gaps`, the run's arena.
+std::vector<RequestRow> request_rows(const std::vector<sim::TurnRecord>& turns,
+                                     const sim::GapArena& gaps);
+// One turn's row; its itl from `gaps` (null: left empty).
+RequestRow request_row(const sim::TurnRecord& t, const sim::GapArena* gaps = nullptr);
 
 // A multiset of values with exact NumPy-style statistics.
 class Values {
@@ -68,8 +71,12 @@ class Values {
   mutable size_t merged_ = 0;  // the entries [0, merged_) are sorted (by the last sort)
 };
 
-// Every inter-token gap of `rows` (or of `turns`), in seconds.
+// The multiset of `v` (sorted by core/sort_doubles.h, then added in order: nothing left to
+// sort). Its statistics need every request's value in order (sums in sorted order).
+Values values_of(std::vector<double> v);
+
+// Every inter-token gap of `rows` (or of a run's tallies), in seconds.
 Values itl_values(const std::vector<RequestRow>& rows);
-Values itl_values(const std::vector<sim::TurnRecord>& turns);
+Values itl_values(const sim::TokenTallies& tallies);
 
 }  // namespace isim::exp

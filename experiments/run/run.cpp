@@ -74,7 +74,7 @@ namespace {
 
 cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                                    cluster::Checks checks, sim::RunObserver* observer,
-                                   const cluster::ProgressFn& progress) {
+                                   const cluster::ProgressFn& progress, bool gaps) {
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<std::unique_ptr<sim::KvManager>> managers;
@@ -94,7 +94,7 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
     add(e.engine, in.profile, "", {});
     cluster::SingleReplica single;
     return cluster::simulate(in.trace, std::move(specs), single, cluster::DisaggConfig{}, nullptr,
-                             checks, nullptr, progress);
+                             checks, nullptr, progress, gaps);
   }
   int32_t lockstep_groups = 0;
   for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
@@ -111,25 +111,30 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
   const cluster::DisaggConfig& d = e.cluster.disagg;
   if (!d.enabled)
     return cluster::simulate(in.trace, std::move(specs), *router, d, nullptr, checks, nullptr,
-                             progress);
+                             progress, gaps);
   // One planner per run: it keeps what it observed.
   auto planner = make_planner(d.planner, d.planner_params, "cluster.planner");
   return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), checks, nullptr,
-                           progress);
+                           progress, gaps);
 }
 
 }  // namespace
 
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                               cluster::Checks checks, sim::RunObserver* observer,
-                              const cluster::ProgressFn& progress) {
-  cluster::RunResult r = simulate_policy(e, in, p, checks, observer, progress);
+                              const cluster::ProgressFn& progress, bool every_token) {
+  cluster::RunResult r =
+      simulate_policy(e, in, p, checks, observer, progress, keeps_gaps(e, every_token));
   r.summary.slo = slo_attainment(r.sessions, e.slo, r.summary.busy_window_s);
   add_turn_metrics(r.summary, r.turns, r.sessions, e.turn_slo, e.run_metrics);
   const Overload o = judge_overload(r.sessions, r.timeseries);
   r.summary.overloaded = o.overloaded;
   r.summary.queue_growth_per_s = o.growth_per_s;
   return r;
+}
+
+bool keeps_gaps(const Experiment& e, bool every_token) {
+  return every_token || e.run_metrics.bench_json == "detailed";
 }
 
 cluster::DpSpec dp_spec(const ReplicaGroup& g, const sim::Profile& p,

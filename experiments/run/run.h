@@ -60,9 +60,16 @@ bool uses_tiers(const Experiment& e);
 // fleet is disaggregated (cluster.roles), a fresh instance of its planner. `observer` (not
 // owned; null: none) is told every replica's iterations and session activities; `progress`
 // (null: none) how far the run is (cluster::Progress). The summary carries the SLO attainment
-// of `e.slo` and the overload verdict (experiments/run/goodput.h).
+// of `e.slo` and the overload verdict (experiments/run/goodput.h). The result keeps every
+// turn's gaps as keeps_gaps(e, every_token) says.
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                               cluster::Checks checks = false, sim::RunObserver* observer = nullptr,
-                              const cluster::ProgressFn& progress = nullptr);
+                              const cluster::ProgressFn& progress = nullptr,
+                              bool every_token = false);
+// Whether a run keeps every turn's gaps (sim/turn_metrics.h), decided before it starts: when
+// bench.json lists them (metrics.bench_json: detailed, its itls) or the caller places every
+// token (`every_token`: isim run --metrics, validate --against). Otherwise the run's tallies
+// carry every aggregate its outputs print.
+bool keeps_gaps(const Experiment& e, bool every_token);
 
 }  // namespace isim::exp

@@ -26,7 +26,7 @@ RunReport run_experiment(const Experiment& e, const Inputs& in, const std::strin
   for (const auto& p : e.policies) {
     const auto trace = event_trace_for(views, e);
     ProgressLine line(p.name, progress);
-    auto r = run_policy(e, in, p, checks, trace.get(), line.fn());
+    auto r = run_policy(e, in, p, checks, trace.get(), line.fn(), !views.metrics.file.empty());
     line.finish();
     // The capacity is the same under every policy: say once how it came about.
     for (size_t i = 0; !capacity_shown && i < r.replicas.size(); ++i)

@@ -232,9 +232,9 @@ int run_against_bench(const BenchRun& run, const BenchOptions& o) {
   if (chained) chain(in.trace, run.max_concurrency);
 
   const PolicySpec& p = e.policies.front();
-  const cluster::RunResult result = run_policy(e, in, p);
+  const cluster::RunResult result = run_policy(e, in, p, false, nullptr, nullptr, true);
   write_run(o.out, e, in, p, result);
-  const std::vector<RequestRow> sim = request_rows(result.turns);
+  const std::vector<RequestRow> sim = request_rows(result.turns, result.gaps);
   const MetricList real_m = run.metrics(run.real, run.duration_s);
   double sim_last = 0;
   for (const auto& r : sim) sim_last = std::max(sim_last, r.send_s + r.e2el_s);

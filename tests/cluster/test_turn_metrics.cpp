@@ -58,9 +58,15 @@ TEST_CASE("each turn's input, finish, replica and every inter-token gap, by hand
   const auto& a0 = r.turns[0];
   const auto& b0 = r.turns[1];
   const auto& a1 = r.turns[2];
-  CHECK(a0.gaps == std::vector<sim::GapRun>{{ms(11), 1}, {ms(42), 1}});
-  CHECK(b0.gaps == std::vector<sim::GapRun>{{ms(12), 1}, {ms(11), 1}});
-  CHECK(a1.gaps == std::vector<sim::GapRun>{{ms(11), 1}});
+  REQUIRE(r.gaps_kept);
+  const auto gaps = [&](const sim::TurnRecord& t) { return r.gaps.runs(t.gaps_at, t.gaps_words); };
+  CHECK(gaps(a0) == std::vector<sim::GapRun>{{ms(11), 1}, {ms(42), 1}});
+  CHECK(gaps(b0) == std::vector<sim::GapRun>{{ms(12), 1}, {ms(11), 1}});
+  CHECK(gaps(a1) == std::vector<sim::GapRun>{{ms(11), 1}});
+  // First to last token: a0 18 -> 71, b0 59 -> 82, a1 586 -> 597 ms (the sums of their gaps).
+  CHECK(a0.span_ns == ms(53));
+  CHECK(b0.span_ns == ms(23));
+  CHECK(a1.span_ns == ms(11));
   CHECK(a0.input_tokens == 8);
   CHECK(b0.input_tokens == 20);
   CHECK(a1.input_tokens == 15);
@@ -76,7 +82,8 @@ TEST_CASE("equal consecutive inter-token gaps merge into one run") {
   // tokens at 18, 29, 40, 51 -> gaps 11, 11, 11 = one run of 3.
   const auto r = test::run({trace::Session{"c", 0.0, {seg(8, 4)}}}, "preserve", roomy_engine());
   REQUIRE(r.turns.size() == 1);
-  CHECK(r.turns[0].gaps == std::vector<sim::GapRun>{{11'000'000, 3}});
+  CHECK(r.gaps.runs(r.turns[0].gaps_at, r.turns[0].gaps_words) ==
+        std::vector<sim::GapRun>{{11'000'000, 3}});
   CHECK(r.turns[0].finish_s == doctest::Approx(0.051).epsilon(1e-9));
 }
 

@@ -10,7 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cluster/simulation.h"
 #include "experiments/run/bench_json.h"
+#include "policies/builtin.h"
 #include "tests/sim_fixtures.h"
 
 using namespace isim;
@@ -51,7 +53,7 @@ struct BenchRun {
     return m;
   }
   std::string text(const exp::BenchGoodput& g) const {
-    return exp::bench_json_text(r.turns, exp::failed_requests(bench_trace(), r), g, meta());
+    return exp::bench_json_text(r, exp::failed_requests(bench_trace(), r), g, meta());
   }
 };
 
@@ -216,7 +218,7 @@ TEST_CASE("bench.json: a run with no completed request has zero statistics, as v
   const trace::Trace t = {trace::Session{"huge", 0.300, {seg(100, 2)}}};
   const auto r = test::run(t, "preserve", bench_engine());
   const auto j = nlohmann::json::parse(
-      exp::bench_json_text(r.turns, exp::failed_requests(t, r), {}, exp::BenchMeta{}));
+      exp::bench_json_text(r, exp::failed_requests(t, r), {}, exp::BenchMeta{}));
   CHECK(j["completed"] == 0);
   CHECK(j["failed"] == 1);
   CHECK(j["duration"].get<double>() == doctest::Approx(0.3));
@@ -225,6 +227,44 @@ TEST_CASE("bench.json: a run with no completed request has zero statistics, as v
   CHECK(j["p99_itl_ms"] == 0.0);
   CHECK(j["max_concurrent_requests"] == 0);
   CHECK(j["itls"] == nlohmann::json::array({nlohmann::json::array()}));
+}
+
+TEST_CASE("bench.json: summary and detailed print the same aggregates, byte for byte") {
+  // The same run with every turn's gaps kept (detailed) and without (summary: the ledger's
+  // tallies alone). Summary texts are equal; the detailed text is the summary's plus the seven
+  // per-request lists, each one line between total_token_throughput and max_output_tokens_per_s.
+  BenchRun kept;
+  sim::EngineConfig cfg = bench_engine();
+  cfg.check_invariants = true;
+  sim::SimExecutor ex(test::round_profile());
+  auto pol = policy::policy_registry().create("preserve", "test", policy::PolicyParams{});
+  cluster::SingleReplica one;
+  const cluster::RunResult dropped =
+      cluster::simulate(bench_trace(), {cluster::ReplicaSpec{cfg, &ex, pol.get(), ""}}, one,
+                        cluster::DisaggConfig{}, nullptr, true, nullptr, nullptr, false);
+  REQUIRE(kept.r.gaps_kept);
+  REQUIRE_FALSE(dropped.gaps_kept);
+  exp::BenchGoodput g;
+  g.ttft_ms = 20;
+  exp::BenchMeta m = kept.meta();
+  m.detailed = false;
+  const std::string summary_kept =
+      exp::bench_json_text(kept.r, exp::failed_requests(bench_trace(), kept.r), g, m);
+  const std::string summary_dropped =
+      exp::bench_json_text(dropped, exp::failed_requests(bench_trace(), dropped), g, m);
+  CHECK(summary_kept == summary_dropped);
+  m.detailed = true;
+  std::string detailed =
+      exp::bench_json_text(kept.r, exp::failed_requests(bench_trace(), kept.r), g, m);
+  const size_t from = detailed.find("\n  \"input_lens\"");
+  const size_t to = detailed.find("\n  \"max_output_tokens_per_s\"");
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  detailed.erase(from, to - from);
+  CHECK(detailed == summary_dropped);
+  // Without the gaps there is nothing to list: a bug, not bad input.
+  CHECK_THROWS_AS(exp::bench_json_text(dropped, exp::failed_requests(bench_trace(), dropped), g, m),
+                  std::logic_error);
 }
 
 TEST_CASE("bench.json goodput: the spec's slo keys mapped to vLLM's --goodput limits") {

@@ -78,7 +78,10 @@ TEST_CASE("openmetrics: the whole file of a hand-built two-replica run") {
   sim::TurnRecord t0, t1;
   t0.start_s = 0.5;
   t0.ttft_s = 0.25;
-  t0.gaps = {{10'000'000, 2}};
+  const auto at = r.gaps.append({{10'000'000, 2}});
+  t0.gaps_at = at.at;
+  t0.gaps_words = at.words;
+  r.gaps_kept = true;
   t0.output_tokens = 3;
   t0.input_tokens = 7;
   t0.finish_s = 0.77;

@@ -2,9 +2,11 @@
 // (experiments/run/request_metrics.h). Expected values by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "core/sort_doubles.h"
 #include "experiments/run/request_metrics.h"
 
 using namespace isim;
@@ -55,13 +57,17 @@ TEST_CASE("request_rows: e2el, TPOT and gaps of each turn") {
   a.output_tokens = 5;
   a.input_tokens = 40;
   a.replica = 2;
-  a.gaps = {{10'000'000, 2}, {30'000'000, 1}, {10'000'000, 1}};
+  sim::GapArena arena;
+  const auto at = arena.append({{10'000'000, 2}, {30'000'000, 1}, {10'000'000, 1}});
+  a.gaps_at = at.at;
+  a.gaps_words = at.words;
+  a.span_ns = 60'000'000;
   sim::TurnRecord b;
   b.start_s = 2.0;
   b.ttft_s = 0.25;
   b.finish_s = 2.25;
   b.output_tokens = 1;
-  const auto rows = exp::request_rows({a, b});
+  const auto rows = exp::request_rows({a, b}, arena);
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].send_s == 1.0);
   CHECK(rows[0].e2el_s == doctest::Approx(0.16));
@@ -95,24 +101,24 @@ TEST_CASE("Values: many values of few distinct ones merge as they come, statisti
   CHECK(v.percentile(100.0 / 3) == doctest::Approx(1 + 8999.0 / 3 - 2999));
 }
 
-TEST_CASE("TPOT comes from the gaps when a turn has them all, else from e2el and TTFT") {
+TEST_CASE("TPOT comes from the first-to-last token span when a turn has it, else e2el and TTFT") {
   // Three turns of equal 7 ms gaps at different start times and lengths: the same TPOT exactly
-  // (7,000,000 x k ns / k / 1e9), so their spread is exactly 0, as a constant TPOT's is.
+  // (span 7,000,000 x k ns / k / 1e9), so their spread is exactly 0, as a constant TPOT's is.
   std::vector<sim::TurnRecord> turns;
   for (int k : {2, 5, 9}) {
     sim::TurnRecord t;
     t.start_s = 0.1 * k + 0.0123;
     t.ttft_s = 0.0311;
     t.output_tokens = k + 1;
-    t.gaps = {{7'000'000, k}};
+    t.span_ns = 7'000'000LL * k;  // no gaps kept: the span alone gives TPOT
     t.finish_s = t.start_s + t.ttft_s + 0.007 * k;
     turns.push_back(t);
   }
   Values tpot;
-  for (const auto& r : exp::request_rows(turns)) tpot.add(r.tpot_s);
+  for (const auto& t : turns) tpot.add(exp::request_row(t).tpot_s);
   CHECK(tpot.mean() == 0.007);
   CHECK(tpot.std() == 0.0);
-  // Without all its gaps (a record built elsewhere), the formula: (0.5 - 0.1) / (5 - 1).
+  // Without a span (a record built elsewhere), the formula: (0.5 - 0.1) / (5 - 1).
   sim::TurnRecord bare;
   bare.start_s = 1.0;
   bare.ttft_s = 0.1;
@@ -126,4 +132,23 @@ TEST_CASE("Values: one distinct value is its own mean, with no spread") {
   v.add(0.1, 3);  // 0.1 x 3 / 3 rounds to 0.10000000000000002 in doubles
   CHECK(v.mean() == 0.1);
   CHECK(v.std() == 0.0);
+}
+
+TEST_CASE("sort_doubles: the order std::sort gives, negatives and repeats included") {
+  // 1,000 values past the 256 below which std::sort is used: i x 0.37 - 100 for i = 999..0
+  // (negatives, zero's neighbours, positives), each twice, plus 1e300 and -1e-300.
+  std::vector<double> v;
+  for (int i = 999; i >= 0; --i)
+    for (int k = 0; k < 2; ++k) v.push_back(i * 0.37 - 100);
+  v.push_back(1e300);
+  v.push_back(-1e-300);
+  std::vector<double> expected = v;
+  std::sort(expected.begin(), expected.end());  // the oracle
+  isim::sort_doubles(v);
+  CHECK(v == expected);
+  // values_of: 3, 1, 2, 1 -> sorted 1, 1, 2, 3: mean 7 / 4, median (h = 1.5) 1.5.
+  const Values x = exp::values_of({3.0, 1.0, 2.0, 1.0});
+  CHECK(x.size() == 4);
+  CHECK(x.mean() == 1.75);
+  CHECK(x.median() == 1.5);
 }
