@@ -75,7 +75,7 @@ const Help kRunHelp{
     "       isim run --trace T --profile P --policy NAME [options]\n"
     "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n"
     "                    [--metrics FILE.om [--metrics-epoch S]] [--bench-json FILE.json]\n"
-    "                    [--progress | --no-progress]\n",
+    "                    [--progress | --no-progress] [--threads N]\n",
     "Runs every policy of the experiment (or the one --policy of the flag form) and prints a\n"
     "summary row per policy; each policy's files go to DIR/<policy>/. Exit 0: done; 2: bad\n"
     "input, or sessions that can never fit were skipped.\n",
@@ -91,6 +91,7 @@ struct RunFlags {
   RunViews views;
   ProgressOptions progress;
   std::optional<std::string> bench_json;  // --bench-json FILE
+  int32_t threads = 1;                    // --threads N
 };
 
 // A flag's text, when given.
@@ -125,6 +126,9 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   opts.add_options()("bench-json", po::value<std::string>(),
                      "also write each policy's bench.json (vllm bench serve's result JSON) to "
                      "FILE.json; several policies: FILE.POLICY.json");
+  opts.add_options()("threads", po::value<std::string>(),
+                     "threads the replicas advance on between the fleet's events, 1..1024 "
+                     "(default 1; the results are the same for any number)");
   hidden.add_options()("experiment", po::value<std::string>(), "experiment YAML");
   po::positional_options_description pos;
   pos.add("experiment", 1);
@@ -142,6 +146,8 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   s.scheduler = given(vm, "scheduler");
   s.executor = given(vm, "executor");
   f.bench_json = given(vm, "bench-json");
+  f.threads = flag_value<int32_t>(vm, "threads", 1, "an integer in 1..1024 (threads)",
+                                  [](int32_t n) { return n >= 1 && n <= 1024; });
   if (vm.count("experiment")) {
     if (!s.trace.empty() || !s.profile.empty() || !s.policy.empty())
       throw UsageError{"give an experiment file or --trace/--profile/--policy, not both", ""};
@@ -182,7 +188,8 @@ int cmd_run(const Args& args) {
   check_kv_capacity(e, in);
   make_out_dir(out, "--out");
   const RunReport r = run_experiment(e, in, out, f->checks, f->views, f->progress,
-                                     [&](const std::string& dir) { plot_replicas(dir, e); });
+                                     [&](const std::string& dir) { plot_replicas(dir, e); },
+                                     f->threads);
   if (f->bench_json) copy_bench_json(*f->bench_json, e, out);
   return print_run_report(e, r);
 }

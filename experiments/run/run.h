@@ -60,9 +60,11 @@ bool uses_tiers(const Experiment& e);
 // fleet is disaggregated (cluster.roles), a fresh instance of its planner. `observer` (not
 // owned; null: none) is told every replica's iterations and session activities; `progress`
 // (null: none) how far the run is (cluster::Progress). The summary carries the SLO attainment
-// of `e.slo` and the overload verdict (experiments/run/goodput.h).
+// of `e.slo` and the overload verdict (experiments/run/goodput.h). `threads`: what the replicas
+// advance on between fleet events (cluster::simulate; the results do not depend on it).
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                               cluster::Checks checks = false, sim::RunObserver* observer = nullptr,
-                              const cluster::ProgressFn& progress = nullptr);
+                              const cluster::ProgressFn& progress = nullptr,
+                              int32_t threads = 1);
 
 }  // namespace isim::exp

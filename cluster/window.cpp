@@ -1,0 +1,143 @@
+// The replicas' pending iteration ends and the windows they advance in (cluster/window.h).
+#include "cluster/window.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace isim::cluster {
+
+namespace {
+
+// No iteration with a batch on this replica is shorter (cluster/window.h step_floor). The
+// iteration takes stall + max(forward beside copies, link) (+ CPU work, or the max with it):
+// never less than the forward when the slowdown and the step overhead are not negative, and
+// the forward of a batch of n >= 1 tokens is the linear base + slope x n, or the tables' terms
+// (each clamped at 0) plus the overhead. Rounding takes off at most a nanosecond or two.
+sim::Nanos floor_of(const ReplicaSpec& spec) {
+  if (spec.executor->name() != "sim" || spec.executor->live()) return 0;
+  const sim::Profile& p = spec.executor->cost_model().profile();
+  const sim::StepOverhead& o = p.step_overhead;
+  if (p.swap.compute_slowdown < 0 || o.fixed_us < 0 || o.per_sequence_us < 0 || o.per_token_us < 0)
+    return 0;
+  double us = 0;
+  if (p.form == sim::ForwardForm::kLinear) {
+    if (p.linear.slope_ms_per_token < 0) return 0;
+    us = (p.linear.base_ms + p.linear.slope_ms_per_token) * 1e3;
+  } else {
+    us = p.tables.overhead_us;
+  }
+  if (!(us > 0)) return 0;
+  return std::max<sim::Nanos>(0, sim::from_us(us) - 2);
+}
+
+sim::Nanos add(sim::Nanos a, sim::Nanos b) {
+  return a >= sim::kForever - b ? sim::kForever : a + b;
+}
+
+}  // namespace
+
+Windows::Windows(Fleet& f, std::vector<std::unique_ptr<ReplicaPort>>& ports, int32_t threads)
+    : f_(f), ports_(ports), pool_(std::clamp(threads, 1, f.size())) {
+  const auto n = static_cast<size_t>(f.size());
+  end_.assign(n, sim::kForever);
+  started_.assign(n, 0);
+  bound_.assign(n, sim::kForever);
+  floor_.resize(n);
+  for (int32_t r = 0; r < f.size(); ++r) floor_[static_cast<size_t>(r)] = floor_of(f.spec(r));
+  part_last_.assign(static_cast<size_t>(pool_.parts()), 0);
+  part_ends_.assign(static_cast<size_t>(pool_.parts()), 0);
+}
+
+void Windows::refresh(int32_t r) {
+  const auto i = static_cast<size_t>(r);
+  const sim::EventQueue& c = f_.clock(r);
+  if (c.empty()) {
+    end_[i] = sim::kForever;
+    bound_[i] = sim::kForever;
+    return;
+  }
+  const sim::Event& ev = c.top();
+  if (end_[i] == ev.time && started_[i] == ev.arg) return;  // known already
+  end_[i] = ev.time;
+  started_[i] = ev.arg;
+  const sim::Engine::Lookahead la = f_.raw(r).lookahead(ev.time);
+  bound_[i] = finishes_matter_ ? std::min(la.pause, la.finish) : la.pause;
+}
+
+sim::Nanos Windows::earliest() const {
+  sim::Nanos t = sim::kForever;
+  for (sim::Nanos e : end_) t = std::min(t, e);
+  return t;
+}
+
+const std::vector<int32_t>& Windows::take(sim::Nanos t) {
+  due_.clear();
+  for (int32_t r = 0; r < f_.size(); ++r)
+    if (end_[static_cast<size_t>(r)] == t) due_.push_back(r);
+  std::stable_sort(due_.begin(), due_.end(), [this](int32_t a, int32_t b) {
+    return started_[static_cast<size_t>(a)] < started_[static_cast<size_t>(b)];
+  });
+  return due_;
+}
+
+sim::Nanos Windows::horizon(sim::Nanos h) const {
+  for (size_t r = 0; r < end_.size(); ++r) {
+    if (end_[r] == sim::kForever) continue;
+    h = std::min({h, bound_[r], add(end_[r], floor_[r])});
+  }
+  return h;
+}
+
+void Windows::advance(int32_t r, sim::Nanos h, size_t k) {
+  sim::EventQueue& clock = f_.clock(r);
+  sim::Engine& e = f_.raw(r);
+  ReplicaPort& port = *ports_[static_cast<size_t>(r)];
+  const auto i = static_cast<size_t>(r);
+  while (end_[i] < h) {
+    const sim::Event ev = clock.pop();
+    port.hold(ev.time, ev.arg);
+    e.handle(ev);
+    if (!e.busy()) e.maybe_start();
+    port.direct();
+    refresh(r);
+    if (bound_[i] < h)
+      throw std::logic_error(fmt::format(
+          "Windows: replica {} launched at t={} ns an iteration that could reach the fleet at "
+          "{} ns, inside the window before {} ns (its step floor is not one)",
+          r, ev.time, bound_[i], h));
+    part_last_[k] = std::max(part_last_[k], ev.time);
+    ++part_ends_[k];
+  }
+}
+
+std::vector<Effect>& Windows::run(sim::Nanos h, sim::Nanos& last) {
+  const auto parts = static_cast<size_t>(pool_.parts());
+  const size_t n = end_.size();
+  std::fill(part_last_.begin(), part_last_.end(), 0);
+  std::fill(part_ends_.begin(), part_ends_.end(), 0);
+  pool_.run([&](int32_t k) {
+    const size_t lo = static_cast<size_t>(k) * n / parts, hi = (static_cast<size_t>(k) + 1) * n / parts;
+    for (size_t r = lo; r < hi; ++r)
+      if (end_[r] < h) advance(static_cast<int32_t>(r), h, static_cast<size_t>(k));
+  });
+  last = *std::max_element(part_last_.begin(), part_last_.end());
+  ++stats_.windows;
+  for (int64_t c : part_ends_) stats_.window_ends += c;
+  effects_.clear();
+  for (auto& port : ports_) {
+    std::vector<Effect>& mine = port->effects();
+    std::move(mine.begin(), mine.end(), std::back_inserter(effects_));
+    mine.clear();
+  }
+  // Canonical order: (end, started, replica); each replica's own in call order.
+  std::stable_sort(effects_.begin(), effects_.end(), [](const Effect& a, const Effect& b) {
+    if (a.end != b.end) return a.end < b.end;
+    if (a.started != b.started) return a.started < b.started;
+    return a.replica < b.replica;
+  });
+  return effects_;
+}
+
+}  // namespace isim::cluster
