@@ -14,6 +14,7 @@
 #include "core/strict_yaml.h"
 #include "experiments/cli/checks_flags.h"
 #include "experiments/cli/cli.h"
+#include "experiments/cli/threads_flag.h"
 #include "experiments/plots/plot_context.h"
 #include "experiments/run/bench_json.h"
 #include "experiments/run/outputs.h"
@@ -126,9 +127,7 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   opts.add_options()("bench-json", po::value<std::string>(),
                      "also write each policy's bench.json (vllm bench serve's result JSON) to "
                      "FILE.json; several policies: FILE.POLICY.json");
-  opts.add_options()("threads", po::value<std::string>(),
-                     "threads the replicas advance on between the fleet's events, 1..1024 "
-                     "(default 1; the results are the same for any number)");
+  add_threads_option(opts);
   hidden.add_options()("experiment", po::value<std::string>(), "experiment YAML");
   po::positional_options_description pos;
   pos.add("experiment", 1);
@@ -146,8 +145,7 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   s.scheduler = given(vm, "scheduler");
   s.executor = given(vm, "executor");
   f.bench_json = given(vm, "bench-json");
-  f.threads = flag_value<int32_t>(vm, "threads", 1, "an integer in 1..1024 (threads)",
-                                  [](int32_t n) { return n >= 1 && n <= 1024; });
+  f.threads = threads_from(vm);
   if (vm.count("experiment")) {
     if (!s.trace.empty() || !s.profile.empty() || !s.policy.empty())
       throw UsageError{"give an experiment file or --trace/--profile/--policy, not both", ""};
