@@ -31,8 +31,8 @@ struct Effect {
   sim::Nanos started = 0;  // that iteration's start
   int32_t replica = 0;
   Kind kind = kPaused;
-  int32_t session = 0;   // trace index
-  sim::Nanos value = 0;  // kPaused: the intercept's duration; kTurnTtft: the TTFT
+  int32_t session = 0;    // trace index
+  sim::Nanos value = 0;   // kPaused: the intercept's duration; kTurnTtft: the TTFT
   sim::SessionMetrics m;  // kFinished
   sim::TurnRecord turn;   // kTurn
 };

@@ -12,12 +12,11 @@ namespace {
 
 std::string threads_note(const Cluster& c, int32_t threads) {
   if (!c.serial_reason().empty())
-    return fmt::format("{} threads: {} runs on one thread", threads, c.serial_reason());
+    return fmt::format("{} threads asked; this run takes one ({})", threads, c.serial_reason());
   const WindowStats& w = c.window_stats();
   return fmt::format(
       "{} threads: {} windows, {:.1f} iteration ends each; {} instants one at a time", threads,
-      w.windows, w.windows > 0 ? static_cast<double>(w.window_ends) / w.windows : 0.0,
-      w.instants);
+      w.windows, w.windows > 0 ? static_cast<double>(w.window_ends) / w.windows : 0.0, w.instants);
 }
 
 }  // namespace
@@ -31,16 +30,15 @@ RunResult simulate(const trace::Trace& trace, const sim::EngineConfig& config,
 }
 
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
-                   Checks checks,
-                   std::function<void(const sim::IterationRecord&)> observer) {
+                   Checks checks, std::function<void(const sim::IterationRecord&)> observer) {
   return simulate(trace, std::move(replicas), router, DisaggConfig{}, nullptr, checks,
                   std::move(observer));
 }
 
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
                    const DisaggConfig& disagg, Planner* planner, Checks checks,
-                   std::function<void(const sim::IterationRecord&)> observer,
-                   ProgressFn progress, int32_t threads) {
+                   std::function<void(const sim::IterationRecord&)> observer, ProgressFn progress,
+                   int32_t threads) {
   for (const auto& r : replicas) {
     if (r.executor && r.executor->live() && replicas.size() > 1)
       throw InputError("cluster.replicas: live executors run on one replica only");

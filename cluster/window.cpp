@@ -13,8 +13,10 @@ namespace {
 // No iteration with a batch on this replica is shorter (cluster/window.h step_floor). The
 // iteration takes stall + max(forward beside copies, link) (+ CPU work, or the max with it):
 // never less than the forward when the slowdown and the step overhead are not negative, and
-// the forward of a batch of n >= 1 tokens is the linear base + slope x n, or the tables' terms
-// (each clamped at 0) plus the overhead. Rounding takes off at most a nanosecond or two.
+// the forward of a batch of n >= 1 tokens (only such a batch emits tokens) is the linear base +
+// slope x n, or the tables' terms (each clamped at 0, dense_us at least its table's least value
+// when the table starts at 1 token or below) plus the overhead. Rounding takes off at most a
+// nanosecond or two.
 sim::Nanos floor_of(const ReplicaSpec& spec) {
   if (spec.executor->name() != "sim" || spec.executor->live()) return 0;
   const sim::Profile& p = spec.executor->cost_model().profile();
@@ -26,7 +28,13 @@ sim::Nanos floor_of(const ReplicaSpec& spec) {
     if (p.linear.slope_ms_per_token < 0) return 0;
     us = (p.linear.base_ms + p.linear.slope_ms_per_token) * 1e3;
   } else {
-    us = p.tables.overhead_us;
+    // Every layer runs dense_us at the batch's tokens: inside the table between two of its
+    // values, past either end never below the nearer one or 0 (sim/interp.h eval_rising).
+    const sim::Curve1D& dense = p.tables.dense_us;
+    double dense_min = 0;
+    if (!dense.empty() && dense.x.front() <= 1)
+      dense_min = std::max(0.0, *std::min_element(dense.y.begin(), dense.y.end()));
+    us = p.tables.overhead_us + static_cast<double>(p.model.layers) * dense_min;
   }
   if (!(us > 0)) return 0;
   return std::max<sim::Nanos>(0, sim::from_us(us) - 2);
@@ -118,7 +126,8 @@ std::vector<Effect>& Windows::run(sim::Nanos h, sim::Nanos& last) {
   std::fill(part_last_.begin(), part_last_.end(), 0);
   std::fill(part_ends_.begin(), part_ends_.end(), 0);
   pool_.run([&](int32_t k) {
-    const size_t lo = static_cast<size_t>(k) * n / parts, hi = (static_cast<size_t>(k) + 1) * n / parts;
+    const size_t lo = static_cast<size_t>(k) * n / parts,
+                 hi = (static_cast<size_t>(k) + 1) * n / parts;
     for (size_t r = lo; r < hi; ++r)
       if (end_[r] < h) advance(static_cast<int32_t>(r), h, static_cast<size_t>(k));
   });

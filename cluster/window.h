@@ -8,11 +8,11 @@
 //   on a finish (trace::StartAfter), the finish itself). `refresh(r)` reads r's clock after it
 //   may have launched; `take(t)` hands out the replicas whose iteration ends at t in the order
 //   the fleet's one queue would (iteration start, then replica).
-// - `step_floor(r)`: no iteration with a batch lasts less on replica r (from its profile: the
-//   linear form's base plus one token's slope, or the tables' overhead; 0 for another executor
-//   or a profile whose terms could be negative). An iteration without a batch (KV copies only)
-//   emits nothing, so nothing replica r does after its pending end reaches the fleet before
-//   end(r) + step_floor(r).
+// - `step_floor(r)`: no iteration that emits a token lasts less on replica r (from its profile:
+//   the linear form's base plus one token's slope, or the tables' overhead plus every layer's
+//   least dense time; 0 for another executor or a profile whose terms could be negative). Only
+//   such an iteration reaches the fleet, so nothing replica r does after its pending end does
+//   before end(r) + step_floor(r).
 // - `horizon(h)`: min of h, every busy replica's bound and end + step_floor. Before it the fleet
 //   cannot touch a replica (h is at most the next fleet event) and no replica can make an
 //   event for the fleet, so each replica may handle its own iteration ends before it, starting

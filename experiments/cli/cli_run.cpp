@@ -185,9 +185,9 @@ int cmd_run(const Args& args) {
   const Inputs in = prepare(e);  // the trace and profiles, read before the folder is made
   check_kv_capacity(e, in);
   make_out_dir(out, "--out");
-  const RunReport r = run_experiment(e, in, out, f->checks, f->views, f->progress,
-                                     [&](const std::string& dir) { plot_replicas(dir, e); },
-                                     f->threads);
+  const RunReport r = run_experiment(
+      e, in, out, f->checks, f->views, f->progress,
+      [&](const std::string& dir) { plot_replicas(dir, e); }, f->threads);
   if (f->bench_json) copy_bench_json(*f->bench_json, e, out);
   return print_run_report(e, r);
 }

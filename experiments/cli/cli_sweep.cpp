@@ -10,9 +10,9 @@
 #include "core/cli_args.h"
 #include "core/cli_help.h"
 #include "experiments/cli/checks_flags.h"
-#include "experiments/cli/threads_flag.h"
 #include "experiments/cli/cli.h"
 #include "experiments/cli/cli_submit.h"
+#include "experiments/cli/threads_flag.h"
 #include "experiments/sweep/sweep_command.h"
 #include "experiments/sweep/sweep_shards.h"
 
@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kSweepUsage =
-    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--threads N] [--shard K/N|auto] [--resume|--fresh]\n"
+    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--threads N] [--shard K/N|auto] "
+    "[--resume|--fresh]\n"
     "                  [--out DIR]\n"
     "                  [--keep-runs] [--list] [-p key=value ...]\n"
     "       isim sweep merge OUT.csv JOURNAL|DIR ...   (or results.csv files of old shards)\n"

@@ -64,7 +64,6 @@ bool uses_tiers(const Experiment& e);
 // advance on between fleet events (cluster::simulate; the results do not depend on it).
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                               cluster::Checks checks = false, sim::RunObserver* observer = nullptr,
-                              const cluster::ProgressFn& progress = nullptr,
-                              int32_t threads = 1);
+                              const cluster::ProgressFn& progress = nullptr, int32_t threads = 1);
 
 }  // namespace isim::exp

@@ -23,8 +23,7 @@ namespace {
 // still decodes (it finishes at 45 ms, inside what a window without a's bound would cover).
 trace::Trace short_intercept() {
   return {trace::Session{"a", 0.0, {seg(4, 2, "tool", 0.001), seg(4, 1)}},
-          trace::Session{"c", 0.009, {seg(4, 3)}},
-          trace::Session{"b", 0.010, {seg(4, 3)}}};
+          trace::Session{"c", 0.009, {seg(4, 3)}}, trace::Session{"b", 0.010, {seg(4, 3)}}};
 }
 
 struct ThreadFleet {
@@ -47,8 +46,7 @@ struct ThreadFleet {
       specs.push_back({c, executors[i].get(), policies[i].get(), ""});
     }
     return cluster::simulate(t, std::move(specs), *router, cluster::DisaggConfig{}, nullptr,
-                             cluster::Checks(threads == 0), nullptr, nullptr,
-                             std::max(threads, 1));
+                             cluster::Checks(threads == 0), nullptr, nullptr, std::max(threads, 1));
   }
   sim::Profile profile;
   std::vector<std::unique_ptr<sim::Executor>> executors;
@@ -125,9 +123,10 @@ TEST_CASE("windows with samples and many replicas: 1, 2, 4 threads as one at a t
   // ms: windows end at samples, arrivals and intercept ends alike.
   trace::Trace t;
   for (int i = 0; i < 24; ++i)
-    t.push_back(trace::Session{"s" + std::to_string(i), 0.007 * i,
-                               {seg(4 + i % 5, 3 + i % 4, "tool", 0.003 * (1 + i % 13)),
-                                seg(2 + i % 3, 2 + i % 6)}});
+    t.push_back(trace::Session{
+        "s" + std::to_string(i),
+        0.007 * i,
+        {seg(4 + i % 5, 3 + i % 4, "tool", 0.003 * (1 + i % 13)), seg(2 + i % 3, 2 + i % 6)}});
   ThreadFleet f(5);
   const cluster::RunResult one_at_a_time = f.run(t, 0, 0.02);
   CHECK(one_at_a_time.timeseries.size() > 3);
