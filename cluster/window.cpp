@@ -56,9 +56,17 @@ Windows::Windows(Fleet& f, std::vector<std::unique_ptr<ReplicaPort>>& ports, int
   for (int32_t r = 0; r < f.size(); ++r) floor_[static_cast<size_t>(r)] = floor_of(f.spec(r));
   part_last_.assign(static_cast<size_t>(pool_.parts()), 0);
   part_ends_.assign(static_cast<size_t>(pool_.parts()), 0);
+  part_moved_.resize(static_cast<size_t>(pool_.parts()));
+  order_.init(n, Due{});
+  limit_.init(n, sim::kForever);
 }
 
 void Windows::refresh(int32_t r) {
+  read(r);
+  index(r);
+}
+
+void Windows::read(int32_t r) {
   const auto i = static_cast<size_t>(r);
   const sim::EventQueue& c = f_.clock(r);
   if (c.empty()) {
@@ -74,28 +82,24 @@ void Windows::refresh(int32_t r) {
   bound_[i] = finishes_matter_ ? std::min(la.pause, la.finish) : la.pause;
 }
 
-sim::Nanos Windows::earliest() const {
-  sim::Nanos t = sim::kForever;
-  for (sim::Nanos e : end_) t = std::min(t, e);
-  return t;
+void Windows::index(int32_t r) {
+  const auto i = static_cast<size_t>(r);
+  if (end_[i] == sim::kForever) {
+    order_.set(i, Due{});
+    limit_.set(i, sim::kForever);
+    return;
+  }
+  order_.set(i, Due{end_[i], started_[i], r});
+  limit_.set(i, std::min(bound_[i], add(end_[i], floor_[i])));
 }
 
 const std::vector<int32_t>& Windows::take(sim::Nanos t) {
   due_.clear();
-  for (int32_t r = 0; r < f_.size(); ++r)
-    if (end_[static_cast<size_t>(r)] == t) due_.push_back(r);
-  std::stable_sort(due_.begin(), due_.end(), [this](int32_t a, int32_t b) {
-    return started_[static_cast<size_t>(a)] < started_[static_cast<size_t>(b)];
-  });
-  return due_;
-}
-
-sim::Nanos Windows::horizon(sim::Nanos h) const {
-  for (size_t r = 0; r < end_.size(); ++r) {
-    if (end_[r] == sim::kForever) continue;
-    h = std::min({h, bound_[r], add(end_[r], floor_[r])});
+  while (order_.top().end == t) {  // each is refreshed once its end is handled
+    due_.push_back(order_.top().r);
+    order_.set(static_cast<size_t>(due_.back()), Due{});
   }
-  return h;
+  return due_;
 }
 
 void Windows::advance(int32_t r, sim::Nanos h, size_t k) {
@@ -109,7 +113,7 @@ void Windows::advance(int32_t r, sim::Nanos h, size_t k) {
     e.handle(ev);
     if (!e.busy()) e.maybe_start();
     port.direct();
-    refresh(r);
+    read(r);
     if (bound_[i] < h)
       throw std::logic_error(fmt::format(
           "Windows: replica {} launched at t={} ns an iteration that could reach the fleet at "
@@ -118,6 +122,7 @@ void Windows::advance(int32_t r, sim::Nanos h, size_t k) {
     part_last_[k] = std::max(part_last_[k], ev.time);
     ++part_ends_[k];
   }
+  part_moved_[k].push_back(r);
 }
 
 std::vector<Effect>& Windows::run(sim::Nanos h, sim::Nanos& last) {
@@ -132,6 +137,10 @@ std::vector<Effect>& Windows::run(sim::Nanos h, sim::Nanos& last) {
       if (end_[r] < h) advance(static_cast<int32_t>(r), h, static_cast<size_t>(k));
   });
   last = *std::max_element(part_last_.begin(), part_last_.end());
+  for (std::vector<int32_t>& moved : part_moved_) {
+    for (int32_t r : moved) index(r);
+    moved.clear();
+  }
   ++stats_.windows;
   for (int64_t c : part_ends_) stats_.window_ends += c;
   effects_.clear();

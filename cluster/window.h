@@ -25,6 +25,7 @@
 //   run one at a time.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -34,6 +35,26 @@
 #include "cluster/worker_pool.h"
 
 namespace isim::cluster {
+
+// A tournament tree over n slots: set one in O(log n), the least in O(1).
+template <typename K>
+class MinTree {
+ public:
+  void init(size_t n, const K& none) {
+    for (size_ = 1; size_ < n;) size_ *= 2;
+    t_.assign(2 * size_, none);
+  }
+  void set(size_t i, const K& k) {
+    i += size_;
+    t_[i] = k;
+    for (i /= 2; i > 0; i /= 2) t_[i] = t_[2 * i + 1] < t_[2 * i] ? t_[2 * i + 1] : t_[2 * i];
+  }
+  const K& top() const { return t_[1]; }
+
+ private:
+  size_t size_ = 1;
+  std::vector<K> t_;
+};
 
 struct WindowStats {
   int64_t windows = 0;
@@ -53,10 +74,10 @@ class Windows {
   sim::Nanos bound(int32_t r) const { return bound_[static_cast<size_t>(r)]; }
   sim::Nanos step_floor(int32_t r) const { return floor_[static_cast<size_t>(r)]; }
   void refresh(int32_t r);
-  sim::Nanos earliest() const;
+  sim::Nanos earliest() const { return order_.top().end; }
   const std::vector<int32_t>& take(sim::Nanos t);
 
-  sim::Nanos horizon(sim::Nanos h) const;
+  sim::Nanos horizon(sim::Nanos h) const { return std::min(h, limit_.top()); }
   // Runs the window before h; returns its effects in canonical order. `last` is the latest
   // iteration end handled.
   std::vector<Effect>& run(sim::Nanos h, sim::Nanos& last);
@@ -66,7 +87,21 @@ class Windows {
   const WindowStats& stats() const { return stats_; }
 
  private:
+  // The pending end of r from its clock (its own arrays only: safe inside a window), then into
+  // the trees (serial).
+  void read(int32_t r);
+  void index(int32_t r);
   void advance(int32_t r, sim::Nanos h, size_t part);
+
+  struct Due {  // the order of iteration ends on one queue
+    sim::Nanos end = sim::kForever, started = 0;
+    int32_t r = 0;
+    bool operator<(const Due& o) const {
+      if (end != o.end) return end < o.end;
+      if (started != o.started) return started < o.started;
+      return r < o.r;
+    }
+  };
 
   Fleet& f_;
   std::vector<std::unique_ptr<ReplicaPort>>& ports_;
@@ -74,8 +109,11 @@ class Windows {
   bool finishes_matter_ = true;
   std::vector<sim::Nanos> end_, started_, bound_, floor_;  // by replica
   std::vector<int32_t> due_;                               // take's answer
-  std::vector<sim::Nanos> part_last_;                      // by part: latest end handled
-  std::vector<int64_t> part_ends_;                         // by part: ends handled
+  MinTree<Due> order_;                                     // pending ends
+  MinTree<sim::Nanos> limit_;                     // min(bound, end + step floor) of the busy ones
+  std::vector<std::vector<int32_t>> part_moved_;  // by part: replicas a window advanced
+  std::vector<sim::Nanos> part_last_;             // by part: latest end handled
+  std::vector<int64_t> part_ends_;                // by part: ends handled
   std::vector<Effect> effects_;
   WindowStats stats_;
 };
