@@ -186,7 +186,7 @@ void Cluster::run_instant(sim::Nanos t) {
   real_event_ = false;
   ++windows_->stats().instants;
   // Iteration ends first (their priority is the lowest), as one queue would order them.
-  for (int32_t r : std::vector<int32_t>(windows_->take(t))) {
+  for (int32_t r : windows_->take(t)) {  // refresh leaves take's list alone
     dispatch(fleet_.clock(r).pop());
     windows_->refresh(r);
     checker_.after_event();

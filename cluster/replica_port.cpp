@@ -24,6 +24,7 @@ sim::TurnRecord turn_record(int32_t r, const sim::SessionState& s, int64_t outpu
 
 Effect& ReplicaPort::add(Effect::Kind k, int32_t session) {
   Effect& e = effects_.emplace_back();
+  e.seq = static_cast<int32_t>(effects_.size());
   e.end = end_;
   e.started = started_;
   e.replica = replica_;

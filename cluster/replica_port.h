@@ -30,6 +30,7 @@ struct Effect {
   sim::Nanos end = 0;      // the iteration end that made it
   sim::Nanos started = 0;  // that iteration's start
   int32_t replica = 0;
+  int32_t seq = 0;  // its place among the replica's effects of one window
   Kind kind = kPaused;
   int32_t session = 0;    // trace index
   sim::Nanos value = 0;   // kPaused: the intercept's duration; kTurnTtft: the TTFT

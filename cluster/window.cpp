@@ -57,6 +57,13 @@ Windows::Windows(Fleet& f, std::vector<std::unique_ptr<ReplicaPort>>& ports, int
   part_last_.assign(static_cast<size_t>(pool_.parts()), 0);
   part_ends_.assign(static_cast<size_t>(pool_.parts()), 0);
   part_moved_.resize(static_cast<size_t>(pool_.parts()));
+  job_ = [this](int32_t k) {  // part k: a fixed block of replicas
+    const auto parts = static_cast<size_t>(pool_.parts()), n = end_.size();
+    const size_t lo = static_cast<size_t>(k) * n / parts;
+    const size_t hi = (static_cast<size_t>(k) + 1) * n / parts;
+    for (size_t r = lo; r < hi; ++r)
+      if (end_[r] < h_) advance(static_cast<int32_t>(r), h_, static_cast<size_t>(k));
+  };
   order_.init(n, Due{});
   limit_.init(n, sim::kForever);
 }
@@ -126,34 +133,29 @@ void Windows::advance(int32_t r, sim::Nanos h, size_t k) {
 }
 
 std::vector<Effect>& Windows::run(sim::Nanos h, sim::Nanos& last) {
-  const auto parts = static_cast<size_t>(pool_.parts());
-  const size_t n = end_.size();
   std::fill(part_last_.begin(), part_last_.end(), 0);
   std::fill(part_ends_.begin(), part_ends_.end(), 0);
-  pool_.run([&](int32_t k) {
-    const size_t lo = static_cast<size_t>(k) * n / parts,
-                 hi = (static_cast<size_t>(k) + 1) * n / parts;
-    for (size_t r = lo; r < hi; ++r)
-      if (end_[r] < h) advance(static_cast<int32_t>(r), h, static_cast<size_t>(k));
-  });
+  h_ = h;
+  pool_.run(job_);
   last = *std::max_element(part_last_.begin(), part_last_.end());
-  for (std::vector<int32_t>& moved : part_moved_) {
-    for (int32_t r : moved) index(r);
-    moved.clear();
-  }
   ++stats_.windows;
   for (int64_t c : part_ends_) stats_.window_ends += c;
   effects_.clear();
-  for (auto& port : ports_) {
-    std::vector<Effect>& mine = port->effects();
-    std::move(mine.begin(), mine.end(), std::back_inserter(effects_));
-    mine.clear();
+  for (std::vector<int32_t>& moved : part_moved_) {
+    for (int32_t r : moved) {
+      index(r);
+      std::vector<Effect>& mine = ports_[static_cast<size_t>(r)]->effects();
+      std::move(mine.begin(), mine.end(), std::back_inserter(effects_));
+      mine.clear();
+    }
+    moved.clear();
   }
-  // Canonical order: (end, started, replica); each replica's own in call order.
-  std::stable_sort(effects_.begin(), effects_.end(), [](const Effect& a, const Effect& b) {
+  // Canonical order: (end, started, replica), then each replica's call order.
+  std::sort(effects_.begin(), effects_.end(), [](const Effect& a, const Effect& b) {
     if (a.end != b.end) return a.end < b.end;
     if (a.started != b.started) return a.started < b.started;
-    return a.replica < b.replica;
+    if (a.replica != b.replica) return a.replica < b.replica;
+    return a.seq < b.seq;
   });
   return effects_;
 }

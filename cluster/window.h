@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -116,6 +117,8 @@ class Windows {
   std::vector<int64_t> part_ends_;                // by part: ends handled
   std::vector<Effect> effects_;
   WindowStats stats_;
+  sim::Nanos h_ = 0;                  // the current window's end
+  std::function<void(int32_t)> job_;  // one part of a window (built once)
 };
 
 }  // namespace isim::cluster
