@@ -4,7 +4,7 @@ run with --threads 1, 2 and 4: the run folders must be byte-identical (diff of e
 
 usage: threads_specs.py ISIM
 
-A run spec goes through `isim run`, a sweep through `isim sweep --shard 1/9 --jobs 1` (results.csv,
+A run spec goes through `isim run`, a sweep through `isim sweep --shard 1/12 --jobs 1` (results.csv,
 the journal); plan specs are left out (isim plan runs each point on one thread). A spec whose
 data is missing here (../shared/data) is skipped with its error; when every spec is skipped the
 script exits 77 (CTest's skip code). Exit 1 on the first difference, naming the file.
@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Each spec's scale: small enough for a sanitizer build, large enough that windows hold several
 # replicas' iteration ends.
 SCALE = {"bench-cluster": ["-p", "trace.draw=1500"]}
-SWEEP_SCALE = ["-p", "trace.limit=30"]
+SWEEP_SCALE = ["-p", "trace.limit=20"]
 
 
 def fleet_specs():
@@ -39,7 +39,7 @@ def fleet_specs():
 
 def run(isim, spec, name, sweep, threads, out):
     if sweep:
-        cmd = [isim, "sweep", spec, *SWEEP_SCALE, "--shard", "1/9", "--jobs", "1", "--out", out]
+        cmd = [isim, "sweep", spec, *SWEEP_SCALE, "--shard", "1/12", "--jobs", "1", "--out", out]
     else:
         cmd = [isim, "run", spec, *SCALE.get(name, []), "--no-progress", "--out", out]
     cmd += ["--threads", str(threads)]
