@@ -51,6 +51,8 @@ class Arrivals final : public Component {
     return fork_session_ == i && fork_block_tokens_ == bt ? &fork_chain_ : nullptr;
   }
   const std::vector<std::string>& skipped() const { return skipped_; }
+  // Whether some session starts after another (trace::StartAfter): a finish can start one.
+  bool starts_after_any() const { return !dependents_.empty(); }
   // Sessions never started: their user had no active window left (StartAfter windows).
   int64_t not_started() const { return not_started_; }
 

@@ -1,5 +1,6 @@
 #include "cluster/cluster.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -49,10 +50,30 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
     tiers_ = std::make_unique<Tiers>(fleet_, disagg.tiers, disagg.links);
     parts.tiers = tiers_.get();
   }
+  for (int32_t r = 0; r < size(); ++r) {
+    ports_.push_back(std::make_unique<ReplicaPort>(r, *this));
+    fleet_.raw(r).set_listener(ports_.back().get());
+    const ReplicaSpec& sp = fleet_.spec(r);
+    if (sp.executor->live() && serial_reason_.empty()) serial_reason_ = "a live executor";
+    if (sp.observer && serial_reason_.empty()) serial_reason_ = "an event trace";
+  }
+  if (roles_) serial_reason_ = "a disaggregated fleet";
+  if (tiers_ && serial_reason_.empty()) serial_reason_ = "KV tiers";
+  if (lockstep_ && serial_reason_.empty()) serial_reason_ = "lockstep groups";
+  if (checks.each_event && serial_reason_.empty()) serial_reason_ = "checks after every event";
+  windows_ = std::make_unique<Windows>(fleet_, ports_, 1);
+}
+
+void Cluster::set_threads(int32_t n) {
+  if (n < 1) throw std::logic_error("Cluster::set_threads: n must be >= 1");
+  const bool finishes = windows_->finishes_matter();
+  windows_ = std::make_unique<Windows>(fleet_, ports_, serial_reason_.empty() ? n : 1);
+  windows_->set_finishes_matter(finishes);
 }
 
 void Cluster::set_observer(std::function<void(const sim::IterationRecord&)> f) {
   for (int32_t r = 0; r < size(); ++r) fleet_.replica(r).notes().set_observer(f);
+  if (f && serial_reason_.empty()) serial_reason_ = "an iteration observer";
 }
 
 void Cluster::set_progress(ProgressFn f, int64_t every) {
@@ -63,6 +84,7 @@ void Cluster::set_progress(ProgressFn f, int64_t every) {
 
 void Cluster::load() {
   arrivals_->load();
+  windows_->set_finishes_matter(arrivals_->starts_after_any());
 }
 
 Role Cluster::role(int32_t r) const {
@@ -82,6 +104,22 @@ void Cluster::paused(int32_t r, int32_t h, const sim::SessionState& s, sim::Nano
   intercepts_->paused(r, h, s, duration);
 }
 
+void Cluster::apply(Effect& e) {
+  fleet_.queue().advance_to(e.end);
+  switch (e.kind) {
+    case Effect::kPaused:
+      return intercepts_->ends_at(e.session, e.end + e.value);
+    case Effect::kFinished:
+      fleet_.ledger().finished(e.session, e.m);
+      ++fleet_.counts().done;
+      return arrivals_->finished(e.session);
+    case Effect::kTurnTtft:
+      return fleet_.ledger().turn_ttft(sim::to_seconds(e.value));
+    case Effect::kTurn:
+      return fleet_.ledger().turn(std::move(e.turn), e.value, e.first, e.gaps);
+  }
+}
+
 void Cluster::finished(int32_t, const sim::SessionState& s) {
   fleet_.ledger().finished(s.idx, s.m);
   ++fleet_.counts().done;
@@ -99,19 +137,7 @@ void Cluster::first_token(int32_t r, const sim::SessionState& s, sim::Nanos ttft
 
 void Cluster::segment_done(int32_t r, const sim::SessionState& s, int64_t outputs,
                            double decode_s) {
-  const sim::Nanos start = s.seg == 0 ? s.arrival : s.intercept_end;
-  sim::TurnRecord t;
-  t.session = s.idx;
-  t.seg = s.seg;
-  t.start_s = sim::to_seconds(start);
-  t.ttft_s = sim::to_seconds(s.seg_first_token - start);
-  t.itl_max_s = outputs >= 2 ? sim::to_seconds(s.seg_max_gap) : -1.0;
-  t.output_tokens = outputs;
-  t.input_tokens = s.seg_input;
-  t.finish_s = sim::to_seconds(s.last_token);
-  t.replica = r;
-  t.span_ns = s.last_token - s.seg_first_token;
-  fleet_.ledger().turn(t, start, s.seg_first_token, s.seg_gaps);
+  fleet_.ledger().turn(turn_record(r, s, outputs), turn_start(s), s.seg_first_token, s.seg_gaps);
   if (planning_) planning_->segment_done(s, outputs, decode_s, r);
 }
 
@@ -147,29 +173,77 @@ void Cluster::start_iterations() {
       lockstep_->start(r);  // the core's whole group, together
     else if (!fleet_.engine(r).busy())
       fleet_.replica(r).maybe_start();  // a busy one starts nothing
+    windows_->refresh(r);
   }
+  if (lockstep_)  // a group launches cores that had no event
+    for (int32_t r = 0; r < size(); ++r) windows_->refresh(r);
+}
+
+void Cluster::run_instant(sim::Nanos t) {
+  sim::EventQueue& queue = fleet_.queue();
+  sampler_.before(t);
+  queue.advance_to(t);
+  real_event_ = false;
+  ++windows_->stats().instants;
+  // Iteration ends first (their priority is the lowest), as one queue would order them.
+  for (int32_t r : windows_->take(t)) {  // refresh leaves take's list alone
+    dispatch(fleet_.clock(r).pop());
+    windows_->refresh(r);
+    checker_.after_event();
+  }
+  while (!queue.empty() && queue.top().time == t) {
+    dispatch(queue.pop());
+    checker_.after_event();
+  }
+  if (roles_) roles_->settle();
+  if (tiers_) tiers_->pump_fetches();
+  if (transfers_) checker_.after_event();
+  start_iterations();
+  if (real_event_) end_ = t;
+  checker_.after_instant();  // with each_event: the iterations just started, then the fleet
+  count_instants(t, 1);
+}
+
+void Cluster::run_window(sim::Nanos h) {
+  sim::Nanos last = 0;
+  const int64_t ends = windows_->stats().window_ends;
+  for (Effect& e : windows_->run(h, last)) apply(e);
+  fleet_.queue().advance_to(last);
+  end_ = last;
+  checker_.after_instant();
+  count_instants(last, windows_->stats().window_ends - ends);
+}
+
+void Cluster::count_instants(sim::Nanos t, int64_t n) {
+  if (!progress_) return;
+  const int64_t before = instants_ / progress_every_;
+  instants_ += n;
+  if (instants_ / progress_every_ != before)
+    progress_({t, fleet_.counts().done, static_cast<int64_t>(fleet_.trace().size()), false});
 }
 
 bool Cluster::run_until(sim::Nanos horizon) {
   sim::EventQueue& queue = fleet_.queue();
   const auto total = static_cast<int64_t>(fleet_.trace().size());
-  while (!queue.empty()) {
-    const sim::Nanos t = queue.top().time;
+  const bool windowed = serial_reason_.empty();
+  while (true) {
+    const sim::Nanos tg = queue.empty() ? sim::kForever : queue.top().time;
+    const sim::Nanos te = windows_->earliest();
+    const sim::Nanos t = std::min(tg, te);
+    if (t == sim::kForever) break;
     if (t > horizon) return false;
-    sampler_.before(t);
-    real_event_ = false;
-    while (!queue.empty() && queue.top().time == t) {
-      dispatch(queue.pop());
-      checker_.after_event();
+    if (windowed && te < tg) {
+      sampler_.before(te);
+      // Before the next fleet event, after the instant of the next sample (it shows the state
+      // every instant up to it left) and of the horizon.
+      const auto after = [](sim::Nanos x) { return x == sim::kForever ? x : x + 1; };
+      const sim::Nanos h = windows_->horizon(std::min({tg, after(sampler_.due()), after(horizon)}));
+      if (h > te) {
+        run_window(h);
+        continue;
+      }
     }
-    if (roles_) roles_->settle();
-    if (tiers_) tiers_->pump_fetches();
-    if (transfers_) checker_.after_event();
-    start_iterations();
-    if (real_event_) end_ = t;
-    checker_.after_instant();  // with each_event: the iterations just started, then the fleet
-    if (progress_ && ++instants_ % progress_every_ == 0)
-      progress_({t, fleet_.counts().done, total, false});
+    run_instant(t);
   }
   if (transfers_ && !fleet_.all_done())
     throw std::logic_error(fmt::format(

@@ -17,6 +17,12 @@
 // - The engines' listener calls go to the components: a pause to the intercept timers, a
 //   finish to the ledger and the start dependencies, a prefilled session to the roles, turn
 //   observations to the planner loop, an idle eviction to the tiers.
+// - Each replica's iteration end waits on its own clock (cluster/window.h). Between the fleet's
+//   events the replicas advance apart, in windows, on `set_threads(n)` threads (default 1; the
+//   same algorithm on any n, so the same results): what their listener calls do to the fleet is
+//   held and applied after each window in the order one queue would have handled it. A fleet
+//   with roles, tiers, lockstep groups, a live executor, an iteration or run observer, or
+//   Checks::each_event runs every instant one at a time (`serial_reason()` says why).
 // - `run_until(h)` handles every event at times <= h and returns whether the queue drained;
 //   calling it again continues. A disaggregated or tiered run that drains with sessions
 //   unfinished has stalled (std::logic_error). `result()` closes the run at the last event
@@ -36,9 +42,11 @@
 #include "cluster/fleet.h"
 #include "cluster/ledger.h"
 #include "cluster/planner.h"
+#include "cluster/replica_port.h"
 #include "cluster/router.h"
 #include "cluster/run_result.h"
 #include "cluster/sampler.h"
+#include "cluster/window.h"
 #include "sim/engine.h"
 
 namespace isim::cluster {
@@ -69,6 +77,11 @@ class Cluster final : public sim::EngineListener {
   void drop_replica_series() { sampler_.keep_replicas(false); }
   // Without, result() has no per-turn gaps, only their tallies (cluster/ledger.h keep_gaps).
   void drop_turn_gaps() { fleet_.ledger().keep_gaps(false); }
+  // Replicas advance between the fleet's events on n >= 1 threads (std::logic_error below 1).
+  void set_threads(int32_t n);
+  // Why this fleet runs its instants one at a time ("" when it windows).
+  const std::string& serial_reason() const { return serial_reason_; }
+  const WindowStats& window_stats() const { return windows_->stats(); }
   void load();
   bool run_until(sim::Nanos horizon);
   RunResult result();
@@ -105,6 +118,10 @@ class Cluster final : public sim::EngineListener {
  private:
   void dispatch(const sim::Event& ev);
   void start_iterations();  // every idle replica that had an event at this instant
+  void run_instant(sim::Nanos t);
+  void run_window(sim::Nanos h);
+  void apply(Effect& e);
+  void count_instants(sim::Nanos t, int64_t n);
 
   Fleet fleet_;
   std::unique_ptr<Arrivals> arrivals_;
@@ -116,6 +133,10 @@ class Cluster final : public sim::EngineListener {
   std::unique_ptr<Lockstep> lockstep_;
   Sampler sampler_;
   Checker checker_;
+  std::vector<std::unique_ptr<ReplicaPort>> ports_;  // each replica's listener
+  std::unique_ptr<Windows> windows_;
+  std::string serial_reason_;
+  bool observed_ = false;
   ProgressFn progress_;
   int64_t progress_every_ = 0, instants_ = 0;
   sim::Nanos end_ = 0;       // the last instant with an event other than the planner's

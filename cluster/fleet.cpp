@@ -26,13 +26,17 @@ void Component::unknown(const sim::Event& ev) const {
 
 Fleet::Fleet(const trace::Trace& trace, std::vector<ReplicaSpec> specs, Router& router,
              bool engine_checks, sim::EngineListener* listener)
-    : trace_(trace), specs_(std::move(specs)), router_(router), ledger_(trace) {
+    : trace_(trace),
+      specs_(std::move(specs)),
+      router_(router),
+      clocks_(specs_.size()),
+      ledger_(trace) {
   if (specs_.empty()) throw InputError("cluster.replicas: must be >= 1");
   for (size_t r = 0; r < specs_.size(); ++r) {
     auto& sp = specs_[r];
     if (!sp.executor || !sp.policy) throw std::logic_error("Cluster: a replica lacks its parts");
     sp.config.check_invariants = sp.config.check_invariants || engine_checks;
-    engines_.push_back(std::make_unique<sim::Engine>(static_cast<int32_t>(r), queue_, sp.config,
+    engines_.push_back(std::make_unique<sim::Engine>(static_cast<int32_t>(r), clocks_[r], sp.config,
                                                      *sp.executor, *sp.policy));
     engines_.back()->set_listener(listener);
     engines_.back()->set_kv_manager(sp.kv_manager);

@@ -7,6 +7,10 @@
 //   which `enlist` hands out in the order components are built. A component declares its own
 //   event types; they mean nothing outside it. The queue orders events by (time, priority,
 //   insertion sequence) only, so neither targets nor types change any run.
+// - Each replica keeps its own clock (`clock(r)`: an EventQueue holding its one iteration end,
+//   whose arg is the instant the iteration started), so that replicas can advance apart
+//   between the fleet's events (cluster/window.h). `replica(r)` and `engine(r)` first bring
+//   r's clock to the fleet's instant (`now()`); `raw(r)` does not (a window's own replica).
 // - `replica(r)` (non-const) marks the replica as possibly changed, for Checks::each_event;
 //   `engine(r)` reads only. `touch(r)` says r had an event at this instant: after the
 //   instant's events it may start an iteration (`take_touched`, in replica order).
@@ -103,13 +107,19 @@ class Fleet {
   const trace::Trace& trace() const { return trace_; }
   const trace::Session& source(int32_t i) const { return trace_[static_cast<size_t>(i)]; }
   const ReplicaSpec& spec(int32_t r) const { return specs_[static_cast<size_t>(r)]; }
-  const sim::Engine& engine(int32_t r) const { return *engines_[static_cast<size_t>(r)]; }
+  const sim::Engine& engine(int32_t r) const {
+    sync(r);
+    return *engines_[static_cast<size_t>(r)];
+  }
   sim::Engine& replica(int32_t r) {
     char& c = changed_[static_cast<size_t>(r)];
     if (track_changes_ && !c) changed_list_.push_back(r);
     c = 1;
+    sync(r);
     return *engines_[static_cast<size_t>(r)];
   }
+  sim::Engine& raw(int32_t r) { return *engines_[static_cast<size_t>(r)]; }
+  sim::EventQueue& clock(int32_t r) { return clocks_[static_cast<size_t>(r)]; }
   sim::EventQueue& queue() { return queue_; }
   sim::Nanos now() const { return queue_.now(); }
   Ledger& ledger() { return ledger_; }
@@ -147,7 +157,13 @@ class Fleet {
   const trace::Trace& trace_;
   std::vector<ReplicaSpec> specs_;
   Router& router_;
+  void sync(int32_t r) const {
+    sim::EventQueue& c = clocks_[static_cast<size_t>(r)];
+    if (c.now() != queue_.now()) c.advance_to(queue_.now());
+  }
+
   sim::EventQueue queue_;
+  mutable std::vector<sim::EventQueue> clocks_;  // by replica; never resized after construction
   std::vector<std::unique_ptr<sim::Engine>> engines_;
   Ledger ledger_;
   FleetCounts counts_;

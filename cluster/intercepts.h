@@ -23,6 +23,8 @@ class Intercepts final : public Component {
   void handle(const sim::Event& ev) override;
   // Replica r paused handle h (session s) for `duration`.
   void paused(int32_t r, int32_t h, const sim::SessionState& s, sim::Nanos duration);
+  // Session i's intercept ends at t (a pause held in a window, cluster/window.h).
+  void ends_at(int32_t i, sim::Nanos t) { schedule(t, sim::kPrioInterceptEnd, kEnd, i); }
   // Routes session i's next turn and resumes it; `ended_at` < 0: its intercept ends now.
   void resume(int32_t i, sim::Nanos ended_at);
   // Resumes paused session h on replica r; with roles, its turn exports when r prefills only.

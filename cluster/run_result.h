@@ -133,6 +133,9 @@ struct RunResult {
   sim::TokenTallies tallies;  // every completed turn's tokens
   // KV bytes moved by link kind (cluster/transfers.h), in kind order; empty: no links.
   std::vector<std::pair<std::string, double>> link_bytes;
+  // With threads > 1 (simulate's `threads`): how the replicas' windows went, or why this fleet
+  // ran on one thread (cluster/cluster.h). Not written to the run folder.
+  std::string threads_note;
 };
 
 }  // namespace isim::cluster

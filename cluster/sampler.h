@@ -24,6 +24,8 @@ class Sampler {
   explicit Sampler(Fleet& f);
   void before(sim::Nanos t);
   void close(sim::Nanos end);
+  // The next sample's instant while samples are due (kForever when none will be).
+  sim::Nanos due() const { return dt_ > 0 && !f_.all_done() ? next_ : sim::kForever; }
   const std::vector<sim::TimeSample>& fleet() const { return fleet_; }
   const std::vector<ReplicaSample>& replicas() const { return replicas_; }
   void keep_replicas(bool keep) { keep_replicas_ = keep; }

@@ -33,11 +33,12 @@ RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas,
 // A fleet with roles, links and a planner (`planner` may be null when disagg is not enabled),
 // and the KV tiers of `disagg.tiers` for replicas whose KV manager uses them. `progress`, when
 // set, is told how far the run is (Cluster::set_progress). `turn_gaps` false: the result keeps
-// no per-turn gaps, only their tallies (cluster/ledger.h).
+// no per-turn gaps, only their tallies (cluster/ledger.h). The replicas advance on `threads`
+// threads between the fleet's events (Cluster::set_threads: the results do not depend on it).
 RunResult simulate(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, Router& router,
                    const DisaggConfig& disagg, Planner* planner, Checks checks = false,
                    std::function<void(const sim::IterationRecord&)> observer = nullptr,
-                   ProgressFn progress = nullptr, bool turn_gaps = true);
+                   ProgressFn progress = nullptr, bool turn_gaps = true, int32_t threads = 1);
 
 // The router of a cluster of one: everything goes to replica 0.
 class SingleReplica final : public Router {

@@ -184,7 +184,7 @@ void Engine::launch_step(Nanos forward, Nanos busy) {
   ++counters_.iterations;
   batch_.launch(forward);
   notes_.iteration(batch_.fill_record(replica_, t, forward, busy));
-  queue_.schedule(t + stall + busy, kPrioIterationEnd, replica_, kEvIterationEnd, 0);
+  queue_.schedule(t + stall + busy, kPrioIterationEnd, replica_, kEvIterationEnd, t);
   notes_.note_all();  // the batch formed, swaps and evictions: all at t
 }
 

@@ -54,7 +54,8 @@
 
 namespace isim::sim {
 
-// The engine's one event type (targets: sim/event_queue.h).
+// The engine's one event type (targets: sim/event_queue.h); its arg is the instant the
+// iteration started.
 enum EventType : int32_t { kEvIterationEnd = 0 };
 
 class Engine final {
@@ -101,6 +102,15 @@ class Engine final {
   // Launches the formed step: it ends after the batch's stall plus `busy`.
   void launch_step(Nanos forward, Nanos busy);
   bool busy() const { return batch_.busy(); }
+  // The earliest instant at which the iteration in flight, ending at `end`, could make the
+  // owner schedule an event: `pause` is end + the intercept of a session that may finish its
+  // segment there with one to follow, `finish` is `end` when a session may finish its last one.
+  // kForever when none may (sim/engine_lookahead.cpp). Only reads.
+  struct Lookahead {
+    Nanos pause = kForever;
+    Nanos finish = kForever;
+  };
+  Lookahead lookahead(Nanos end) const;
   // Sessions queued or running here (not paused, exporting or importing).
   bool has_work() const { return queues_.has_work(); }
   // Waste accounting and busy spans (open, close, waste, busy_spans: sim/waste_meter.h).

@@ -4,7 +4,9 @@
 // Contract:
 // - Time is int64 nanoseconds. Scheduling before `now()` throws std::logic_error: time never
 //   goes backwards.
-// - `pop` advances `now()` to the event's time.
+// - `pop` advances `now()` to the event's time; `advance_to(t)` moves it to t without an event
+//   (a replica's own clock, cluster/fleet.h, follows the fleet's instants), never backwards
+//   (std::logic_error).
 // - An Event is plain data (target, type, argument); the owner dispatches it by target. No
 //   callbacks, so a cluster routes events for itself and N engines through one queue.
 // - The queue is a 4-ary heap in one vector: scheduling and popping allocate nothing once the
@@ -93,6 +95,12 @@ class EventQueue {
   }
 
   Nanos now() const { return now_; }
+  void advance_to(Nanos t) {
+    if (t < now_)
+      throw std::logic_error("EventQueue: clock moved back (" + std::to_string(t) + " < now " +
+                             std::to_string(now_) + ")");
+    now_ = t;
+  }
 
  private:
   static constexpr size_t kArity = 4;  // children per node: a shallower heap, fewer cache misses

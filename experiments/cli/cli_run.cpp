@@ -14,6 +14,7 @@
 #include "core/strict_yaml.h"
 #include "experiments/cli/checks_flags.h"
 #include "experiments/cli/cli.h"
+#include "experiments/cli/threads_flag.h"
 #include "experiments/plots/plot_context.h"
 #include "experiments/run/bench_json.h"
 #include "experiments/run/outputs.h"
@@ -75,7 +76,7 @@ const Help kRunHelp{
     "       isim run --trace T --profile P --policy NAME [options]\n"
     "       either form: [--trace-events FILE.json [--trace-events-limit N]] [--plot]\n"
     "                    [--metrics FILE.om [--metrics-epoch S]] [--bench-json FILE.json]\n"
-    "                    [--progress | --no-progress]\n",
+    "                    [--progress | --no-progress] [--threads N]\n",
     "Runs every policy of the experiment (or the one --policy of the flag form) and prints a\n"
     "summary row per policy; each policy's files go to DIR/<policy>/. Exit 0: done; 2: bad\n"
     "input, or sessions that can never fit were skipped.\n",
@@ -91,6 +92,7 @@ struct RunFlags {
   RunViews views;
   ProgressOptions progress;
   std::optional<std::string> bench_json;  // --bench-json FILE
+  int32_t threads = 1;                    // --threads N
 };
 
 // A flag's text, when given.
@@ -125,6 +127,7 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   opts.add_options()("bench-json", po::value<std::string>(),
                      "also write each policy's bench.json (vllm bench serve's result JSON) to "
                      "FILE.json; several policies: FILE.POLICY.json");
+  add_threads_option(opts);
   hidden.add_options()("experiment", po::value<std::string>(), "experiment YAML");
   po::positional_options_description pos;
   pos.add("experiment", 1);
@@ -142,6 +145,7 @@ std::optional<RunFlags> parse_run_flags(const Args& args) {
   s.scheduler = given(vm, "scheduler");
   s.executor = given(vm, "executor");
   f.bench_json = given(vm, "bench-json");
+  f.threads = threads_from(vm);
   if (vm.count("experiment")) {
     if (!s.trace.empty() || !s.profile.empty() || !s.policy.empty())
       throw UsageError{"give an experiment file or --trace/--profile/--policy, not both", ""};
@@ -181,8 +185,9 @@ int cmd_run(const Args& args) {
   const Inputs in = prepare(e);  // the trace and profiles, read before the folder is made
   check_kv_capacity(e, in);
   make_out_dir(out, "--out");
-  const RunReport r = run_experiment(e, in, out, f->checks, f->views, f->progress,
-                                     [&](const std::string& dir) { plot_replicas(dir, e); });
+  const RunReport r = run_experiment(
+      e, in, out, f->checks, f->views, f->progress,
+      [&](const std::string& dir) { plot_replicas(dir, e); }, f->threads);
   if (f->bench_json) copy_bench_json(*f->bench_json, e, out);
   return print_run_report(e, r);
 }

@@ -12,6 +12,7 @@
 #include "experiments/cli/checks_flags.h"
 #include "experiments/cli/cli.h"
 #include "experiments/cli/cli_submit.h"
+#include "experiments/cli/threads_flag.h"
 #include "experiments/sweep/sweep_command.h"
 #include "experiments/sweep/sweep_shards.h"
 
@@ -23,7 +24,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const char* kSweepUsage =
-    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--shard K/N|auto] [--resume|--fresh]\n"
+    "usage: isim sweep EXPERIMENT.yaml [--jobs N] [--threads N] [--shard K/N|auto] "
+    "[--resume|--fresh]\n"
     "                  [--out DIR]\n"
     "                  [--keep-runs] [--list] [-p key=value ...]\n"
     "       isim sweep merge OUT.csv JOURNAL|DIR ...   (or results.csv files of old shards)\n"
@@ -102,6 +104,7 @@ std::optional<SweepRequest> parse_sweep_flags(const Args& args) {
       "override a spec key: -p trace.limit=50; a swept list: -p 'sweep.seed=[1,2]'")(
       "add", override_flag(r.overrides, true), kAddHelp);
   add_checks_options(opts);
+  add_threads_option(opts);
   hidden.add_options()("experiment", po::value<std::string>(), "sweep spec YAML");
   po::positional_options_description pos;
   pos.add("experiment", 1);
@@ -116,6 +119,7 @@ std::optional<SweepRequest> parse_sweep_flags(const Args& args) {
   r.shard = shard_text == "auto" ? shard_from_env([](const char* v) { return std::getenv(v); })
                                  : parse_shard(shard_text);
   r.checks = checks_from(vm);
+  r.threads = threads_from(vm);
   r.list = vm.count("list") > 0;
   r.keep_runs = vm.count("keep-runs") > 0;
   r.resume = vm.count("resume") > 0;

@@ -74,7 +74,8 @@ namespace {
 
 cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                                    cluster::Checks checks, sim::RunObserver* observer,
-                                   const cluster::ProgressFn& progress, bool gaps) {
+                                   const cluster::ProgressFn& progress, bool gaps,
+                                   int32_t threads) {
   std::vector<std::unique_ptr<sim::Policy>> policies;
   std::vector<std::unique_ptr<sim::Executor>> executors;
   std::vector<std::unique_ptr<sim::KvManager>> managers;
@@ -94,7 +95,7 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
     add(e.engine, in.profile, "", {});
     cluster::SingleReplica single;
     return cluster::simulate(in.trace, std::move(specs), single, cluster::DisaggConfig{}, nullptr,
-                             checks, nullptr, progress, gaps);
+                             checks, nullptr, progress, gaps, threads);
   }
   int32_t lockstep_groups = 0;
   for (size_t g = 0; g < e.cluster.groups.size(); ++g) {
@@ -111,20 +112,21 @@ cluster::RunResult simulate_policy(const Experiment& e, const Inputs& in, const 
   const cluster::DisaggConfig& d = e.cluster.disagg;
   if (!d.enabled)
     return cluster::simulate(in.trace, std::move(specs), *router, d, nullptr, checks, nullptr,
-                             progress, gaps);
+                             progress, gaps, threads);
   // One planner per run: it keeps what it observed.
   auto planner = make_planner(d.planner, d.planner_params, "cluster.planner");
   return cluster::simulate(in.trace, std::move(specs), *router, d, planner.get(), checks, nullptr,
-                           progress, gaps);
+                           progress, gaps, threads);
 }
 
 }  // namespace
 
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                               cluster::Checks checks, sim::RunObserver* observer,
-                              const cluster::ProgressFn& progress, bool every_token) {
+                              const cluster::ProgressFn& progress, bool every_token,
+                              int32_t threads) {
   cluster::RunResult r =
-      simulate_policy(e, in, p, checks, observer, progress, keeps_gaps(e, every_token));
+      simulate_policy(e, in, p, checks, observer, progress, keeps_gaps(e, every_token), threads);
   r.summary.slo = slo_attainment(r.sessions, e.slo, r.summary.busy_window_s);
   add_turn_metrics(r.summary, r.turns, r.sessions, e.turn_slo, e.run_metrics);
   const Overload o = judge_overload(r.sessions, r.timeseries);

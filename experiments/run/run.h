@@ -61,11 +61,12 @@ bool uses_tiers(const Experiment& e);
 // owned; null: none) is told every replica's iterations and session activities; `progress`
 // (null: none) how far the run is (cluster::Progress). The summary carries the SLO attainment
 // of `e.slo` and the overload verdict (experiments/run/goodput.h). The result keeps every
-// turn's gaps as keeps_gaps(e, every_token) says.
+// turn's gaps as keeps_gaps(e, every_token) says. `threads`: what the replicas advance on between
+// fleet events (cluster::simulate; the results do not depend on it).
 cluster::RunResult run_policy(const Experiment& e, const Inputs& in, const PolicySpec& p,
                               cluster::Checks checks = false, sim::RunObserver* observer = nullptr,
                               const cluster::ProgressFn& progress = nullptr,
-                              bool every_token = false);
+                              bool every_token = false, int32_t threads = 1);
 // Whether a run keeps every turn's gaps (sim/turn_metrics.h), decided before it starts: when
 // bench.json lists them (metrics.bench_json: detailed, its itls) or the caller places every
 // token (`every_token`: isim run --metrics, validate --against). Otherwise the run's tallies

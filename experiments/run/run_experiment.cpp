@@ -13,7 +13,8 @@ namespace isim::exp {
 RunReport run_experiment(const Experiment& e, const Inputs& in, const std::string& out,
                          cluster::Checks checks, const RunViews& views,
                          const ProgressOptions& progress,
-                         const std::function<void(const std::string& dir)>& after_fleet_policy) {
+                         const std::function<void(const std::string& dir)>& after_fleet_policy,
+                         int32_t threads) {
   for (const auto& n : in.notes) fmt::print(stderr, "note: {}\n", n);
   for (const auto& w : in.warnings) fmt::print(stderr, "warning: {}\n", w);
   RunReport report;
@@ -26,8 +27,10 @@ RunReport run_experiment(const Experiment& e, const Inputs& in, const std::strin
   for (const auto& p : e.policies) {
     const auto trace = event_trace_for(views, e);
     ProgressLine line(p.name, progress);
-    auto r = run_policy(e, in, p, checks, trace.get(), line.fn(), !views.metrics.file.empty());
+    auto r =
+        run_policy(e, in, p, checks, trace.get(), line.fn(), !views.metrics.file.empty(), threads);
     line.finish();
+    if (!r.threads_note.empty()) fmt::print(stderr, "note: {}: {}\n", p.name, r.threads_note);
     // The capacity is the same under every policy: say once how it came about.
     for (size_t i = 0; !capacity_shown && i < r.replicas.size(); ++i)
       if (i == 0 || r.replicas[i].group != r.replicas[i - 1].group)

@@ -3,7 +3,8 @@
 //
 // Contract: the caller prepares the inputs once (prepare) before it makes OUT, so that a
 // refusal while reading the trace or a profile leaves no folder; run_experiment prints their
-// notes and warnings to stderr, then per policy runs it (with the event trace and progress line
+// notes and warnings to stderr, then per policy runs it (its replicas on `threads` threads, with
+// a note saying how that went when threads > 1) (with the event trace and progress line
 // `views` and `progress` ask for), writes OUT/POLICY (write_run), prints where it went, finishes
 // the run's views, warns about extrapolation and overload, and calls `after_fleet_policy(DIR)`
 // after a fleet of more than one replica (the replicas plot). The interrupt note always says which
@@ -35,7 +36,8 @@ struct RunReport {
 RunReport run_experiment(const Experiment& e, const Inputs& in, const std::string& out,
                          cluster::Checks checks, const RunViews& views,
                          const ProgressOptions& progress,
-                         const std::function<void(const std::string& dir)>& after_fleet_policy);
+                         const std::function<void(const std::string& dir)>& after_fleet_policy,
+                         int32_t threads = 1);
 
 int print_run_report(const Experiment& e, const RunReport& r);
 

@@ -362,7 +362,7 @@ SweepResults run_sweep(const Sweep& s, const SweepOptions& o) {
     try {
       const std::string key = inputs_key(e);
       std::shared_ptr<const Inputs> in = cache.get(key, e);
-      auto r = run_policy(e, *in, run.policy(), o.checks);
+      auto r = run_policy(e, *in, run.policy(), o.checks, nullptr, nullptr, false, o.threads);
       if (!o.keep_runs_dir.empty())
         write_run((fs::path(o.keep_runs_dir) / std::to_string(run.index)).string(), e, *in,
                   run.policy(), r);

@@ -117,6 +117,7 @@ struct SweepOptions {
   Shard shard;
   std::string keep_runs_dir;  // non-empty: each run's four files go to DIR/<index>/
   cluster::Checks checks;     // invariants each run checks (none by default)
+  int32_t threads = 1;        // each run's replicas advance on this many (cluster::simulate)
   // Called once per finished run, one call at a time, in completion order.
   std::function<void(const SweepProgress&)> on_done;
   // Runs finished before (a resumed journal): not run again; their records give their rows.

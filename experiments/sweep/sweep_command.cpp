@@ -234,6 +234,7 @@ int run_sweep(const SweepRequest& req) {
   o.jobs = req.jobs;
   o.shard = shard;
   o.checks = req.checks;
+  o.threads = req.threads;
   o.finished = &journal.kept;
   AppendFile log(journal.path);
   o.on_record = [&](const RunRecord& r) {

@@ -33,6 +33,7 @@ struct SweepRequest {
   size_t jobs = 1;
   Shard shard;
   cluster::Checks checks;
+  int32_t threads = 1;  // --threads: each run's (cluster::simulate)
   bool list = false, keep_runs = false, resume = false, fresh = false;
   std::string usage;  // the usage lines a UsageError about these flags prints
 };
