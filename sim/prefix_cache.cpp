@@ -98,7 +98,7 @@ void PrefixCache::match(SessionState& s) {
   counters_.prefix_hit_tokens += hit;
   // Blocks this replica had computed and published before, evicted since: lost reuse.
   for (int64_t k = j, limit = matchable_blocks(s); k < limit; ++k)
-    if (ever_published_.count(s.chain[static_cast<size_t>(k)]))
+    if (ever_published_.contains(s.chain[static_cast<size_t>(k)]))
       counters_.prefix_evicted_tokens += bt;
 }
 
