@@ -111,3 +111,27 @@ TEST_CASE("BlockPool: eviction order after cache hits follows release order, pla
   CHECK(p.evictions() == 5);
   CHECK_NOTHROW(p.check());
 }
+
+TEST_CASE("HashSet: added keys are seen before and after their batch goes in") {
+  HashSet s;
+  s.add(42);
+  CHECK(s.contains(42));  // queued, not inserted yet
+  CHECK(s.size() == 0);
+  CHECK(s.slots() == 8);
+  s.flush();
+  CHECK(s.size() == 1);
+  CHECK(s.contains(42));
+  // 64 more (kBatch): the 64th add inserts the batch at once. 65 keys need 130 slots: the
+  // table doubles from 8 to 256 before the batch goes in.
+  for (uint64_t k = 1; k <= 63; ++k) s.add(k << 40);
+  CHECK(s.size() == 1);
+  s.add(64ull << 40);
+  CHECK(s.size() == 65);
+  CHECK(s.slots() == 256);
+  for (uint64_t k = 1; k <= 64; ++k) REQUIRE(s.contains(k << 40));
+  s.add(42);  // already present: the batch leaves it alone
+  s.flush();
+  CHECK(s.size() == 65);
+  CHECK_FALSE(s.contains(65ull << 40));
+  CHECK_THROWS_AS(s.add(0), std::logic_error);
+}
