@@ -23,13 +23,14 @@ BlockId BlockPool::touch_next() {
   hash_.push_back(0);
   cached_since_.push_back(0);
   valued_.push_back(0);
+  cached_.grow(refcount_.size());
   by_hash_.reserve(touched());  // each block carries at most one hash
   return b;
 }
 
 void BlockPool::evict_one() {
-  auto [seq, b] = *cached_.begin();
-  cached_.erase(cached_.begin());
+  const BlockId b = cached_.front();
+  cached_.erase(b);
   by_hash_.erase(hash_[static_cast<size_t>(b)]);
   hash_[static_cast<size_t>(b)] = 0;
   valued_[static_cast<size_t>(b)] = 0;
@@ -41,7 +42,7 @@ bool BlockPool::forget(BlockId b) {
   ++version_;
   const auto i = static_cast<size_t>(b);
   if (b < 0 || b >= touched() || refcount_[i] != 0 || hash_[i] == 0) return false;
-  cached_.erase({cached_since_[i], b});
+  cached_.erase(b);
   by_hash_.erase(hash_[i]);
   hash_[i] = 0;
   valued_[i] = 0;
@@ -51,7 +52,7 @@ bool BlockPool::forget(BlockId b) {
 
 int64_t BlockPool::forget_cached() {
   int64_t n = 0;
-  while (!cached_.empty()) n += forget(cached_.begin()->second) ? 1 : 0;
+  while (!cached_.empty()) n += forget(cached_.front()) ? 1 : 0;
   return n;
 }
 
@@ -88,7 +89,7 @@ void BlockPool::release(std::vector<BlockId>& blocks) {
     const auto i = static_cast<size_t>(b);
     if (hash_[i] != 0) {
       cached_since_[i] = ++release_seq_ | (valued_[i] ? kValuedKey : 0);
-      cached_.insert({cached_since_[i], b});
+      cached_.push_back(b, valued_[i] != 0);
     } else {
       valued_[i] = 0;
       free_list_.push_back(b);
@@ -102,7 +103,7 @@ BlockId BlockPool::acquire_cached(uint64_t hash) {
   const BlockId b = find(hash);
   if (b < 0) return -1;
   auto& rc = refcount_[static_cast<size_t>(b)];
-  if (rc == 0) cached_.erase({cached_since_[static_cast<size_t>(b)], b});
+  if (rc == 0) cached_.erase(b);
   ++rc;
   ++holds_;
   return b;
@@ -136,14 +137,17 @@ void BlockPool::check() const {
         valued_[static_cast<size_t>(b)] != 0)
       bad("block " + std::to_string(b) + " is free but held, hashed or valued");
   }
-  for (const auto& [seq, b] : cached_) {
+  uint64_t last_key = 0;
+  cached_.for_each([&](BlockId b) {
+    const uint64_t seq = cached_since_[static_cast<size_t>(b)];
+    if (seq <= last_key) bad("cached block " + std::to_string(b) + " is out of eviction order");
+    last_key = seq;
     if (seen[static_cast<size_t>(b)]++) bad("block " + std::to_string(b) + " listed twice");
     if (refcount_[static_cast<size_t>(b)] != 0 || hash_[static_cast<size_t>(b)] == 0)
       bad("cached block " + std::to_string(b) + " is held or has no hash");
-    if (((seq & kValuedKey) != 0) != (valued_[static_cast<size_t>(b)] != 0) ||
-        cached_since_[static_cast<size_t>(b)] != seq)
+    if (((seq & kValuedKey) != 0) != (valued_[static_cast<size_t>(b)] != 0))
       bad("cached block " + std::to_string(b) + " is out of its eviction class");
-  }
+  });
   int64_t held = 0, hashed = 0, holds = 0;
   for (size_t b = 0; b < refcount_.size(); ++b) {
     hashed += hash_[b] != 0;

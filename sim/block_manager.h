@@ -20,12 +20,11 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "sim/cached_lru.h"
 #include "sim/hash_index.h"
 
 namespace isim::sim {
@@ -93,11 +92,11 @@ class BlockPool {
   int64_t total_ = 0;
   std::vector<int32_t> refcount_;
   std::vector<uint64_t> hash_;          // 0: no content hash
-  std::vector<uint64_t> cached_since_;  // a cached block's key in cached_: its release order,
-                                        // with kValuedKey set for a valued block
+  std::vector<uint64_t> cached_since_;  // a cached block's release order, with kValuedKey set
+                                        // for a valued block (check: cached_ runs in key order)
   std::vector<uint8_t> valued_;
   std::vector<BlockId> free_list_;
-  std::set<std::pair<uint64_t, BlockId>> cached_;  // (key, block): evicted from the front
+  CachedLru cached_;  // evicted from the front: plain blocks by release order, then valued
   HashIndex by_hash_;
   uint64_t release_seq_ = 0;
   int64_t evictions_ = 0;

@@ -96,9 +96,14 @@ void PrefixCache::match(SessionState& s) {
   if (!first) return;
   s.m.prefix_hit_tokens += hit;
   counters_.prefix_hit_tokens += hit;
-  // Blocks this replica had computed and published before, evicted since: lost reuse.
-  for (int64_t k = j, limit = matchable_blocks(s); k < limit; ++k)
-    if (ever_published_.count(s.chain[static_cast<size_t>(k)]))
+  // Blocks this replica had computed and published before, evicted since: lost reuse. (The
+  // first pass readies the set's slots, so their cache misses overlap.)
+  const int64_t limit = matchable_blocks(s);
+  if (j >= limit) return;
+  ever_published_.flush();
+  for (int64_t k = j; k < limit; ++k) ever_published_.prefetch(s.chain[static_cast<size_t>(k)]);
+  for (int64_t k = j; k < limit; ++k)
+    if (ever_published_.contains(s.chain[static_cast<size_t>(k)]))
       counters_.prefix_evicted_tokens += bt;
 }
 
@@ -112,7 +117,7 @@ void PrefixCache::publish(SessionState& s) {
     const uint64_t hash = s.chain[static_cast<size_t>(s.published)];
     const BlockId b = s.gpu_blocks[static_cast<size_t>(s.published)];
     gpu.publish(b, hash);
-    ever_published_.insert(hash);
+    ever_published_.add(hash);
     // Block position: the prompt's (or a fork's parent's) blocks are the shareable ones.
     if (kv_.manager().values_shared() && s.published < s.prompt_chain_blocks) gpu.value(b);
   }

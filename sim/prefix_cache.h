@@ -14,10 +14,10 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "sim/hash_set.h"
 #include "sim/kv_residency.h"
 
 namespace isim::sim {
@@ -49,7 +49,7 @@ class PrefixCache {
   bool caching_;
   bool every_block_;
   bool shared_blocks_ = false;
-  std::unordered_set<uint64_t> ever_published_;  // prefix hashes this replica computed
+  HashSet ever_published_;  // prefix hashes this replica computed
 };
 
 }  // namespace isim::sim
