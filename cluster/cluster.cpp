@@ -9,6 +9,7 @@
 #include "cluster/lockstep.h"
 #include "cluster/planning.h"
 #include "cluster/roles.h"
+#include "cluster/run_limit.h"
 #include "cluster/tiers.h"
 #include "cluster/transfers.h"
 
@@ -48,6 +49,10 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
   if (tiered) {
     tiers_ = std::make_unique<Tiers>(fleet_, disagg.tiers, disagg.links);
     parts.tiers = tiers_.get();
+  }
+  if (size() == 1 && !transfers_ && !roles_ && !lockstep_ && !tiers_) {
+    run_limit_ = std::make_unique<RunLimit>(fleet_.queue(), sampler_);
+    fleet_.replica(0).set_run_horizon(run_limit_.get());
   }
 }
 
@@ -152,6 +157,7 @@ void Cluster::start_iterations() {
 
 bool Cluster::run_until(sim::Nanos horizon) {
   sim::EventQueue& queue = fleet_.queue();
+  if (run_limit_) run_limit_->set_until(horizon);
   const auto total = static_cast<int64_t>(fleet_.trace().size());
   while (!queue.empty()) {
     const sim::Nanos t = queue.top().time;

@@ -24,6 +24,8 @@ class Sampler {
   explicit Sampler(Fleet& f);
   void before(sim::Nanos t);
   void close(sim::Nanos end);
+  // The first sample due at or after t (sim::kForever when none is taken).
+  sim::Nanos next_at_or_after(sim::Nanos t) const;
   const std::vector<sim::TimeSample>& fleet() const { return fleet_; }
   const std::vector<ReplicaSample>& replicas() const { return replicas_; }
   void keep_replicas(bool keep) { keep_replicas_ = keep; }
