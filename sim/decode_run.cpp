@@ -44,13 +44,14 @@ Nanos DecodeRun::plan(Nanos t0, Nanos busy1) {
     return t1;
   const Nanos limit = horizon_->run_limit(replica_, t1);
   if (limit <= t1) return t1;
-  // The fewest tokens any session has left: step j emits its (decoded + j)th.
+  // The fewest tokens any session has left: step j emits its (decoded + j)th, and only the
+  // run's last step may end a segment (the engine ends that step as any other).
   int64_t left = INT64_MAX;
   for (const BatchEntry& e : entries) {
     const SessionState& s = table_[e.h];
     left = std::min(left, s.seg_output - s.decoded_in_seg);
   }
-  if (left < 3) return t1;
+  if (left < 2) return t1;
   const int64_t bt = kv_.block_tokens();
   const auto n = static_cast<int64_t>(entries.size());
   buckets_.resize(static_cast<size_t>(bt));
@@ -78,7 +79,7 @@ Nanos DecodeRun::plan(Nanos t0, Nanos busy1) {
   end_.assign(1, t1);
   int64_t taken = 0;
   Nanos t = t1;
-  for (int64_t j = 2; j < left; ++j) {
+  for (int64_t j = 2; j <= left; ++j) {
     const auto crossing = static_cast<int64_t>(buckets_[residue(j)].size());
     if (taken + crossing > free1) break;
     shape.decode_kv_tokens += n;
@@ -108,6 +109,7 @@ Nanos DecodeRun::plan(Nanos t0, Nanos busy1) {
 void DecodeRun::finish() {
   pending_ = false;
   const auto k = static_cast<int64_t>(end_.size());
+  const int64_t ended = k - 1;  // steps whose tokens land here; the engine ends step k
   const int64_t total = kv_.gpu().total();
   const bool every_block = prefix_.hashes_every_block();
   int64_t used = used1_, active = active1_, recompute = recompute1_;
@@ -131,7 +133,7 @@ void DecodeRun::finish() {
       ++counters_.iterations;
     }
     // Step j ends: each session whose kv reaches a block boundary publishes it.
-    if (every_block)
+    if (every_block && j <= ended)
       for (int32_t pos : buckets_[residue(j + 1)]) {
         SessionState& s = table_[handles_[static_cast<size_t>(pos)]];
         s.kv = kv0_[static_cast<size_t>(pos)] + j;
@@ -142,7 +144,7 @@ void DecodeRun::finish() {
   // busy time.
   gaps_.clear();
   Nanos longest = 0;
-  for (int64_t j = 2; j <= k; ++j) {
+  for (int64_t j = 2; j <= ended; ++j) {
     const Nanos gap = busy_[static_cast<size_t>(j - 1)];
     longest = std::max(longest, gap);
     if (!gaps_.empty() && gaps_.back().gap_ns == gap)
@@ -150,16 +152,16 @@ void DecodeRun::finish() {
     else
       gaps_.push_back({gap, 1});
   }
-  const Nanos last = end_.back();
+  const Nanos last = end_[static_cast<size_t>(ended - 1)];
   for (size_t pos = 0; pos < handles_.size(); ++pos) {
     SessionState& s = table_[handles_[pos]];
     if (s.context != kv0_[pos] + 1)
       throw std::logic_error(
           fmt::format("Engine: session {} decoded with {} of its {} context tokens in KV", s.idx,
                       kv0_[pos], s.context));
-    s.kv = kv0_[pos] + k;
-    s.context += k;
-    s.decoded_in_seg += k;
+    s.kv = kv0_[pos] + ended;
+    s.context += ended;
+    s.decoded_in_seg += ended;
     s.chunked = false;
     const auto add = [&s](Nanos gap, int64_t count) {
       if (!s.seg_gaps.empty() && s.seg_gaps.back().gap_ns == gap)
@@ -173,8 +175,8 @@ void DecodeRun::finish() {
     s.seg_max_gap = std::max({s.seg_max_gap, first, longest});
     s.last_token = last;
   }
-  counters_.decode_tokens += static_cast<int64_t>(handles_.size()) * k;
-  batch_.start(end_[end_.size() - 2]);
+  counters_.decode_tokens += static_cast<int64_t>(handles_.size()) * ended;
+  batch_.start(last);
   batch_.launch(forward_.back());
 }
 

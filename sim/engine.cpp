@@ -283,13 +283,7 @@ void Engine::complete_segment(SessionState& s) {
 }
 
 void Engine::on_iteration_end() {
-  if (run_.pending()) {
-    run_.finish();
-    batch_.end();
-    queues_.mark_stale();
-    if (config_.check_invariants) check_invariants();
-    return;
-  }
+  if (run_.pending()) run_.finish();  // steps 1..k-1: the batch below is the run's last step
   const int64_t bt = kv_.block_tokens();
   const bool every_block = prefix_.hashes_every_block();
   for (const BatchEntry& e : batch_.end()) {

@@ -81,17 +81,17 @@ TEST_CASE("decode runs: two sessions decode 8 steps as one run, times as steppin
   // a and b arrive at 0 with 3 prompt tokens and 10 outputs each.
   //   [0,16)   prefill 3 + 3 = 6 tokens: 10 + 6 = 16 ms -> token 1 each (kv 3, context 4)
   //   from 16: decodes of 2 sessions, 10 + 2 = 12 ms each. Tokens 2..10 end at 28, 40, ..., 124.
-  // The run formed at 16: the fewest tokens left is 10 - 1 = 9, so steps 1..8 (ending 28..112)
-  // may run (step 9 ends both segments). Blocks: step j decodes at kv 3 + j - 1 and crosses
-  // into a block at kv 4 and 8 (steps 2 and 6): 4 blocks, 100 free. Nothing else is queued, the
-  // first sample after 28 ms is due at 1 s: k = 8. Then step 9 alone: [112,124) -> finish 124.
+  // The run formed at 16: the fewest tokens left is 10 - 1 = 9, so steps 1..9 (ending 28..124,
+  // the last ending both segments). Blocks: step j decodes at kv 3 + j - 1 and crosses into a
+  // block at kv 4 and 8 (steps 2 and 6): 4 blocks, 100 free. Nothing else is queued, the first
+  // sample after 28 ms is due at 1 s: k = 9, and both finish at 124.
   const trace::Trace t{trace::Session{"a", 0.0, {seg(3, 10)}},
                        trace::Session{"b", 0.0, {seg(3, 10)}}};
   const CoalescedRun on = run_coalesced(t, 100, true);
   const CoalescedRun off = run_coalesced(t, 100, false);
   check_same(on.result, off.result);
   CHECK(on.runs == 1);
-  CHECK(on.steps == 8);
+  CHECK(on.steps == 9);
   CHECK(off.runs == 0);
   for (const char* id : {"a", "b"}) {
     CHECK(rec(on.result, id).first_token_s == doctest::Approx(16 * kMs).epsilon(1e-12));
@@ -116,17 +116,17 @@ TEST_CASE("decode runs: a run stops before the block boundary the pool cannot se
   //   76: step 6, stepping: a's block fails, b (the last running) is preempted (its 2 blocks
   //   freed, its context of 9 to recompute), a takes one: a alone, 11 ms -> 87 (token 7).
   //   Run at 87: b waits (needs 3 blocks, 1 free; no prefix hashes); a has 3 tokens left, so
-  //   steps 1..2 (ending 98, 109; kv 9 -> 10 crosses no block). 109: a's last step -> 120.
+  //   steps 1..3 (ending 98, 109, 120; kv 9 -> 11 crosses no block): a finishes at 120.
   //   120: b prefills its 9 tokens: 10 + 9 = 19 ms -> 139 (token 7). Run at 139: 3 left,
-  //   steps ending 150, 161; then [161,172) -> b finishes at 172.
-  // Runs: 3, covering 5 + 2 + 2 = 9 steps. Iterations: 1 + 5 + 1 + 2 + 1 + 1 + 2 + 1 = 14.
+  //   steps ending 150, 161, 172: b finishes at 172.
+  // Runs: 3, covering 5 + 3 + 3 = 11 steps. Iterations: 1 + 5 + 1 + 3 + 1 + 3 = 14.
   const trace::Trace t{trace::Session{"a", 0.0, {seg(3, 10)}},
                        trace::Session{"b", 0.0, {seg(3, 10)}}};
   const CoalescedRun on = run_coalesced(t, 4, true);
   const CoalescedRun off = run_coalesced(t, 4, false);
   check_same(on.result, off.result);
   CHECK(on.runs == 3);
-  CHECK(on.steps == 9);
+  CHECK(on.steps == 11);
   CHECK(rec(on.result, "a").finish_s == doctest::Approx(120 * kMs).epsilon(1e-12));
   CHECK(rec(on.result, "b").finish_s == doctest::Approx(172 * kMs).epsilon(1e-12));
   CHECK(rec(on.result, "b").preemptions == 1);
@@ -145,17 +145,17 @@ TEST_CASE("decode runs: an arrival due mid-run ends the run before it") {
   //   [0,13) prefill 3 -> token 1. Run at 13: steps of 11 ms may end by b's arrival (50 ms):
   //   24, 35, 46 (57 > 50): k = 3. At 46 a step [46,57) ends past 50: no run. 50: b waits.
   //   57: vllm-v0 prefills b alone: [57,70) -> b's token 1 (a has 5 tokens, kv 7).
-  //   Run at 70: a and b decode, 12 ms; a has 5 left: steps ending 82, 94, 106, 118 (k = 4),
-  //   then [118,130) a's last token: a finishes at 130. b has 6 tokens at 130, 4 left: run of
-  //   11 ms steps ending 141, 152, 163 (k = 3), then [163,174): b finishes at 174.
-  // Runs: 3 covering 3 + 4 + 3 = 10 steps; iterations 1 + 3 + 1 + 1 + 4 + 1 + 3 + 1 = 15.
+  //   Run at 70: a and b decode, 12 ms; a has 5 left: steps ending 82, 94, 106, 118, 130
+  //   (k = 5; blocks crossed at step 2 only): a finishes at 130. b has 6 tokens at 130, 4 left:
+  //   a run of 11 ms steps ending 141, 152, 163, 174 (k = 4): b finishes at 174.
+  // Runs: 3 covering 3 + 5 + 4 = 12 steps; iterations 1 + 3 + 1 + 1 + 5 + 4 = 15.
   const trace::Trace t{trace::Session{"a", 0.0, {seg(3, 10)}},
                        trace::Session{"b", 0.05, {seg(3, 10)}}};
   const CoalescedRun on = run_coalesced(t, 100, true);
   const CoalescedRun off = run_coalesced(t, 100, false);
   check_same(on.result, off.result);
   CHECK(on.runs == 3);
-  CHECK(on.steps == 10);
+  CHECK(on.steps == 12);
   CHECK(rec(on.result, "a").finish_s == doctest::Approx(130 * kMs).epsilon(1e-12));
   CHECK(rec(on.result, "b").first_token_s == doctest::Approx(70 * kMs).epsilon(1e-12));
   CHECK(rec(on.result, "b").finish_s == doctest::Approx(174 * kMs).epsilon(1e-12));

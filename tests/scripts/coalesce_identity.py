@@ -31,7 +31,12 @@ SPECS = {
     "evolving-infra-plan.yaml": ("plan", ["-p", "pd_splits=[mixed]", "-p", "search.window_s=60",
                                           "-p", "search.tolerance=0.5", "-p", "peak_rate=0.5",
                                           "--no-plot"]),
-    "evolving-infra.yaml": ("sweep", ["-p", "sweep.seed=[1]", "-p", "trace.sessions=40"]),
+    "evolving-infra.yaml": ("sweep", ["-p", "sweep.variants=[{name: mixed, set: {cluster.roles: "
+                                      "mixed}}, {name: split, set: {cluster.roles: '2:6'}}]",
+                                      "-p", "sweep.seed=[1]", "-p", "arrival.phases=[{duration_s: "
+                                      "60, users: {coding: 4}}, {duration_s: 60, users: {math: 4}}]",
+                                      "-p", "arrival.cycles=1", "-p", "arrival.sessions_per_user=2",
+                                      "-p", "metrics.shifts_s=[60]", "-p", "trace.sessions=40"]),
     "imported-profiles.yaml": ("sweep", SMALL),
     "infercept-mix.yaml": ("sweep", ["-p", "sweep.seed=[1]", "-p", "sweep.arrival.rate=[2, 8]",
                                      "-p", "trace.draw=60"]),
@@ -43,7 +48,9 @@ SPECS = {
     "mooncake-prefix.yaml": ("run", ["-p", "trace.limit=200"]),
     "multiturn-think.yaml": ("sweep", ["-p", "sweep.seed=[1]", "-p", "trace.sessions=30"]),
     "multiturn.yaml": ("sweep", ["-p", "sweep.seed=[1]", "-p", "trace.sessions=30"]),
-    "pd-adaptive.yaml": ("sweep", ["-p", "sweep.seed=[1]", "-p", "trace.sessions=200"]),
+    "pd-adaptive.yaml": ("sweep", ["-p", "sweep.variants=[{name: mixed, set: {cluster.roles: "
+                                   "mixed}}, {name: split, set: {cluster.roles: '4:12'}}]",
+                                   "-p", "sweep.seed=[1]", "-p", "trace.sessions=50"]),
     # At 3b458da this spec stops with "trace (generator): no sessions to run" (both ways).
     "plan-agents.yaml": ("plan", ["-p", "policies=[preserve]", "-p", "search.window_s=60",
                                   "-p", "search.tolerance=0.5", "--no-plot"]),
@@ -55,18 +62,27 @@ SPECS = {
 }
 
 
-def unswept(spec_dir, spec, tmp):
-    """The spec without its sweep (and plot), its relative paths made absolute."""
+def rewritten(spec_dir, spec, tmp, keep_sweep):
+    """The spec without its plot (and, unless keep_sweep, its sweep), its relative paths made
+    absolute: plots are not the engine's (and need matplotlib)."""
     with open(os.path.join(spec_dir, spec)) as f:
         d = yaml.safe_load(f)
-    d.pop("sweep", None)
+    if not keep_sweep:
+        d.pop("sweep", None)
     d.pop("plot", None)
     here = os.path.abspath(spec_dir)
-    if "path" in d.get("trace", {}):
-        d["trace"]["path"] = os.path.normpath(os.path.join(here, d["trace"]["path"]))
-    if isinstance(d.get("profile"), str):
-        d["profile"] = os.path.normpath(os.path.join(here, d["profile"]))
-    out = os.path.join(tmp, "unswept-" + spec)
+
+    def absolute(v):  # every relative path, wherever it is (trace, profile, swept profiles)
+        if isinstance(v, dict):
+            return {k: absolute(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [absolute(x) for x in v]
+        if isinstance(v, str) and v.startswith("../"):
+            return os.path.normpath(os.path.join(here, v))
+        return v
+
+    d = absolute(d)
+    out = os.path.join(tmp, "rewritten-" + spec)
     with open(out, "w") as f:
         yaml.safe_dump(d, f)
     return out
@@ -100,13 +116,15 @@ def main():
     if unknown:
         print(f"coalesce_identity: no row for {', '.join(unknown)}: add one to {__file__}")
         return 1
-    env = dict(os.environ, ISIM_PYTHON="/nonexistent-python")  # no plots: not the engine's
+    env = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
         for spec in specs:
             command, overrides = SPECS[spec]
             path = os.path.join(spec_dir, spec)
             if command == "unswept":
-                command, path = "run", unswept(spec_dir, spec, tmp)
+                command, path = "run", rewritten(spec_dir, spec, tmp, keep_sweep=False)
+            elif command == "sweep":
+                path = rewritten(spec_dir, spec, tmp, keep_sweep=True)
             outs, results = [], []
             for on in ("true", "false"):
                 out = os.path.join(tmp, f"{spec}-{on}")
