@@ -10,6 +10,7 @@
 #include "cluster/lockstep.h"
 #include "cluster/planning.h"
 #include "cluster/roles.h"
+#include "cluster/run_limit.h"
 #include "cluster/tiers.h"
 #include "cluster/transfers.h"
 
@@ -62,6 +63,10 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
   if (lockstep_ && serial_reason_.empty()) serial_reason_ = "lockstep groups";
   if (checks.each_event && serial_reason_.empty()) serial_reason_ = "checks after every event";
   windows_ = std::make_unique<Windows>(fleet_, ports_, 1);
+  if (size() == 1 && !transfers_ && !roles_ && !lockstep_ && !tiers_) {
+    run_limit_ = std::make_unique<RunLimit>(fleet_.queue(), sampler_);
+    fleet_.replica(0).set_run_horizon(run_limit_.get());
+  }
 }
 
 void Cluster::set_threads(int32_t n) {
@@ -207,7 +212,10 @@ void Cluster::run_instant(sim::Nanos t) {
 void Cluster::run_window(sim::Nanos h) {
   sim::Nanos last = 0;
   const int64_t ends = windows_->stats().window_ends;
-  for (Effect& e : windows_->run(h, last)) apply(e);
+  if (run_limit_) run_limit_->set_window_end(h);
+  std::vector<Effect>& effects = windows_->run(h, last);
+  if (run_limit_) run_limit_->set_window_end(sim::kForever);
+  for (Effect& e : effects) apply(e);
   fleet_.queue().advance_to(last);
   end_ = last;
   checker_.after_instant();
@@ -224,6 +232,7 @@ void Cluster::count_instants(sim::Nanos t, int64_t n) {
 
 bool Cluster::run_until(sim::Nanos horizon) {
   sim::EventQueue& queue = fleet_.queue();
+  if (run_limit_) run_limit_->set_until(horizon);
   const auto total = static_cast<int64_t>(fleet_.trace().size());
   const bool windowed = serial_reason_.empty();
   while (true) {

@@ -51,6 +51,8 @@
 
 namespace isim::cluster {
 
+class RunLimit;  // cluster/run_limit.h
+
 // How far a run is, as a progress reporter (experiments/run/progress.h) is told it: every
 // `every` instants of simulated time and once more when the queue drains. `total` is the
 // trace's size, known before the first event, so nothing here reads the trace's future.
@@ -141,6 +143,7 @@ class Cluster final : public sim::EngineListener {
   int64_t progress_every_ = 0, instants_ = 0;
   sim::Nanos end_ = 0;       // the last instant with an event other than the planner's
   bool real_event_ = false;  // the current instant had an event other than the planner's
+  std::unique_ptr<RunLimit> run_limit_;  // a lone replica's coalesced decode steps
 };
 
 }  // namespace isim::cluster

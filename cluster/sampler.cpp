@@ -20,6 +20,12 @@ void Sampler::before(sim::Nanos t) {
   }
 }
 
+sim::Nanos Sampler::next_at_or_after(sim::Nanos t) const {
+  if (dt_ <= 0) return sim::kForever;
+  if (next_ >= t) return next_;
+  return next_ + (t - next_ + dt_ - 1) / dt_ * dt_;
+}
+
 void Sampler::close(sim::Nanos end) {
   if (dt_ > 0 && next_ <= end) sample(end);
 }

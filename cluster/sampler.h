@@ -26,6 +26,8 @@ class Sampler {
   void close(sim::Nanos end);
   // The next sample's instant while samples are due (kForever when none will be).
   sim::Nanos due() const { return dt_ > 0 && !f_.all_done() ? next_ : sim::kForever; }
+  // The first sample due at or after t (sim::kForever when none is taken).
+  sim::Nanos next_at_or_after(sim::Nanos t) const;
   const std::vector<sim::TimeSample>& fleet() const { return fleet_; }
   const std::vector<ReplicaSample>& replicas() const { return replicas_; }
   void keep_replicas(bool keep) { keep_replicas_ = keep; }

@@ -51,6 +51,10 @@ class MinWaste final : public sim::Policy {
     est_->observe(s.intercept_kind(), duration_s);
   }
 
+  bool quiet_before_iteration(const sim::ReplicaView& e) const override {
+    return e.paused().empty();
+  }
+
   void before_iteration(const sim::ReplicaView& e, sim::KvDecisions& d) override {
     if (e.paused().empty()) return;
     const auto& cm = e.cost_model();

@@ -39,6 +39,7 @@ class TieredCache : public sim::Policy {
   double reserved_gpu_fraction() const override { return p_.reserve; }
   std::vector<std::pair<std::string, std::string>> describe() const override;
   void before_iteration(const sim::ReplicaView& e, sim::KvDecisions& d) override;
+  bool quiet_before_iteration(const sim::ReplicaView&) const override { return false; }
 
   // Retention value of the chunk starting at token `pos` of paused session `s`, idle for
   // `idle_s` seconds. Lower values are evicted first.

@@ -37,7 +37,8 @@
 //   last point can reach 0); `extrapolated` when the size lies outside the curve's points.
 // - `T(x)`: iteration time for x batched prefill tokens (kv 0), as min-waste uses it;
 //   `marginal_ns_per_token()`: the slope a of T around saturation.
-// - Every evaluation outside a measured grid increments `extrapolations()`. Outside the grid a
+// - Every evaluation outside a measured grid increments `extrapolations()` (a step priced but
+//   not run takes its count back: take_back_extrapolations). Outside the grid a
 //   time term is kept on the physical side of the grid's edge (sim/interp.h eval_rising): past
 //   the last point of a token (or byte, or expert) axis never below the time at that point,
 //   before the first never above the time at the first. Decode attention is rising along its KV
@@ -117,6 +118,9 @@ class CostModel {
   int64_t saturation_tokens() const { return profile_.saturation_tokens; }
   const Profile& profile() const { return profile_; }
   int64_t extrapolations() const { return extrapolations_; }
+  // A step priced ahead and then not run (sim/decode_run.h) takes its count back: the count
+  // returns to `count`, a value extrapolations() gave before.
+  void take_back_extrapolations(int64_t count) const { extrapolations_ = count; }
 
  private:
   // Every MoE layer of a batch of `tokens` (us): the term forward() and moe() share.

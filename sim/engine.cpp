@@ -30,7 +30,9 @@ Engine::Engine(int32_t replica, EventQueue& queue, const EngineConfig& config, E
            policy.pipelined_swap(), policy.chunked_recompute()),
       handoff_(replica, queue, table_, queues_, kv_, prefix_, meter_, notes_),
       view_(replica, queue, config_, executor.cost_model(), table_, queues_, kv_, prefix_, swaps_,
-            batch_, counters_) {
+            batch_, counters_),
+      run_(replica, config_, table_, queues_, kv_, prefix_, meter_, batch_, counters_,
+           executor.cost_model(), scheduler_->traits().steady_admission) {
   if (config_.max_num_seqs < 1) throw InputError("engine.max_num_seqs: must be >= 1");
   if (config_.max_num_batched_tokens < 1)
     throw InputError("engine.max_num_batched_tokens: must be >= 1");
@@ -120,7 +122,15 @@ void Engine::form_batch() {
 }
 
 void Engine::maybe_start() {
-  if (const auto step = form_step()) launch_step(step->forward, step->busy);
+  const int64_t preemptions = counters_.preemptions;
+  if (const auto step = form_step())
+    launch_step(step->forward, step->busy, preemptions == counters_.preemptions && may_coalesce());
+}
+
+bool Engine::may_coalesce() const {
+  return config_.coalesce_decode && !kv_.live() && !notes_.watching() &&
+         !policy_.pipelined_swap() && !policy_.chunked_recompute() &&
+         policy_.quiet_before_iteration(view_);
 }
 
 std::optional<Engine::Step> Engine::form_step() {
@@ -175,7 +185,7 @@ std::optional<Engine::Step> Engine::form_step() {
   return Step{forward, busy, batch_.shape().total_tokens};
 }
 
-void Engine::launch_step(Nanos forward, Nanos busy) {
+void Engine::launch_step(Nanos forward, Nanos busy, bool coalesce) {
   const Nanos t = now();
   const Nanos stall = batch_.stall();
   meter_.iteration(t, stall, busy);
@@ -184,7 +194,8 @@ void Engine::launch_step(Nanos forward, Nanos busy) {
   ++counters_.iterations;
   batch_.launch(forward);
   notes_.iteration(batch_.fill_record(replica_, t, forward, busy));
-  queue_.schedule(t + stall + busy, kPrioIterationEnd, replica_, kEvIterationEnd, t);
+  const Nanos end = coalesce && stall == 0 ? run_.plan(t, busy) : t + stall + busy;
+  queue_.schedule(end, kPrioIterationEnd, replica_, kEvIterationEnd, t);
   notes_.note_all();  // the batch formed, swaps and evictions: all at t
 }
 
@@ -281,6 +292,7 @@ void Engine::complete_segment(SessionState& s) {
 }
 
 void Engine::on_iteration_end() {
+  if (run_.pending()) run_.finish();  // steps 1..k-1: the batch below is the run's last step
   const int64_t bt = kv_.block_tokens();
   const bool every_block = prefix_.hashes_every_block();
   for (const BatchEntry& e : batch_.end()) {

@@ -43,6 +43,7 @@
 #include <string>
 
 #include "sim/batch_context.h"
+#include "sim/decode_run.h"
 #include "sim/engine_config.h"
 #include "sim/event_queue.h"
 #include "sim/handoff.h"
@@ -99,8 +100,13 @@ class Engine final {
   // Forms the next batch when idle with work and not held; nullopt when nothing runs (any
   // swap-outs that fell back to discards, or evictions, have happened).
   std::optional<Step> form_step();
-  // Launches the formed step: it ends after the batch's stall plus `busy`.
-  void launch_step(Nanos forward, Nanos busy);
+  // Launches the formed step: it ends after the batch's stall plus `busy`. `coalesce`: the
+  // steps after it may join it in one run (sim/decode_run.h; maybe_start's steps only).
+  void launch_step(Nanos forward, Nanos busy, bool coalesce = false);
+  // Until when this replica may run ahead (not owned; null: every step is its own event).
+  void set_run_horizon(const RunHorizon* h) { run_.set_horizon(h); }
+  // Coalesced runs planned and the steps they covered (sim/decode_run.h).
+  const DecodeRun& decode_runs() const { return run_; }
   bool busy() const { return batch_.busy(); }
   // The earliest instant at which the iteration in flight, ending at `end`, could make the
   // owner schedule an event: `pause` is end + the intercept of a session that may finish its
@@ -136,6 +142,9 @@ class Engine final {
   void emit_token(SessionState& s);
   void start_export(SessionState& s);
   void complete_segment(SessionState& s);
+  // The step just formed (preempting nobody) may start a coalesced run: the switch is on, no
+  // one hears every iteration, and the policy stays out of the coming iterations.
+  bool may_coalesce() const;
 
   int32_t replica_;
   EventQueue& queue_;
@@ -155,6 +164,7 @@ class Engine final {
   BatchContext ctx_;
   Handoff handoff_;
   ReplicaView view_;
+  DecodeRun run_;
 };
 
 }  // namespace isim::sim

@@ -60,6 +60,7 @@ struct EngineConfig {
   std::string kv_manager = "local";  // policies/kv_managers.h; the owner builds one per replica
   std::map<std::string, std::string> kv_manager_params;  // as given (checked by the manager)
   bool check_invariants = false;
+  bool coalesce_decode = true;  // decode-only steps between events at O(1) each (sim/decode_run.h)
 
   // The `engine:` keys every scheduler reads: (key, member, bound, what a value must be, help).
   template <class Visit>
@@ -104,11 +105,19 @@ struct EngineConfig {
     k("async_scheduling", async_scheduling, none(), "true or false",
       "per-step CPU overhead overlaps the previous forward");
   }
+  // How the replica is simulated, never what comes out (outputs are byte-identical either
+  // way): config.resolved.yaml leaves them out.
+  template <class Visit>
+  void speed_knobs(Visit&& k) {
+    k("coalesce_decode", coalesce_decode, none(), "true or false",
+      "advance decode-only steps between events at O(1) each (same outputs)");
+  }
   template <class Visit>
   void all_knobs(Visit&& k) {
     knobs(k);
     scheduler_knobs(k);
     feature_knobs(k);
+    speed_knobs(k);
   }
 };
 

@@ -11,9 +11,11 @@ namespace isim::sim {
 
 Engine::Lookahead Engine::lookahead(Nanos end) const {
   Lookahead out;
+  // A coalesced run (sim/decode_run.h) adds k tokens to each of its sessions by its end.
+  const int64_t k = run_.steps_pending();
   for (const BatchEntry& e : batch_.entries()) {
     const SessionState& s = table_[e.h];
-    if (s.decoded_in_seg + 1 < s.seg_output) continue;
+    if (s.decoded_in_seg + k < s.seg_output) continue;
     if (s.last_segment()) {
       out.finish = end;
       continue;

@@ -42,6 +42,10 @@ class Policy {
   virtual PauseAction on_pause(const SessionState& s, const ReplicaView& e) = 0;
   virtual bool resume_at_back() const { return false; }
   virtual void before_iteration(const ReplicaView&, KvDecisions&) {}
+  // True when before_iteration would do nothing now, and keeps doing nothing until an event
+  // (a pause, a resume, an arrival) changes the replica: decode steps may then be coalesced
+  // (sim/decode_run.h). A policy that overrides before_iteration overrides this too.
+  virtual bool quiet_before_iteration(const ReplicaView&) const { return true; }
   // `duration_s`: how long the intercept that just ended lasted (now the past).
   virtual void on_resume(const SessionState&, double /*duration_s*/, const ReplicaView&) {}
   virtual bool pipelined_swap() const { return false; }

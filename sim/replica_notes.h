@@ -35,6 +35,8 @@ class ReplicaNotes {
   void note_gone(const SessionState& s);  // s leaves this replica
   void note_all();                        // every session held here, and the KV in use
   void iteration(const IterationRecord& r);
+  // Someone hears every iteration (the observer, or a recording run observer).
+  bool watching() const { return observer_ || observing(); }
 
  private:
   bool observing() const { return obs_ && obs_->recording(); }

@@ -30,6 +30,10 @@ struct SchedulerTraits {
   bool hash_every_block = false;      // every full KV block is cached, not only prompt blocks
   bool logits_every_request = false;  // lm_head runs for every scheduled sequence
   bool budget_knobs = false;  // reads EngineConfig::scheduler_knobs (the vLLM v1 budget knobs)
+  // While only decodes run (the free pool only shrinks), the head of the waiting or swapped
+  // queue that did not fit at one step fits at no later one: its admission test compares a
+  // need that decodes do not change with the free blocks (sim/decode_run.h).
+  bool steady_admission = false;
 };
 
 class Scheduler {

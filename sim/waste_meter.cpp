@@ -25,7 +25,22 @@ void WasteMeter::iteration(Nanos t, Nanos stall, Nanos busy) {
   account(t, t + stall, false, true);
   account(t + stall, t + stall + busy, true, false);
   accounted_until_ = t + stall + busy;
-  const Nanos end = t + stall + busy;
+  add_span(t, t + stall + busy);
+}
+
+void WasteMeter::decode_step(Nanos t, Nanos busy, int64_t used, int64_t free, int64_t active,
+                             int64_t recompute) {
+  if (busy > 0) {
+    const double dt = to_seconds(busy);
+    waste_.free += static_cast<double>(free) * dt;
+    add_forward(dt, static_cast<double>(used), static_cast<double>(active),
+                static_cast<double>(recompute));
+  }
+  accounted_until_ = t + busy;
+  add_span(t, t + busy);
+}
+
+void WasteMeter::add_span(Nanos t, Nanos end) {
   if (!busy_spans_.empty() && busy_spans_.back().end >= t)
     busy_spans_.back().end = std::max(busy_spans_.back().end, end);
   else
@@ -51,15 +66,28 @@ void WasteMeter::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) 
     waste_.preserved += used * dt;
     return;
   }
+  const BatchBlocks b = batch_blocks();
+  add_forward(dt, used, static_cast<double>(b.active), static_cast<double>(b.recompute));
+}
+
+void WasteMeter::add_forward(double dt, double used, double active, double recompute) {
+  waste_.active += active * dt;
+  waste_.recompute += recompute * dt;
+  waste_.preserved += (used - active - recompute) * dt;
+}
+
+WasteMeter::BatchBlocks WasteMeter::batch_blocks() const {
+  const BlockPool& gpu = kv_.gpu();
   // Blocks shared by several running sessions (a common prefix) count once.
-  double active = 0, recompute = 0;
+  BatchBlocks out;
   ++account_stamp_;
   if (block_stamp_.size() != static_cast<size_t>(gpu.total()))
     block_stamp_.assign(static_cast<size_t>(gpu.total()), 0);
   for (int32_t h : queues_.running()) {
     const auto& s = table_[h];
+    int64_t& into = s.recompute_left > 0 ? out.recompute : out.active;
     if (!prefix_.shares_blocks()) {
-      (s.recompute_left > 0 ? recompute : active) += static_cast<double>(s.gpu_blocks.size());
+      into += static_cast<int64_t>(s.gpu_blocks.size());
       continue;
     }
     // Only a block held more than once can be counted twice, and only the shareable prefix
@@ -67,7 +95,7 @@ void WasteMeter::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) 
     // two sessions (other blocks carry hashes salted with the session's own index): stamp
     // those alone. KvResidency::check_blocks verifies it.
     const size_t lead = shareable_gpu_blocks(s);
-    double n = static_cast<double>(s.gpu_blocks.size() - lead);
+    auto n = static_cast<int64_t>(s.gpu_blocks.size() - lead);
     for (size_t k = 0; k < lead; ++k) {
       const BlockId b = s.gpu_blocks[k];
       if (gpu.refcount(b) == 1) {
@@ -80,11 +108,9 @@ void WasteMeter::account(Nanos from, Nanos to, bool in_batch_phase, bool stall) 
         n += 1;
       }
     }
-    (s.recompute_left > 0 ? recompute : active) += n;
+    into += n;
   }
-  waste_.active += active * dt;
-  waste_.recompute += recompute * dt;
-  waste_.preserved += (used - active - recompute) * dt;
+  return out;
 }
 
 }  // namespace isim::sim

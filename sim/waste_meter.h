@@ -34,21 +34,33 @@ class WasteMeter {
   void catch_up(Nanos t);
   // The iteration from t: its swap stall, then its busy time.
   void iteration(Nanos t, Nanos stall, Nanos busy);
+  // A decode step from t of `busy` (no stall) with the GPU's used and free blocks and the
+  // batch's active and recompute blocks given: what iteration(t, 0, busy) would add
+  // (sim/decode_run.h counts them without visiting the batch).
+  void decode_step(Nanos t, Nanos busy, int64_t used, int64_t free, int64_t active,
+                   int64_t recompute);
+  // The running sessions' GPU blocks as a forward pass counts them (shared blocks once).
+  struct BatchBlocks {
+    int64_t active = 0, recompute = 0;
+  };
+  BatchBlocks batch_blocks() const;
   const WasteBreakdown& waste() const { return waste_; }
   const std::vector<Span>& busy_spans() const { return busy_spans_; }
   void check_clock(int32_t replica, Nanos now) const;
 
  private:
   void account(Nanos from, Nanos to, bool in_batch_phase, bool stall);
+  void add_forward(double dt, double used, double active, double recompute);
+  void add_span(Nanos t, Nanos end);
 
   const SessionTable& table_;
   const ReplicaQueues& queues_;
   const KvResidency& kv_;
   const PrefixCache& prefix_;
   WasteBreakdown waste_;
-  Nanos accounted_until_ = -1;         // -1: nothing arrived yet
-  std::vector<uint64_t> block_stamp_;  // account(): which blocks were already counted
-  uint64_t account_stamp_ = 0;
+  Nanos accounted_until_ = -1;                 // -1: nothing arrived yet
+  mutable std::vector<uint64_t> block_stamp_;  // batch_blocks(): blocks already counted
+  mutable uint64_t account_stamp_ = 0;
   std::vector<Span> busy_spans_;
   mutable Nanos last_check_ = 0;
 };

@@ -74,6 +74,7 @@ int cmd_list(const Args& args) {
   KnobRows engine;
   sim::EngineConfig{}.knobs(engine);
   sim::EngineConfig{}.feature_knobs(engine);
+  sim::EngineConfig{}.speed_knobs(engine);
   knob_section("engine knobs (engine: KEY: VALUE; key, default, bound, help)", engine.rows);
   KnobRows budget;
   sim::EngineConfig{}.scheduler_knobs(budget);

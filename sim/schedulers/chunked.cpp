@@ -12,6 +12,11 @@ namespace {
 class Chunked final : public Scheduler {
  public:
   std::string name() const override { return "chunked"; }
+  SchedulerTraits traits() const override {
+    SchedulerTraits t;
+    t.steady_admission = true;
+    return t;
+  }
   void form_batch(BatchContext& c) override {
     schedule_decodes(c);
     schedule_recompute_chunks(c);

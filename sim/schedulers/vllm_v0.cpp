@@ -14,6 +14,11 @@ class VllmV0 final : public Scheduler {
  public:
   std::string name() const override { return "vllm-v0"; }
   bool whole_prefills() const override { return true; }
+  SchedulerTraits traits() const override {
+    SchedulerTraits t;
+    t.steady_admission = true;
+    return t;
+  }
   void form_batch(BatchContext& c) override {
     if (!has_swapped(c)) admit_waiting(c, /*whole=*/true);
     if (c.batch().prefills() > 0) return;

@@ -144,7 +144,7 @@ TEST_CASE("every cluster error names the file, line and key") {
         "max_num_seqs, max_num_batched_tokens, gpu_memory_utilization, activation_reserve_gib, "
         "swap_space_gib, gpu_blocks, cpu_blocks, prefix_caching, kv_capacity, "
         "long_prefill_token_threshold, max_num_partial_prefills, max_long_partial_prefills, "
-        "watermark, reserve_full_isl, async_scheduling, kv_manager");
+        "watermark, reserve_full_isl, async_scheduling, coalesce_decode, kv_manager");
   CHECK(error_of(m + "cluster: {replicas: [{name: a, count: 1}, {name: a, count: 2}]}\n") ==
         "e.yaml:4: cluster.replicas[1].name: 'a' names two groups");
   CHECK(error_of(m + "executor: live-cpu\ncluster: {replicas: 2}\n") ==
