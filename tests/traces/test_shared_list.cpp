@@ -63,6 +63,9 @@ TEST_CASE("trace.draw: 5 draws from a pool of 2 share the pool's segments") {
                       Session{"p1", 0, {shared_list_seg(7, 1, -1)}}};
   const Trace t = bootstrap(pool, 5, 11);
   REQUIRE(t.size() == 5);
+  size_t of_p0 = 0;
+  for (const Session& s : t) of_p0 += s.id.substr(0, 2) == "p0";
+  CHECK((of_p0 >= 1 && of_p0 <= 4));  // both pool sessions drawn: each shares with its copies
   for (size_t k = 0; k < t.size(); ++k) {
     // The k-th draw of pool session <id> is "<id>#<k>": its first two characters name it.
     const size_t from = t[k].id.substr(0, 2) == "p0" ? 0 : 1;
@@ -89,7 +92,7 @@ TEST_CASE("trace.draw: a drawn fork loses its fork in its own copy, not in the p
   Segment forked = shared_list_seg(8, 1, -1);
   forked.event = ContextEvent{ContextEventKind::kFork, 4, 0, "p0"};
   const Trace pool = {Session{"p0", 0, {shared_list_seg(10, 2, -1)}}, Session{"p1", 0, {forked}}};
-  const Trace t = bootstrap(pool, 5, 11);
+  const Trace t = bootstrap(pool, 5, 11);  // the same draws as above: p1 among them
   for (const Session& s : t) {
     const bool of_p1 = s.id.substr(0, 2) == "p1";
     CHECK(s.segments[0].event.kind == ContextEventKind::kNone);
