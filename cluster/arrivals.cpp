@@ -30,6 +30,14 @@ void Arrivals::load() {
     live = live || f_.spec(r).executor->live();
   }
   load_start_after();
+  struct Fit {
+    int32_t fit = 0;  // replicas it fits
+    std::string why;  // the first replica's never_fits
+  };
+  // By the address of the segments' storage (trace::SharedList: one per pool session of a
+  // draw); a trace of distinct sessions keeps the first kMaxFitsKept.
+  std::unordered_map<const void*, Fit> fits;
+  constexpr size_t kMaxFitsKept = 1 << 16;
   fits_all_.assign(trace.size(), 0);
   for (size_t i = 0; i < trace.size(); ++i) {
     const trace::Session& src = trace[i];
@@ -45,14 +53,23 @@ void Arrivals::load() {
             fmt::format("session {}: segments[{}].output: must be >= 1 (every "
                         "segment decodes at least one token)",
                         src.id, k));
-    // Where no replica fits, the first one says why.
-    int32_t fit = 0;
-    std::string why;
-    for (int32_t r = 0; r < f_.size(); ++r) {
-      std::string w = f_.engine(r).never_fits(src);
-      if (w.empty()) ++fit;
-      if (r == 0) why = std::move(w);
+    // Where no replica fits, the first one says why. never_fits reads only the segments, so
+    // sessions that share them (trace.draw's copies) ask the replicas once.
+    const void* key = src.segments.empty() ? nullptr : &src.segments[0];
+    const auto known = key ? fits.find(key) : fits.end();
+    const bool memo = known != fits.end();
+    Fit own;
+    if (!memo) {
+      for (int32_t r = 0; r < f_.size(); ++r) {
+        std::string w = f_.engine(r).never_fits(src);
+        if (w.empty()) ++own.fit;
+        if (r == 0) own.why = std::move(w);
+      }
+      if (key && fits.size() < kMaxFitsKept) fits.emplace(key, own);
     }
+    const Fit& got = memo ? known->second : own;
+    const int32_t fit = got.fit;
+    const std::string& why = got.why;
     const auto idx = static_cast<int32_t>(i);
     if (fit == 0) {
       f_.ledger().skipped(idx);

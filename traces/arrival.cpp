@@ -18,21 +18,29 @@ namespace {
 void poisson(Trace& t, const ArrivalSpec& a) {
   if (!std::isfinite(a.rate) || a.rate <= 0)
     throw InputError(fmt::format("arrival.rate: must be a finite number > 0, got {}", a.rate));
-  // Before re-timing: each session's first index and its original arrival.
+  // Reads only, so that drawn copies keep sharing their segments.
+  const auto fork = [](const Session& s) -> const ContextEvent* {
+    const auto& segs = s.segments;
+    return !segs.empty() && segs.front().event.kind == ContextEventKind::kFork ? &segs.front().event
+                                                                               : nullptr;
+  };
+  // Before re-timing: each session's first index and its original arrival (a trace without
+  // forks needs neither: no index of millions of drawn ids).
+  const bool forks = std::any_of(t.begin(), t.end(), fork);
   std::unordered_map<std::string, size_t> index;
-  std::vector<double> before(t.size());
-  for (size_t i = 0; i < t.size(); ++i) {
+  std::vector<double> before(forks ? t.size() : 0);
+  for (size_t i = 0; forks && i < t.size(); ++i) {
     index.emplace(t[i].id, i);
     before[i] = t[i].arrival_s;
   }
-  std::vector<char> timed(t.size(), 0);
+  std::vector<char> timed(forks ? t.size() : 0, 0);
   Rng rng(a.seed);
   double now = 0;
   for (size_t i = 0; i < t.size(); ++i) {
     Session& s = t[i];
-    if (!s.segments.empty() && s.segments.front().event.kind == ContextEventKind::kFork) {
+    if (const ContextEvent* f = fork(s)) {
       // A subagent keeps its offset from its parent, once the parent has its new time.
-      auto it = index.find(s.segments.front().event.parent);
+      auto it = index.find(f->parent);
       if (it != index.end() && timed[it->second]) {
         const size_t p = it->second;
         s.arrival_s = t[p].arrival_s + std::max(before[i] - before[p], 0.0);
@@ -42,7 +50,7 @@ void poisson(Trace& t, const ArrivalSpec& a) {
     }
     now += rng.exponential(1.0 / a.rate);
     s.arrival_s = now;
-    timed[i] = 1;
+    if (forks) timed[i] = 1;
   }
 }
 

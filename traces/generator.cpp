@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include "core/input_error.h"
 #include "core/rng.h"
@@ -15,7 +16,6 @@ namespace isim::trace {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
 
 // ---- YAML (generator-specific parts) ------------------------------------------------------
 
@@ -211,12 +211,13 @@ Trace bootstrap(const Trace& source, int64_t n, uint64_t seed) {
   Trace t;
   t.reserve(static_cast<size_t>(n));
   for (int64_t k = 0; k < n; ++k) {
-    t.push_back(source[rng.below(source.size())]);
-    t.back().id += fmt::format("#{}", k);
-    t.back().arrival_s = 0;
-    if (!t.back().segments.empty() &&
-        t.back().segments[0].event.kind == ContextEventKind::kFork)
-      t.back().segments[0].event = ContextEvent{};
+    t.push_back(source[rng.below(source.size())]);  // shares the source's segments
+    Session& s = t.back();
+    s.id += fmt::format("#{}", k);
+    s.arrival_s = 0;
+    const auto& segs = std::as_const(s.segments);  // a read must not copy the segments
+    if (!segs.empty() && segs[0].event.kind == ContextEventKind::kFork)
+      s.segments[0].event = ContextEvent{};
   }
   return t;
 }

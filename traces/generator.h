@@ -20,6 +20,7 @@
 // - bootstrap(): n sessions drawn uniformly with replacement; the k-th draw of session <id> gets
 //   id "<id>#<k>" (k = draw index, so ids are unique) and arrival_s = 0. A draw of a forked
 //   session loses its fork (its parent's id names no draw), keeping its other context signals.
+//   Copies share their source session's segments (trace::SharedList) until one is written.
 // - The defaults, traces/generators/infercept-mix.yaml, equal default_generator_config().
 // - Bad config: InputError `FILE: KEY: reason` (FILE:LINE where the YAML gives a line), unknown
 //   keys list the valid ones.

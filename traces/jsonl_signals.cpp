@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "traces/jsonl.h"
@@ -121,8 +122,8 @@ void check_retention(const Segment& seg, size_t k, int64_t context, const std::s
       fail(where, p + "end", fmt::format("must be > begin ({}), got {}", r.begin, r.end));
     if (r.end > context)
       fail(where, p + "end",
-           fmt::format("must be <= the context after segments[{}].input ({}), got {}", k,
-                       context, r.end));
+           fmt::format("must be <= the context after segments[{}].input ({}), got {}", k, context,
+                       r.end));
     if (r.priority < 0 || r.priority > 100)
       fail(where, p + "priority", fmt::format("must be in 0..100, got {}", r.priority));
     if (!finite_non_negative(r.duration_s))
@@ -220,8 +221,8 @@ std::string signals_json(const Segment& seg) {
   out += R"(,"retention":[)";
   for (size_t i = 0; i < seg.retention.size(); ++i) {
     const Retention& r = seg.retention[i];
-    out += fmt::format(R"({}{{"begin":{},"end":{},"priority":{},"duration_s":{}}})",
-                       i ? "," : "", r.begin, r.end, r.priority, r.duration_s);
+    out += fmt::format(R"({}{{"begin":{},"end":{},"priority":{},"duration_s":{}}})", i ? "," : "",
+                       r.begin, r.end, r.priority, r.duration_s);
   }
   return out + "]";
 }
@@ -273,7 +274,11 @@ void check_fork_cycles(const Trace& t, const std::unordered_map<std::string, siz
 }  // namespace
 
 void validate_forks(const Trace& t, const std::function<std::string(size_t)>& where) {
-  std::unordered_map<std::string, size_t> index;  // id -> its first session
+  const auto forked = [](const Session& s) {
+    return !s.segments.empty() && s.segments[0].event.kind == ContextEventKind::kFork;
+  };
+  if (std::none_of(t.begin(), t.end(), forked)) return;  // nothing to check: no index built
+  std::unordered_map<std::string, size_t> index;         // id -> its first session
   for (size_t i = 0; i < t.size(); ++i) index.emplace(t[i].id, i);
   const std::string field = "segments[0].context_event.parent";
   for (size_t i = 0; i < t.size(); ++i) {
@@ -294,12 +299,16 @@ void validate_forks(const Trace& t, const std::function<std::string(size_t)>& wh
 }
 
 int64_t drop_broken_forks(Trace& t) {
+  const auto forked = [](const Session& s) {  // reads only: drawn copies keep sharing segments
+    return !s.segments.empty() && s.segments[0].event.kind == ContextEventKind::kFork;
+  };
+  if (std::none_of(t.begin(), t.end(), forked)) return 0;  // no index of millions of ids
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < t.size(); ++i) index.emplace(t[i].id, i);
   int64_t dropped = 0;
   for (Session& s : t) {
-    if (s.segments.empty() || s.segments[0].event.kind != ContextEventKind::kFork) continue;
-    const auto it = index.find(s.segments[0].event.parent);
+    if (!forked(s)) continue;
+    const auto it = index.find(std::as_const(s.segments)[0].event.parent);
     if (it != index.end() && t[it->second].arrival_s <= s.arrival_s) continue;
     s.segments[0].event = ContextEvent{};
     ++dropped;

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "traces/shared_list.h"
+
 namespace isim::trace {
 
 struct Intercept {
@@ -137,7 +139,7 @@ struct StartAfter {
 struct Session {
   std::string id;
   double arrival_s = 0.0;
-  std::vector<Segment> segments;
+  SharedList<Segment> segments;  // copies share it until written (trace.draw's copies)
   PrefixHashes prefix = {};  // the initializer keeps `Session{id, arrival, segments}` warning-free
   StartAfter start_after = {};
   // The leading prompt tokens the source knows every session of its origin begins with (system

@@ -99,13 +99,7 @@ Workload make_workload(const WorkloadSpec& ts, const ArrivalSpec& arrival, uint6
       w.notes.push_back(fmt::format("trace.max_context={}: {} of {} sessions were cut to fit",
                                     ts.max_context, cut, w.trace.size()));
   }
-  if (ts.draw > 0) {
-    check_draw_memory(w.trace, ts.draw, origin);
-    w.trace = bootstrap(w.trace, ts.draw, seed);
-  }
-  if (w.trace.empty())  // the readers refuse an empty file; this guards every other source
-    throw InputError(fmt::format("{}: trace ({}): no sessions to run",
-                                 ts.path.empty() ? origin : ts.path, ts.from));
+  // Scaled before drawing (the same products) so that drawn copies share their segments.
   if (ts.intercept_scale != 1) {
     for (auto& s : w.trace)
       for (auto& seg : s.segments)
@@ -113,6 +107,13 @@ Workload make_workload(const WorkloadSpec& ts, const ArrivalSpec& arrival, uint6
     w.notes.push_back(fmt::format("trace.intercept_scale={}: every intercept's duration scaled",
                                   ts.intercept_scale));
   }
+  if (ts.draw > 0) {
+    check_draw_memory(w.trace, ts.draw, origin);
+    w.trace = bootstrap(w.trace, ts.draw, seed);
+  }
+  if (w.trace.empty())  // the readers refuse an empty file; this guards every other source
+    throw InputError(fmt::format("{}: trace ({}): no sessions to run",
+                                 ts.path.empty() ? origin : ts.path, ts.from));
   apply_arrivals(w.trace, arrival);
   if (arrival.process == "replay" && w.trace.size() > 1 &&
       std::all_of(w.trace.begin(), w.trace.end(),

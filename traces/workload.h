@@ -75,15 +75,13 @@ struct WorkloadSpec {
 };
 
 // The memory `trace.draw` may take: the estimate is kDrawSessionBytes + the id's length per
-// session, kDrawSegmentBytes per segment and 8 per prefix hash (the structs, rounded up for
-// the allocator).
+// drawn copy and 8 per prefix hash (the struct and the id's allocation, rounded up for the
+// allocator). A copy's segments cost nothing: it shares its pool session's (SharedList).
 inline constexpr double kMaxDrawBytes = 8e9;
 inline constexpr int64_t kDrawSessionBytes = 160;
-inline constexpr int64_t kDrawSegmentBytes = 160;
 // The estimated bytes of one drawn copy of `s`.
 inline int64_t draw_bytes(const Session& s) {
   return kDrawSessionBytes + static_cast<int64_t>(s.id.size()) +
-         kDrawSegmentBytes * static_cast<int64_t>(s.segments.size()) +
          8 * static_cast<int64_t>(s.prefix.hashes.size());
 }
 

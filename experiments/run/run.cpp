@@ -1,7 +1,8 @@
 #include "experiments/run/run.h"
 
 #include <algorithm>
-#include <sstream>
+#include <ostream>
+#include <streambuf>
 
 #include <fmt/format.h>
 
@@ -21,14 +22,29 @@ namespace {
 // FNV-1a over the trace's JSONL. Its offset basis, 1469598103934665603, is not FNV's
 // (14695981039346656037, core/hash.h): a digit was lost when it was written. It is kept
 // because the trace fingerprints in every written config.resolved.yaml depend on it.
-uint64_t trace_fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
+// It hashes the text as write_jsonl writes it: a drawn trace's JSONL (GBs at 10 million
+// sessions) is never held in memory.
+class Fnv1aSink final : public std::streambuf {
+ public:
+  uint64_t hash() const { return h_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) add(traits_type::to_char_type(c));
+    return traits_type::not_eof(c);
   }
-  return h;
-}
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    for (std::streamsize i = 0; i < n; ++i) add(s[i]);
+    return n;
+  }
+
+ private:
+  void add(char c) {
+    h_ ^= static_cast<unsigned char>(c);
+    h_ *= 1099511628211ull;
+  }
+  uint64_t h_ = 1469598103934665603ull;
+};
 // At least how many samples the time series takes: the run lasts at least until the last
 // session has arrived and sat out its intercepts.
 void check_time_series(const Experiment& e, const trace::Trace& t) {
@@ -55,9 +71,10 @@ Inputs prepare(const Experiment& e, bool with_profile) {
   in.notes = std::move(w.notes);
   in.warnings = std::move(w.warnings);
   check_time_series(e, in.trace);
-  std::ostringstream os;
+  Fnv1aSink sink;
+  std::ostream os(&sink);
   trace::write_jsonl(os, in.trace);
-  in.trace_fingerprint = fmt::format("{:016x}", trace_fnv1a(os.str()));
+  in.trace_fingerprint = fmt::format("{:016x}", sink.hash());
   if (!with_profile) return in;
   in.profile = sim::load_profile(e.profile);
   in.group_profiles = load_group_profiles(e, in.profile);

@@ -264,16 +264,19 @@ TEST_CASE("metrics.window_s is refused before a run's windows are allocated when
 }
 
 TEST_CASE("trace.draw is refused before drawing when the draws would not fit in memory") {
-  // One session "a" of 9 segments: 160 + 1 (its id) + 9 x 160 = 1601 B per drawn copy.
-  // 10^7 draws: 1.601 x 10^10 B = ~16.0 GB, over 8 GB; 8 x 10^9 / 1601 = 4996876.95, so at
-  // most 4996876 draws.
+  // One session "a" of 9 segments (shared by its copies: no bytes per copy) whose 100-token
+  // prompt has 100 prefix hashes (1 token a block): 160 + 1 (its id) + 100 x 8 = 961 B per
+  // drawn copy. 10^7 draws: 9.61 x 10^9 B = ~9.6 GB, over 8 GB; 8 x 10^9 / 961 = 8324661.8,
+  // so at most 8324661 draws.
   const auto d = test::scratch("knob-bounds-draw-memory");
   trace::Session s;
   s.id = "a";
   for (int i = 0; i < 9; ++i) {  // tool calls between the turns, none after the last
-    s.segments.push_back({10, 1, std::nullopt});
+    s.segments.push_back({i == 0 ? 100 : 10, 1, std::nullopt});
     if (i < 8) s.segments.back().intercept = trace::Intercept{"tool", 1.0};
   }
+  s.prefix.block_tokens = 1;
+  for (uint64_t h = 1; h <= 100; ++h) s.prefix.hashes.push_back(h);
   {
     std::ofstream f(d / "t.jsonl");
     trace::write_jsonl(f, trace::Trace{s});
@@ -283,9 +286,9 @@ TEST_CASE("trace.draw is refused before drawing when the draws would not fit in 
   w.draw = 10000000;
   trace::ArrivalSpec a;
   CHECK(test::error_of_call([&] { trace::make_workload(w, a, 1, "e.yaml"); }) ==
-        "e.yaml: trace.draw: 10000000 draws need ~16.0 GB (1601 B per session of this trace), "
-        "more than the 8 GB a run's drawn sessions may take; draw at most 4996876");
-  w.draw = 3;  // 4803 B: drawn
+        "e.yaml: trace.draw: 10000000 draws need ~9.6 GB (961 B per session of this trace), "
+        "more than the 8 GB a run's drawn sessions may take; draw at most 8324661");
+  w.draw = 3;  // 2883 B: drawn
   CHECK(trace::make_workload(w, a, 1, "e.yaml").trace.size() == 3);
 }
 

@@ -170,7 +170,8 @@ TEST_CASE("jsonl: validate_session and the writer reject what the reader would")
   CHECK_THROWS_WITH_AS(validate_session(s, "here"),
                        "here: segments[0].output: must be >= 0, got -4", isim::InputError);
   s.segments[0].output = 1;
-  s.segments.insert(s.segments.begin(), Segment{1, 1, Intercept{"k", std::nan("")}});
+  auto& segs = s.segments.mut();  // a SharedList (traces/shared_list.h): written through mut()
+  segs.insert(segs.begin(), Segment{1, 1, Intercept{"k", std::nan("")}});
   CHECK_THROWS_WITH_AS(validate_session(s, "here"),
                        "here: segments[0].intercept.duration_s: must be finite and >= 0, got nan",
                        isim::InputError);
