@@ -55,7 +55,8 @@ void check_same(const cluster::RunResult& on, const cluster::RunResult& off) {
   }
   REQUIRE(on.turns.size() == off.turns.size());
   for (size_t i = 0; i < on.turns.size(); ++i) {
-    CHECK(on.turns[i].gaps == off.turns[i].gaps);
+    CHECK(on.gaps.runs(on.turns[i].gaps_at, on.turns[i].gaps_words) ==
+          off.gaps.runs(off.turns[i].gaps_at, off.turns[i].gaps_words));
     CHECK(on.turns[i].itl_max_s == off.turns[i].itl_max_s);
     CHECK(on.turns[i].finish_s == off.turns[i].finish_s);
   }
@@ -73,7 +74,7 @@ void check_same(const cluster::RunResult& on, const cluster::RunResult& off) {
   CHECK(on.timeseries.size() == off.timeseries.size());
 }
 
-constexpr double kMs = 1e-3;
+constexpr double kMsS = 1e-3;  // a millisecond in seconds
 
 }  // namespace
 
@@ -94,14 +95,15 @@ TEST_CASE("decode runs: two sessions decode 8 steps as one run, times as steppin
   CHECK(on.steps == 9);
   CHECK(off.runs == 0);
   for (const char* id : {"a", "b"}) {
-    CHECK(rec(on.result, id).first_token_s == doctest::Approx(16 * kMs).epsilon(1e-12));
-    CHECK(rec(on.result, id).finish_s == doctest::Approx(124 * kMs).epsilon(1e-12));
+    CHECK(rec(on.result, id).first_token_s == doctest::Approx(16 * kMsS).epsilon(1e-12));
+    CHECK(rec(on.result, id).finish_s == doctest::Approx(124 * kMsS).epsilon(1e-12));
   }
   // 9 gaps of 12 ms each, one run-length entry per turn.
   for (const sim::TurnRecord& turn : on.result.turns) {
-    REQUIRE(turn.gaps.size() == 1);
-    CHECK(turn.gaps[0].gap_ns == 12'000'000);
-    CHECK(turn.gaps[0].count == 9);
+    const auto gaps = on.result.gaps.runs(turn.gaps_at, turn.gaps_words);
+    REQUIRE(gaps.size() == 1);
+    CHECK(gaps[0].gap_ns == 12'000'000);
+    CHECK(gaps[0].count == 9);
   }
   // 1 prefill + 9 decode steps; busy 16 + 9 x 12 = 124 ms; 2 x 9 decoded tokens.
   CHECK(on.result.summary.counters.iterations == 10);
@@ -127,16 +129,17 @@ TEST_CASE("decode runs: a run stops before the block boundary the pool cannot se
   check_same(on.result, off.result);
   CHECK(on.runs == 3);
   CHECK(on.steps == 11);
-  CHECK(rec(on.result, "a").finish_s == doctest::Approx(120 * kMs).epsilon(1e-12));
-  CHECK(rec(on.result, "b").finish_s == doctest::Approx(172 * kMs).epsilon(1e-12));
+  CHECK(rec(on.result, "a").finish_s == doctest::Approx(120 * kMsS).epsilon(1e-12));
+  CHECK(rec(on.result, "b").finish_s == doctest::Approx(172 * kMsS).epsilon(1e-12));
   CHECK(rec(on.result, "b").preemptions == 1);
   CHECK(on.result.summary.counters.iterations == 14);
   // a's gaps: 5 of 12 ms (16 -> 76), then 4 of 11 ms (76 -> 120).
   for (const sim::TurnRecord& turn : on.result.turns) {
     if (turn.session != 0) continue;
-    REQUIRE(turn.gaps.size() == 2);
-    CHECK(turn.gaps[0] == sim::GapRun{12'000'000, 5});
-    CHECK(turn.gaps[1] == sim::GapRun{11'000'000, 4});
+    const auto gaps = on.result.gaps.runs(turn.gaps_at, turn.gaps_words);
+    REQUIRE(gaps.size() == 2);
+    CHECK(gaps[0] == sim::GapRun{12'000'000, 5});
+    CHECK(gaps[1] == sim::GapRun{11'000'000, 4});
   }
 }
 
@@ -156,8 +159,8 @@ TEST_CASE("decode runs: an arrival due mid-run ends the run before it") {
   check_same(on.result, off.result);
   CHECK(on.runs == 3);
   CHECK(on.steps == 12);
-  CHECK(rec(on.result, "a").finish_s == doctest::Approx(130 * kMs).epsilon(1e-12));
-  CHECK(rec(on.result, "b").first_token_s == doctest::Approx(70 * kMs).epsilon(1e-12));
-  CHECK(rec(on.result, "b").finish_s == doctest::Approx(174 * kMs).epsilon(1e-12));
+  CHECK(rec(on.result, "a").finish_s == doctest::Approx(130 * kMsS).epsilon(1e-12));
+  CHECK(rec(on.result, "b").first_token_s == doctest::Approx(70 * kMsS).epsilon(1e-12));
+  CHECK(rec(on.result, "b").finish_s == doctest::Approx(174 * kMsS).epsilon(1e-12));
   CHECK(on.result.summary.counters.iterations == 15);
 }

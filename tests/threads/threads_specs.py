@@ -18,7 +18,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Each spec's scale: small enough for a sanitizer build, large enough that windows hold several
 # replicas' iteration ends.
-SCALE = {"bench-cluster": ["-p", "trace.draw=1500"]}
+SCALE = {
+    "bench-cluster": ["-p", "trace.draw=1500"],
+    "bench-fleet": ["-p", "trace.draw=3000", "-p", "cluster.replicas=16", "-p", "arrival.rate=32"],
+}
 SWEEP_SCALE = ["-p", "trace.limit=20"]
 
 
