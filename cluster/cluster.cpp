@@ -64,8 +64,14 @@ Cluster::Cluster(const trace::Trace& trace, std::vector<ReplicaSpec> replicas, R
   if (checks.each_event && serial_reason_.empty()) serial_reason_ = "checks after every event";
   windows_ = std::make_unique<Windows>(fleet_, ports_, 1);
   if (size() == 1 && !transfers_ && !roles_ && !lockstep_ && !tiers_) {
-    run_limit_ = std::make_unique<RunLimit>(fleet_.queue(), sampler_);
+    run_limit_ = std::make_unique<RunLimit>(fleet_.queue(), sampler_, false);
     fleet_.replica(0).set_run_horizon(run_limit_.get());
+  } else if (serial_reason_.empty() && !checks.global) {
+    // A windowed fleet: each replica's runs are settled when the fleet reaches it (the global
+    // check reads every replica after each instant: it would settle them all).
+    run_limit_ = std::make_unique<RunLimit>(fleet_.queue(), sampler_, true);
+    fleet_.set_settles(true);
+    for (int32_t r = 0; r < size(); ++r) fleet_.raw(r).set_run_horizon(run_limit_.get());
   }
 }
 
@@ -172,6 +178,9 @@ void Cluster::dispatch(const sim::Event& ev) {
 }
 
 void Cluster::start_iterations() {
+  // A settled run may have ended its step at this instant (Engine::settle): as an iteration
+  // end, it touches its replica.
+  for (int32_t r : fleet_.take_settled()) fleet_.touch(r);
   // Only a replica that had an event can have new work while idle; in replica order.
   for (int32_t r : fleet_.take_touched()) {
     if (lockstep_ && lockstep_->owns(r))
@@ -236,6 +245,7 @@ bool Cluster::run_until(sim::Nanos horizon) {
   const auto total = static_cast<int64_t>(fleet_.trace().size());
   const bool windowed = serial_reason_.empty();
   while (true) {
+    for (int32_t r : fleet_.take_settled()) windows_->refresh(r);  // their iteration ends moved
     const sim::Nanos tg = queue.empty() ? sim::kForever : queue.top().time;
     const sim::Nanos te = windows_->earliest();
     const sim::Nanos t = std::min(tg, te);

@@ -143,7 +143,7 @@ class Cluster final : public sim::EngineListener {
   int64_t progress_every_ = 0, instants_ = 0;
   sim::Nanos end_ = 0;       // the last instant with an event other than the planner's
   bool real_event_ = false;  // the current instant had an event other than the planner's
-  std::unique_ptr<RunLimit> run_limit_;  // a lone replica's coalesced decode steps
+  std::unique_ptr<RunLimit> run_limit_;  // how far coalesced decode steps may run (null: none)
 };
 
 }  // namespace isim::cluster

@@ -2,6 +2,7 @@
 #include "cluster/fleet.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -46,6 +47,32 @@ Fleet::Fleet(const trace::Trace& trace, std::vector<ReplicaSpec> specs, Router& 
   counts_.resumed.assign(specs_.size(), 0);
   is_touched_.assign(specs_.size(), 0);
   changed_.assign(specs_.size(), 0);
+  settled_.reserve(specs_.size());  // a replica is listed once per take: no growth
+  settled_taken_.reserve(specs_.size());
+  load_dirty_.assign(specs_.size(), 1);
+  loads_.init(specs_.size(), LoadKey{});
+  for (size_t r = 0; r < specs_.size(); ++r) engines_[r]->watch_load(&load_dirty_[r]);
+}
+
+const std::vector<int32_t>& Fleet::take_settled() {
+  settled_taken_.swap(settled_);
+  settled_.clear();
+  return settled_taken_;
+}
+
+int32_t Fleet::least_outstanding() const {
+  const uint8_t* begin = load_dirty_.data();
+  const uint8_t* end = begin + load_dirty_.size();
+  for (const uint8_t* p = begin; (p = static_cast<const uint8_t*>(std::memchr(p, 1, end - p)));
+       ++p) {
+    const auto r = static_cast<int32_t>(p - begin);
+    load_dirty_[static_cast<size_t>(r)] = 0;
+    // Unsettled: a pending run's load is stepping's at any instant inside it (its decodes
+    // neither wait nor prefill, and only its last step may end a segment).
+    const sim::Engine& e = *engines_[static_cast<size_t>(r)];
+    loads_.set(static_cast<size_t>(r), {e.view().load().outstanding_tokens(), r});
+  }
+  return loads_.top().r;
 }
 
 void Fleet::touch(int32_t r) {
@@ -98,6 +125,25 @@ bool RouteView::eligible(int32_t r) const {
   const std::vector<char>& mask = f_.mask();
   if (!mask.empty() && !mask[static_cast<size_t>(r)]) return false;
   return f_.parts().arrivals->fits_all(q_) || f_.engine(r).never_fits(src_).empty();
+}
+
+int32_t ClusterView::least_outstanding() const {
+  int32_t best = -1;
+  int64_t best_load = 0;
+  for (int32_t r = 0; r < replicas(); ++r) {
+    if (!eligible(r)) continue;
+    const int64_t load = replica(r).load().outstanding_tokens();
+    if (best < 0 || load < best_load) {
+      best = r;
+      best_load = load;
+    }
+  }
+  return best;
+}
+
+int32_t RouteView::least_outstanding() const {
+  if (f_.mask().empty() && f_.parts().arrivals->fits_all(q_)) return f_.least_outstanding();
+  return ClusterView::least_outstanding();
 }
 
 const std::vector<uint64_t>& RouteView::prefix_chain(int32_t r) const {

@@ -10,7 +10,8 @@
 // - Each replica keeps its own clock (`clock(r)`: an EventQueue holding its one iteration end,
 //   whose arg is the instant the iteration started), so that replicas can advance apart
 //   between the fleet's events (cluster/window.h). `replica(r)` and `engine(r)` first bring
-//   r's clock to the fleet's instant (`now()`); `raw(r)` does not (a window's own replica).
+//   r's clock to the fleet's instant (`now()`), and its coalesced run with it (`set_settles`);
+//   `raw(r)` does neither (a window's own replica).
 // - `replica(r)` (non-const) marks the replica as possibly changed, for Checks::each_event;
 //   `engine(r)` reads only. `touch(r)` says r had an event at this instant: after the
 //   instant's events it may start an iteration (`take_touched`, in replica order).
@@ -22,6 +23,8 @@
 //   no Transfers).
 #pragma once
 
+#include <climits>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +32,7 @@
 #include "cluster/ledger.h"
 #include "cluster/lockstep.h"
 #include "cluster/router.h"
+#include "core/min_tree.h"
 #include "sim/engine.h"
 
 namespace isim::cluster {
@@ -119,6 +123,9 @@ class Fleet {
     return *engines_[static_cast<size_t>(r)];
   }
   sim::Engine& raw(int32_t r) { return *engines_[static_cast<size_t>(r)]; }
+  // Reads r as it stands, its run unsettled: for a reader that needs no iteration end before
+  // now() (the sampler: no run spans a sample past its first step, cluster/run_limit.h).
+  const sim::Engine& peek(int32_t r) const { return *engines_[static_cast<size_t>(r)]; }
   sim::EventQueue& clock(int32_t r) { return clocks_[static_cast<size_t>(r)]; }
   sim::EventQueue& queue() { return queue_; }
   sim::Nanos now() const { return queue_.now(); }
@@ -146,7 +153,18 @@ class Fleet {
   void track_changes();
   const std::vector<int32_t>& take_changed();
 
+  // With coalesced decode steps in a fleet (sim/decode_run.h RunHorizon::settles): every
+  // replica(r) and engine(r) first settles r's pending run at now(), and `take_settled` lists
+  // the replicas whose iteration end moved (each once per settle; valid until the next call),
+  // for the windows to re-read.
+  void set_settles(bool on) { settles_ = on; }
+  const std::vector<int32_t>& take_settled();
   int32_t route(const RouteRequest& q);
+  // The replica with the fewest outstanding tokens now (ReplicaLoad::outstanding_tokens), the
+  // lowest index among equals, over every replica (the caller applies the mask and the
+  // session's fit). From an index in which only the replicas whose load may have changed since
+  // the last call are re-read (sim::Engine::watch_load): O(replicas changed x log replicas).
+  int32_t least_outstanding() const;
   void set_mask(std::vector<char> mask) { mask_ = std::move(mask); }
   const std::vector<char>& mask() const { return mask_; }
 
@@ -160,6 +178,7 @@ class Fleet {
   void sync(int32_t r) const {
     sim::EventQueue& c = clocks_[static_cast<size_t>(r)];
     if (c.now() != queue_.now()) c.advance_to(queue_.now());
+    if (settles_ && engines_[static_cast<size_t>(r)]->settle()) settled_.push_back(r);
   }
 
   sim::EventQueue queue_;
@@ -177,6 +196,17 @@ class Fleet {
   std::vector<int32_t> changed_list_;  // with tracking: replicas marked changed, unsorted
   std::vector<int32_t> changed_taken_;
   std::vector<char> mask_;  // the pool a route may use (empty: every replica)
+  bool settles_ = false;
+  mutable std::vector<int32_t> settled_;  // replicas whose run settle cut short
+  std::vector<int32_t> settled_taken_;
+  struct LoadKey {
+    int64_t load = INT64_MAX;
+    int32_t r = INT32_MAX;
+    bool operator<(const LoadKey& o) const { return load != o.load ? load < o.load : r < o.r; }
+  };
+  // By replica: set by its engine when its load may have changed; never resized.
+  mutable std::vector<uint8_t> load_dirty_;
+  mutable MinTree<LoadKey> loads_;
 };
 
 }  // namespace isim::cluster

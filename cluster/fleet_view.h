@@ -24,6 +24,9 @@ class RouteView final : public ClusterView {
   bool eligible(int32_t r) const override;
   const std::vector<uint64_t>& prefix_chain(int32_t r) const override;
   int64_t reachable_kv_tokens(int32_t r) const override;
+  // From the fleet's index of loads (Fleet::least_outstanding) when no mask is set and the
+  // session fits every replica; otherwise the scan.
+  int32_t least_outstanding() const override;
 
  private:
   const Fleet& f_;

@@ -51,6 +51,10 @@ class ClusterView {
   // r would start the turn with, its holder's own or what r would fetch from another replica or
   // a lower tier (cluster/kv_tiers.h). 0 for a new arrival.
   virtual int64_t reachable_kv_tokens(int32_t r) const = 0;
+  // The eligible replica with the fewest outstanding tokens (ReplicaLoad::outstanding_tokens),
+  // the lowest index among equals; -1 when none is eligible. This default scans every replica;
+  // a view may answer the same from an index it keeps.
+  virtual int32_t least_outstanding() const;
 };
 
 class Router {

@@ -43,8 +43,11 @@ void Sampler::sample(sim::Nanos t) {
   sim::TimeSample fleet;
   fleet.t_s = sim::to_seconds(t);
   for (int32_t r = 0; r < f_.size(); ++r) {
-    sim::TimeSample s = f_.engine(r).view().sample(t);
-    if (keep_replicas_ || f_.parts().roles) replicas_.push_back({f_.engine(r).view().replica(), s});
+    // Unsettled (Fleet::peek): settling here, before the instant's events, would end a step
+    // due at now() ahead of them.
+    const sim::ReplicaView& v = f_.peek(r).view();
+    sim::TimeSample s = v.sample(t);
+    if (keep_replicas_ || f_.parts().roles) replicas_.push_back({v.replica(), s});
     fleet.merge(s);
   }
   fleet_.push_back(fleet);

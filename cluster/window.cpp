@@ -58,9 +58,9 @@ Windows::Windows(Fleet& f, std::vector<std::unique_ptr<ReplicaPort>>& ports, int
   part_ends_.assign(static_cast<size_t>(pool_.parts()), 0);
   part_moved_.resize(static_cast<size_t>(pool_.parts()));
   job_ = [this](int32_t k) {  // part k: a fixed block of replicas
-    const auto parts = static_cast<size_t>(pool_.parts()), n = end_.size();
-    const size_t lo = static_cast<size_t>(k) * n / parts;
-    const size_t hi = (static_cast<size_t>(k) + 1) * n / parts;
+    const auto parts = static_cast<size_t>(pool_.parts()), slots = end_.size();
+    const size_t lo = static_cast<size_t>(k) * slots / parts;
+    const size_t hi = (static_cast<size_t>(k) + 1) * slots / parts;
     for (size_t r = lo; r < hi; ++r)
       if (end_[r] < h_) advance(static_cast<int32_t>(r), h_, static_cast<size_t>(k));
   };

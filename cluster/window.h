@@ -34,28 +34,9 @@
 #include "cluster/fleet.h"
 #include "cluster/replica_port.h"
 #include "cluster/worker_pool.h"
+#include "core/min_tree.h"
 
 namespace isim::cluster {
-
-// A tournament tree over n slots: set one in O(log n), the least in O(1).
-template <typename K>
-class MinTree {
- public:
-  void init(size_t n, const K& none) {
-    for (size_ = 1; size_ < n;) size_ *= 2;
-    t_.assign(2 * size_, none);
-  }
-  void set(size_t i, const K& k) {
-    i += size_;
-    t_[i] = k;
-    for (i /= 2; i > 0; i /= 2) t_[i] = t_[2 * i + 1] < t_[2 * i] ? t_[2 * i + 1] : t_[2 * i];
-  }
-  const K& top() const { return t_[1]; }
-
- private:
-  size_t size_ = 1;
-  std::vector<K> t_;
-};
 
 struct WindowStats {
   int64_t windows = 0;

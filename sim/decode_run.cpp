@@ -54,19 +54,26 @@ Nanos DecodeRun::plan(Nanos t0, Nanos busy1) {
   if (left < 2) return t1;
   const int64_t bt = kv_.block_tokens();
   const auto n = static_cast<int64_t>(entries.size());
-  buckets_.resize(static_cast<size_t>(bt));
+  // Positions by residue in one array (a stable counting sort: running order within each),
+  // so that no list grows per bucket.
+  bucket_start_.assign(static_cast<size_t>(bt) + 1, 0);
   bucket_recompute_.assign(static_cast<size_t>(bt), 0);
-  for (auto& b : buckets_) b.clear();
   handles_.clear();
   kv0_.clear();
   for (const BatchEntry& e : entries) {
     const SessionState& s = table_[e.h];
     const auto r = static_cast<size_t>(s.kv % bt);
-    buckets_[r].push_back(static_cast<int32_t>(handles_.size()));
+    ++bucket_start_[r + 1];
     if (s.recompute_left > 0) ++bucket_recompute_[r];
     handles_.push_back(e.h);
     kv0_.push_back(s.kv);
   }
+  for (size_t r = 1; r < bucket_start_.size(); ++r) bucket_start_[r] += bucket_start_[r - 1];
+  cursor_.assign(bucket_start_.begin(), bucket_start_.end() - 1);
+  by_residue_.resize(handles_.size());
+  for (size_t pos = 0; pos < kv0_.size(); ++pos)
+    by_residue_[static_cast<size_t>(cursor_[static_cast<size_t>(kv0_[pos] % bt)]++)] =
+        static_cast<int32_t>(pos);
   const WasteMeter::BatchBlocks blocks = meter_.batch_blocks();
   active1_ = blocks.active;
   recompute1_ = blocks.recompute;
@@ -77,10 +84,12 @@ Nanos DecodeRun::plan(Nanos t0, Nanos busy1) {
   busy_.assign(1, busy1);
   forward_.assign(1, batch_.last_forward());
   end_.assign(1, t1);
+  counted_.assign(1, cost_.extrapolations());
+  start_ = t0;
   int64_t taken = 0;
   Nanos t = t1;
   for (int64_t j = 2; j <= left; ++j) {
-    const auto crossing = static_cast<int64_t>(buckets_[residue(j)].size());
+    const auto crossing = static_cast<int64_t>(bucket(residue(j)).size());
     if (taken + crossing > free1) break;
     shape.decode_kv_tokens += n;
     shape.decode_kv_max += 1;
@@ -95,15 +104,46 @@ Nanos DecodeRun::plan(Nanos t0, Nanos busy1) {
     }
     taken += crossing;
     t += busy;
+    counted_.push_back(counted);
     busy_.push_back(busy);
     forward_.push_back(forward);
     end_.push_back(t);
   }
   if (end_.size() < 2) return t1;
+  priced_ = cost_.extrapolations();
   pending_ = true;
   ++runs_;
   steps_ += static_cast<int64_t>(end_.size());
   return t;
+}
+
+Settled DecodeRun::settle(Nanos t) {
+  if (!pending_) return {};
+  // Steps ended by t: stepping handled each at its instant, before anything else at it.
+  const auto done =
+      static_cast<size_t>(std::upper_bound(end_.begin(), end_.end(), t) - end_.begin());
+  const size_t k = end_.size();
+  if (done >= k) return {};  // its end is being handled: on_iteration_end finishes it
+  // A step ending at t itself was ended by stepping before the owner's events at t, and the
+  // next one launched only after them: it becomes the last, and the owner ends it now.
+  const bool ends_now = done > 0 && end_[done - 1] == t;
+  const size_t last = ends_now ? done : done + 1;
+  if (last < k) {
+    // Steps last+1..k were priced ahead and will not run as planned: their counts go back
+    // (only theirs: whatever priced since keeps its own).
+    cost_.take_back_extrapolations(cost_.extrapolations() - (priced_ - counted_[last]));
+    steps_ -= static_cast<int64_t>(k - last);
+    end_.resize(last);
+    busy_.resize(last);
+    forward_.resize(last);
+    counted_.resize(last);
+  }
+  const Settled out{true, ends_now, end_.back(), last_start()};
+  if (last == 1)
+    pending_ = false;  // step 1 alone: the state is stepping's already
+  else
+    finish();
+  return out;
 }
 
 void DecodeRun::finish() {
@@ -117,13 +157,13 @@ void DecodeRun::finish() {
     if (j >= 2) {
       // Step j is formed at the end of step j - 1: the decodes crossing into a block take it.
       const size_t r = residue(j);
-      for (int32_t pos : buckets_[r]) {
+      for (int32_t pos : bucket(r)) {
         SessionState& s = table_[handles_[static_cast<size_t>(pos)]];
         if (!kv_.grow_gpu(s, kv0_[static_cast<size_t>(pos)] + j))
           throw std::logic_error(fmt::format(
               "DecodeRun: replica {}: a planned block was not free at step {}", replica_, j));
       }
-      const auto crossing = static_cast<int64_t>(buckets_[r].size());
+      const auto crossing = static_cast<int64_t>(bucket(r).size());
       used += crossing;
       recompute += bucket_recompute_[r];
       active += crossing - bucket_recompute_[r];
@@ -134,7 +174,7 @@ void DecodeRun::finish() {
     }
     // Step j ends: each session whose kv reaches a block boundary publishes it.
     if (every_block && j <= ended)
-      for (int32_t pos : buckets_[residue(j + 1)]) {
+      for (int32_t pos : bucket(residue(j + 1))) {
         SessionState& s = table_[handles_[static_cast<size_t>(pos)]];
         s.kv = kv0_[static_cast<size_t>(pos)] + j;
         prefix_.publish(s);

@@ -23,10 +23,21 @@
 //   last token time). The engine then ends step k as any step, with the batch's entries.
 // - The cost model prices each planned step once (its extrapolation count as stepping's); a
 //   step priced past the limit is taken back (CostModel::take_back_extrapolations).
+// - `last_start()`: while a run is pending, when its last step starts (the end of step k - 1):
+//   the start stepping gives that step's iteration end.
+// - `settle(t)` brings a pending run to stepping's state at t, for an owner that reads or
+//   changes the replica at t, inside the run (RunHorizon::settles): the steps that ended
+//   before t are applied and the one in flight at t becomes the run's last (the steps after it
+//   are dropped, their prices taken back; step 1 alone is a plain step), so none after t is
+//   planned on a batch the owner may change. A step that ends at t itself becomes the last and
+//   `ends_now` says so: stepping ended it before the owner's events at t and launched the next only
+//   after them, so the engine ends it at once. `moved`: the iteration end is another (`end`,
+//   `start`).
 // - `runs()` / `steps()`: runs planned (k >= 2) and the steps they covered (k summed).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/batch.h"
@@ -43,6 +54,17 @@ class RunHorizon {
   // The latest time a run whose first step ends at t1 may end at: nothing outside the replica
   // may change or read it before then, and no sample may be due in [t1, then).
   virtual Nanos run_limit(int32_t replica, Nanos t1) const = 0;
+  // Whether the owner calls Engine::settle before it reads or changes the replica inside a
+  // run (a fleet: an arrival routed here), so that run_limit need not stop at such events.
+  virtual bool settles() const { return false; }
+};
+
+// Where a pending run's last step went when settle cut it short.
+struct Settled {
+  bool moved = false;     // the run's last step is now another: retime the iteration end
+  bool ends_now = false;  // that step ends at the settle's instant: end it now
+  Nanos end = 0;          // its end
+  Nanos start = 0;        // and start
 };
 
 class DecodeRun {
@@ -67,7 +89,9 @@ class DecodeRun {
   bool pending() const { return pending_; }
   // The steps the iteration in flight covers: k while a run is pending, else 1.
   int64_t steps_pending() const { return pending_ ? static_cast<int64_t>(end_.size()) : 1; }
+  Nanos last_start() const { return end_.size() >= 2 ? end_[end_.size() - 2] : start_; }
   void finish();
+  Settled settle(Nanos t);
   int64_t runs() const { return runs_; }
   int64_t steps() const { return steps_; }
 
@@ -91,14 +115,24 @@ class DecodeRun {
   const RunHorizon* horizon_ = nullptr;
 
   bool pending_ = false;
-  std::vector<int32_t> handles_;               // the batch, in running order
-  std::vector<int64_t> kv0_;                   // each one's kv before step 1
-  std::vector<std::vector<int32_t>> buckets_;  // positions by kv0 mod block_tokens
-  std::vector<int64_t> bucket_recompute_;      // of them, sessions whose blocks count as recompute
-  std::vector<Nanos> busy_;                    // busy time of step j (index j - 1)
-  std::vector<Nanos> forward_;                 // its forward time
-  std::vector<Nanos> end_;                     // its end
-  std::vector<GapRun> gaps_;                   // the gaps of steps 2..k, run-length coded
+  std::vector<int32_t> handles_;  // the batch, in running order
+  std::vector<int64_t> kv0_;      // each one's kv before step 1
+  // Positions by kv0 mod block_tokens: residue r's are by_residue_[bucket_start_[r] ..
+  // bucket_start_[r + 1]), in running order.
+  std::span<const int32_t> bucket(size_t r) const {
+    return {by_residue_.data() + bucket_start_[r],
+            static_cast<size_t>(bucket_start_[r + 1] - bucket_start_[r])};
+  }
+  std::vector<int32_t> by_residue_;
+  std::vector<int64_t> bucket_start_, cursor_;
+  std::vector<int64_t> bucket_recompute_;  // of them, sessions whose blocks count as recompute
+  std::vector<Nanos> busy_;                // busy time of step j (index j - 1)
+  std::vector<Nanos> forward_;             // its forward time
+  std::vector<Nanos> end_;                 // its end
+  std::vector<GapRun> gaps_;               // the gaps of steps 2..k, run-length coded
+  std::vector<int64_t> counted_;           // extrapolations before step j was priced (index j - 1)
+  int64_t priced_ = 0;                     // extrapolations once the run was planned
+  Nanos start_ = 0;                        // step 1's start
   int64_t used1_ = 0, active1_ = 0, recompute1_ = 0;  // GPU blocks after step 1's formation
   int64_t runs_ = 0, steps_ = 0;
 };

@@ -195,8 +195,18 @@ void Engine::launch_step(Nanos forward, Nanos busy, bool coalesce) {
   batch_.launch(forward);
   notes_.iteration(batch_.fill_record(replica_, t, forward, busy));
   const Nanos end = coalesce && stall == 0 ? run_.plan(t, busy) : t + stall + busy;
-  queue_.schedule(end, kPrioIterationEnd, replica_, kEvIterationEnd, t);
+  // The iteration end carries its step's start (a run's: its last step's, as stepping's).
+  queue_.schedule(end, kPrioIterationEnd, replica_, kEvIterationEnd,
+                  run_.pending() ? run_.last_start() : t);
   notes_.note_all();  // the batch formed, swaps and evictions: all at t
+}
+
+bool Engine::settle() {
+  const Settled st = run_.settle(now());
+  if (!st.moved) return false;
+  queue_.retime_top(st.end, st.start);
+  if (st.ends_now) handle(queue_.pop());  // as the instant's iteration ends, before its events
+  return true;
 }
 
 void Engine::emit_token(SessionState& s) {

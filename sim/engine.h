@@ -105,6 +105,11 @@ class Engine final {
   void launch_step(Nanos forward, Nanos busy, bool coalesce = false);
   // Until when this replica may run ahead (not owned; null: every step is its own event).
   void set_run_horizon(const RunHorizon* h) { run_.set_horizon(h); }
+  // A pending coalesced run is brought to stepping's state at now() (DecodeRun::settle), for an
+  // owner about to read or change this replica; true when its iteration end moved earlier, or
+  // was handled now (a step ending at now(): the replica is idle, and its owner starts it as
+  // after any iteration end).
+  bool settle();
   // Coalesced runs planned and the steps they covered (sim/decode_run.h).
   const DecodeRun& decode_runs() const { return run_; }
   bool busy() const { return batch_.busy(); }
@@ -125,6 +130,8 @@ class Engine final {
   const Counters& counters() const { return counters_; }
   // What policies, routers and the owner read (sim/replica_view.h).
   const ReplicaView& view() const { return view_; }
+  // *flag is set to 1 whenever view().load() may have changed (ReplicaQueues::watch).
+  void watch_load(uint8_t* flag) { queues_.watch(flag); }
 
   void check_invariants() const;
 

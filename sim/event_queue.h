@@ -6,7 +6,7 @@
 //   goes backwards.
 // - `pop` advances `now()` to the event's time; `advance_to(t)` moves it to t without an event
 //   (a replica's own clock, cluster/fleet.h, follows the fleet's instants), never backwards
-//   (std::logic_error).
+//   (std::logic_error). `retime_top` moves the earliest event to another time, not before now.
 // - An Event is plain data (target, type, argument); the owner dispatches it by target. No
 //   callbacks, so a cluster routes events for itself and N engines through one queue.
 // - The queue is a 4-ary heap in one vector: scheduling and popping allocate nothing once the
@@ -72,6 +72,27 @@ class EventQueue {
   const Event& top() const { return heap_.front(); }
 
   Event pop() {
+    const Event e = remove_top();
+    now_ = e.time;
+    return e;
+  }
+  // Moves the earliest event to `time` (>= now()) with argument `arg`, leaving now() alone: a
+  // replica's clock retimes its one iteration end when a coalesced run is cut short.
+  void retime_top(Nanos time, int64_t arg) {
+    const Event e = remove_top();
+    schedule(time, e.priority, e.target, e.type, arg);
+  }
+
+  Nanos now() const { return now_; }
+  void advance_to(Nanos t) {
+    if (t < now_)
+      throw std::logic_error("EventQueue: clock moved back (" + std::to_string(t) + " < now " +
+                             std::to_string(now_) + ")");
+    now_ = t;
+  }
+
+ private:
+  Event remove_top() {
     const Event e = heap_.front();
     const Event last = heap_.back();
     heap_.pop_back();
@@ -90,19 +111,9 @@ class EventQueue {
       }
       heap_[i] = last;
     }
-    now_ = e.time;
     return e;
   }
 
-  Nanos now() const { return now_; }
-  void advance_to(Nanos t) {
-    if (t < now_)
-      throw std::logic_error("EventQueue: clock moved back (" + std::to_string(t) + " < now " +
-                             std::to_string(now_) + ")");
-    now_ = t;
-  }
-
- private:
   static constexpr size_t kArity = 4;  // children per node: a shallower heap, fewer cache misses
   static bool before(const Event& a, const Event& b) {
     if (a.time != b.time) return a.time < b.time;

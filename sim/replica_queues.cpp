@@ -47,10 +47,12 @@ void ReplicaQueues::enqueue(Queue& q, int32_t h, Nanos key) {
   s.queued_tokens = s.pending_prefill(block_tokens_);
   queued_tokens_ += s.queued_tokens;
   q.insert({key, s.idx, h});
+  load_changed();
 }
 
 Queue::iterator ReplicaQueues::dequeue(Queue& q, Queue::const_iterator it) {
   queued_tokens_ -= table_[it->h].queued_tokens;
+  load_changed();
   return q.erase(it);
 }
 
@@ -89,6 +91,7 @@ void ReplicaQueues::requeue_tokens(SessionState& s) {
   queued_tokens_ -= s.queued_tokens;
   s.queued_tokens = s.pending_prefill(block_tokens_);
   queued_tokens_ += s.queued_tokens;
+  load_changed();
 }
 
 std::vector<int32_t>& ReplicaQueues::list(Phase p) {
@@ -109,6 +112,7 @@ std::vector<int32_t>& ReplicaQueues::list(Phase p) {
 void ReplicaQueues::add(Phase p, int32_t h) {
   SessionState& s = table_[h];
   s.phase = p;
+  load_changed();
   if (p != Phase::kRunning) return list(p).push_back(h);
   s.run_key = traits_.admission_order ? ++admit_seq_ : s.arrival;
   auto less = [this](int32_t a, int32_t b) {
@@ -123,6 +127,7 @@ void ReplicaQueues::add(Phase p, int32_t h) {
 void ReplicaQueues::remove(Phase p, int32_t h) {
   auto& l = list(p);
   l.erase(std::find(l.begin(), l.end(), h));
+  load_changed();
   if (p == Phase::kRunning) running_load_stale_ = true;
 }
 

@@ -12,6 +12,9 @@
 // - `load()` is the prefill still to do for queued sessions (as they needed when they joined)
 //   and running ones (recounted when asked after the running set or its progress changed), and
 //   the decoding sessions, importing ones counted at once.
+// - `watch(flag)`: every change that may change `load()` (a queue or list move, a token
+//   requeue, `mark_stale`) sets *flag to 1, so an owner can keep replicas' loads in an index
+//   and re-read only those whose flag is set (cluster/fleet.h). The owner clears it.
 // - `check_lists` reads only: every held session is in exactly one list, the one its phase
 //   names; queue keys match their sessions; swap_out_pending sessions are paused and listed
 //   once. `check_queued` verifies the queued-token total.
@@ -73,7 +76,11 @@ class ReplicaQueues {
   void mark_swap_out(SessionState& s);
   void cancel_swap_out(SessionState& s);
   std::vector<int32_t> take_swap_outs();
-  void mark_stale() { running_load_stale_ = true; }
+  void mark_stale() {
+    running_load_stale_ = true;
+    load_changed();
+  }
+  void watch(uint8_t* flag) { watch_ = flag; }
 
   bool has_work() const;
   ReplicaLoad load() const;
@@ -88,6 +95,9 @@ class ReplicaQueues {
   void enqueue(Queue& q, int32_t h, Nanos key);
   Queue::iterator dequeue(Queue& q, Queue::const_iterator it);
   std::vector<int32_t>& list(Phase p);
+  void load_changed() {
+    if (watch_) *watch_ = 1;
+  }
 
   SessionTable& table_;
   int64_t block_tokens_;
@@ -105,6 +115,7 @@ class ReplicaQueues {
   mutable int64_t running_pending_ = 0;  // prefill pending in the running set, last recount
   mutable int64_t running_decodes_ = 0;  // decoding sessions at the last recount
   mutable bool running_load_stale_ = false;
+  uint8_t* watch_ = nullptr;  // set when load() may have changed (not owned)
 };
 
 }  // namespace isim::sim

@@ -9,6 +9,8 @@
 
 #include "cluster/cluster.h"
 #include "cluster/simulation.h"
+#include "core/params.h"
+#include "policies/routers.h"
 #include "tests/sim_fixtures.h"
 
 using namespace isim;
@@ -163,4 +165,91 @@ TEST_CASE("decode runs: an arrival due mid-run ends the run before it") {
   CHECK(rec(on.result, "b").first_token_s == doctest::Approx(70 * kMsS).epsilon(1e-12));
   CHECK(rec(on.result, "b").finish_s == doctest::Approx(174 * kMsS).epsilon(1e-12));
   CHECK(on.result.summary.counters.iterations == 15);
+}
+
+namespace {
+
+// Two replicas behind round-robin, checked after every iteration but not after every event
+// (which would run the fleet serially, where runs are not settled).
+struct FleetRuns {
+  cluster::RunResult result;
+  int64_t runs[2] = {0, 0}, steps[2] = {0, 0}, iterations[2] = {0, 0};
+};
+
+FleetRuns run_fleet(const trace::Trace& t, bool coalesce) {
+  sim::EngineConfig cfg;
+  cfg.gpu_blocks = 100;
+  cfg.cpu_blocks = 100;
+  cfg.max_num_batched_tokens = 64;
+  cfg.check_invariants = true;
+  cfg.coalesce_decode = coalesce;
+  sim::SimExecutor ex0(test::round_profile()), ex1(test::round_profile());
+  auto p0 = policy::policy_registry().create("preserve", "test", policy::PolicyParams{});
+  auto p1 = policy::policy_registry().create("preserve", "test", policy::PolicyParams{});
+  auto router = policy::router_registry().create("round-robin", "test", Params({}, "router"));
+  cluster::Checks checks(false);
+  checks.engines = true;
+  cluster::Cluster c(t,
+                     {cluster::ReplicaSpec{cfg, &ex0, p0.get(), ""},
+                      cluster::ReplicaSpec{cfg, &ex1, p1.get(), ""}},
+                     *router, checks);
+  c.load();
+  c.run_until(sim::kForever);
+  FleetRuns out;
+  for (int r = 0; r < 2; ++r) {
+    out.runs[r] = c.engine(r).decode_runs().runs();
+    out.steps[r] = c.engine(r).decode_runs().steps();
+    out.iterations[r] = c.engine(r).counters().iterations;
+  }
+  out.result = c.result();
+  return out;
+}
+
+}  // namespace
+
+// a and b arrive at 0 (3 prompt tokens, 10 outputs each), c at `c_at` (3, 2); round-robin puts
+// a and c on replica 0, b on replica 1. Replica 0 prefills a in [0,13) (token 1) and plans a
+// run at 13 of a's 9 decodes, 11 ms each, ending 24, 35, ..., 112 (no queued event bounds it in
+// a fleet: c settles it when it arrives). Replica 1 does the same for b, unsettled: one run of
+// 9 steps, b finishes at 112. vllm-v0 prefills an arrival alone.
+TEST_CASE("decode runs in a fleet: an arrival inside a run settles it at the step in flight") {
+  // c at 50 ms: steps 1..3 ended (24, 35, 46), step 4 [46,57) is in flight: it becomes the
+  // run's last. 57: a has 5 tokens; c prefills alone, [57,70) -> c's token 1 (TTFT 20 ms).
+  // 70: a and c decode, 12 ms -> 82: a's token 6, c's 2 (c finishes). 82: a alone, 4 left: a
+  // run ending 93, 104, 115, 126.
+  const trace::Trace t{trace::Session{"a", 0.0, {seg(3, 10)}},
+                       trace::Session{"b", 0.0, {seg(3, 10)}},
+                       trace::Session{"c", 0.05, {seg(3, 2)}}};
+  const FleetRuns on = run_fleet(t, true);
+  const FleetRuns off = run_fleet(t, false);
+  check_same(on.result, off.result);
+  CHECK(rec(on.result, "c").first_token_s == doctest::Approx(70 * kMsS).epsilon(1e-12));
+  CHECK(rec(on.result, "c").finish_s == doctest::Approx(82 * kMsS).epsilon(1e-12));
+  CHECK(rec(on.result, "a").finish_s == doctest::Approx(126 * kMsS).epsilon(1e-12));
+  CHECK(rec(on.result, "b").finish_s == doctest::Approx(112 * kMsS).epsilon(1e-12));
+  CHECK(on.runs[0] == 2);
+  CHECK(on.steps[0] == 4 + 4);
+  CHECK(on.iterations[0] == 1 + 4 + 1 + 1 + 4);
+  CHECK(on.runs[1] == 1);
+  CHECK(on.steps[1] == 9);
+  CHECK(on.iterations[1] == 1 + 9);
+}
+
+TEST_CASE("decode runs in a fleet: an arrival at a step's end starts the next step with it") {
+  // c at 46 ms, the end of step 3: stepping ends that step before the instant's arrival and
+  // forms the next batch after it, so c prefills at once, [46,59) (TTFT 13 ms, not 24 ms after
+  // the step [46,57) a run would have kept). 59: a and c decode -> 71: a's token 5, c's 2.
+  // 71: a alone, 5 left: a run ending 82, 93, 104, 115, 126.
+  const trace::Trace t{trace::Session{"a", 0.0, {seg(3, 10)}},
+                       trace::Session{"b", 0.0, {seg(3, 10)}},
+                       trace::Session{"c", 0.046, {seg(3, 2)}}};
+  const FleetRuns on = run_fleet(t, true);
+  const FleetRuns off = run_fleet(t, false);
+  check_same(on.result, off.result);
+  CHECK(rec(on.result, "c").first_token_s == doctest::Approx(59 * kMsS).epsilon(1e-12));
+  CHECK(rec(on.result, "c").finish_s == doctest::Approx(71 * kMsS).epsilon(1e-12));
+  CHECK(rec(on.result, "a").finish_s == doctest::Approx(126 * kMsS).epsilon(1e-12));
+  CHECK(on.runs[0] == 2);
+  CHECK(on.steps[0] == 3 + 5);
+  CHECK(on.iterations[0] == 1 + 3 + 1 + 1 + 5);
 }
