@@ -10,12 +10,13 @@
 //   running set is at max_num_seqs, or, for a scheduler with SchedulerTraits::steady_admission,
 //   the head of each queue does not fit and needs blocks only), it plans steps 2..k of the same
 //   batch: only the last may end a session's segment (k <= the fewest tokens any session has
-//   left), the GPU
-//   pool holds the blocks their decodes cross into, and the last one ends by the horizon's
-//   limit (RunHorizon: no event may change or read the replica, and no sample be due, before
-//   it). It returns the end of the last step: t0 + busy1 when it plans none (k = 1).
+//   left), the GPU pool holds the blocks their decodes cross into, and the last one ends by the
+//   horizon's limit (RunHorizon: no sample is due before it, and no event may change or read the
+//   replica before it unless the owner settles the run first). It returns the end of the last
+//   step: t0 + busy1 when it plans none (k = 1).
 // - While a run is pending the replica's state is exactly stepping's just after step 1 was
-//   launched: blocks, counters, waste and the sessions' tokens of steps 2..k wait for `finish`.
+//   launched: blocks, counters, waste and the sessions' tokens of steps 2..k wait for `finish`
+//   (or `settle`). Its load (ReplicaView::load) is stepping's at any instant inside the run.
 // - `finish()` at the run's end (its iteration end event) applies steps 1..k-1 and launches
 //   step k in stepping's order: each step's block allocations (running order) after the
 //   previous step's block publishes (hash_every_block), its waste interval and counters; then
