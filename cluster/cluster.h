@@ -20,9 +20,10 @@
 // - Each replica's iteration end waits on its own clock (cluster/window.h). Between the fleet's
 //   events the replicas advance apart, in windows, on `set_threads(n)` threads (default 1; the
 //   same algorithm on any n, so the same results): what their listener calls do to the fleet is
-//   held and applied after each window in the order one queue would have handled it. A fleet
-//   with roles, tiers, lockstep groups, a live executor, an iteration or run observer, or
-//   Checks::each_event runs every instant one at a time (`serial_reason()` says why).
+//   held and applied after each window in the order one queue would have handled it. A lone
+//   replica, and a fleet with roles, tiers, lockstep groups, a live executor, an iteration or
+//   run observer, or Checks::each_event, runs every instant one at a time (`serial_reason()`
+//   says why).
 // - `run_until(h)` handles every event at times <= h and returns whether the queue drained;
 //   calling it again continues. A disaggregated or tiered run that drains with sessions
 //   unfinished has stalled (std::logic_error). `result()` closes the run at the last event

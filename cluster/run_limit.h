@@ -4,13 +4,12 @@
 // Contract:
 // - Only a fleet without roles, tiers, transfers, lockstep groups or anything else that makes
 //   it serial (cluster/cluster.h) uses one (Cluster's constructor).
-// - A lone replica (`settles` false): `run_limit(r, t1)` is the earliest of the next queued
-//   event (every event on the queue is someone else's that may change or read the replica:
-//   arrivals, intercept ends), the first time-series sample due at or after t1
-//   (Sampler::next_at_or_after) and the horizon of the current Cluster::run_until
-//   (`set_until`): a caller reading the fleet when it returns sees the same replica state as
-//   stepping; and while a window runs (cluster/window.h), its end: the effects it holds (an
-//   intercept end among them) reach the queue only after it.
+// - A lone replica (`settles` false; it runs one instant at a time, never in windows):
+//   `run_limit(r, t1)` is the earliest of the next queued event (every event on the queue is
+//   someone else's that may change or read the replica: arrivals, intercept ends), the first
+//   time-series sample due at or after t1 (Sampler::next_at_or_after) and the horizon of the
+//   current Cluster::run_until (`set_until`): a caller reading the fleet when it returns sees
+//   the same replica state as stepping.
 // - Several replicas (`settles` true): the fleet settles a replica's run before it reads or
 //   changes it (Fleet::set_settles), so fleet events do not bound a run: only the sample and
 //   the horizon do (the sampler and the caller of run_until read the replicas' state as it
@@ -30,12 +29,11 @@ class RunLimit final : public sim::RunHorizon {
   RunLimit(const sim::EventQueue& queue, const Sampler& sampler, bool settles)
       : queue_(queue), sampler_(sampler), settles_(settles) {}
   void set_until(sim::Nanos until) { until_ = until; }
-  void set_window_end(sim::Nanos end) { window_end_ = end; }
   sim::Nanos run_limit(int32_t /*replica*/, sim::Nanos t1) const override {
     const sim::Nanos own = std::min(sampler_.next_at_or_after(t1), until_);
     if (settles_) return own;
     const sim::Nanos next = queue_.empty() ? sim::kForever : queue_.top().time;
-    return std::min({next, own, window_end_});
+    return std::min(next, own);
   }
   bool settles() const override { return settles_; }
 
@@ -44,7 +42,6 @@ class RunLimit final : public sim::RunHorizon {
   const Sampler& sampler_;
   bool settles_;
   sim::Nanos until_ = sim::kForever;
-  sim::Nanos window_end_ = sim::kForever;
 };
 
 }  // namespace isim::cluster
