@@ -153,7 +153,7 @@ class Fleet {
   void track_changes();
   const std::vector<int32_t>& take_changed();
 
-  // With coalesced decode steps in a fleet (sim/decode_run.h RunHorizon::settles): every
+  // With coalesced decode steps in a fleet (sim/decode_run.h DecodeRun::settle): every
   // replica(r) and engine(r) first settles r's pending run at now(), and `take_settled` lists
   // the replicas whose iteration end moved (each once per settle; valid until the next call),
   // for the windows to re-read.

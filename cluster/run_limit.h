@@ -35,7 +35,6 @@ class RunLimit final : public sim::RunHorizon {
     const sim::Nanos next = queue_.empty() ? sim::kForever : queue_.top().time;
     return std::min(next, own);
   }
-  bool settles() const override { return settles_; }
 
  private:
   const sim::EventQueue& queue_;

@@ -13,8 +13,4 @@ const cluster::RouterRegistry& router_registry() {
   return r;
 }
 
-int32_t least_outstanding(const cluster::ClusterView& v) {
-  return v.least_outstanding();
-}
-
 }  // namespace isim::policy

@@ -22,8 +22,4 @@ ISIM_ROUTERS(ISIM_DECLARE_ROUTER)
 
 const cluster::RouterRegistry& router_registry();
 
-// The eligible replica with the fewest outstanding tokens (ReplicaLoad), lowest index on ties;
-// -1 when none is eligible.
-int32_t least_outstanding(const cluster::ClusterView& v);
-
 }  // namespace isim::policy

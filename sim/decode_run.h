@@ -27,9 +27,10 @@
 // - `last_start()`: while a run is pending, when its last step starts (the end of step k - 1):
 //   the start stepping gives that step's iteration end.
 // - `settle(t)` brings a pending run to stepping's state at t, for an owner that reads or
-//   changes the replica at t, inside the run (RunHorizon::settles): the steps that ended
-//   before t are applied and the one in flight at t becomes the run's last (the steps after it
-//   are dropped, their prices taken back; step 1 alone is a plain step), so none after t is
+//   changes the replica at t, inside the run (an owner that settles, e.g. a fleet:
+//   Fleet::set_settles, so that its RunHorizon need not stop a run at its events): the steps that
+//   ended before t are applied and the one in flight at t becomes the run's last (the steps after
+//   it are dropped, their prices taken back; step 1 alone is a plain step), so none after t is
 //   planned on a batch the owner may change. A step that ends at t itself becomes the last and
 //   `ends_now` says so: stepping ended it before the owner's events at t and launched the next only
 //   after them, so the engine ends it at once. `moved`: the iteration end is another (`end`,
@@ -55,9 +56,6 @@ class RunHorizon {
   // The latest time a run whose first step ends at t1 may end at: nothing outside the replica
   // may change or read it before then, and no sample may be due in [t1, then).
   virtual Nanos run_limit(int32_t replica, Nanos t1) const = 0;
-  // Whether the owner calls Engine::settle before it reads or changes the replica inside a
-  // run (a fleet: an arrival routed here), so that run_limit need not stop at such events.
-  virtual bool settles() const { return false; }
 };
 
 // Where a pending run's last step went when settle cut it short.

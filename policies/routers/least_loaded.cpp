@@ -11,7 +11,7 @@ class LeastLoaded final : public cluster::Router {
  public:
   std::string name() const override { return "least-loaded"; }
   int32_t route(const cluster::RouteRequest&, const cluster::ClusterView& v) override {
-    return least_outstanding(v);
+    return v.least_outstanding();
   }
 };
 

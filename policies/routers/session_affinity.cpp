@@ -13,7 +13,7 @@ class SessionAffinity final : public cluster::Router {
   std::string name() const override { return "session-affinity"; }
   int32_t route(const cluster::RouteRequest& q, const cluster::ClusterView& v) override {
     if (q.resume && q.holder >= 0 && v.eligible(q.holder)) return q.holder;
-    return least_outstanding(v);
+    return v.least_outstanding();
   }
 };
 
