@@ -151,7 +151,8 @@ void Cluster::first_token(int32_t r, const sim::SessionState& s, sim::Nanos ttft
 
 void Cluster::segment_done(int32_t r, const sim::SessionState& s, int64_t outputs,
                            double decode_s) {
-  fleet_.ledger().turn(turn_record(r, s, outputs), turn_start(s), s.seg_first_token, s.seg_gaps);
+  fleet_.ledger().turn(turn_record(r, s, outputs), turn_start(s), s.seg_first_token,
+                       s.seg_gaps.runs());
   if (planning_) planning_->segment_done(s, outputs, decode_s, r);
 }
 

@@ -70,7 +70,7 @@ void ReplicaPort::segment_done(int32_t replica, const sim::SessionState& s, int6
   e.turn = turn_record(replica, s, outputs);
   e.value = turn_start(s);
   e.first = s.seg_first_token;
-  e.gaps = s.seg_gaps;  // the session's buffer is reused by its next turn
+  e.gaps = s.seg_gaps.runs();  // the session's buffer is reused by its next turn
 }
 
 void ReplicaPort::evicting(int32_t replica, const sim::SessionState& s) {

@@ -203,15 +203,9 @@ void DecodeRun::finish() {
     s.context += ended;
     s.decoded_in_seg += ended;
     s.chunked = false;
-    const auto add = [&s](Nanos gap, int64_t count) {
-      if (!s.seg_gaps.empty() && s.seg_gaps.back().gap_ns == gap)
-        s.seg_gaps.back().count += count;
-      else
-        s.seg_gaps.push_back({gap, count});
-    };
     const Nanos first = end_[0] - s.last_token;
-    add(first, 1);
-    for (const GapRun& g : gaps_) add(g.gap_ns, g.count);
+    s.seg_gaps.add(first, 1);
+    for (const GapRun& g : gaps_) s.seg_gaps.add(g.gap_ns, g.count);
     s.seg_max_gap = std::max({s.seg_max_gap, first, longest});
     s.last_token = last;
   }

@@ -219,10 +219,7 @@ void Engine::emit_token(SessionState& s) {
   if (s.decoded_in_seg > 1) {
     const Nanos gap = t - s.last_token;
     s.seg_max_gap = std::max(s.seg_max_gap, gap);
-    if (!s.seg_gaps.empty() && s.seg_gaps.back().gap_ns == gap)
-      ++s.seg_gaps.back().count;
-    else
-      s.seg_gaps.push_back({gap, 1});
+    s.seg_gaps.add(gap, 1);
   }
   s.last_token = t;
   if (s.decoded_in_seg == 1) {
@@ -242,6 +239,7 @@ void Engine::emit_token(SessionState& s) {
   if (s.decoded_in_seg == s.seg_output) {
     s.m.decode_time += t - s.seg_first_token;
     s.m.decode_steps += s.seg_output - 1;
+    s.seg_gaps.close();  // the listeners read every run
     if (listener)
       listener->segment_done(replica_, s, s.seg_output, to_seconds(t - s.seg_first_token));
     complete_segment(s);

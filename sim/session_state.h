@@ -84,23 +84,30 @@ struct SessionMetrics {
 class Engine;
 struct Oracle;
 
-struct SessionState {
+struct alignas(64) SessionState {
   // Starts a session's state at its arrival. `idx` is its index in the trace: global across
   // the cluster and stable, it breaks every tie (queues, evictions) so runs are deterministic.
   static SessionState arrive(const trace::Session& src, int32_t idx, Nanos arrival);
 
+  // What a decode step reads and writes comes first, in the first two cache lines of the
+  // (cache-line aligned) state: a step touches nothing else unless it takes a block or its gap
+  // differs from the one before.
   int32_t idx = 0;
   int32_t h = -1;  // its handle on the replica that holds it (-1: none)
   Phase phase = Phase::kPending;
-  int32_t seg = 0;  // current segment
+  bool chunked = false;  // rebuilding its context in S - R chunks (min-waste)
+  int32_t seg = 0;       // current segment
   int64_t context = 0;
   int64_t kv = 0;
   int64_t decoded_in_seg = 0;  // outputs emitted in the current segment
   int64_t seg_output = 0;      // the engine's copy of the current segment's output count
   int64_t recompute_left = 0;
+  Nanos last_token = -1;  // the latest output token of the current segment
+  Nanos seg_max_gap = 0;  // the longest gap between consecutive tokens of the current segment
+  std::vector<BlockId> gpu_blocks;
+  GapLog seg_gaps;  // the current segment's inter-token gaps (sim/turn_metrics.h)
   std::array<int64_t, kLostCauses> recompute_cause{};  // sums to recompute_left
   bool swap_out_pending = false;      // paused under `swap`; copied out at the next iteration
-  bool chunked = false;               // rebuilding its context in S - R chunks (min-waste)
   bool discarded = false;             // KV dropped at its last pause
   bool export_after_prefill = false;  // this turn runs on a prefill replica: its KV leaves
                                       // after the prefill (cleared when it does)
@@ -108,7 +115,6 @@ struct SessionState {
   Nanos arrival = 0;
   Nanos queue_key = 0;  // order in the waiting queue
   int64_t run_key = 0;  // order in the running set (arrival, or admission for vLLM v1)
-  std::vector<BlockId> gpu_blocks;
   std::vector<BlockId> cpu_blocks;
   int64_t dropped_blocks = 0;
   // Prefix caching: the content hash of each full engine block of the prompt (a chain: each
@@ -131,10 +137,7 @@ struct SessionState {
   Nanos pause_start = -1;
   Nanos intercept_end = -1;
   Nanos seg_first_token = -1;  // first token of the current segment
-  Nanos last_token = -1;       // the latest output token of the current segment
-  Nanos seg_max_gap = 0;       // the longest gap between consecutive tokens of the current segment
   int64_t seg_input = 0;       // the context the current segment's first token was computed over
-  std::vector<GapRun> seg_gaps;  // the current segment's inter-token gaps (sim/turn_metrics.h)
   SessionMetrics m;
 
   int64_t pending_prefill(int64_t block_tokens) const {

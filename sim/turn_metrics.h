@@ -31,6 +31,7 @@
 //   spec's metrics (experiments/run/turn_metrics.h); `set` false / empty means not asked for.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -41,6 +42,37 @@ struct GapRun {
   int64_t gap_ns = 0;
   int64_t count = 0;
   bool operator==(const GapRun&) const = default;
+};
+
+// One turn's gaps as they are emitted: equal consecutive gaps merged, the latest run kept
+// inline (beside the session's token counts, sim/session_state.h) so that a token whose gap
+// extends it touches no other memory; `close` moves it to the list the readers get.
+class GapLog {
+ public:
+  void add(int64_t gap_ns, int64_t count) {
+    if (tail_.count > 0 && tail_.gap_ns == gap_ns) {
+      tail_.count += count;
+      return;
+    }
+    if (tail_.count > 0) runs_.push_back(tail_);
+    tail_ = {gap_ns, count};
+  }
+  void clear() {
+    runs_.clear();
+    tail_ = {};
+  }
+  // Every run in emission order, the latest included; `runs` is then complete.
+  void close() {
+    if (tail_.count > 0) runs_.push_back(tail_);
+    tail_ = {};
+  }
+  // The runs before the open one (all of them after `close`).
+  const std::vector<GapRun>& runs() const { return runs_; }
+  bool closed() const { return tail_.count == 0; }
+
+ private:
+  GapRun tail_;
+  std::vector<GapRun> runs_;
 };
 
 // Many turns' gap runs in one array of 8-byte words. A run whose gap is under 2^44 ns (about

@@ -63,6 +63,28 @@ TEST_CASE("GapArena: one word a run, two for a gap of 2^44 ns or more or a count
   CHECK(a.runs(t.at, t.words) == std::vector<sim::GapRun>{{9, 4}});
 }
 
+TEST_CASE("GapLog: equal consecutive gaps merge, the open run joins the list at close") {
+  sim::GapLog g;
+  CHECK(g.closed());
+  g.add(10, 1);
+  g.add(10, 3);  // extends the open run: nothing listed yet
+  CHECK(g.runs().empty());
+  CHECK_FALSE(g.closed());
+  g.add(12, 1);  // a new gap: the run of 10s is listed, 12 is open
+  CHECK(g.runs() == std::vector<sim::GapRun>{{10, 4}});
+  g.add(10, 2);  // equal to an earlier run but not to the open one: a run of its own
+  g.close();
+  CHECK(g.closed());
+  CHECK(g.runs() == std::vector<sim::GapRun>{{10, 4}, {12, 1}, {10, 2}});
+  g.close();  // twice: nothing more
+  CHECK(g.runs().size() == 3);
+  g.clear();
+  CHECK(g.runs().empty());
+  g.add(0, 1);  // a zero gap is a run like any other
+  g.close();
+  CHECK(g.runs() == std::vector<sim::GapRun>{{0, 1}});
+}
+
 TEST_CASE("ItlTally: each gap once with its count, by gap, past its first 64 slots") {
   cluster::ItlTally t;
   t.add(30, 2);
