@@ -1,12 +1,14 @@
 #include "cluster/ledger.h"
 
+#include <stdexcept>
+
 namespace isim::cluster {
 
 Ledger::Ledger(const trace::Trace& trace)
     : trace_(trace),
       loc_(trace.size()),
       status_(trace.size(), Status::kPending),
-      done_(trace.size()) {
+      records_(trace.size()) {
   // At most one record a segment: reserved (untouched memory) so they never move as they grow.
   size_t segments = 0;
   for (const trace::Session& s : trace) segments += s.segments.size();
@@ -32,7 +34,7 @@ void Ledger::placed(int32_t i, int32_t replica, int32_t handle) {
 void Ledger::finished(int32_t i, const sim::SessionMetrics& m) {
   loc_[static_cast<size_t>(i)] = {};
   set_status(i, Status::kFinished);
-  done_[static_cast<size_t>(i)] = m;
+  fill(static_cast<size_t>(i), m, Status::kFinished);
 }
 
 void Ledger::arrived(int32_t i, sim::Nanos t) {
@@ -60,57 +62,56 @@ sim::TokenTallies Ledger::take_tallies() {
   return out;
 }
 
-std::vector<sim::SessionRecord> Ledger::records(
-    const std::function<const sim::SessionMetrics&(int32_t, int32_t)>& on_replica) const {
-  std::vector<sim::SessionRecord> out;
-  out.reserve(trace_.size());
+std::vector<sim::SessionRecord> Ledger::take_records(
+    const std::function<const sim::SessionMetrics&(int32_t, int32_t)>& on_replica) {
+  if (records_.size() != trace_.size())
+    throw std::logic_error("Ledger::take_records: the records were taken already");
   static const sim::SessionMetrics none;
   for (size_t i = 0; i < trace_.size(); ++i) {
-    const trace::Session& src = trace_[i];
     const Status st = status_[i];
-    const sim::SessionMetrics& m = st == Status::kFinished ? done_[i]
-                                   : st == Status::kOnReplica
-                                       ? on_replica(loc_[i].replica, loc_[i].handle)
-                                       : none;
-    sim::SessionRecord r;
-    r.id = src.id;
-    r.replica_first = m.replica_first;
-    r.replica_last = m.replica_last;
-    r.migrations = m.migrations;
-    const bool moved = !arrived_.empty() && arrived_[i] >= 0;
-    r.arrival_s = moved ? sim::to_seconds(arrived_[i]) : src.arrival_s;
-    r.segments = static_cast<int64_t>(src.segments.size());
-    r.output_tokens = src.total_output();
-    r.returned_tokens = src.returned_tokens();
-    r.recomputed_tokens = m.recomputed_tokens;
-    r.swapped_out_bytes = m.swapped_out_bytes;
-    r.swapped_in_bytes = m.swapped_in_bytes;
-    r.preemptions = m.preemptions;
-    r.prefix_hit_tokens = m.prefix_hit_tokens;
-    r.intercept_s = sim::to_seconds(m.intercept_time);
-    const sim::Nanos arrival = moved ? arrived_[i] : sim::from_seconds(src.arrival_s);
-    if (st != Status::kFinished) {
-      r.status = st == Status::kSkipped      ? "skipped"
-                 : st == Status::kNotStarted ? "not_started"
-                                             : "unfinished";
-      out.push_back(std::move(r));
-      continue;
-    }
-    r.status = "finished";
-    r.first_token_s = sim::to_seconds(m.first_token);
-    r.finish_s = sim::to_seconds(m.finish);
-    r.ttft_s = sim::to_seconds(m.first_token - arrival);
-    r.e2e_s = sim::to_seconds(m.finish - arrival);
-    if (m.decode_steps > 0)
-      r.tpot_s = sim::to_seconds(m.decode_time) / static_cast<double>(m.decode_steps);
-    if (m.resumes_with_token > 0)
-      r.resume_ttft_s =
-          sim::to_seconds(m.resume_ttft_sum) / static_cast<double>(m.resumes_with_token);
-    r.normalized_latency_s = sim::to_seconds(m.finish - arrival - m.intercept_time) /
-                             static_cast<double>(r.output_tokens + r.returned_tokens);
-    out.push_back(std::move(r));
+    if (st == Status::kFinished) continue;
+    fill(i, st == Status::kOnReplica ? on_replica(loc_[i].replica, loc_[i].handle) : none, st);
   }
-  return out;
+  return std::move(records_);
+}
+
+void Ledger::fill(size_t i, const sim::SessionMetrics& m, Status st) {
+  const trace::Session& src = trace_[i];
+  sim::SessionRecord& r = records_[i];
+  r.id = src.id;
+  r.replica_first = m.replica_first;
+  r.replica_last = m.replica_last;
+  r.migrations = m.migrations;
+  const bool moved = !arrived_.empty() && arrived_[i] >= 0;
+  r.arrival_s = moved ? sim::to_seconds(arrived_[i]) : src.arrival_s;
+  r.segments = static_cast<int64_t>(src.segments.size());
+  r.output_tokens = src.total_output();
+  r.returned_tokens = src.returned_tokens();
+  r.recomputed_tokens = m.recomputed_tokens;
+  r.swapped_out_bytes = m.swapped_out_bytes;
+  r.swapped_in_bytes = m.swapped_in_bytes;
+  r.preemptions = m.preemptions;
+  r.prefix_hit_tokens = m.prefix_hit_tokens;
+  r.intercept_s = sim::to_seconds(m.intercept_time);
+  if (st != Status::kFinished) {
+    r.status = st == Status::kSkipped      ? "skipped"
+               : st == Status::kNotStarted ? "not_started"
+                                           : "unfinished";
+    return;
+  }
+  const sim::Nanos arrival = moved ? arrived_[i] : sim::from_seconds(src.arrival_s);
+  r.status = "finished";
+  r.first_token_s = sim::to_seconds(m.first_token);
+  r.finish_s = sim::to_seconds(m.finish);
+  r.ttft_s = sim::to_seconds(m.first_token - arrival);
+  r.e2e_s = sim::to_seconds(m.finish - arrival);
+  if (m.decode_steps > 0)
+    r.tpot_s = sim::to_seconds(m.decode_time) / static_cast<double>(m.decode_steps);
+  if (m.resumes_with_token > 0)
+    r.resume_ttft_s =
+        sim::to_seconds(m.resume_ttft_sum) / static_cast<double>(m.resumes_with_token);
+  r.normalized_latency_s = sim::to_seconds(m.finish - arrival - m.intercept_time) /
+                           static_cast<double>(r.output_tokens + r.returned_tokens);
 }
 
 }  // namespace isim::cluster

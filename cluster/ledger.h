@@ -8,13 +8,15 @@
 // - A session with a start dependency (trace::StartAfter) arrives when it fires: `arrived`
 //   records that instant, and its record's arrival (and so TTFT, e2e) counts from it; every
 //   other session's from its arrival_s.
-// - A session's metrics travel with it (SessionState::m); the ledger stores them when it
-//   finishes. `records` builds SessionRecords from the trace and these metrics, asking the
-//   replicas for the sessions still on them.
+// - A session's metrics travel with it (SessionState::m); when it finishes the ledger keeps its
+//   SessionRecord, built then from the trace and these metrics (the metrics are not kept: one
+//   record a session, never two copies). `take_records` (once, at the run's end) builds the
+//   records of the sessions that did not finish, asking the replicas for those still on them,
+//   and hands them all over.
 // - `turn` records a completed turn and tallies its tokens (cluster/turn_tally.h) whatever
 //   `keep_gaps` says; with keep_gaps (the default; a run turns it off before it starts when no
 //   output needs every turn's gaps) it also appends the turn's gaps to the ledger's GapArena.
-//   take_turns, take_gaps and take_tallies hand them over at the run's end.
+//   take_turn_ttfts, take_turns, take_gaps and take_tallies hand them over at the run's end.
 #pragma once
 
 #include <cstdint>
@@ -56,10 +58,11 @@ class Ledger {
   void turn(sim::TurnRecord t, sim::Nanos start, sim::Nanos first,
             const std::vector<sim::GapRun>& gaps);
 
-  // `on_replica(r, h)` gives the metrics of a session still on a replica.
-  std::vector<sim::SessionRecord> records(
-      const std::function<const sim::SessionMetrics&(int32_t, int32_t)>& on_replica) const;
-  const std::vector<double>& turn_ttfts() const { return turn_ttfts_; }
+  // Every session's record, by trace index; `on_replica(r, h)` gives the metrics of a session
+  // still on a replica. The ledger keeps none after.
+  std::vector<sim::SessionRecord> take_records(
+      const std::function<const sim::SessionMetrics&(int32_t, int32_t)>& on_replica);
+  std::vector<double> take_turn_ttfts() { return std::move(turn_ttfts_); }  // at the run's end
   const std::vector<sim::TurnRecord>& turns() const { return turns_; }
   std::vector<sim::TurnRecord> take_turns() { return std::move(turns_); }  // at the run's end
   sim::GapArena take_gaps() { return std::move(gaps_); }
@@ -72,12 +75,14 @@ class Ledger {
 
  private:
   void set_status(int32_t i, Status st);
+  // Session i's record from its metrics and status.
+  void fill(size_t i, const sim::SessionMetrics& m, Status st);
 
   const trace::Trace& trace_;
   std::vector<Location> loc_;
   std::vector<Status> status_;
-  std::vector<sim::SessionMetrics> done_;  // finished sessions' metrics
-  std::vector<sim::Nanos> arrived_;        // by `arrived` (-1: not given); empty until the first
+  std::vector<sim::SessionRecord> records_;  // by trace index: the finished ones' are final
+  std::vector<sim::Nanos> arrived_;          // by `arrived` (-1: not given); empty until the first
   std::vector<double> turn_ttfts_;
   std::vector<sim::TurnRecord> turns_;  // in completion order
   bool keep_gaps_ = true;

@@ -30,7 +30,7 @@ RunResult Cluster::result() {
   for (int32_t i = 0; i < size(); ++i) fleet_.replica(i).meter().close(end_);
   RunResult r;
   r.sessions =
-      fleet_.ledger().records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
+      fleet_.ledger().take_records([this](int32_t rep, int32_t h) -> const sim::SessionMetrics& {
         return engine(rep).view().session(h).m;
       });
   r.not_started = arrivals_->not_started();
@@ -75,7 +75,7 @@ RunResult Cluster::result() {
   }
   r.summary =
       sim::summarize(r.sessions, c, w, gpu, cpu, extrapolations,
-                     sim::union_seconds(std::move(busy_spans)), fleet_.ledger().turn_ttfts());
+                     sim::union_seconds(std::move(busy_spans)), fleet_.ledger().take_turn_ttfts());
   r.turns = fleet_.ledger().take_turns();
   r.gaps_kept = fleet_.ledger().keeps_gaps();
   r.gaps = fleet_.ledger().take_gaps();
