@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/sort_doubles.h"
 #include "sim/session_state.h"
@@ -119,12 +120,34 @@ int64_t Counters::lost_reuse_total() const {
   return t;
 }
 
+namespace {
+
+// The statistics of pick(r) over the finished sessions, leaving out those it gives NaN for: one
+// list at a time, so that a run of millions of sessions holds one copy of a figure, not six.
+template <class Pick>
+Stat finished_stat(const std::vector<SessionRecord>& sessions, Pick pick) {
+  std::vector<double> v;
+  v.reserve(sessions.size());
+  for (const auto& r : sessions) {
+    if (r.status != "finished") continue;
+    if (const double x = pick(r); !std::isnan(x)) v.push_back(x);
+  }
+  return make_stat(std::move(v));
+}
+
+constexpr double kLeftOut = std::numeric_limits<double>::quiet_NaN();
+
+double if_set(double x) {
+  return x >= 0 ? x : kLeftOut;
+}
+
+}  // namespace
+
 Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
                   const WasteBreakdown& w, int64_t gpu_blocks, int64_t cpu_blocks,
                   int64_t extrapolations, double busy_window_s, std::vector<double> turn_ttfts) {
   Summary s;
   s.sessions = static_cast<int64_t>(sessions.size());
-  std::vector<double> ttft, tpot, e2e, norm, resume, req;
   double first_arrival = 0, last_finish = 0;
   bool any = false;
   int64_t tokens = 0;
@@ -138,12 +161,6 @@ Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
     last_finish = any ? std::max(last_finish, r.finish_s) : r.finish_s;
     any = true;
     tokens += r.output_tokens;
-    if (r.ttft_s >= 0) ttft.push_back(r.ttft_s);
-    if (r.tpot_s >= 0) tpot.push_back(r.tpot_s);
-    if (r.resume_ttft_s >= 0) resume.push_back(r.resume_ttft_s);
-    e2e.push_back(r.e2e_s);
-    if (r.normalized_latency_s >= 0) norm.push_back(r.normalized_latency_s);
-    if (const double x = request_latency(r); x >= 0) req.push_back(x);
   }
   s.makespan_s = any ? last_finish - first_arrival : 0;
   s.busy_window_s = busy_window_s;
@@ -151,13 +168,16 @@ Summary summarize(const std::vector<SessionRecord>& sessions, const Counters& c,
     s.throughput_sessions_s = static_cast<double>(s.finished) / busy_window_s;
     s.throughput_tokens_s = static_cast<double>(tokens) / busy_window_s;
   }
-  s.ttft = make_stat(std::move(ttft));
-  s.tpot = make_stat(std::move(tpot));
-  s.e2e = make_stat(std::move(e2e));
-  s.normalized_latency = make_stat(std::move(norm));
-  s.resume_ttft = make_stat(std::move(resume));
+  s.ttft = finished_stat(sessions, [](const SessionRecord& r) { return if_set(r.ttft_s); });
+  s.tpot = finished_stat(sessions, [](const SessionRecord& r) { return if_set(r.tpot_s); });
+  s.e2e = finished_stat(sessions, [](const SessionRecord& r) { return r.e2e_s; });
+  s.normalized_latency = finished_stat(
+      sessions, [](const SessionRecord& r) { return if_set(r.normalized_latency_s); });
+  s.resume_ttft =
+      finished_stat(sessions, [](const SessionRecord& r) { return if_set(r.resume_ttft_s); });
   s.turn_ttft = make_stat(std::move(turn_ttfts));
-  s.request_latency = make_stat(std::move(req));
+  s.request_latency =
+      finished_stat(sessions, [](const SessionRecord& r) { return if_set(request_latency(r)); });
   s.counters = c;
   s.waste = w;
   s.gpu_blocks = gpu_blocks;
@@ -172,14 +192,15 @@ double request_latency(const SessionRecord& r) {
 }
 
 void add_turn_stats(Summary& s, const std::vector<TurnRecord>& turns) {
-  std::vector<double> ttft, itl;
-  ttft.reserve(turns.size());
-  for (const auto& t : turns) {
-    ttft.push_back(t.ttft_s);
-    if (t.itl_max_s >= 0) itl.push_back(t.itl_max_s);
-  }
-  s.request_ttft = make_stat(std::move(ttft));
-  s.itl_max = make_stat(std::move(itl));
+  std::vector<double> v;  // one list at a time (see finished_stat)
+  v.reserve(turns.size());
+  for (const auto& t : turns) v.push_back(t.ttft_s);
+  s.request_ttft = make_stat(std::move(v));
+  v = {};
+  v.reserve(turns.size());
+  for (const auto& t : turns)
+    if (t.itl_max_s >= 0) v.push_back(t.itl_max_s);
+  s.itl_max = make_stat(std::move(v));
 }
 
 }  // namespace isim::sim
