@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string_view>
@@ -52,18 +53,20 @@ std::string str(const std::string& s) {
 
 // One request as vLLM's RequestFuncOutput holds it: a completed one is its turn (its row,
 // request_metrics.h, made from it where needed), a refused one its FailedRequest.
+// 24 bytes: a run lists millions.
 struct Request {
   double send_s = 0;
-  double e2el_s = 0;  // completed: the row's (finish - start)
-  int32_t session = 0, seg = 0;
-  const sim::TurnRecord* row = nullptr;   // completed
-  const FailedRequest* failed = nullptr;  // refused
-  double end_s() const { return row ? send_s + e2el_s : send_s; }
+  const sim::TurnRecord* row = nullptr;                           // completed
+  const FailedRequest* failed = nullptr;                          // refused
+  double e2el_s() const { return row->finish_s - row->start_s; }  // completed
+  double end_s() const { return row ? send_s + e2el_s() : send_s; }
+  int32_t session() const { return row ? row->session : failed->session; }
+  int32_t seg() const { return row ? row->seg : 0; }
 };
 
 bool send_order(const Request& a, const Request& b) {
   if (a.send_s != b.send_s) return a.send_s < b.send_s;
-  return a.session != b.session ? a.session < b.session : a.seg < b.seg;
+  return a.session() != b.session() ? a.session() < b.session() : a.seg() < b.seg();
 }
 
 // The text of a JSON object, one top-level key per line, given to `put` a megabyte at a time.
@@ -124,13 +127,24 @@ void put_itls(std::string& out, const Request& q, const sim::GapArena& gaps) {
   out += ']';
 }
 
+// What bench.json gives of a figure's values (kept instead of the values: a run's millions of
+// requests need not hold every figure's at once).
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+struct Stats {
+  int64_t n = 0;
+  double mean = 0, median = 0, std = 0, p99 = 0;
+};
+Stats stats_of(const Values& v) {
+  return {v.size(), v.mean(), v.median(), v.std(), v.percentile(99)};
+}
+
 // Statistics in ms; over no values 0, as vLLM's np.mean(x or 0).
-void add_stats(Out& o, const std::string& name, const Values& v) {
-  const auto ms = [&](double s) { return num(v.size() == 0 ? 0.0 : s * 1000); };
-  o.field("mean_" + name + "_ms", ms(v.mean()));
-  o.field("median_" + name + "_ms", ms(v.median()));
-  o.field("std_" + name + "_ms", ms(v.std()));
-  o.field("p99_" + name + "_ms", ms(v.percentile(99)));
+void add_stats(Out& o, const std::string& name, const Stats& v) {
+  const auto ms = [&](double s) { return num(v.n == 0 ? 0.0 : s * 1000); };
+  o.field("mean_" + name + "_ms", ms(v.mean));
+  o.field("median_" + name + "_ms", ms(v.median));
+  o.field("std_" + name + "_ms", ms(v.std));
+  o.field("p99_" + name + "_ms", ms(v.p99));
 }
 
 bool good(const RequestRow& r, const BenchGoodput& g) {
@@ -235,42 +249,45 @@ void write_bench_json_text(const cluster::RunResult& r, const std::vector<Failed
   if (meta.detailed && !r.gaps_kept)
     throw std::logic_error("bench.json: detailed lists need the run's gaps, which it did not keep");
   const std::vector<sim::TurnRecord>& turns = r.turns;
+  const Stats itl = stats_of(itl_values(r.tallies));
+  int64_t in_tokens = 0, out_tokens = 0, met = 0;
+  for (const sim::TurnRecord& t : turns) {
+    const RequestRow row = request_row(t);
+    in_tokens += row.input_tokens;
+    out_tokens += row.output_tokens;
+    if (!goodput.empty() && good(row, goodput)) ++met;
+  }
+  // Each figure over the completed requests (any order: values_of sorts them, in linear time),
+  // one list at a time, before the requests are listed; NaN leaves a request out.
+  const auto figure = [&turns](double (*pick)(const RequestRow&)) {
+    std::vector<double> v;
+    v.reserve(turns.size());
+    for (const sim::TurnRecord& t : turns)
+      if (const double x = pick(request_row(t)); !std::isnan(x)) v.push_back(x);
+    return stats_of(values_of(std::move(v)));
+  };
+  const Stats ttft = figure([](const RequestRow& q) { return q.ttft_s; });
+  const Stats tpot =
+      figure([](const RequestRow& q) { return q.tpot_s >= 0 ? q.tpot_s : kNoValue; });
+  const Stats e2el = figure([](const RequestRow& q) { return q.e2el_s; });
   // A run's turns come in send order; the refused (few) are sorted and merged in, after the
   // completed ones at equal keys (as one stable sort of completed then refused would put them).
   std::vector<Request> refused;
-  for (const FailedRequest& f : failed) refused.push_back({f.send_s, 0, f.session, 0, nullptr, &f});
+  for (const FailedRequest& f : failed) refused.push_back({f.send_s, nullptr, &f});
   std::stable_sort(refused.begin(), refused.end(), send_order);
   std::vector<Request> rq;
   rq.reserve(turns.size() + refused.size());
   size_t next = 0;  // of refused
   for (const sim::TurnRecord& t : turns) {
-    const Request q{t.start_s, t.finish_s - t.start_s, t.session, t.seg, &t, nullptr};
+    const Request q{t.start_s, &t, nullptr};
     while (next < refused.size() && send_order(refused[next], q)) rq.push_back(refused[next++]);
     rq.push_back(q);
   }
   rq.insert(rq.end(), refused.begin() + static_cast<std::ptrdiff_t>(next), refused.end());
   if (!std::is_sorted(rq.begin(), rq.end(), send_order))  // turns not in send order
     std::stable_sort(rq.begin(), rq.end(), send_order);
-  const Values itl = itl_values(r.tallies);
   double duration = 0;
-  int64_t in_tokens = 0, out_tokens = 0, met = 0;
-  std::vector<double> ttft_s, tpot_s, e2el_s;  // sorted in linear time below (values_of)
-  ttft_s.reserve(turns.size());
-  e2el_s.reserve(turns.size());
-  tpot_s.reserve(turns.size());
-  for (const Request& q : rq) {
-    duration = std::max(duration, q.end_s());
-    if (!q.row) continue;
-    const RequestRow row = request_row(*q.row);
-    in_tokens += row.input_tokens;
-    out_tokens += row.output_tokens;
-    ttft_s.push_back(row.ttft_s);
-    e2el_s.push_back(row.e2el_s);
-    if (row.tpot_s >= 0) tpot_s.push_back(row.tpot_s);
-    if (!goodput.empty() && good(row, goodput)) ++met;
-  }
-  const Values ttft = values_of(std::move(ttft_s)), tpot = values_of(std::move(tpot_s)),
-               e2el = values_of(std::move(e2el_s));
+  for (const Request& q : rq) duration = std::max(duration, q.end_s());
   const auto per_s = [&](double n) { return num(duration > 0 ? n / duration : 0.0); };
   const auto completed = static_cast<int64_t>(turns.size());
 
@@ -317,7 +334,7 @@ void write_bench_json_text(const cluster::RunResult& r, const std::vector<Failed
            [](std::string& t, const Request& q) { put_num(t, q.row ? q.row->ttft_s : 0.0); });
     o.list("itls", rq, [&](std::string& t, const Request& q) { put_itls(t, q, r.gaps); });
     o.list("latencies", rq,
-           [](std::string& t, const Request& q) { put_num(t, q.row ? q.e2el_s : 0.0); });
+           [](std::string& t, const Request& q) { put_num(t, q.row ? q.e2el_s() : 0.0); });
     o.list("start_times", rq, [](std::string& t, const Request& q) { put_num(t, q.send_s); });
     o.list("errors", rq,
            [](std::string& t, const Request& q) { t += str(q.row ? "" : q.failed->error); });

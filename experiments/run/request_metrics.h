@@ -25,6 +25,7 @@
 //   vLLM does).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -52,6 +53,7 @@ RequestRow request_row(const sim::TurnRecord& t, const sim::GapArena* gaps = nul
 class Values {
  public:
   void add(double x, int64_t count = 1);
+  void reserve(size_t distinct) { v_.reserve(distinct); }  // room for this many distinct values
   int64_t size() const { return n_; }
   double mean() const;
   double std() const;  // population (ddof 0)
