@@ -8,6 +8,7 @@
 #include "traces/agents.h"
 #include "traces/azure.h"
 #include "traces/burstgpt.h"
+#include "traces/conversations.h"
 #include "traces/dynamo_agentic.h"
 #include "traces/generator.h"
 #include "traces/infercept.h"
@@ -46,6 +47,19 @@ LoadedTrace load_mooncake(const SourceRequest& r) {
     t.notes.push_back(
         fmt::format("{}: {} requests with output_length 0 decode 1 token (first at line {})",
                     r.path, rep.zero_outputs_raised, rep.first_zero_output_line));
+  return t;
+}
+
+LoadedTrace load_mooncake_conversations(const SourceRequest& r) {
+  LoadedTrace t = load_mooncake(r);
+  ConversationReport rep;
+  t.trace = chain_conversations(t.trace, &rep);
+  t.notes.push_back(fmt::format(
+      "{}: {} requests -> {} conversations ({} turns continue one, {} of them with a shorter "
+      "prompt than the context: a reset; {} branches; at most {} turns); think time = the gap "
+      "between a turn's arrival and the next's",
+      r.path, rep.requests, rep.conversations, rep.continued, rep.resets, rep.branches,
+      rep.most_turns));
   return t;
 }
 
@@ -266,6 +280,10 @@ const TraceSourceRegistry& trace_source_registry() {
             reads("llmservingsim", load_llmservingsim));
     reg.add("mooncake", "Mooncake request traces (timestamp, lengths, 512-token prefix hash_ids)",
             reads("mooncake", load_mooncake));
+    reg.add("mooncake-conversations",
+            "a Mooncake trace's requests chained into conversations by their hash_ids prefixes "
+            "(traces/conversations.h)",
+            reads("mooncake-conversations", load_mooncake_conversations));
     reg.add("multiturn",
             "Pensieve-style multi-turn conversations (ShareGPT turns, 60 s think time)",
             generates(generate_multiturn_trace));

@@ -30,8 +30,9 @@ namespace {
 
 const char* kFormats =
     "FORMAT: jsonl (default), azure, burstgpt, dynamo-agentic, infercept, llmservingsim,\n"
-    "        mooncake, tracelab, vllm-requests, weka-claude-code (a file or a directory); a\n"
-    "        file of another format than --from says is named with the --from it needs\n";
+    "        mooncake, mooncake-conversations (its requests chained by hash_ids prefixes),\n"
+    "        tracelab, vllm-requests, weka-claude-code (a file or a directory); a file of\n"
+    "        another format than --from says is named with the --from it needs\n";
 
 const Help kTraceHelp{
     "usage: isim trace convert --from FORMAT IN OUT [--block-tokens N]\n"
@@ -121,7 +122,8 @@ trace::Trace read_as(const std::string& from, const std::string& path, int64_t b
   }
   throw usage_error("unknown --from '" + from +
                         "'; valid: azure, burstgpt, dynamo-agentic, infercept, jsonl, "
-                        "llmservingsim, mooncake, tracelab, vllm-requests, weka-claude-code",
+                        "llmservingsim, mooncake, mooncake-conversations, tracelab, vllm-requests, "
+                        "weka-claude-code",
                     kTraceHelp);
 }
 

@@ -62,7 +62,7 @@ TEST_CASE("spec errors name the file, line and key") {
         "preserve, swap");
   CHECK(error_of("trace: {from: csv, path: t}\nprofile: p\npolicy: swap\n") ==
         "e.yaml:1: trace.from: unknown trace source 'csv'; valid: agents, azure, burstgpt, "
-        "dynamo-agentic, generator, infercept, jsonl, llmservingsim, mooncake, multiturn, "
+        "dynamo-agentic, generator, infercept, jsonl, llmservingsim, mooncake, mooncake-conversations, multiturn, "
         "tracelab, vllm-requests, weka-claude-code");
   CHECK(error_of(std::string(kMinimal) + "engine: {scheduler: fifo}\n") ==
         "e.yaml:4: engine.scheduler: unknown scheduler 'fifo'; valid: chunked, vllm-v0, vllm-v1");

@@ -126,6 +126,7 @@ TEST_CASE("sniff: a first line that is neither JSON nor a known header names eve
       test::write_file(d / "x.csv", "\xEF\xBB\xBF\ntime,prompt,output\r\n1,2,3\n");
   const std::string formats =
       "--from takes a JSON trace (dynamo-agentic, infercept, jsonl, llmservingsim, mooncake, "
+      "mooncake-conversations, "
       "tracelab, vllm-requests, weka-claude-code) or a CSV one with its header: azure "
       "(TIMESTAMP,ContextTokens,GeneratedTokens), burstgpt (Timestamp,Model,Request "
       "tokens,Response tokens,Total tokens,Log Type)";

@@ -21,7 +21,7 @@ TEST_CASE("every trace source and arrival process is registered with a descripti
   }
   CHECK(sources == std::vector<std::string>{"agents", "azure", "burstgpt", "dynamo-agentic",
                                             "generator", "infercept", "jsonl", "llmservingsim",
-                                            "mooncake", "multiturn", "tracelab", "vllm-requests",
+                                            "mooncake", "mooncake-conversations", "multiturn", "tracelab", "vllm-requests",
                                             "weka-claude-code"});
   CHECK(generated == std::vector<std::string>{"agents", "generator", "multiturn"});
   std::vector<std::string> processes;
@@ -36,7 +36,7 @@ TEST_CASE("an unknown trace source lists the valid ones") {
   CHECK_THROWS_WITH_AS(
       trace_source_registry().create("csv", "e.yaml:1: trace.from"),
       "e.yaml:1: trace.from: unknown trace source 'csv'; valid: agents, azure, burstgpt, "
-      "dynamo-agentic, generator, infercept, jsonl, llmservingsim, mooncake, multiturn, "
+      "dynamo-agentic, generator, infercept, jsonl, llmservingsim, mooncake, mooncake-conversations, multiturn, "
       "tracelab, vllm-requests, weka-claude-code",
       isim::InputError);
 }
