@@ -34,7 +34,9 @@ class PromptIndex {
   void add(int32_t owner, const Prompt& p) { by_key_[p.key].push_back({owner, p}); }
   void remove(int32_t owner, uint64_t key) {
     auto& v = by_key_[key];
-    v.erase(std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.first == owner; }));
+    const auto it =
+        std::find_if(v.begin(), v.end(), [&](const auto& e) { return e.first == owner; });
+    if (it != v.end()) v.erase(it);
   }
   // The owner and length of the first prompt whose blocks are hashes[0, k), that arrived before
   // t and that `may(owner, k)` accepts, for the largest such k; {-1, 0} when none.
@@ -67,11 +69,12 @@ struct Conversation {
 
 Prompt prompt_of(const Session& r, const std::vector<uint64_t>& keys) {
   Prompt p;
+  p.arrival = r.arrival_s;
+  if (r.prefix.empty() || r.prefix.block_tokens <= 0) return p;  // no full block
   const auto full = static_cast<size_t>(r.segments.front().input / r.prefix.block_tokens);
   const size_t n = std::min(full, r.prefix.hashes.size());
   p.blocks.assign(r.prefix.hashes.begin(), r.prefix.hashes.begin() + static_cast<ptrdiff_t>(n));
   p.key = n > 0 ? keys[n - 1] : 0;
-  p.arrival = r.arrival_s;
   return p;
 }
 
@@ -111,10 +114,9 @@ Trace chain_conversations(const Trace& requests, ConversationReport* report) {
     return k > convs[static_cast<size_t>(owner)].own_from;
   };
   for (const Session& r : requests) {
-    if (r.segments.size() != 1 || r.prefix.empty() || r.prefix.block_tokens <= 0)
+    if (r.segments.size() != 1)
       throw std::invalid_argument(fmt::format(
-          "conversations: request {} is not one call with prefix hashes ({} segments, {} hashes)",
-          r.id, r.segments.size(), r.prefix.hashes.size()));
+          "conversations: request {} is not one call ({} segments)", r.id, r.segments.size()));
     ++rep.requests;
     keys.clear();
     uint64_t key = 0;

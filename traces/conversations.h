@@ -28,8 +28,8 @@
 //   k's arrival to turn k + 1's: an upper bound on the user's time, by turn k's own service time.
 //   In a simulation the next turn therefore arrives later than in the trace by turn k's
 //   simulated latency.
-// - Requests without prefix hashes, or with more than one segment: std::invalid_argument naming
-//   the session (the importers give single-segment sessions).
+// - A request without prefix hashes has no full block: it starts a conversation of one turn. A
+//   request of more than one segment: std::invalid_argument naming it (the importers give one).
 #pragma once
 
 #include <cstdint>

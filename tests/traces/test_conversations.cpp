@@ -92,12 +92,21 @@ TEST_CASE("conversations: calls at one instant sharing a prefix are parallel, no
   CHECK(rep.continued == 1);
 }
 
-TEST_CASE("conversations: a request of several segments or without hashes is refused") {
+TEST_CASE("conversations: a request without hashes is one turn; one of two segments is refused") {
+  std::istringstream in(
+      R"({"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": []}
+{"timestamp": 1000, "input_length": 1300, "output_length": 5, "hash_ids": [4, 5, 9]}
+)");
+  ConversationReport rep;
+  const Trace t = chain_conversations(parse_mooncake(in, "h.jsonl"), &rep);
+  CHECK(rep == ConversationReport{2, 2, 0, 0, 0, 1});
+  CHECK(t[0].id == "cm1");
+  CHECK(t[0].prefix.empty());
   Session s;
   s.id = "x";
-  s.segments.push_back(Segment{10, 1});
+  s.segments.push_back(Segment{10, 1, Intercept{"user", 1.0}});
+  s.segments.push_back(Segment{5, 1});
   CHECK_THROWS_WITH_AS(chain_conversations({s}),
-                       "conversations: request x is not one call with prefix hashes (1 "
-                       "segments, 0 hashes)",
+                       "conversations: request x is not one call (2 segments)",
                        std::invalid_argument);
 }
