@@ -108,7 +108,6 @@ std::string format_name(const std::string& f) {
   if (f == "infercept") return "an InferCept trace";
   if (f == "llmservingsim") return "an LLMServingSim request dataset";
   if (f == "mooncake") return "a Mooncake trace";
-  if (f == "mooncake-conversations") return "a Mooncake trace (as conversations)";
   if (f == "tracelab") return "a TraceLab trace";
   if (f == "vllm-requests") return "a vLLM requests.jsonl";
   if (f == "weka-claude-code") return "a Claude Code (kv-cache-tester) trace";
@@ -134,9 +133,7 @@ void throw_format_hint(const std::string& from, const std::string& path,
         "{}: not {}: its first line, {}, is neither JSON nor the header "
         "of a CSV trace; {}",
         where, format_name(from), csv_rows::cell_text(s.first_line), readable_formats()));
-  // mooncake-conversations reads a Mooncake file (traces/conversations.h).
-  const std::string file_format = from == "mooncake-conversations" ? "mooncake" : from;
-  if (s.format.empty() || s.format == file_format) throw original;
+  if (s.format.empty() || s.format == from) throw original;
   throw InputError(
       fmt::format("{}: not {}; it looks like {}: add --from {} (in a spec: "
                   "trace.from: {})",
