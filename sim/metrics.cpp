@@ -122,20 +122,26 @@ int64_t Counters::lost_reuse_total() const {
 
 namespace {
 
-// The statistics of pick(r) over the finished sessions, leaving out those it gives NaN for: one
-// list at a time, so that a run of millions of sessions holds one copy of a figure, not six.
-template <class Pick>
-Stat finished_stat(const std::vector<SessionRecord>& sessions, Pick pick) {
+constexpr double kLeftOut = std::numeric_limits<double>::quiet_NaN();
+
+// The statistics of pick(x) over `items`, leaving out those it gives NaN for: one figure's list
+// at a time, so that a run of millions of sessions and turns holds one copy, not eight.
+template <class T, class Pick>
+Stat stat_of(const std::vector<T>& items, Pick pick) {
   std::vector<double> v;
-  v.reserve(sessions.size());
-  for (const auto& r : sessions) {
-    if (r.status != "finished") continue;
-    if (const double x = pick(r); !std::isnan(x)) v.push_back(x);
-  }
+  v.reserve(items.size());
+  for (const T& x : items)
+    if (const double y = pick(x); !std::isnan(y)) v.push_back(y);
   return make_stat(std::move(v));
 }
 
-constexpr double kLeftOut = std::numeric_limits<double>::quiet_NaN();
+// The same over the finished sessions.
+template <class Pick>
+Stat finished_stat(const std::vector<SessionRecord>& sessions, Pick pick) {
+  return stat_of(sessions, [&pick](const SessionRecord& r) {
+    return r.status == "finished" ? pick(r) : kLeftOut;
+  });
+}
 
 double if_set(double x) {
   return x >= 0 ? x : kLeftOut;
@@ -192,15 +198,8 @@ double request_latency(const SessionRecord& r) {
 }
 
 void add_turn_stats(Summary& s, const std::vector<TurnRecord>& turns) {
-  std::vector<double> v;  // one list at a time (see finished_stat)
-  v.reserve(turns.size());
-  for (const auto& t : turns) v.push_back(t.ttft_s);
-  s.request_ttft = make_stat(std::move(v));
-  v = {};
-  v.reserve(turns.size());
-  for (const auto& t : turns)
-    if (t.itl_max_s >= 0) v.push_back(t.itl_max_s);
-  s.itl_max = make_stat(std::move(v));
+  s.request_ttft = stat_of(turns, [](const TurnRecord& t) { return t.ttft_s; });
+  s.itl_max = stat_of(turns, [](const TurnRecord& t) { return if_set(t.itl_max_s); });
 }
 
 }  // namespace isim::sim
