@@ -218,8 +218,9 @@ void write_run(const std::string& dir, const Experiment& e, const Inputs& in, co
     }
     summary_text = j.dump(2) + "\n";
   }
-  write_file_atomic((fs::path(dir) / "sessions.csv").string(), [&](const PutText& put) {
-    OutFile f{fs::path(dir) / "sessions.csv"};
+  const fs::path sessions_csv = fs::path(dir) / "sessions.csv";
+  write_file_atomic(sessions_csv.string(), [&](const PutText& put) {
+    OutFile f{sessions_csv};  // its text goes to `put` (spill), not through commit
     f << "id,status,arrival_s,first_token_s,finish_s,ttft_s,resume_ttft_s,tpot_s,e2e_s,"
          "intercept_s,normalized_latency_s,output_tokens,returned_tokens,segments,"
          "recomputed_tokens,swapped_out_bytes,swapped_in_bytes,preemptions,prefix_hit_tokens,"
