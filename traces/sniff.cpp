@@ -126,18 +126,24 @@ std::string readable_formats() {
 
 void throw_format_hint(const std::string& from, const std::string& path,
                        const InputError& original) {
+  // The format `from` reads: a source may read another's files (mooncake-conversations reads
+  // Mooncake's), and messages name the file format.
+  std::string format = from;
+  const auto& sources = trace_source_registry();
+  if (sources.contains(from))
+    if (const auto src = sources.create(from, "--from"); !src->generated) format = src->format;
   const Sniffed s = sniff_trace(path);
   const std::string where = s.line > 0 ? fmt::format("{}:{}", path, s.line) : path;
-  if (s.format.empty() && s.line > 0 && !s.json && !is_csv_format(from))
+  if (s.format.empty() && s.line > 0 && !s.json && !is_csv_format(format))
     throw InputError(fmt::format(
         "{}: not {}: its first line, {}, is neither JSON nor the header "
         "of a CSV trace; {}",
-        where, format_name(from), csv_rows::cell_text(s.first_line), readable_formats()));
-  if (s.format.empty() || s.format == from) throw original;
+        where, format_name(format), csv_rows::cell_text(s.first_line), readable_formats()));
+  if (s.format.empty() || s.format == format) throw original;
   throw InputError(
       fmt::format("{}: not {}; it looks like {}: add --from {} (in a spec: "
                   "trace.from: {})",
-                  where, format_name(from), format_name(s.format), s.format, s.format));
+                  where, format_name(format), format_name(s.format), s.format, s.format));
 }
 
 }  // namespace isim::trace

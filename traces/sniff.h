@@ -13,7 +13,9 @@
 //   Response tokens,Total tokens,Log Type). `line` is the 1-based line of the first non-blank
 //   line (the recognized record; 0 for a directory or a file without one).
 // - with_format_hint(from, path, load) returns load(); when it throws InputError and the file
-//   looks like another format G, it throws instead
+//   looks like another format G than the one source FROM reads (TraceSource::format: FROM's own
+//   name but for mooncake-conversations, which reads mooncake; FROM_NAME below names it), it
+//   throws instead
 //   "PATH:LINE: not FROM_NAME; it looks like G_NAME: add --from G (in a spec: trace.from: G)".
 //   When no format is recognized, the file's first non-blank line does not open JSON, and FROM
 //   reads JSON (every reader but azure and burstgpt), it throws "PATH:LINE: not FROM_NAME: its

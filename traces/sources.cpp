@@ -237,15 +237,16 @@ LoadedTrace load_dynamo_agentic(const SourceRequest& r) {
 
 using Load = std::function<LoadedTrace(const SourceRequest&)>;
 
-// A file reader named `from`: a reader's error on a file of another format names that format.
+// A reader of files in format `from` (as traces/sniff.h names formats): its error on a file of
+// another format names that format.
 TraceSourceRegistry::Factory reads(const std::string& from, Load load) {
   const Load hinted = [from, load](const SourceRequest& r) {
     return with_format_hint(from, r.path, [&] { return load(r); });
   };
-  return [hinted] { return std::make_unique<TraceSource>(TraceSource{false, hinted}); };
+  return [hinted, from] { return std::make_unique<TraceSource>(TraceSource{false, hinted, from}); };
 }
 TraceSourceRegistry::Factory generates(Load load) {
-  return [load] { return std::make_unique<TraceSource>(TraceSource{true, load}); };
+  return [load] { return std::make_unique<TraceSource>(TraceSource{true, load, ""}); };
 }
 
 }  // namespace
@@ -283,7 +284,7 @@ const TraceSourceRegistry& trace_source_registry() {
     reg.add("mooncake-conversations",
             "a Mooncake trace's requests chained into conversations by their hash_ids prefixes "
             "(traces/conversations.h)",
-            reads("mooncake-conversations", load_mooncake_conversations));
+            reads("mooncake", load_mooncake_conversations));
     reg.add("multiturn",
             "Pensieve-style multi-turn conversations (ShareGPT turns, 60 s think time)",
             generates(generate_multiturn_trace));

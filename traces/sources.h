@@ -15,6 +15,8 @@
 //   `agents`, which sets them from its schedule) and
 //   notes: what an importer changed or dropped, one line each, for the run's report. Bad input
 //   is an InputError naming the file and the place in it.
+// - A reader names the file format it reads (`format`): a file of another format is refused
+//   naming the format it looks like (traces/sniff.h with_format_hint).
 // Adding a source: one load function in sources.cpp and one registration line there.
 #pragma once
 
@@ -45,6 +47,9 @@ struct LoadedTrace {
 struct TraceSource {
   bool generated = false;
   std::function<LoadedTrace(const SourceRequest&)> load;
+  // A reader: the format of the files it reads, as traces/sniff.h names formats (its own name,
+  // or, for mooncake-conversations, "mooncake"); "" for a generator.
+  std::string format;
 };
 
 using TraceSourceRegistry = Registry<TraceSource>;

@@ -118,6 +118,26 @@ TEST_CASE("sniff: a file of another format read as jsonl names the --from it nee
                        "\n");
   CHECK(load_error("jsonl", bad).find("not a native JSONL trace") == std::string::npos);
   CHECK(load_error("jsonl", bad).find("arrival_s") != std::string::npos);
+  // mooncake-conversations reads Mooncake files: a Mooncake file's error is the reader's own,
+  // through the source and through a second hint with the source's name (isim trace), and
+  // another format is named against Mooncake's.
+  const std::string moon =
+      test::write_file(d / "moon.jsonl",
+                       R"({"timestamp": 0, "input_length": -3, "output_length": 1, "hash_ids": []})"
+                       "\n");
+  const std::string moon_error = moon + ":1: input_length: expected an integer >= 1, got -3";
+  CHECK(load_error("mooncake-conversations", moon) == moon_error);
+  CHECK(test::error_of_call([&] {
+          trace::with_format_hint("mooncake-conversations", moon, [&] {
+            return trace::trace_source_registry()
+                .create("mooncake-conversations", "test")
+                ->load({moon});
+          });
+        }) == moon_error);
+  CHECK(load_error("mooncake-conversations", native) ==
+        native +
+            ":1: not a Mooncake trace; it looks like a native JSONL trace: add --from jsonl (in "
+            "a spec: trace.from: jsonl)");
 }
 
 TEST_CASE("sniff: a first line that is neither JSON nor a known header names every --from") {
