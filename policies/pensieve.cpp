@@ -1,9 +1,10 @@
 // Pensieve (EuroSys 2025): a chunk's retention value is V = Cost(position) / T_idle, where
 // Cost is what recomputing the chunk would take at that context position (the profile's
-// attention time there, plus the per-token dense cost of the chunk as the constant) and T_idle
-// the time since its conversation was last active. The lowest V goes first, so idle
-// conversations and their leading (cheapest) chunks are evicted before recent and deep ones.
-// With a `linear` profile attention has no cost of its own and Pensieve orders like LRU.
+// attention time there, plus the per-token dense cost of the chunk as the constant:
+// CostModel::recompute_cost) and T_idle the time since its conversation was last active. The lowest
+// V goes first, so idle conversations and their leading (cheapest) chunks are evicted before recent
+// and deep ones. With a `linear` profile attention has no cost of its own and Pensieve orders like
+// LRU.
 #include "policies/tiered_cache.h"
 
 namespace isim::policy {
@@ -17,11 +18,8 @@ class Pensieve final : public TieredCache {
 
   double value(const sim::ReplicaView& e, const sim::SessionState&, int64_t pos,
                double idle_s) const override {
-    const auto& cm = e.cost_model();
-    const int64_t c = params().chunk_tokens;
-    const double cost = cm.marginal_ns_per_token() * static_cast<double>(c) +
-                        static_cast<double>(cm.attention(c, pos));
-    return cost / idle_s;
+    const auto cost = e.cost_model().recompute_cost(params().chunk_tokens, pos);
+    return static_cast<double>(cost) / idle_s;
   }
 };
 

@@ -3,9 +3,9 @@
 // evicted one chunk at a time, lowest retention value first: GPU -> CPU (a pipelined swap)
 // ahead of time when free GPU blocks fall under a threshold (default 25%) and on demand when
 // the next waiting prefill needs the room, and CPU -> dropped when the CPU tier is full. Dropped
-// chunks are always a session's leading ones; its next prefill recomputes them with attention over
-// the KV it kept. A share of GPU blocks (default 10%) is reserved for running decodes, and restores
-// go through the swap-in budget.
+// chunks are always a session's leading ones; its next prefill recomputes only them (a batch at a
+// time when they outgrow one), then the new tokens attend to the KV it kept. A share of GPU blocks
+// (default 10%) is reserved for running decodes, and restores go through the swap-in budget.
 //
 // Contract: subclasses define `value(session, chunk position, idle seconds)`; lower is evicted
 // first, ties by session index. Parameters (policy: {name: ..., key: value}): chunk_tokens,

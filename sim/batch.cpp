@@ -25,13 +25,13 @@ void BatchInFlight::add_decode(int32_t h, int64_t kv) {
 }
 
 void BatchInFlight::add_prefill(int32_t h, int64_t chunk, bool recompute, int64_t restore,
-                                int64_t kv, bool last) {
-  entries_.push_back({h, chunk, false, recompute, restore});
+                                int64_t restore_from, int64_t kv, bool last) {
+  entries_.push_back({h, chunk, false, recompute, restore, restore_from});
   tokens_ += chunk;
   ++prefills_;
   const int64_t fresh = chunk - restore;
-  // The recomputed lead attends only to itself; the rest attends to everything before it.
-  if (restore > 0) shape_.prefills.push_back({restore, 0});
+  // The recomputed lead attends only to the lead; the rest attends to everything before it.
+  if (restore > 0) shape_.prefills.push_back({restore, restore_from});
   if (fresh > 0) shape_.prefills.push_back({fresh, kv});
   if (last) ++shape_.num_logits;
 }

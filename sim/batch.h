@@ -4,7 +4,8 @@
 // Contract:
 // - `begin` clears the previous batch; entries are added by the batch context only, a decode
 //   as one token with its block already allocated, a prefill chunk with the dropped lead it
-//   restores (the lead attends only to itself, the rest to everything before it).
+//   restores (the lead attends only to itself and the lead restored before it, the rest to
+//   everything before it).
 // - Between `start` and `end` the batch is in flight (`busy`): its sessions hold the blocks of
 //   the tokens it computes, which their kv gains only at the end (KvResidency::check_blocks).
 #pragma once
@@ -23,10 +24,11 @@ class BatchInFlight {
  public:
   void begin();
   void add_decode(int32_t h, int64_t kv);
-  // A prefill of `chunk` tokens, `restore` of them a dropped lead recomputed first, the rest
-  // (`fresh`) after `kv` tokens; `last` when the chunk ends the prefill (it yields logits).
-  void add_prefill(int32_t h, int64_t chunk, bool recompute, int64_t restore, int64_t kv,
-                   bool last);
+  // A prefill of `chunk` tokens, `restore` of them a dropped lead recomputed first (over the
+  // `restore_from` lead tokens restored before it), the rest (`fresh`) after `kv` tokens;
+  // `last` when the chunk ends the prefill (it yields logits).
+  void add_prefill(int32_t h, int64_t chunk, bool recompute, int64_t restore, int64_t restore_from,
+                   int64_t kv, bool last);
   void add_stall(Nanos t) { stall_ += t; }
   // The batch is formed: its shape's total (and, when the scheduler's traits say so, logits
   // for every scheduled sequence).

@@ -19,33 +19,54 @@ bool BatchContext::push_decode(int32_t h) {
   return true;
 }
 
+bool BatchContext::restores_in_pieces(const SessionState& s) const {
+  return s.restored_blocks > 0 ||
+         s.dropped_blocks * kv_.block_tokens() > config_.max_num_batched_tokens;
+}
+
 bool BatchContext::add_prefill(int32_t h, int64_t chunk) {
   SessionState& s = table_[h];
   const int64_t bt = kv_.block_tokens();
-  if (s.dropped_blocks * bt > config_.max_num_batched_tokens) {
-    // A dropped lead larger than any batch cannot be recomputed in one piece: rebuild the
-    // whole context in chunks instead (what it kept is recomputed too, and counted).
-    kv_.drop_kv(s, LostCause::kIntercept);
-    ++counters_.oversized_restores;
-    chunk = std::min(chunk, s.pending_prefill(bt));
-  }
   const int64_t pending = s.pending_prefill(bt);
   const int64_t restore = s.dropped_blocks * bt;
-  // Dropped leading blocks are recomputed whole, in the iteration that prefills after them.
-  if (chunk <= 0 || chunk > pending || chunk < restore) return false;
+  if (chunk <= 0 || chunk > pending) return false;
+  // A lead larger than one batch is recomputed a batch of whole blocks at a time, each piece
+  // attending to the lead before it; the KV the session kept waits where it is.
+  if (chunk < restore && restores_in_pieces(s)) return add_lead_piece(h, chunk / bt);
+  // Otherwise the dropped lead is recomputed whole, in the iteration that prefills after it.
+  if (chunk < restore) return false;
   const int64_t fresh = chunk - restore;
   const int64_t need = blocks_for(s.kv + fresh, bt) - static_cast<int64_t>(s.gpu_blocks.size());
   if (need > kv_.gpu().free() - kv_.prefill_reserve()) return false;
-  if (restore > 0) {
-    std::vector<BlockId> lead;
-    kv_.gpu().allocate(s.dropped_blocks, lead);
-    s.gpu_blocks.insert(s.gpu_blocks.begin(), lead.begin(), lead.end());
-    s.dropped_blocks = 0;
-    s.published = 0;
-  }
+  const int64_t restore_from = s.restored_blocks * bt;
+  if (restore > 0) restore_lead(s, s.dropped_blocks);
+  s.restored_blocks = 0;
   if (!kv_.grow_gpu(s, s.kv + fresh)) throw std::logic_error("add_prefill: blocks vanished");
-  batch_.add_prefill(h, chunk, s.recompute_left > 0, restore, s.kv, chunk == pending);
+  batch_.add_prefill(h, chunk, s.recompute_left > 0, restore, restore_from, s.kv, chunk == pending);
   return true;
+}
+
+bool BatchContext::add_lead_piece(int32_t h, int64_t blocks) {
+  SessionState& s = table_[h];
+  const int64_t bt = kv_.block_tokens();
+  if (blocks <= 0 || blocks > kv_.gpu().free() - kv_.prefill_reserve()) return false;
+  if (s.restored_blocks == 0) ++counters_.oversized_restores;
+  const int64_t restore_from = s.restored_blocks * bt;
+  restore_lead(s, blocks);
+  s.restored_blocks += blocks;
+  batch_.add_prefill(h, blocks * bt, /*recompute=*/true, blocks * bt, restore_from, s.kv,
+                     /*last=*/false);
+  return true;
+}
+
+void BatchContext::restore_lead(SessionState& s, int64_t blocks) {
+  // The restored blocks go after those restored before them, ahead of the ones kept.
+  std::vector<BlockId> lead;
+  if (!kv_.gpu().allocate(blocks, lead)) throw std::logic_error("restore_lead: no blocks");
+  s.gpu_blocks.insert(s.gpu_blocks.begin() + s.restored_blocks, lead.begin(), lead.end());
+  s.dropped_blocks -= blocks;
+  // Blocks published before were the ones kept, under their old places in the chain.
+  if (s.restored_blocks == 0) s.published = 0;
 }
 
 bool BatchContext::start_prefill(int32_t h, int64_t room, bool whole) {

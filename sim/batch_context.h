@@ -59,8 +59,12 @@ class BatchContext {
   // Moves.
   // Adds session h's next decode token; false if no block is free for it.
   bool push_decode(int32_t h);
-  // Adds a prefill chunk (recomputing dropped leading blocks first); false if it cannot.
+  // Adds a prefill chunk (recomputing dropped leading blocks first); false if it cannot. A
+  // dropped lead larger than max_num_batched_tokens is recomputed over several iterations, each
+  // taking the whole blocks of `chunk` (restores_in_pieces); a smaller one only whole, in a chunk
+  // that holds it.
   bool add_prefill(int32_t h, int64_t chunk);
+  bool restores_in_pieces(const SessionState& s) const;
   // add_prefill of min(pending, room) after any cached prefix (whole: all); false takes no block.
   bool start_prefill(int32_t h, int64_t room, bool whole);
   // Takes the cached prefix blocks waiting session h hits (prefix caching).
@@ -79,6 +83,11 @@ class BatchContext {
   bool preempt_stuck_prefill();
 
  private:
+  // The next `blocks` of session h's lead, recomputed alone (add_prefill).
+  bool add_lead_piece(int32_t h, int64_t blocks);
+  // Takes `blocks` GPU blocks for the head of s's dropped lead.
+  void restore_lead(SessionState& s, int64_t blocks);
+
   const EngineConfig& config_;
   SessionTable& table_;
   ReplicaQueues& queues_;

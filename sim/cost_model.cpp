@@ -163,9 +163,19 @@ double CostModel::prefill_attention_us(int64_t chunk, int64_t kv_before, bool* o
 Nanos CostModel::attention(int64_t chunk, int64_t kv_before) const {
   if (profile_.form == ForwardForm::kLinear || chunk <= 0) return 0;
   bool outside = false;
-  double us = prefill_attention_us(chunk, kv_before, &outside);
-  if (outside) ++extrapolations_;
+  const double us = prefill_attention_us(chunk, kv_before, &outside);
   return from_us(static_cast<double>(profile_.model.layers) * us);
+}
+
+Nanos CostModel::recompute_cost(int64_t chunk, int64_t kv_before) const {
+  if (chunk <= 0) return 0;
+  if (marginal_ns_ < 0) {
+    const int64_t counted = extrapolations_;
+    marginal_ns_ = marginal_ns_per_token();
+    extrapolations_ = counted;
+  }
+  return static_cast<Nanos>(std::llround(marginal_ns_ * static_cast<double>(chunk))) +
+         attention(chunk, kv_before);
 }
 
 CopyBandwidth CostModel::copy_bandwidth(double bytes_per_copy, Direction dir) const {

@@ -37,6 +37,7 @@
 //   last point can reach 0); `extrapolated` when the size lies outside the curve's points.
 // - `T(x)`: iteration time for x batched prefill tokens (kv 0), as min-waste uses it;
 //   `marginal_ns_per_token()`: the slope a of T around saturation.
+// - `recompute_cost(chunk, kv_before)`: a * chunk + the chunk's prefill attention over kv_before.
 // - Every evaluation outside a measured grid increments `extrapolations()` (a step priced but
 //   not run takes its count back: take_back_extrapolations). Outside the grid a
 //   time term is kept on the physical side of the grid's edge (sim/interp.h eval_rising): past
@@ -108,10 +109,13 @@ class CostModel {
   CopyBandwidth copy_bandwidth(double bytes_per_copy, Direction dir) const;
   Nanos T(int64_t tokens) const;
   double marginal_ns_per_token() const;
-  // Attention time (all layers) of a prefill chunk over `kv_before` cached tokens: what it costs
-  // to recompute KV at that position beyond the per-token dense cost. 0 for the linear form,
-  // which has no attention term.
+  // Estimates for policies and reports, not steps priced: neither counts an extrapolation.
+  // attention: a prefill chunk's attention time (all layers) over `kv_before` cached tokens of
+  // the same sequence; 0 for the linear form, which has no attention term.
   Nanos attention(int64_t chunk, int64_t kv_before) const;
+  // recompute_cost: what computing `chunk` tokens after `kv_before` cached ones costs, as
+  // Pensieve prices a chunk: marginal_ns_per_token() x chunk + attention(chunk, kv_before).
+  Nanos recompute_cost(int64_t chunk, int64_t kv_before) const;
   // The MoE layers' part of forward() for a batch of `tokens` (all layers, 0 for a dense
   // model or the linear form): what a lockstep group replaces by its own MoE step.
   Nanos moe(int64_t tokens) const;
@@ -131,6 +135,7 @@ class CostModel {
   Grid2D prefill_per_pair_;  // prefill_attention_us / pairs, when per_pair
   SkewLookup skew_;
   mutable int64_t extrapolations_ = 0;
+  mutable double marginal_ns_ = -1;  // marginal_ns_per_token(), once recompute_cost asks
 };
 
 }  // namespace isim::sim

@@ -316,6 +316,7 @@ void Engine::on_iteration_end() {
       emit_token(s);
       continue;
     }
+    count_recompute_time(e, std::min(e.tokens, s.recompute_left), s.kv);
     kv_.take_recompute(s, std::min(e.tokens, s.recompute_left), /*recomputed=*/true);
     counters_.prefill_tokens += e.tokens;
     s.kv += e.tokens - e.restore;
@@ -324,6 +325,15 @@ void Engine::on_iteration_end() {
   }
   queues_.mark_stale();  // load() recounts the running set when next asked
   if (config_.check_invariants) check_invariants();
+}
+
+void Engine::count_recompute_time(const BatchEntry& e, int64_t recomputed, int64_t kv) {
+  // A prefill's recomputed tokens lead it: first the dropped lead (over the lead restored before
+  // it), then, for a rebuild, tokens over the `kv` held before the chunk.
+  const CostModel& cost = executor_.cost_model();
+  const int64_t lead = std::min(recomputed, e.restore);
+  counters_.recompute_time +=
+      cost.recompute_cost(lead, e.restore_from) + cost.recompute_cost(recomputed - lead, kv);
 }
 
 void Engine::check_invariants() const {

@@ -146,6 +146,8 @@ class Engine final {
   void reserve_turn_blocks(SessionState& s) const;
   void form_batch();
   void on_iteration_end();
+  // Adds the GPU time of a prefill entry's `recomputed` tokens (its first ones) to the counters.
+  void count_recompute_time(const BatchEntry& e, int64_t recomputed, int64_t kv);
   void emit_token(SessionState& s);
   void start_export(SessionState& s);
   void complete_segment(SessionState& s);

@@ -12,7 +12,8 @@
 //   batch formation allocates the blocks of the tokens the batch computes (push_decode,
 //   add_prefill) and kv grows only at the iteration's end, so in_flight is 1 for a decode and
 //   chunk - restore for a prefill (the restored lead was already counted in kv and in
-//   dropped_blocks, which add_prefill turned into GPU blocks). No other exception exists: an
+//   dropped_blocks, which add_prefill turned into GPU blocks; a lead restored in pieces puts
+//   its restored blocks at the head of gpu_blocks, the sum unchanged). No other exception: an
 //   importing session holds its reserved blocks for kv (reserve_import, reserve_fetch set kv
 //   first), a waiting session that matched cached prompt blocks has kv = the hit, a swap in
 //   progress moves blocks between the lists without changing their sum, and a session whose

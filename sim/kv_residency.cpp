@@ -66,6 +66,7 @@ void KvResidency::drop_kv(SessionState& s, LostCause why) {
   // Dropped blocks were already counted when they were dropped.
   add_recompute(s, std::max<int64_t>(s.kv - s.dropped_blocks * block_tokens_, 0), why);
   s.dropped_blocks = 0;
+  s.restored_blocks = 0;
   s.kv = 0;
 }
 

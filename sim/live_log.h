@@ -26,7 +26,8 @@ struct BatchEntry {
   int64_t tokens;
   bool decode;
   bool recompute;
-  int64_t restore;  // leading dropped tokens recomputed within `tokens`
+  int64_t restore;           // leading dropped tokens recomputed within `tokens`
+  int64_t restore_from = 0;  // the token position they start at (>0: a lead rebuilt in pieces)
 };
 
 class LiveLog {

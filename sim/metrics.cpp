@@ -80,11 +80,12 @@ void TimeSample::merge(const TimeSample& o) {
 
 // A new field in Counters must be merged below: this fails to compile until the size is
 // updated with it.
-static_assert(sizeof(Counters) == 33 * sizeof(int64_t), "Counters::merge must add every field");
+static_assert(sizeof(Counters) == 34 * sizeof(int64_t), "Counters::merge must add every field");
 
 void Counters::merge(const Counters& o) {
   iterations += o.iterations;
   recomputed_tokens += o.recomputed_tokens;
+  recompute_time += o.recompute_time;
   swapped_out_bytes += o.swapped_out_bytes;
   swapped_in_bytes += o.swapped_in_bytes;
   preemptions += o.preemptions;

@@ -88,6 +88,9 @@ Stat make_stat(std::vector<double> values);
 struct Counters {
   int64_t iterations = 0;
   int64_t recomputed_tokens = 0;
+  // GPU time those tokens took, each prefill's recomputed part priced by
+  // CostModel::recompute_cost at its position (a dropped lead over the lead before it).
+  Nanos recompute_time = 0;
   int64_t swapped_out_bytes = 0, swapped_in_bytes = 0;
   int64_t preemptions = 0;             // engine preemptions (out of blocks while running)
   int64_t idle_evictions = 0;          // idle KV dropped because nothing could run otherwise
@@ -96,7 +99,7 @@ struct Counters {
   int64_t prefill_tokens = 0, decode_tokens = 0;
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prefix cache
   int64_t dropped_blocks = 0;      // leading blocks dropped from paused sessions (Pensieve)
-  int64_t oversized_restores = 0;  // dropped leads too large for one batch: fully rebuilt
+  int64_t oversized_restores = 0;  // dropped leads larger than one batch: recomputed in pieces
   // Per turn (every resume after an intercept): where the session's KV was when it resumed.
   int64_t turns = 0;
   int64_t turn_gpu_hit_tokens = 0, turn_cpu_hit_tokens = 0, turn_recompute_tokens = 0;

@@ -111,7 +111,9 @@ void PrefixCache::publish(SessionState& s) {
   BlockPool& gpu = kv_.gpu();
   const int64_t bt = kv_.block_tokens();
   if (every_block_ && caching_) extend_chain(s, bt);
-  const auto full = std::min<int64_t>(s.kv / bt, static_cast<int64_t>(s.chain.size()));
+  auto full = std::min<int64_t>(s.kv / bt, static_cast<int64_t>(s.chain.size()));
+  // Mid-restore, only the restored lead's blocks sit at their places in the chain.
+  if (s.dropped_blocks > 0) full = std::min(full, s.restored_blocks);
   for (; s.published < full && s.published < static_cast<int64_t>(s.gpu_blocks.size());
        ++s.published) {
     const uint64_t hash = s.chain[static_cast<size_t>(s.published)];

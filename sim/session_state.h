@@ -14,7 +14,8 @@
 //   moves the GPU list's head to the CPU list's tail; a swap-in moves the CPU list's tail back
 //   to the GPU list's head, so a pipelined swap can stop part-way and both lists stay in token
 //   order. A session runs only with no CPU blocks; its next prefill first recomputes the
-//   dropped blocks (in the same iteration, with attention over the KV it kept).
+//   dropped blocks (in the same iteration, the rest attending to the KV it kept; a lead larger
+//   than one batch a batch at a time before it: `restored_blocks`).
 //
 // Past and future: a SessionState carries its trace session, but only the engine (which plays
 // the world: it must know when a segment's decode ends) and `Oracle` (sim/oracle.h, the one
@@ -117,6 +118,10 @@ struct alignas(64) SessionState {
   int64_t run_key = 0;  // order in the running set (arrival, or admission for vLLM v1)
   std::vector<BlockId> cpu_blocks;
   int64_t dropped_blocks = 0;
+  // A dropped lead larger than one batch is recomputed a batch at a time: the leading gpu_blocks
+  // restored so far (0 when none is in progress). While it is above 0 the session runs with
+  // dropped_blocks > 0, and its gpu_blocks are those restored, then the ones it kept.
+  int64_t restored_blocks = 0;
   // Prefix caching: the content hash of each full engine block of the prompt (a chain: each
   // covers its parent), and how many leading gpu_blocks have been published under them.
   std::vector<uint64_t> chain;

@@ -39,8 +39,15 @@ void SessionTable::check(int32_t r) const {
     if (s.kv < 0 || s.kv > s.context)
       invariant_fail(
           r, fmt::format("session {}: kv {} outside [0, context {}]", s.idx, s.kv, s.context));
-    if (s.phase == Phase::kRunning && (!s.cpu_blocks.empty() || s.dropped_blocks > 0))
+    if (s.phase == Phase::kRunning &&
+        (!s.cpu_blocks.empty() || (s.dropped_blocks > 0 && s.restored_blocks == 0)))
       invariant_fail(r, fmt::format("session {} runs with KV still on CPU or dropped", s.idx));
+    if (s.restored_blocks < 0 || s.restored_blocks > static_cast<int64_t>(s.gpu_blocks.size()) ||
+        (s.restored_blocks > 0 && (s.phase != Phase::kRunning || s.dropped_blocks == 0)))
+      invariant_fail(r,
+                     fmt::format("session {}: {} lead blocks restored outside a running "
+                                 "restore ({} dropped, {} on GPU)",
+                                 s.idx, s.restored_blocks, s.dropped_blocks, s.gpu_blocks.size()));
     if (s.phase == Phase::kImporting && (!s.cpu_blocks.empty() || s.dropped_blocks > 0))
       invariant_fail(r, fmt::format("session {} imports KV into blocks off the GPU", s.idx));
     int64_t causes = 0;

@@ -124,6 +124,7 @@ nlohmann::ordered_json summary_json(const sim::Summary& s, const std::string& po
   j["prefill_tokens"] = c.prefill_tokens;
   j["decode_tokens"] = c.decode_tokens;
   j["recomputed_tokens"] = c.recomputed_tokens;
+  j["recompute_gpu_s"] = sim::to_seconds(c.recompute_time);
   j["swapped_out_bytes"] = c.swapped_out_bytes;
   j["swapped_in_bytes"] = c.swapped_in_bytes;
   j["pauses"] = c.pauses;

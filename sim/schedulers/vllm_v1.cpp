@@ -62,9 +62,10 @@ int64_t VllmV1::chunk_of(const BatchContext& c, const SessionState& s, int64_t p
   if (c.config().long_prefill_token_threshold > 0)
     n = std::min(n, c.config().long_prefill_token_threshold);
   n = std::min(n, budget);
-  // KV dropped at the head is rebuilt whole, in the chunk that continues after it.
+  // KV dropped at the head is rebuilt whole, in the chunk that continues after it, or, larger
+  // than a batch, a batch at a time (BatchContext::add_prefill).
   const int64_t restore = s.dropped_blocks * c.kv().block_tokens();
-  if (n < restore) n = restore <= budget ? restore : 0;
+  if (n < restore && !c.restores_in_pieces(s)) n = restore <= budget ? restore : 0;
   return n;
 }
 

@@ -189,6 +189,8 @@ TEST_CASE("with no CPU room, leading chunks are dropped and recomputed on the ne
   // Resume at 5.03 s: prefill 16 recomputed + 1 last output + 1 returned = 18 tokens (28 ms),
   // which emits the turn's only token.
   CHECK(x.finish_s == doctest::Approx(5.058).epsilon(1e-12));
+  CHECK(r.summary.counters.oversized_restores == 0);
+  CHECK(r.summary.counters.recompute_time == sim::from_ms(16));  // 1 ms a token
 }
 
 TEST_CASE("tier parameters are checked") {
@@ -220,19 +222,56 @@ TEST_CASE("on demand: room is made for the next prefill without the engine's fal
   }
 }
 
-TEST_CASE("a dropped lead larger than one batch is rebuilt whole, in chunks") {
-  // 8-token batches. x's leading 16 tokens are dropped (no CPU room); 16 > 8, so at its next
-  // turn x rebuilds all 20 KV tokens in chunks and the rebuild is counted.
+TEST_CASE("a dropped lead larger than one batch is recomputed a batch at a time, alone") {
+  // 8-token batches. x prefills its 20 tokens as 8 + 8 + 4 ([0, 50) ms) and pauses with 5
+  // blocks. w's prefill takes the GPU under the 50% threshold and, with no CPU room, x's
+  // leading 4 blocks are dropped (its last block is kept). At 5.05 s x resumes: 16 dropped +
+  // 2 new tokens pending. The lead is larger than a batch, so it is recomputed in two 8-token
+  // pieces, the second attending to the first, and only then the 2 new tokens over all 20:
+  // 18 + 18 + 12 ms. The 4 tokens x kept are not recomputed.
   trace::Trace t = {trace::Session{"x", 0.0, {seg(20, 1, "user", 5.0), seg(1, 1)}},
                     trace::Session{"w", 0.1, {seg(40, 4)}}};
-  auto pol = make("lru", {{"swap_threshold", "0.5"}, {"reserve", "0"}});
-  auto p = test::round_profile();
-  sim::SimExecutor ex(p);
   auto c = cfg(20, 0);
-  c.scheduler = "chunked";
   c.max_num_batched_tokens = 8;
-  auto r = cluster::simulate(t, c, ex, *pol);
-  CHECK(r.summary.counters.oversized_restores == 1);
-  CHECK(rec(r, "x").status == "finished");
-  CHECK(rec(r, "x").recomputed_tokens == 20);
+  for (const char* scheduler : {"chunked", "vllm-v1"}) {
+    CAPTURE(scheduler);
+    c.scheduler = scheduler;
+    auto pol = make("lru", {{"swap_threshold", "0.5"}, {"reserve", "0"}});
+    auto p = test::round_profile();
+    sim::SimExecutor ex(p);
+    std::vector<sim::IterationRecord> its;
+    auto r = cluster::simulate(t, c, ex, *pol,
+                               [&](const sim::IterationRecord& it) { its.push_back(it); });
+    CHECK(r.summary.counters.dropped_blocks == 4);
+    CHECK(r.summary.counters.oversized_restores == 1);
+    CHECK(rec(r, "x").status == "finished");
+    CHECK(rec(r, "x").recomputed_tokens == 16);
+    std::vector<int64_t> resumed;  // x's iterations after its intercept
+    for (const auto& it : its)
+      if (it.start >= sim::from_seconds(5.0)) resumed.push_back(it.batch_tokens);
+    CHECK(resumed == std::vector<int64_t>{8, 8, 2});
+    CHECK(rec(r, "x").finish_s == doctest::Approx(5.098).epsilon(1e-12));
+    // Linear profile: 1 ms of GPU time per recomputed token, wherever it sits.
+    CHECK(r.summary.counters.recompute_time == sim::from_ms(16));
+  }
+}
+
+TEST_CASE("recompute time prices each recomputed token at its position") {
+  // The drop above on the tables profile (10 us a token of dense work; per layer,
+  // prefill_attention(8, kv) = 8 + 2.4 kv / 64 us, and (16, 0) = 16 us; 2 layers).
+  trace::Trace t = {trace::Session{"x", 0.0, {seg(20, 1, "user", 5.0), seg(1, 1)}},
+                    trace::Session{"w", 0.1, {seg(40, 4)}}};
+  auto prof = sim::load_profile(test::data_dir() + "/profile-tables-small.yaml");
+  for (int64_t batch : {8, 1024}) {
+    CAPTURE(batch);
+    auto c = cfg(20, 0);
+    c.scheduler = "chunked";
+    c.max_num_batched_tokens = batch;
+    auto pol = make("lru", {{"swap_threshold", "0.5"}, {"reserve", "0"}});
+    sim::SimExecutor ex(prof);
+    auto r = cluster::simulate(t, c, ex, *pol);
+    REQUIRE(rec(r, "x").recomputed_tokens == 16);
+    // In two pieces: (80 + 2 x 8) + (80 + 2 x 8.3) us; whole: 160 + 2 x 16 us.
+    CHECK(r.summary.counters.recompute_time == (batch == 8 ? 192'600 : 192'000));
+  }
 }

@@ -142,6 +142,16 @@ TEST_CASE("per-pair interpolation of prefill attention is exact for cost proport
   CHECK(per_pair.attention(128, 1024) == by_time.attention(128, 1024));
 }
 
+TEST_CASE("recompute cost: marginal dense time plus attention at the position, not counted") {
+  const CostModel cm(tables_profile());
+  // Marginal (T(16) - T(8)) / 8 = 10 us a token; 2 layers x prefill_attention(8, 64) = 2 x 10.4.
+  CHECK(cm.recompute_cost(8, 64) == 80'000 + 20'800);
+  CHECK(cm.recompute_cost(0, 64) == 0);
+  // Beyond the grid (kv 1000 > 64) it is an estimate: extrapolated, but not counted.
+  CHECK(cm.recompute_cost(8, 1000) > cm.recompute_cost(8, 64));
+  CHECK(cm.extrapolations() == 0);
+}
+
 TEST_CASE("tables forward: each evaluation outside a grid is counted") {
   const CostModel cm(tables_profile());
   // T(32): dense(32) = 64 + 4 * 16 = 128 and prefill(32, 0) = 32, both extrapolated;
