@@ -38,7 +38,8 @@ Help sweep_help() {
       "results.csv: one row per run: run_index, policy, each swept key, estimator, then\n"
       "every summary metric (nested ones as dotted names).\n"
       "With plot: in the spec, experiments/plots/plot.py draws latency.png, throughput.png,\n"
-      "waste.png and ttft.png (or recompute.png for a think-time sweep) beside it, using\n"
+      "waste.png, ttft.png and recompute.png (against think time for a think-time sweep) beside "
+      "it, using\n"
       "$ISIM_PYTHON or the first python3 with matplotlib; the script is\n" +
           plot_script_path() + " ($ISIM_PLOT_SCRIPT overrides).\n" +
           "With slo: too, experiments/plots/plot_goodput.py draws goodput.png (goodput against\n"

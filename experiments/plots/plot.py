@@ -17,8 +17,9 @@ Writes into OUTDIR:
                   (when results.csv has that column), else every run's mean TTFT within 10x of
                   the label's at its lowest rate (see keeps_up);
   ttft.png        mean TTFT (and turn TTFT or p99) against arrival rate, when results.csv has them;
-  recompute.png   for a multi-turn sweep over trace.think_time_s, recomputed tokens against the
-                  think time.
+  recompute.png   recomputed tokens, and the GPU time they took (recompute_gpu_s), against the
+                  think time for a multi-turn sweep over trace.think_time_s, else against the
+                  arrival rate when some run recomputed.
 
 A policy label is the policy, its estimator when set, and the value of any swept key other than
 arrival.rate and seed (the columns between `policy` and `estimator`). Each policy has the same
@@ -353,24 +354,32 @@ def plot_ttft(t, plt, out, ctx):
     return path
 
 
-def plot_recompute(t, plt, out, ctx, rates):
+def plot_recompute(t, plt, out, ctx, rates, think):
+    """Recomputed tokens, and their GPU time when results.csv has it, against the sweep's x:
+    the think time (log axis) or the arrival rate."""
     from matplotlib.ticker import NullLocator
-    fig, ax = plt.subplots(figsize=(8, 5.4))
-    rates_of = t.all_rates()  # think times here
-    for label in t.labels:
-        xs = t.rates(label)
-        ax.plot(xs, [t.mean(label, x, "recomputed_tokens") for x in xs], label=label,
-                **t.style(label))
-    ax.set_xscale("log")
-    # A tick at each swept think time: a log axis alone labels only the powers of ten.
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticks(rates_of)
-    ax.set_xticklabels([fmt_rate(x) for x in rates_of])
-    ax.set_xlabel("mean think time between turns (s)")
-    ax.set_ylabel("recomputed tokens")
-    ax.grid(True, alpha=0.3)
-    plot_style.legend(ax)
-    suptitle(fig, "Recomputation against think time", ctx, plot_style.rate_range(rates))
+    panels = [("recomputed_tokens", "recomputed tokens")]
+    if "recompute_gpu_s" in t.col:
+        panels.append(("recompute_gpu_s", "GPU time recomputing (s)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(8 * len(panels) ** 0.75, 5.4), squeeze=False)
+    xs_of = t.all_rates()
+    for ax, (column, unit) in zip(axes[0], panels):
+        for label in t.labels:
+            xs = t.rates(label)
+            ax.plot(xs, [t.mean(label, x, column) for x in xs], label=label, **t.style(label))
+        if think:
+            ax.set_xscale("log")
+            # A tick at each swept think time: a log axis alone labels only the powers of ten.
+            ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xticks(xs_of)
+        ax.set_xticklabels([fmt_rate(x) for x in xs_of])
+        ax.set_xlabel("mean think time between turns (s)" if think
+                      else "arrival rate (sessions/s)")
+        ax.set_ylabel(unit)
+        ax.grid(True, alpha=0.3)
+    plot_style.legend(axes[0][0])
+    what = "think time" if think else "arrival rate"
+    suptitle(fig, "Recomputation against " + what, ctx, plot_style.rate_range(rates))
     fig.tight_layout()
     path = os.path.join(out, "recompute.png")
     plot_style.save(fig, path)
@@ -423,7 +432,10 @@ def main(argv):
     if THINK in header and "recomputed_tokens" in header:
         rates = table.all_rates() if "arrival.rate" in header else []
         paths.append(plot_recompute(Table(args.results, header, rows, x=THINK), plt, args.outdir,
-                                    ctx, rates))
+                                    ctx, rates, think=True))
+    elif "recompute_gpu_s" in header and "arrival.rate" in header and \
+            any(table.number(n, r, "recompute_gpu_s") > 0 for n, r in enumerate(rows, start=2)):
+        paths.append(plot_recompute(table, plt, args.outdir, ctx, table.all_rates(), think=False))
     for path in paths:
         print(path)
     return 0

@@ -96,9 +96,10 @@ TEST_CASE("plot_context: the workload's name and the rate text") {
   r8.trace.rate_scale = 8;
   CHECK(exp::rate_text({&r, &r8}) == "the trace's arrival times x 2-8");
   exp::PlotContext ctx{{"H200"}, {"llama-3.1-8b"}, {"agents"}, {"1 sessions/s"}};
-  CHECK(exp::plot_context_json(ctx) ==
-        R"j({"gpu":["H200"],"model":["llama-3.1-8b"],"workload":["agents"],"rate":["1 sessions/s"]})j"
-        "\n");
+  CHECK(
+      exp::plot_context_json(ctx) ==
+      R"j({"gpu":["H200"],"model":["llama-3.1-8b"],"workload":["agents"],"rate":["1 sessions/s"]})j"
+      "\n");
 }
 
 TEST_CASE("isim sweep writes plot_context.json from the profile, the trace and the rates") {
@@ -114,8 +115,7 @@ TEST_CASE("isim sweep writes plot_context.json from the profile, the trace and t
 
 TEST_CASE("plot.waste_rate must be a swept arrival rate: exit 2 naming the key") {
   auto d = test::scratch("plot-waste-rate-bad");
-  auto path =
-      test::write_file(d / "s.yaml", test::sweep::spec_text("plot: {waste_rate: 3}\n"));
+  auto path = test::write_file(d / "s.yaml", test::sweep::spec_text("plot: {waste_rate: 3}\n"));
   std::string err;
   CHECK(test::sweep::run_isim("sweep " + path + " --out " + (d / "o").string(), nullptr, &err) ==
         2);
@@ -186,6 +186,32 @@ TEST_CASE("plot.py: waste.png at the highest rate where every policy keeps up" *
           "GPU memory-time breakdown\nGPU not recorded | model not recorded | workload not "
           "recorded | rate 1 sessions/s");
   }
+  SUBCASE("recompute.png: recomputed tokens and their GPU time, when some run recomputed") {
+    CHECK(r.count("recompute.png") == 0);  // no recompute_gpu_s column
+    for (const char* gpu_s : {"0", "1.5"}) {
+      CAPTURE(gpu_s);
+      fs::remove(rep);
+      const fs::path o = d / (std::string("r") + gpu_s);
+      fs::create_directories(o);
+      std::vector<std::string> extra(9, std::string(",10,0"));
+      extra[2] = std::string(",10,") + gpu_s;
+      const std::string csv4 = test::write_file(
+          o / "results.csv", results_csv(",recomputed_tokens,recompute_gpu_s", extra));
+      REQUIRE(test::run_plot_script("plot.py", csv4 + " " + o.string(), nullptr, &err,
+                                    env_report(rep)) == 0);
+      auto r4 = report(rep);
+      if (std::string(gpu_s) == "0") {
+        CHECK(r4.count("recompute.png") == 0);
+        continue;
+      }
+      REQUIRE(r4.count("recompute.png") == 1);
+      CHECK(r4["recompute.png"]["titles"][0] ==
+            "Recomputation against arrival rate\nGPU not recorded | model not recorded | "
+            "workload not recorded | rate 1-4 sessions/s");
+      CHECK(r4["recompute.png"]["legend"] ==
+            nlohmann::json::array({"preserve", "min-waste (oracle)", "min-waste (history)"}));
+    }
+  }
   SUBCASE("a policy overloaded at every rate: the lowest rate, saying why") {
     // preserve overloaded at 1, 2 and 4: no rate where every policy keeps up.
     fs::remove(rep);
@@ -237,9 +263,9 @@ TEST_CASE("plot_plan.py: no legend entry for an undrawn Pareto line, fonts >= 9 
   const auto& c = r["cost_capacity.png"];
   // The ringed front, the policies drawn (sorted), the deployments drawn (in plan order); no
   // swap and no a100, which have no point.
-  CHECK(c["legend"] == nlohmann::json::array({"Pareto front (one candidate)", "discard",
-                                              "min-waste(estimator=history)", "preserve", "h200",
-                                              "h100"}));
+  CHECK(c["legend"] ==
+        nlohmann::json::array({"Pareto front (one candidate)", "discard",
+                               "min-waste(estimator=history)", "preserve", "h200", "h100"}));
   CHECK(c["undrawn"].empty());
   CHECK(c["titles"][0] ==
         "Cost against capacity\nGPU H200, H100 | model llama-3.1-8b\nworkload generator "
