@@ -340,6 +340,13 @@ std::string describe_profile(const Profile& p) {
   fmt::format_to(w, "T(1) = {} ms, T({}) = {} ms (saturation), marginal a = {:.6g} ns/token\n",
                  num(static_cast<double>(cm.T(1)) / 1e6), s,
                  num(static_cast<double>(cm.T(s)) / 1e6), cm.marginal_ns_per_token());
+  // What Pensieve's eviction weighs: recomputing a 32-token chunk deeper in a context.
+  std::string costs;
+  for (int64_t pos : {0, 1024, 8192, 32768, 131072})
+    costs +=
+        (costs.empty() ? "" : ", ") + num(static_cast<double>(cm.recompute_cost(32, pos)) / 1e6);
+  fmt::format_to(w, "recompute of a 32-token chunk at position 0, 1K, 8K, 32K, 128K: {} ms\n",
+                 costs);
   constexpr int64_t kMiB = int64_t{1} << 20;
   const Direction h2d = Direction::kHostToDevice, d2h = Direction::kDeviceToHost;
   fmt::format_to(w, "swap ({}): h2d {} at 1 MiB, {} at 64 MiB\n", copy_path_name(p),

@@ -51,6 +51,11 @@ SPECS = {
     "mooncake-prefix.yaml": ("run", ["-p", "trace.limit=200"]),
     "multiturn-think.yaml": ("sweep", ["-p", "sweep.seed=[1]", "-p", "trace.sessions=30"]),
     "multiturn.yaml": ("sweep", ["-p", "sweep.seed=[1]", "-p", "trace.sessions=30"]),
+    "pensieve-mooncake.yaml": ("sweep", ["-p", "sweep.seed=[1]", "-p", "sweep.arrival.rate=[2]",
+                                         "-p", "trace.limit=300"]),
+    "pensieve-mooncake-rtxpro.yaml": ("sweep", ["-p", "sweep.seed=[1]",
+                                                "-p", "sweep.arrival.rate=[0.4]",
+                                                "-p", "trace.limit=300"]),
     "pd-adaptive.yaml": ("sweep", ["-p", "sweep.variants=[{name: mixed, set: {cluster.roles: "
                                    "mixed}}, {name: split, set: {cluster.roles: '4:12'}}]",
                                    "-p", "sweep.seed=[1]", "-p", "trace.sessions=50"]),

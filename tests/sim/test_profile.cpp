@@ -270,6 +270,10 @@ TEST_CASE("describe_profile summarises the shipped profile") {
   CHECK(t.find("T(1) = 0.067 ms, T(8) = 0.125 ms (saturation), marginal a = 10000 ns/token") !=
         std::string::npos);
   CHECK(t.find("h2d 20.48 GB/s (extrapolated) at 1 MiB") != std::string::npos);
+  // 32 tokens x 10 us + 2 layers x prefill_attention(32, 0), extrapolated along the chunk axis
+  // (1 us at 1, 16 at 16: 32 us) = 384 us.
+  CHECK(t.find("recompute of a 32-token chunk at position 0, 1K, 8K, 32K, 128K: 0.384, ") !=
+        std::string::npos);
 }
 
 // ---- validation: every error path, message prefix checked ----
