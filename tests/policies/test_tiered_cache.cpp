@@ -103,6 +103,42 @@ TEST_CASE("Pensieve's value: idle conversations and leading chunks are cheapest 
   CHECK(lru.value(e, x, 0, 2.0) < lru.value(e, x, 0, 1.0));
 }
 
+TEST_CASE(
+    "Cost(position) order: Pensieve takes a later-idled conversation's lead before a deeper "
+    "chunk") {
+  // x pauses (20 tokens, 5 blocks) about 50 ms before y (12 tokens, 3 blocks); at 60 s (z's
+  // arrival, the clock's next event) both
+  // have been idle about a minute, x by a factor of about 1.0008 longer. With 8-token chunks
+  // (2 blocks) on this profile a chunk at position p costs 96 us + 75 ns x p, so:
+  //   x@0 = 96,000 / idle_x < y@0 = 96,000 / idle_y    (x is idler)
+  //   y@0 < x@8 = 96,600 / idle_x                      (600 / 96,000 = 0.6% > 0.08%)
+  // Pensieve takes x@0, y@0, x@8 for 6 blocks: 4 of x's, 2 of y's. LRU empties x first
+  // (2 + 2 + 1 blocks) and then takes a whole 2-block chunk of y.
+  auto prof = sim::load_profile(test::data_dir() + "/profile-tables-small.yaml");
+  trace::Trace t = {trace::Session{"x", 0.0, {seg(20, 1, "user", 100.0), seg(1, 1)}},
+                    trace::Session{"y", 0.05, {seg(12, 1, "user", 100.0), seg(1, 1)}},
+                    trace::Session{"z", 60.0, {seg(4, 1)}}};  // brings the clock to 60 s
+  for (const char* name : {"pensieve", "lru"}) {
+    CAPTURE(name);
+    auto pol = make(name, {{"chunk_tokens", "8"}, {"swap_threshold", "0"}});
+    auto& tiers = dynamic_cast<policy::TieredCache&>(*pol);
+    sim::SimExecutor ex(prof);
+    One one(t, ex, *pol);
+    one.c.run_until(sim::from_seconds(60.0));
+    const sim::ReplicaView& e = one.c.replica(0).view();
+    REQUIRE(e.session(0).phase == sim::Phase::kPaused);
+    REQUIRE(e.session(1).phase == sim::Phase::kPaused);
+    REQUIRE(e.session(0).pause_start < e.session(1).pause_start);
+    REQUIRE(e.session(1).pause_start - e.session(0).pause_start < sim::from_ms(60));
+    const auto order = tiers.plan(e, 6, false);
+    REQUIRE(e.now() == sim::from_seconds(60.0));
+    REQUIRE(order.size() == 2);
+    CHECK(order[0].first == 0);
+    CHECK(order[1] == std::pair<int32_t, int64_t>{1, 2});
+    CHECK(order[0].second == (std::string(name) == "pensieve" ? 4 : 5));
+  }
+}
+
 TEST_CASE("ahead-of-time swap-out starts only when free GPU blocks fall under the threshold") {
   // 20 GPU blocks. x pauses at 30 ms holding 5. w arrives at 0.1 s with a 40-token prompt
   // (10 blocks) and decodes 4 tokens: free falls to 5 (25%), then 4 as w grows to 11 blocks.
