@@ -64,8 +64,9 @@ int64_t VllmV1::chunk_of(const BatchContext& c, const SessionState& s, int64_t p
   n = std::min(n, budget);
   // KV dropped at the head is rebuilt whole, in the chunk that continues after it, or, larger
   // than a batch, a batch at a time (BatchContext::add_prefill).
-  const int64_t restore = s.dropped_blocks * c.kv().block_tokens();
-  if (n < restore && !c.restores_in_pieces(s)) n = restore <= budget ? restore : 0;
+  const int64_t bt = c.kv().block_tokens();
+  const int64_t restore = s.dropped_blocks * bt;
+  if (n < restore) n = c.restores_in_pieces(s) ? n / bt * bt : (restore <= budget ? restore : 0);
   return n;
 }
 

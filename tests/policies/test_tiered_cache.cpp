@@ -292,6 +292,33 @@ TEST_CASE("a dropped lead larger than one batch is recomputed a batch at a time,
   }
 }
 
+TEST_CASE("vllm-v1: a lead in pieces takes whole blocks, and waits when the budget left is less") {
+  // 10-token steps, 4-token blocks. x prefills 10 + 10 tokens ([0, 40) ms) and pauses; its
+  // leading 16 tokens are dropped during w's prefill as above, and it resumes at 5.04 s. v
+  // arrives at 5.03 s: [5.03, 5.05) v 10; [5.05, 5.067) v's last 7, leaving 3 tokens, less than
+  // a block, so x is not admitted (before, the admission gate passed and the piece failed);
+  // [5.067, 5.085) x's first 8-token piece; [5.085, 5.105) the lead's last 8 with the 2 new.
+  trace::Trace t = {trace::Session{"x", 0.0, {seg(20, 1, "user", 5.0), seg(1, 1)}},
+                    trace::Session{"w", 0.1, {seg(40, 4)}},
+                    trace::Session{"v", 5.03, {seg(17, 1)}}};
+  auto c = cfg(20, 0);
+  c.scheduler = "vllm-v1";
+  c.max_num_batched_tokens = 10;
+  auto pol = make("lru", {{"swap_threshold", "0.5"}, {"reserve", "0"}});
+  auto p = test::round_profile();
+  sim::SimExecutor ex(p);
+  std::vector<sim::IterationRecord> its;
+  auto r =
+      cluster::simulate(t, c, ex, *pol, [&](const sim::IterationRecord& it) { its.push_back(it); });
+  std::vector<int64_t> late;
+  for (const auto& it : its)
+    if (it.start >= sim::from_seconds(5.0)) late.push_back(it.batch_tokens);
+  CHECK(late == std::vector<int64_t>{10, 7, 8, 10});
+  CHECK(r.summary.counters.oversized_restores == 1);
+  CHECK(rec(r, "x").recomputed_tokens == 16);
+  CHECK(rec(r, "x").finish_s == doctest::Approx(5.105).epsilon(1e-12));
+}
+
 TEST_CASE("recompute time prices each recomputed token at its position") {
   // The drop above on the tables profile (10 us a token of dense work; per layer,
   // prefill_attention(8, kv) = 8 + 2.4 kv / 64 us, and (16, 0) = 16 us; 2 layers).
