@@ -34,7 +34,7 @@
 namespace isim::sim {
 
 // How many of s's GPU blocks hold the first `chain_blocks` entries of its chain (dropped and
-// CPU blocks come first in token order).
+// CPU blocks come first in token order, after any lead restored so far: restored_blocks).
 size_t gpu_blocks_within(const SessionState& s, int64_t chain_blocks);
 // Leading GPU blocks of `s` that other sessions may also hold: its prompt-hash blocks, or a fork
 // family's whole chain.

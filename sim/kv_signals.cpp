@@ -12,9 +12,13 @@
 namespace isim::sim {
 
 size_t gpu_blocks_within(const SessionState& s, int64_t chain_blocks) {
+  // Token order: the lead restored so far (gpu_blocks' first restored_blocks), the dropped
+  // blocks, the CPU ones, then the rest of gpu_blocks.
+  const int64_t restored = s.restored_blocks;
   const int64_t before = s.dropped_blocks + static_cast<int64_t>(s.cpu_blocks.size());
-  const int64_t lead = std::max<int64_t>(chain_blocks - before, 0);
-  return std::min(s.gpu_blocks.size(), static_cast<size_t>(lead));
+  const int64_t lead =
+      chain_blocks <= restored ? chain_blocks : std::max<int64_t>(restored, chain_blocks - before);
+  return std::min(s.gpu_blocks.size(), static_cast<size_t>(std::max<int64_t>(lead, 0)));
 }
 
 size_t shareable_gpu_blocks(const SessionState& s) {

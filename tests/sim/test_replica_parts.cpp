@@ -111,3 +111,21 @@ TEST_CASE("WasteMeter: its check names a clock that went backwards") {
   CHECK_THROWS_WITH(p.meter.check_clock(2, 5),
                     doctest::Contains("invariant (replica 2): clock went backwards"));
 }
+
+TEST_CASE("gpu_blocks_within: token order with a lead restored in pieces") {
+  // Blocks in token order: 2 restored (gpu_blocks 0-1), 3 dropped, 1 on CPU, then gpu_blocks 2-5.
+  sim::SessionState s;
+  s.restored_blocks = 2;
+  s.dropped_blocks = 3;
+  s.cpu_blocks = {7};
+  s.gpu_blocks = {10, 11, 12, 13, 14, 15};
+  CHECK(sim::gpu_blocks_within(s, 1) == 1);  // inside the restored lead
+  CHECK(sim::gpu_blocks_within(s, 2) == 2);
+  CHECK(sim::gpu_blocks_within(s, 5) == 2);  // ends among the dropped blocks
+  CHECK(sim::gpu_blocks_within(s, 6) == 2);  // ... and on the CPU block
+  CHECK(sim::gpu_blocks_within(s, 8) == 4);  // two blocks past the CPU one
+  CHECK(sim::gpu_blocks_within(s, 20) == 6);
+  s.restored_blocks = 0;  // no restore in progress: [dropped][cpu][gpu]
+  CHECK(sim::gpu_blocks_within(s, 5) == 1);
+  CHECK(sim::gpu_blocks_within(s, 4) == 0);
+}
