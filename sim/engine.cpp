@@ -316,8 +316,9 @@ void Engine::on_iteration_end() {
       emit_token(s);
       continue;
     }
-    count_recompute_time(e, std::min(e.tokens, s.recompute_left), s.kv);
-    kv_.take_recompute(s, std::min(e.tokens, s.recompute_left), /*recomputed=*/true);
+    const int64_t recomputed = std::min(e.tokens, s.recompute_left);
+    count_recompute_time(e, recomputed, s.kv);
+    kv_.take_recompute(s, recomputed, /*recomputed=*/true);
     counters_.prefill_tokens += e.tokens;
     s.kv += e.tokens - e.restore;
     if (!s.chain.empty() || every_block) prefix_.publish(s);
